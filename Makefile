@@ -1,0 +1,33 @@
+# Two commands set everything up on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export OFFSETS_CACHE ?= $(CURDIR)/.cache
+
+.PHONY: run test bench tables venv clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+# The main job: scan the running interpreter, then show where well-known fields live.
+run: venv
+	$(BIN)/offsets scan --python $(PYTHON) -o $(OFFSETS_CACHE)/running.yaml
+	@for name in PyListObject.ob_item PyThreadState.interp listiterobject.it_index; do \
+	  printf '%-28s ' $$name; $(BIN)/offsets get $$name -t $(OFFSETS_CACHE)/running.yaml || true; done
+
+test: venv
+	$(BIN)/python -m pytest -q -ra tests
+
+bench: venv
+	$(BIN)/python -m offsets.bench
+
+tables: venv
+	$(BIN)/python -m offsets.matrix
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,210 @@
+"""Build description: find a CPython build's inputs and read what it is from its own files.
+
+A build is found from an interpreter (`--python`), an installed prefix (`--prefix`, including
+Debian's `usr/` with its multiarch `pyconfig.h`), or a source tree with a configure-made
+`pyconfig.h`. The version comes from `patchlevel.h`, the config from `pyconfig.h` plus `--config`,
+the pointer size from `pyconfig.h`'s `SIZEOF_VOID_P`; nothing is taken from the host.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from . import targets
+from .errors import BuildError
+from .model import CONFIGS
+
+_LEVELS = {"PY_RELEASE_LEVEL_ALPHA": 0xA, "PY_RELEASE_LEVEL_BETA": 0xB, "PY_RELEASE_LEVEL_GAMMA": 0xC,
+           "PY_RELEASE_LEVEL_FINAL": 0xF}
+
+
+@dataclass(frozen=True)
+class BuildInputs:
+    """Where a build's files are, and what it was asked to be scanned as."""
+
+    include_dir: Path               # the directory holding Python.h
+    include_root: Path              # what -I points at so Debian's forwarding pyconfig.h resolves
+    pyconfig: Path                  # the real pyconfig.h (not a forwarder)
+    target: targets.TargetInfo
+    config: str = "release"
+    source: Optional[Path] = None
+    sysroot: Optional[Path] = None
+
+    @property
+    def version(self) -> str:
+        return read_version(self.include_dir)[0]
+
+    @property
+    def hexversion(self) -> int:
+        return read_version(self.include_dir)[1]
+
+    def defines(self) -> tuple[str, ...]:
+        """The macros `--config` adds on top of pyconfig.h."""
+        return tuple(f"-D{m}=1" for m in CONFIGS[self.config])
+
+
+def read_version(include_dir: Path) -> tuple[str, int]:
+    """(`3.11.7`, 0x030b07f0) from the build's `patchlevel.h`."""
+    path = include_dir / "patchlevel.h"
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        raise BuildError(f"{include_dir} is not a CPython include directory (no readable patchlevel.h)") from None
+    m = dict(re.findall(r"#define\s+(PY_\w+)\s+(\S+)", text))
+    try:
+        major, minor, micro = int(m["PY_MAJOR_VERSION"]), int(m["PY_MINOR_VERSION"]), int(m["PY_MICRO_VERSION"])
+        level, serial = _LEVELS[m["PY_RELEASE_LEVEL"]], int(m["PY_RELEASE_SERIAL"])
+        version = m["PY_VERSION"].strip('"')
+    except (KeyError, ValueError):
+        raise BuildError(f"{path}: no PY_MAJOR_VERSION/PY_MINOR_VERSION/PY_MICRO_VERSION/PY_VERSION defines") from None
+    return version, (major << 24) | (minor << 16) | (micro << 8) | (level << 4) | serial
+
+
+def pyconfig_defines(path: Path) -> dict[str, str]:
+    """The `#define NAME VALUE` lines of a pyconfig.h (VALUE '' for a bare define)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as e:
+        raise BuildError(f"cannot read {path}: {e.strerror}") from None
+    return {n: v.strip() for n, v in re.findall(r"^\s*#\s*define\s+(\w+)[ \t]*(.*)$", text, re.M)}
+
+
+def _real_pyconfig(include_dir: Path, include_root: Path, t: targets.TargetInfo) -> Path:
+    """The pyconfig.h that applies to target `t`, following Debian's multiarch forwarder."""
+    path = include_dir / "pyconfig.h"
+    if not path.is_file():
+        raise BuildError(f"{include_dir} has no pyconfig.h: pass --pyconfig (a configure-made pyconfig.h)")
+    text = path.read_text(errors="replace")
+    if "SIZEOF_VOID_P" in text:
+        return path
+    forwarded = include_root / t.multiarch / include_dir.name / "pyconfig.h"
+    if forwarded.is_file():
+        return forwarded
+    listed = sorted(set(re.findall(r"#\s*include\s*<([\w-]+)/" + re.escape(include_dir.name) + r"/pyconfig\.h>", text)))
+    raise BuildError(f"{path} forwards to a per-architecture pyconfig.h, but {forwarded} is missing "
+                     f"(present for: {', '.join(a for a in listed if (include_root / a).is_dir()) or 'none'}); "
+                     f"pass the matching --target")
+
+
+def _find_include_dir(prefix: Path, abiflags: str = "") -> Path:
+    if not prefix.is_dir():
+        raise BuildError(f"prefix {prefix} does not exist")
+    inc = prefix / "include" if (prefix / "include").is_dir() else prefix
+    if (inc / "Python.h").is_file():
+        return inc
+    found = sorted(d for d in inc.glob("python3*") if (d / "Python.h").is_file())
+    if abiflags:
+        found = [d for d in found if d.name.endswith(abiflags)] or found
+    if not found:
+        raise BuildError(f"{prefix} is not a CPython build: no include/python3.*/Python.h")
+    if len(found) > 1:
+        raise BuildError(f"{prefix} holds several builds ({', '.join(d.name for d in found)}); "
+                         f"pass --include-dir with the one to scan")
+    return found[0]
+
+
+def _guess_target(include_root: Path, include_dir: Path, target: Optional[str]) -> targets.TargetInfo:
+    """`--target` if given; else the one architecture a Debian forwarder has headers for; else the host."""
+    if target:
+        return targets.target(target)
+    pyconfig = include_dir / "pyconfig.h"
+    if pyconfig.is_file() and "SIZEOF_VOID_P" not in pyconfig.read_text(errors="replace"):
+        present = [t for t in targets.TARGETS.values()
+                   if (include_root / t.multiarch / include_dir.name / "pyconfig.h").is_file()]
+        if len(present) == 1:
+            return present[0]
+    return targets.host()
+
+
+def _config_of(pyconfig: Path, config: Optional[str]) -> str:
+    if config is not None:
+        if config not in CONFIGS:
+            raise BuildError(f"unknown --config {config!r}; choose one of: {', '.join(CONFIGS)}")
+        return config
+    defines = pyconfig_defines(pyconfig)
+    if "Py_GIL_DISABLED" in defines:
+        return "free-threaded"
+    return "debug" if "Py_DEBUG" in defines else "release"
+
+
+def from_prefix(prefix, source=None, target=None, config=None, pyconfig=None, include_dir=None,
+                sysroot=None, abiflags: str = "") -> BuildInputs:
+    """The build installed under `prefix` (a `--prefix` install or Debian's unpacked `usr/`)."""
+    prefix = Path(prefix).resolve()
+    inc = Path(include_dir).resolve() if include_dir else _find_include_dir(prefix, abiflags)
+    root = inc.parent
+    t = _guess_target(root, inc, target)
+    real = Path(pyconfig).resolve() if pyconfig else _real_pyconfig(inc, root, t)
+    return _checked(BuildInputs(inc, root, real, t, _config_of(real, config),
+                                Path(source).resolve() if source else None, Path(sysroot).resolve() if sysroot else None))
+
+
+def from_source(source, pyconfig, target=None, config=None, sysroot=None) -> BuildInputs:
+    """A bare CPython source tree with a configure-made pyconfig.h."""
+    source = Path(source).resolve()
+    inc = source / "Include"
+    if not (inc / "Python.h").is_file():
+        raise BuildError(f"{source} is not a CPython source tree (no Include/Python.h)")
+    if pyconfig is None:
+        raise BuildError(f"a source tree needs --pyconfig (the pyconfig.h configure made for the build)")
+    real = Path(pyconfig).resolve()
+    if not real.is_file():
+        raise BuildError(f"pyconfig.h {real} does not exist")
+    t = targets.target(target) if target else targets.host()
+    return _checked(BuildInputs(inc, inc, real, t, _config_of(real, config), source,
+                                Path(sysroot).resolve() if sysroot else None))
+
+
+_PROBE = ("import json, sys, sysconfig; v = sysconfig.get_config_var; print(json.dumps({"
+          "'include': sysconfig.get_paths()['include'], 'abiflags': getattr(sys, 'abiflags', ''), "
+          "'debug': bool(v('Py_DEBUG')), 'gil_disabled': bool(v('Py_GIL_DISABLED')), "
+          "'multiarch': v('MULTIARCH') or ''}))")
+
+
+def from_python(python: str = sys.executable, source=None, config=None) -> BuildInputs:
+    """The build of interpreter `python`, found by running it (never importing it here)."""
+    try:
+        proc = subprocess.run([python, "-I", "-c", _PROBE], capture_output=True, text=True, timeout=60)
+    except OSError as e:
+        raise BuildError(f"cannot run {python}: {e.strerror}") from None
+    if proc.returncode:
+        raise BuildError(f"{python} failed to describe itself: {proc.stderr.strip().splitlines()[-1:]}")
+    info = json.loads(proc.stdout)
+    inc = Path(info["include"])
+    if not (inc / "Python.h").is_file():
+        raise BuildError(f"{python} has no C headers at {inc} (install its -dev package)")
+    t = targets.by_multiarch(info["multiarch"]) or targets.host()
+    chosen = config or ("free-threaded" if info["gil_disabled"] else "debug" if info["debug"] else None)
+    return from_prefix(inc.parent.parent, source=source, target=t.triple, config=chosen, include_dir=inc)
+
+
+def _checked(b: BuildInputs) -> BuildInputs:
+    read_version(b.include_dir)
+    defines = pyconfig_defines(b.pyconfig)
+    size = defines.get("SIZEOF_VOID_P")
+    if size is None:
+        raise BuildError(f"{b.pyconfig} defines no SIZEOF_VOID_P: not a configure-made pyconfig.h")
+    if int(size) != b.target.pointer_size:
+        raise BuildError(f"{b.pyconfig} is for {size}-byte pointers but target {b.target.triple} has "
+                         f"{b.target.pointer_size}: pass the pyconfig.h of that target, or the right --target")
+    return b
+
+
+def digest_files(paths, base: Path) -> str:
+    """One sha256 over the relative names and contents of `paths`, in sorted order."""
+    h = hashlib.sha256()
+    for p in sorted(paths, key=lambda p: str(Path(p).relative_to(base))):
+        h.update(str(Path(p).relative_to(base)).encode() + b"\0")
+        h.update(Path(p).read_bytes() + b"\0")
+    return "sha256:" + h.hexdigest()
+
+
+def header_files(b: BuildInputs) -> list[Path]:
+    """Every header of the build's include directory (public, cpython/, internal/)."""
+    return sorted(p for p in b.include_dir.rglob("*.h") if p.is_file())

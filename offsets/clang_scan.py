@@ -1,0 +1,244 @@
+"""The one module that talks to libclang: parse one translation unit, return its layouts.
+
+It adds clang's builtin headers, turns any diagnostic of severity error into `ScanError`, turns
+negative layout codes into `LayoutError`, converts bits to bytes, and decides anonymity with
+`clang_Cursor_isAnonymousRecordDecl` (never from a type's spelling). Results are model values.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .errors import LayoutError, ScanError
+from .model import LAYOUT_FLAGS, Field, Struct
+
+_FLAG_PREFIX = "__offsets_flag_"
+_POINTER_PROBE = "__offsets_pointer_t"
+_ANON = re.compile(r"(?:\w+::)*\((?:unnamed|anonymous)(?: (?:struct|union|enum))?(?: at [^)]*)?\)")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One translation unit to parse: a file (or in-memory text), its arguments, and what it owns.
+
+    `roots` maps absolute directory prefixes to the relative names used in `defined_in`; only
+    records defined in a file under one of `owned` prefixes are reported.
+    """
+
+    name: str
+    path: str
+    args: tuple[str, ...]
+    roots: tuple[tuple[str, str], ...]
+    owned: tuple[str, ...]
+    text: Optional[str] = None
+
+
+@dataclass
+class UnitResult:
+    """What one translation unit defines, plus what the compiler said about the build."""
+
+    name: str
+    structs: dict = field(default_factory=dict)      # key -> Struct
+    names: dict = field(default_factory=dict)        # alias (tag or other typedef) -> key
+    flags: dict = field(default_factory=dict)        # layout flag -> defined after all includes
+    pointer_size: Optional[int] = None
+    files: dict = field(default_factory=dict)        # every file read -> sha256
+
+
+def flag_probes() -> str:
+    """C text that leaves a declaration behind for each layout flag defined at the end of a unit."""
+    lines = [f"typedef void *{_POINTER_PROBE};"]
+    for flag in LAYOUT_FLAGS:
+        lines += [f"#ifdef {flag}", f"static const int {_FLAG_PREFIX}{flag} = 1;", "#endif"]
+    return "\n".join(lines) + "\n"
+
+
+def libclang_version() -> str:
+    """The version of the libclang library in use, e.g. `16.0.6`."""
+    cindex = _cindex()
+    lib = cindex.conf.lib
+    fn = lib.clang_getClangVersion
+    fn.restype = cindex._CXString
+    text = cindex._CXString.from_result(fn())
+    m = re.search(r"(\d+\.\d+\.\d+)", text)
+    return m.group(1) if m else text
+
+
+_CI = None
+
+
+def _cindex():
+    """Import clang.cindex on first use, and register the calls its bindings lack."""
+    global _CI
+    if _CI is None:
+        import clang.cindex as ci
+
+        fn = ci.conf.lib.clang_Cursor_isAnonymousRecordDecl
+        fn.argtypes = [ci.Cursor]
+        fn.restype = ctypes.c_uint
+        _CI = ci
+    return _CI
+
+
+class _Walker:
+    def __init__(self, unit: Unit, ci) -> None:
+        self.unit = unit
+        self.ci = ci
+        self.K = ci.CursorKind
+        self.T = ci.TypeKind
+        self.anon = ci.conf.lib.clang_Cursor_isAnonymousRecordDecl
+
+    def relpath(self, path: str) -> Optional[str]:
+        for prefix, rel in self.unit.roots:
+            if path.startswith(prefix):
+                return rel + path[len(prefix):]
+        return None
+
+    def owned(self, path: str) -> bool:
+        return any(path.startswith(p) for p in self.unit.owned)
+
+    def where(self, cursor) -> str:
+        loc = cursor.location
+        path = loc.file.name if loc.file else "?"
+        return f"{self.relpath(path) or path}:{loc.line}"
+
+    def size(self, t, what: str) -> int:
+        n = t.get_size()
+        if n < 0:
+            raise LayoutError(f"{what}: libclang gives no size for type {clean_type(t.spelling)!r} "
+                              f"(code {n}) while scanning {self.unit.name}")
+        return n
+
+    def record_fields(self, rtype, base_bits: int, prefix: str, out: list, where: str) -> None:
+        for f in rtype.get_fields():
+            name = f.spelling
+            if f.is_bitfield() and not name:
+                continue  # unnamed bitfield: padding, not a field
+            canon = f.type.get_canonical()
+            rel = f.get_field_offsetof()
+            if rel < 0:
+                raise LayoutError(f"{where}: libclang gives no offset for field {prefix + name!r} (code {rel})")
+            bits = base_bits + rel
+            decl = canon.get_declaration() if canon.kind == self.T.RECORD else None
+            if decl is not None and self.anon(decl):
+                if name:
+                    raise ScanError(f"{where}: anonymous member with a name {name!r}: libclang disagrees with itself")
+                self.record_fields(canon, bits, prefix, out, where)
+                continue
+            if not name:
+                raise ScanError(f"{where}: unnamed field of type {clean_type(f.type.spelling)!r} that is not an anonymous member")
+            path = prefix + name
+            ftype = clean_type(f.type.spelling)
+            if f.is_bitfield():
+                width = f.get_bitfield_width()
+                unit = self.size(canon, f"{where}: {path}")
+                start = (bits // (8 * unit)) * unit
+                if bits - 8 * start + width > 8 * unit:  # straddles its natural unit: smallest byte window
+                    start = bits // 8
+                    unit = (bits - 8 * start + width + 7) // 8
+                out.append(Field(path, start, unit, ftype, bits - 8 * start, width))
+                continue
+            if bits % 8:
+                raise LayoutError(f"{where}: field {path!r} starts at bit {bits}, not on a byte")
+            if canon.kind == self.T.INCOMPLETEARRAY:
+                out.append(Field(path, bits // 8, 0, ftype, flexible=True))
+                continue
+            size = self.size(canon, f"{where}: {path}")
+            array_len = canon.get_array_size() if canon.kind == self.T.CONSTANTARRAY else None
+            out.append(Field(path, bits // 8, size, ftype, array_len=array_len))
+            if decl is not None:
+                self.record_fields(canon, bits, path + ".", out, where)
+
+    def is_tagged(self, decl) -> bool:
+        if self.anon(decl) or not decl.spelling:
+            return False
+        tokens = decl.get_tokens()
+        next(tokens, None)  # struct / union
+        second = next(tokens, None)
+        return second is not None and second.spelling != "{"
+
+    def struct(self, decl, key: str) -> Struct:
+        where = self.where(decl)
+        fields: list = []
+        self.record_fields(decl.type, 0, "", fields, where)
+        kind = "union" if decl.kind == self.K.UNION_DECL else "struct"
+        size = self.size(decl.type, f"{where}: {key}")
+        align = decl.type.get_align()
+        if align < 1:
+            raise LayoutError(f"{where}: libclang gives no alignment for {key!r} (code {align})")
+        return Struct(key, kind, size, align, where, tuple(fields))
+
+
+def clean_type(spelling: str) -> str:
+    """A type's spelling without clang's location-bearing names for untagged records."""
+    return _ANON.sub("<anonymous>", spelling)
+
+
+def parse_unit(unit: Unit) -> UnitResult:
+    """Parse one unit with libclang and return every complete struct and union it owns."""
+    ci = _cindex()
+    index = ci.Index.create()
+    options = ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES | ci.TranslationUnit.PARSE_INCOMPLETE
+    unsaved = [(unit.path, unit.text + "\n" + flag_probes())] if unit.text is not None else None
+    try:
+        tu = index.parse(unit.path, args=list(unit.args), unsaved_files=unsaved, options=options)
+    except ci.TranslationUnitLoadError as e:
+        raise ScanError(f"{unit.name}: libclang could not parse it at all ({e})") from None
+    for d in tu.diagnostics:
+        if d.severity >= ci.Diagnostic.Error:
+            loc = d.location
+            where = f"{loc.file.name}:{loc.line}:{loc.column}" if loc.file else unit.path
+            raise ScanError(f"{where}: error: {d.spelling} (in translation unit {unit.name})")
+
+    w = _Walker(unit, ci)
+    result = UnitResult(unit.name)
+    for inc in tu.get_includes():
+        result.files[inc.include.name] = None
+    if unit.text is None:
+        result.files[unit.path] = None
+    for path in result.files:
+        result.files[path] = "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+    records: dict = {}      # location -> record cursor, in source order
+    typedefs: dict = {}     # location -> [typedef names]
+
+    def visit(cursor) -> None:
+        for c in cursor.get_children():
+            kind = c.kind
+            if kind in (w.K.STRUCT_DECL, w.K.UNION_DECL):
+                if c.is_definition() and c.location.file and w.owned(c.location.file.name):
+                    records.setdefault(_loc(c), c)
+                visit(c)
+            elif kind == w.K.TYPEDEF_DECL:
+                canon = c.underlying_typedef_type.get_canonical()
+                if canon.kind == w.T.RECORD:
+                    d = canon.get_declaration().get_definition()
+                    if d is not None:
+                        typedefs.setdefault(_loc(d), []).append(c.spelling)
+                if c.spelling == _POINTER_PROBE:
+                    result.pointer_size = c.underlying_typedef_type.get_size()
+            elif kind == w.K.VAR_DECL and c.spelling.startswith(_FLAG_PREFIX):
+                result.flags[c.spelling[len(_FLAG_PREFIX):]] = True
+
+    visit(tu.cursor)
+    for flag in LAYOUT_FLAGS:
+        result.flags.setdefault(flag, False)
+    for loc, decl in records.items():
+        names = typedefs.get(loc, [])
+        tag = decl.spelling if w.is_tagged(decl) else None
+        key = names[0] if names else tag
+        if key is None:
+            continue  # untagged and never typedef'd: only reachable as a member's type
+        result.structs[key] = w.struct(decl, key)
+        for alias in names[1:] + ([tag] if tag and tag != key else []):
+            result.names.setdefault(alias, key)
+    return result
+
+
+def _loc(cursor) -> tuple:
+    loc = cursor.location
+    return (loc.file.name if loc.file else "", loc.line, loc.column)

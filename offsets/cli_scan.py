@@ -1,0 +1,126 @@
+"""`offsets scan`, `offsets get`, `offsets show`: make a table, read names from one."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .cli import HelpFormatter, load_table, table_argument
+
+SCAN_EPILOG = """examples:
+  offsets scan                                  the running interpreter (written to ./NAME.yaml)
+  offsets scan --python python3.11 -o t.yaml    another interpreter (run to learn its prefix/config)
+  offsets scan --prefix /opt/py311 --source cpython-3.11/ -o t.yaml
+                                                an installed prefix, plus the .c files of its sources
+  offsets scan --prefix deb/usr --target aarch64-linux-gnu --config debug -o t.yaml
+                                                Debian's unpacked libpython3.11-dbg for arm64
+  offsets scan --source cpython/ --pyconfig build/pyconfig.h -o t.yaml
+                                                a bare source tree with a configure-made pyconfig.h
+
+Any clang error aborts the scan (exit 2) and no table is written, unless --keep-going, which
+writes a table listing what was skipped. Results are cached per translation unit in
+$OFFSETS_CACHE (default ~/.cache/offsets): an unchanged rescan takes well under a second."""
+
+
+def register(sub) -> None:
+    p = sub.add_parser("scan", help="scan a CPython build into a layout table", formatter_class=HelpFormatter,
+                       description="Parse a CPython build's headers (and sources) with libclang and write "
+                                   "every struct's layout as a YAML table.", epilog=SCAN_EPILOG)
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--python", metavar="EXE", help="the interpreter whose build to scan (default: this one)")
+    where.add_argument("--prefix", metavar="DIR", help="an installed prefix: include/python3.X/ (or Debian's usr/)")
+    p.add_argument("--source", metavar="DIR", help="a CPython source tree: also scan its Objects/, Python/, "
+                                                 "Modules/, Parser/ .c files for private structs")
+    p.add_argument("--pyconfig", metavar="FILE", help="the pyconfig.h to use (required with --source alone)")
+    p.add_argument("--include-dir", metavar="DIR", help="with --prefix: the include directory, when it holds several")
+    p.add_argument("--target", metavar="TRIPLE", help="scan for another CPU: x86_64-linux-gnu, aarch64-linux-gnu, "
+                                                     "i686-linux-gnu (default: the host, or the one Debian headers are for)")
+    p.add_argument("--config", choices=("release", "debug", "free-threaded"),
+                   help="scan as this config (default: what pyconfig.h says)")
+    p.add_argument("--sysroot", metavar="DIR", help="the target's C library root (default: the host's, or "
+                                                  "Debian's libc6-dev for that CPU, fetched into the cache)")
+    p.add_argument("-o", "--output", metavar="FILE", help="where to write the table ('-' for stdout; "
+                                                        "default: ./cpython-VERSION-[CONFIG-]TRIPLE.yaml)")
+    p.add_argument("--keep-going", action="store_true", help="skip translation units that fail, and list them in the table")
+    p.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="parallel parsers (default: one per core)")
+    p.add_argument("--no-cache", action="store_true", help="parse everything again, ignoring the cache")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=run_scan)
+
+    g = sub.add_parser("get", help="print one field's offset (or a struct's size)", formatter_class=HelpFormatter,
+                       description="Print the byte offset of STRUCT.FIELD, or the size of STRUCT.",
+                       epilog="examples:\n  offsets get listiterobject.it_index -t t.yaml    16 on x86_64\n"
+                              "  offsets get PyObject -t t.yaml                   the size of PyObject\n"
+                              "  offsets get PyASCIIObject.state.kind -t t.yaml   a bitfield: offset, then bits")
+    g.add_argument("name", help="STRUCT.FIELD (nested: PyTypeObject.ob_base.ob_base.ob_type) or STRUCT")
+    table_argument(g)
+    g.set_defaults(func=run_get)
+
+    s = sub.add_parser("show", help="print a struct field by field", formatter_class=HelpFormatter,
+                       description="Print a struct's size, alignment, origin and every field.",
+                       epilog="example:\n  offsets show listiterobject -t t.yaml")
+    s.add_argument("struct", help="a struct, union or typedef name (aliases across versions work too)")
+    table_argument(s)
+    s.set_defaults(func=run_show)
+
+
+def build_inputs(args):
+    from . import build
+
+    if args.prefix:
+        return build.from_prefix(args.prefix, source=args.source, target=args.target, config=args.config,
+                                 pyconfig=args.pyconfig, include_dir=args.include_dir, sysroot=args.sysroot)
+    if args.source and args.pyconfig and not args.python:
+        return build.from_source(args.source, args.pyconfig, target=args.target, config=args.config,
+                                 sysroot=args.sysroot)
+    return build.from_python(args.python or sys.executable, source=args.source, config=args.config)
+
+
+def run_scan(args) -> int:
+    from . import scanner, table_yaml
+
+    b = build_inputs(args)
+    say = (lambda m: None) if args.quiet else scanner.stderr_progress
+    say(f"scanning CPython {b.version} ({b.config}, {b.target.triple}) from {b.include_dir}")
+    table = scanner.scan(b, scanner.ScanOptions(keep_going=args.keep_going, jobs=args.jobs,
+                                                use_cache=not args.no_cache, progress=say))
+    out = args.output or f"{table.build.table_name}.yaml"
+    if out == "-":
+        sys.stdout.write(table_yaml.dumps(table))
+    else:
+        table_yaml.write(table, Path(out))
+    say(f"{'stdout' if out == '-' else out}: {len(table.structs)} structs, {table.field_count} fields"
+        + (f", {len(table.skipped)} skipped" if table.skipped else "")
+        + (f", {len(table.conflicts)} conflicting definitions" if table.conflicts else ""))
+    return 0
+
+
+def describe_field(f) -> str:
+    text = f"{f.offset}"
+    if f.is_bitfield:
+        text += f" bits {f.bit_offset}+{f.bit_width} of {f.size} bytes"
+    return text
+
+
+def run_get(args) -> int:
+    from .names import resolve
+
+    s, f = resolve(load_table(args.table), args.name)
+    print(describe_field(f) if f else s.size)
+    return 0
+
+
+def run_show(args) -> int:
+    from .names import resolve
+
+    table = load_table(args.table)
+    s, _ = resolve(table, args.struct)
+    b = table.build
+    print(f"{s.kind} {s.name}: size {s.size}, align {s.align}, {s.defined_in} "
+          f"[CPython {b.version} {b.config_name} {b.target.triple}, from {s.origin}]")
+    width = max([len(f.path) for f in s.fields] + [5])
+    print(f"  {'offset':>6} {'size':>5}  {'field':<{width}}  type")
+    for f in s.fields:
+        bits = f"  bits {f.bit_offset}+{f.bit_width}" if f.is_bitfield else ""
+        flex = "  (flexible)" if f.flexible else ""
+        print(f"  {f.offset:>6} {f.size:>5}  {f.path:<{width}}  {f.type}{bits}{flex}")
+    return 0

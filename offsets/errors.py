@@ -1,0 +1,58 @@
+"""The exceptions of `offsets`: one small hierarchy, turned into one line by the CLI.
+
+Every message says what went wrong, where, and what to do about it.
+"""
+from __future__ import annotations
+
+
+class OffsetsError(Exception):
+    """Base of every error this package raises on purpose."""
+
+    exit_code = 2
+
+
+class BuildError(OffsetsError):
+    """The inputs do not describe a usable CPython build (missing prefix, unreadable pyconfig.h...)."""
+
+
+class ScanError(OffsetsError):
+    """libclang reported an error while parsing a translation unit: the scan is aborted."""
+
+
+class LayoutError(OffsetsError):
+    """libclang could not give a size, alignment or offset (an incomplete or dependent type)."""
+
+
+class ModelError(OffsetsError):
+    """A layout value breaks an invariant of the model (a field outside its struct...)."""
+
+
+class TableError(OffsetsError):
+    """A layout table is malformed, of an unknown schema, or does not match what was asked for."""
+
+
+class FetchError(OffsetsError):
+    """A package or input could not be fetched into the cache."""
+
+
+class VerifyError(OffsetsError):
+    """An independent check (compiler, DWARF, live interpreter) disagrees with a table."""
+
+    exit_code = 1
+
+
+class NoMatchingTable(OffsetsError):
+    """No shipped table matches the running interpreter."""
+
+
+class UnknownNameError(OffsetsError, KeyError):
+    """A struct or field name the table does not know; carries the closest known names."""
+
+    def __init__(self, name: str, suggestions: list[str] = (), where: str = "") -> None:
+        self.name = name
+        self.suggestions = list(suggestions)
+        hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"unknown name {name!r}{' in ' + where if where else ''}{hint}")
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.args[0]

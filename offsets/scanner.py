@@ -1,0 +1,162 @@
+"""The scan: build inputs in, a complete `Table` out.
+
+Units are parsed in parallel (one process per core), each result kept in a content-keyed cache
+(keyed by the unit's arguments and text, valid while every file it read is unchanged), then merged:
+one struct per name, a tag defined differently in two `.c` files kept twice as `name@file`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from . import __version__, units
+from .build import BuildInputs, digest_files, header_files
+from .clang_scan import Unit, UnitResult, libclang_version, parse_unit
+from .debian import cache_dir
+from .errors import BuildError, ScanError
+from .model import Build, Table, Target
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    keep_going: bool = False
+    jobs: int = 0                  # 0: one per core
+    use_cache: bool = True
+    progress: Optional[Callable[[str], None]] = None
+
+
+def _unit_key(unit: Unit, clang: str) -> str:
+    blob = json.dumps([__version__, clang, unit.name, unit.path, unit.args, unit.roots, unit.owned, unit.text])
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _cached(path: Path) -> Optional[UnitResult]:
+    try:
+        result = pickle.loads(path.read_bytes())
+        for f, digest in result.files.items():
+            if "sha256:" + hashlib.sha256(Path(f).read_bytes()).hexdigest() != digest:
+                return None
+        return result
+    except Exception:  # a stale or unreadable cache entry is simply a miss
+        return None
+
+
+def _parse_or_error(unit: Unit):
+    try:
+        return parse_unit(unit)
+    except ScanError as e:
+        return e
+
+
+def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
+    """Parse every unit (from the cache where possible); a `ScanError` in the list for each failure."""
+    clang = libclang_version()
+    store = cache_dir() / "scan"
+    results: list = [None] * len(unit_list)
+    todo = []
+    for i, u in enumerate(unit_list):
+        hit = _cached(store / f"{_unit_key(u, clang)}.pickle") if opts.use_cache else None
+        if hit is not None:
+            results[i] = hit
+        else:
+            todo.append(i)
+    say = opts.progress or (lambda msg: None)
+    if todo:
+        say(f"parsing {len(todo)} translation unit(s), {len(unit_list) - len(todo)} from cache")
+    jobs = opts.jobs or os.cpu_count() or 1
+    if len(todo) <= 1 or jobs == 1:
+        outputs = map(_parse_or_error, (unit_list[i] for i in todo))
+    else:
+        pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)))
+        outputs = pool.map(_parse_or_error, (unit_list[i] for i in todo))
+    done = 0
+    for i, out in zip(todo, outputs):
+        done += 1
+        results[i] = out
+        if isinstance(out, ScanError):
+            if not opts.keep_going:
+                if len(todo) > 1:
+                    pool.shutdown(cancel_futures=True)
+                raise out
+        elif opts.use_cache:
+            store.mkdir(parents=True, exist_ok=True)
+            tmp = store / f".{os.getpid()}.tmp"
+            tmp.write_bytes(pickle.dumps(out))
+            tmp.replace(store / f"{_unit_key(unit_list[i], clang)}.pickle")
+        if len(todo) > 1:
+            say(f"[{done}/{len(todo)}] {unit_list[i].name}")
+    if len(todo) > 1:
+        pool.shutdown()
+    return results
+
+
+def merge(results: list[UnitResult]) -> tuple[dict, dict, list[str]]:
+    """One struct per name across units; conflicting definitions kept apart as `name@file`."""
+    by_name: dict = {}
+    for r in results:
+        for name, s in r.structs.items():
+            by_name.setdefault(name, {})
+            by_name[name].setdefault(s.defined_in, s)
+    structs, conflicts = {}, []
+    for name, defs in by_name.items():
+        variants = list(defs.values())
+        layouts = {(s.kind, s.size, s.align, s.fields) for s in variants}
+        if len(layouts) == 1:
+            structs[name] = variants[0]
+            continue
+        files = sorted({s.defined_in.rsplit(":", 1)[0] for s in variants})
+        conflicts.append(f"{name}: defined differently in {', '.join(files)}")
+        for s in variants:
+            key = f"{name}@{s.defined_in.rsplit(':', 1)[0]}"
+            structs[key] = type(s)(key, s.kind, s.size, s.align, s.defined_in, s.fields, s.origin)
+    names: dict = {}
+    for r in results:
+        for alias, target in r.names.items():
+            if target in structs and alias not in structs:
+                names.setdefault(alias, target)
+    return dict(sorted(structs.items())), names, sorted(conflicts)
+
+
+def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
+    """Scan build `b` completely and return its table."""
+    header_unit, skipped = units.header_unit(b)
+    unit_list = [header_unit]
+    source_digest = None
+    if b.source:
+        from . import sources
+
+        src_units, src_skipped, source_digest = sources.source_units(b)
+        unit_list += src_units
+        skipped += src_skipped
+    results = parse_units(unit_list, opts)
+    ok = [r for r in results if isinstance(r, UnitResult)]
+    skipped += [f"{u.name}: {r}" for u, r in zip(unit_list, results) if isinstance(r, ScanError)]
+    head = results[0]
+    if not isinstance(head, UnitResult):
+        raise head
+    if head.pointer_size != b.target.pointer_size:
+        raise BuildError(f"clang gives {head.pointer_size}-byte pointers for {b.target.triple}, "
+                         f"the build says {b.target.pointer_size}")
+    files_read = set().union(*(r.files for r in ok))
+    listed = {s.split(":", 1)[0] for s in skipped}
+    skipped += [s for s in units.unreached_headers(b, files_read) if s.split(":", 1)[0] not in listed]
+    structs, names, conflicts = merge(ok)
+    build = Build(version=b.version, hexversion=b.hexversion,
+                  config={k: v for k, v in sorted(head.flags.items())},
+                  target=Target(b.target.triple, head.pointer_size),
+                  inputs={"pyconfig_h": digest_files([b.pyconfig], b.pyconfig.parent),
+                          "headers": digest_files(header_files(b), b.include_dir),
+                          "source": source_digest})
+    return Table(build=build, scanner={"offsets": __version__, "libclang": libclang_version()},
+                 structs=structs, names=names, skipped=tuple(skipped), conflicts=tuple(conflicts))
+
+
+def stderr_progress(msg: str) -> None:
+    print(f"offsets: {msg}", file=sys.stderr, flush=True)

@@ -1,0 +1,70 @@
+"""Translation units of a build: what to parse, with which flags, and what each unit owns.
+
+The installed headers form one unit (Python.h, then every other header, with `Py_BUILD_CORE`
+so internal/ is in reach). A source tree adds its `.c` files (see `sources.py`).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from .build import BuildInputs
+from .clang_headers import builtin_include
+from .clang_scan import Unit
+from .targets import system_includes
+
+
+@lru_cache(maxsize=1)
+def header_rules() -> dict:
+    return yaml.safe_load(resources.files("offsets").joinpath("data/headers.yaml").read_text())
+
+
+def base_args(b: BuildInputs) -> list[str]:
+    """Compiler arguments every unit of the build shares: target, system and CPython includes."""
+    args = ["-x", "c", "-std=gnu11", "-target", b.target.triple, "-nostdinc", "-ferror-limit=0",
+            "-isystem", str(builtin_include())]
+    for d in system_includes(b.target, b.sysroot):
+        args += ["-isystem", str(d)]
+    if b.pyconfig.parent != b.include_dir:
+        args += ["-I", str(b.pyconfig.parent)]
+    args += ["-I", str(b.include_dir), "-I", str(b.include_dir / "internal")]
+    if b.include_root != b.include_dir:
+        args += ["-I", str(b.include_root)]
+    return args + list(b.defines())
+
+
+def roots(b: BuildInputs) -> tuple[tuple[str, str], ...]:
+    """How absolute paths become the relative names of `defined_in` (`Include/...`, `Objects/...`)."""
+    r = [(str(b.include_dir) + "/", "Include/")]
+    if b.source:
+        r.append((str(b.source) + "/", ""))
+    return tuple(r)
+
+
+def header_unit(b: BuildInputs) -> tuple[Unit, list[str]]:
+    """The one unit that includes every header, and the headers it leaves out (with why)."""
+    rules = header_rules()
+    skip, prereq = rules["skip"], rules["prerequisites"]
+    top = sorted(p.name for p in b.include_dir.glob("*.h"))
+    internal = sorted("internal/" + p.name for p in (b.include_dir / "internal").glob("*.h"))
+    order = ["Python.h"]
+    for h in top + internal:
+        for p in prereq.get(h, []) + [h]:
+            if p not in order and p not in skip and (b.include_dir / p).is_file():
+                order.append(p)
+    skipped = [f"Include/{h}: {skip[h]}" for h in top if h in skip]
+    text = "".join(f'#include "{h}"\n' for h in order)
+    unit = Unit(name="<headers>", path=str(b.include_dir / "__offsets_headers__.c"),
+                args=tuple(base_args(b) + ["-DPy_BUILD_CORE=1"]), roots=roots(b),
+                owned=(str(b.include_dir) + "/",), text=text)
+    return unit, skipped
+
+
+def unreached_headers(b: BuildInputs, files_read) -> list[str]:
+    """Headers of the include directory that no unit read (reported, never silently dropped)."""
+    read = {str(Path(f).resolve()) for f in files_read}
+    return [f"Include/{p.relative_to(b.include_dir)}: not reached from Python.h with this config"
+            for p in sorted(b.include_dir.rglob("*.h")) if str(p.resolve()) not in read]
