@@ -38,8 +38,9 @@ def register(sub) -> None:
                    help="scan as this config (default: what pyconfig.h says)")
     p.add_argument("--sysroot", metavar="DIR", help="the target's C library root (default: the host's, or "
                                                   "Debian's libc6-dev for that CPU, fetched into the cache)")
-    p.add_argument("-o", "--output", metavar="FILE", help="where to write the table ('-' for stdout; "
-                                                        "default: ./cpython-VERSION-[CONFIG-]TRIPLE.yaml)")
+    p.add_argument("-o", "--output", metavar="FILE", help="where to write the table: a file, a directory (the table "
+                                                        "is named cpython-VERSION-[CONFIG-]TRIPLE.yaml in it), or '-' "
+                                                        "for stdout; default: the current directory")
     p.add_argument("--keep-going", action="store_true", help="skip translation units that fail, and list them in the table")
     p.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="parallel parsers (default: one per core)")
     p.add_argument("--no-cache", action="store_true", help="parse everything again, ignoring the cache")
@@ -83,7 +84,9 @@ def run_scan(args) -> int:
     say(f"scanning CPython {b.version} ({b.config}, {b.target.triple}) from {b.include_dir}")
     table = scanner.scan(b, scanner.ScanOptions(keep_going=args.keep_going, jobs=args.jobs,
                                                 use_cache=not args.no_cache, progress=say))
-    out = args.output or f"{table.build.table_name}.yaml"
+    out = args.output or "."
+    if out != "-" and (out.endswith("/") or Path(out).is_dir()):
+        out = str(Path(out) / f"{table.build.table_name}.yaml")
     if out == "-":
         sys.stdout.write(table_yaml.dumps(table))
     else:
