@@ -81,12 +81,12 @@ def _real_pyconfig(include_dir: Path, include_root: Path, t: targets.TargetInfo)
     if not path.is_file():
         raise BuildError(f"{include_dir} has no pyconfig.h: pass --pyconfig (a configure-made pyconfig.h)")
     text = path.read_text(errors="replace")
-    if "SIZEOF_VOID_P" in text:
-        return path
+    listed = sorted(set(re.findall(r"#\s*include\s*<([\w-]+)/" + re.escape(include_dir.name) + r"/pyconfig\.h>", text)))
+    if not listed:
+        return path  # not a Debian forwarder: the real thing
     forwarded = include_root / t.multiarch / include_dir.name / "pyconfig.h"
     if forwarded.is_file():
         return forwarded
-    listed = sorted(set(re.findall(r"#\s*include\s*<([\w-]+)/" + re.escape(include_dir.name) + r"/pyconfig\.h>", text)))
     raise BuildError(f"{path} forwards to a per-architecture pyconfig.h, but {forwarded} is missing "
                      f"(present for: {', '.join(a for a in listed if (include_root / a).is_dir()) or 'none'}); "
                      f"pass the matching --target")

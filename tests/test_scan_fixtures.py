@@ -1,0 +1,99 @@
+"""Golden tests of the scanner's rules on a tiny fake build (tests/fixtures/fakepy).
+
+Expected numbers are the C layout rules worked out by hand for x86_64 (and checked by gcc in
+test_probe_pyenv.py on real builds); each test names the rule it pins down.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from offsets import build, scanner, table_yaml
+from offsets.names import resolve
+
+FAKE = Path(__file__).parent / "fixtures" / "fakepy"
+
+
+@pytest.fixture(scope="module")
+def table():
+    return scanner.scan(build.from_prefix(FAKE, target="x86_64-linux-gnu"),
+                        scanner.ScanOptions(use_cache=False))
+
+
+def fields(table, struct):
+    return {f.path: (f.offset, f.size) for f in table.structs[struct].fields}
+
+
+def test_build_is_read_from_the_builds_own_files(table):
+    b = table.build
+    assert (b.version, hex(b.hexversion)) == ("3.99.1", "0x36301f0")
+    assert b.target.pointer_size == 8 and b.target.triple == "x86_64-linux-gnu"
+    assert b.config["Py_DEBUG"] is False and b.inputs["source"] is None
+    assert b.inputs["pyconfig_h"].startswith("sha256:")
+
+
+def test_anonymous_union_member_is_flattened(table):
+    assert fields(table, "PyObject") == {"ob_refcnt": (0, 8), "ob_refcnt_split": (0, 8), "ob_type": (8, 8)}
+    assert table.structs["PyObject"].field("ob_refcnt_split").array_len == 2
+
+
+def test_named_member_of_untagged_type_keeps_its_name(table):
+    f = fields(table, "FakeUnicode")
+    assert f["data"] == (32, 8) and f["data.any"] == (32, 8) and f["data.latin1"] == (32, 8)
+    assert "any" not in f
+
+
+def test_bitfields_and_unnamed_padding(table):
+    s = table.structs["FakeUnicode"]
+    got = {f.path: (f.offset, f.size, f.bit_offset, f.bit_width) for f in s.fields if f.is_bitfield}
+    assert got == {"state.interned": (24, 4, 0, 2), "state.kind": (24, 4, 2, 3), "state.ascii": (24, 4, 8, 1)}
+
+
+def test_nested_named_members_are_dotted_paths_with_absolute_offsets(table):
+    f = fields(table, "_expr")
+    assert f["kind"] == (0, 4) and f["v.Constant.kind"] == (16, 8) and f["v.Constant.value"] == (8, 8)
+    assert f["v.UnaryOp.op"] == (8, 4) and f["lineno"] == (24, 4)
+    assert fields(table, "PyVarObject")["ob_base.ob_type"] == (8, 8)
+
+
+def test_typedef_names_the_struct_and_tags_become_aliases(table):
+    s = table.structs["PyTypeObject"]
+    assert (s.size, s.align, s.defined_in) == (40, 8, "Include/Python.h:45")
+    assert table.names["_typeobject"] == "PyTypeObject" and table.names["PyTypeObjectAgain"] == "PyTypeObject"
+    assert resolve(table, "_typeobject.ob_base.ob_base.ob_type")[1].offset == 8
+
+
+def test_flexible_array_member_and_fixed_array(table):
+    s = table.structs["PyTypeObject"]
+    assert s.field("tp_items").flexible and s.field("tp_items").offset == 40 and s.field("tp_items").size == 0
+    assert s.field("tp_flags_bytes").array_len == 3 and s.field("tp_flags_bytes").size == 3
+
+
+def test_type_spellings_hold_no_paths(table):
+    text = table_yaml.dumps(table)
+    assert str(FAKE) not in text and "unnamed" not in text and "anonymous at" not in text
+    assert table.structs["FakeUnicode"].field("state").type == "struct <anonymous>"
+
+
+def test_yaml_round_trip_is_exact_and_deterministic(table, tmp_path):
+    text = table_yaml.dumps(table)
+    assert table_yaml.loads(text) == table
+    again = scanner.scan(build.from_prefix(FAKE, target="x86_64-linux-gnu"), scanner.ScanOptions(use_cache=False))
+    assert table_yaml.dumps(again) == text
+
+
+def test_cached_rescan_gives_the_same_table(tmp_path, monkeypatch):
+    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
+    tree = tmp_path / "fake"
+    shutil.copytree(FAKE, tree)
+    b = build.from_prefix(tree, target="x86_64-linux-gnu")
+    first = table_yaml.dumps(scanner.scan(b))
+    assert list((tmp_path / "cache" / "scan").glob("*.pickle"))
+    assert table_yaml.dumps(scanner.scan(b)) == first
+    # a changed header invalidates the cached unit
+    header = tree / "include" / "python3.99" / "Python.h"
+    header.write_text(header.read_text().replace("int lineno;", "long lineno;"))
+    changed = scanner.scan(build.from_prefix(tree, target="x86_64-linux-gnu"))
+    assert changed.structs["_expr"].field("lineno").size == 8
