@@ -1,0 +1,207 @@
+"""`make tables`: regenerate every table of generated/ from the builds in data/matrix.yaml.
+
+Inputs are fetched by package name into the cache (never committed); each build is scanned (its
+translation units in parallel), private structs of source-less builds are filled from DWARF after a
+cross-check, and the tables, C headers and generated/index.yaml are written if changed.
+`python -m offsets.matrix --check` changes nothing and exits 1 when generated/ is stale.
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Callable, Optional
+
+import yaml
+
+from . import build, debian, scanner, table_yaml
+from .errors import BuildError, OffsetsError, VerifyError
+from .model import Table
+
+GENERATED = Path(__file__).resolve().parent.parent / "generated"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One table to make: a label, how to find its inputs, and an optional binary with DWARF."""
+
+    label: str
+    inputs: Callable[[], build.BuildInputs]
+    dwarf: Optional[Callable[[], Optional[Path]]] = None
+
+
+def say(msg: str) -> None:
+    print(f"offsets: {msg}", file=sys.stderr, flush=True)
+
+
+def matrix() -> dict:
+    return yaml.safe_load(resources.files("offsets").joinpath("data/matrix.yaml").read_text())
+
+
+def _pyenv_python(version: str) -> Path:
+    try:
+        prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        raise BuildError(f"pyenv has no CPython {version}: install it (`pyenv install {version}`)") from None
+    return Path(prefix) / "bin" / f"python{'.'.join(version.split('.')[:2])}"
+
+
+def _libpython(python: Path) -> Optional[Path]:
+    lib = python.parent.parent / "lib"
+    found = sorted(lib.glob("libpython3*.so.1.0")) or sorted(lib.glob("libpython3*.so"))
+    return found[0] if found else None
+
+
+def _configured_pyconfig(tree: Path, config: str) -> Path:
+    """pyconfig.h made by the tree's own ./configure (cached beside the tree)."""
+    flags = {"release": [], "debug": ["--with-pydebug"], "free-threaded": ["--disable-gil"]}[config]
+    out = tree.parent / f"{tree.name}-configure-{config}"
+    if not (out / "pyconfig.h").is_file():
+        out.mkdir(parents=True, exist_ok=True)
+        say(f"running {tree.name}/configure {' '.join(flags)} for its pyconfig.h")
+        proc = subprocess.run([str(tree / "configure"), "-q", *flags], cwd=out, capture_output=True, text=True)
+        if proc.returncode or not (out / "pyconfig.h").is_file():
+            raise BuildError(f"{tree}/configure {' '.join(flags)} failed: {proc.stderr.strip().splitlines()[-1:]}")
+    return out / "pyconfig.h"
+
+
+def jobs() -> list[Job]:
+    m = matrix()
+    out = []
+    for v in m["pyenv"]:
+        out.append(Job(f"pyenv {v}", lambda v=v: build.from_python(str(_pyenv_python(v))),
+                       lambda v=v: _libpython(_pyenv_python(v))))
+    for e in m["debian"]:
+        for config, triple in e["builds"]:
+            out.append(Job(f"debian {e['version']} {config} {triple}",
+                           lambda e=e, c=config, t=triple: _debian_inputs(e, c, t)))
+    return out
+
+
+def _debian_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
+    from .targets import target
+
+    t = target(triple)
+    tree = debian.source(e["source"], e["suite"], e["deb"]) if e.get("source") else None
+    if e.get("configure"):
+        if t.triple != "x86_64-linux-gnu":
+            raise BuildError(f"{e['version']}: ./configure makes a pyconfig.h for this machine only, not {triple}")
+        derived = "release" if config == "free-threaded" else config  # free-threaded is derived, see docs
+        return build.from_source(tree, _configured_pyconfig(tree, derived), target=triple, config=config)
+    packages = [f"{e['dev']}={e['deb']}"] + ([f"{e['dbg']}={e['deb']}"] if config == "debug" else [])
+    root = debian.unpacked(packages, t.deb_arch, e["suite"])
+    abiflags = "d" if config == "debug" else ""
+    return build.from_prefix(root / "usr", source=tree, target=triple, config=config, abiflags=abiflags)
+
+
+def make(job: Job, opts: scanner.ScanOptions) -> Table:
+    b = job.inputs()
+    table = scanner.scan(b, opts)
+    binary = job.dwarf() if job.dwarf else None
+    if binary is not None:
+        from . import dwarf
+
+        found = dwarf.read_structs(binary)
+        compared, mismatches = dwarf.compare(table, found)
+        if mismatches:
+            raise VerifyError(f"{job.label}: DWARF of {binary.name} disagrees with libclang on {len(mismatches)} "
+                              f"fields, first: {mismatches[0]}")
+        say(f"{job.label}: DWARF agrees on {compared} fields")
+        table = dwarf.fill(table, found)
+    return table
+
+
+def index_rows(tables: dict[str, Table]) -> list[dict]:
+    rows = []
+    for name, t in sorted(tables.items()):
+        b = t.build
+        origins = {}
+        for s in t.structs.values():
+            origins[s.origin] = origins.get(s.origin, 0) + 1
+        rows.append({"file": name, "version": b.version, "config": b.config_name, "target": b.target.triple,
+                     "inputs": dict(sorted(b.inputs.items())), "structs": len(t.structs),
+                     "fields": t.field_count, "origins": dict(sorted(origins.items()))})
+    return rows
+
+
+def write_index(rows: list[dict], out: Path, check: bool) -> bool:
+    text = "\n".join(table_yaml.header_lines("Index of the committed tables")) + "\n" + \
+        yaml.safe_dump({"tables": rows}, sort_keys=False, width=200)
+    path = out / "index.yaml"
+    if path.exists() and path.read_text() == text:
+        return False
+    if not check:
+        path.write_text(text)
+    return True
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m offsets.matrix", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--check", action="store_true", help="change nothing; exit 1 if generated/ is stale")
+    p.add_argument("--only", metavar="TEXT", help="only the jobs whose label contains TEXT (no index, no cleanup)")
+    p.add_argument("--out", type=Path, default=GENERATED, help="output directory (default: generated/)")
+    args = p.parse_args(argv)
+    todo = [j for j in jobs() if not args.only or args.only in j.label]
+    opts = scanner.ScanOptions(progress=None)
+    tables: dict[str, Table] = {}
+    stale = []
+    try:
+        for i, job in enumerate(todo, 1):
+            say(f"[{i}/{len(todo)}] {job.label}")
+            table = make(job, opts)
+            name = f"{table.build.table_name}.yaml"
+            if name in tables:
+                raise BuildError(f"two jobs make {name}: fix data/matrix.yaml")
+            tables[name] = table
+            path = args.out / name
+            text = table_yaml.dumps(table)
+            if not path.exists() or path.read_text() != text:
+                stale.append(name)
+                if not args.check:
+                    table_yaml.write(table, path)
+            say(f"    {name}: {len(table.structs)} structs, {table.field_count} fields"
+                f"{' (changed)' if name in stale else ''}")
+            try:
+                from . import c_header
+            except ImportError:
+                c_header = None
+            if c_header is not None:
+                for hname, htext in c_header.render(table).items():
+                    hpath = args.out / hname
+                    if not hpath.exists() or hpath.read_text() != htext:
+                        stale.append(hname)
+                        if not args.check:
+                            hpath.write_text(htext)
+    except OffsetsError as e:
+        print(f"offsets: error: {e}", file=sys.stderr)
+        return e.exit_code
+    if not args.only:
+        made = set(tables) | {n for n in stale if n.endswith(".h")}
+        for old in sorted(args.out.glob("cpython-*.yaml")) + sorted(args.out.glob("pyoffsets_*.h")):
+            if old.name not in made and not (old.suffix == ".h" and old.name in _headers_of(tables)):
+                stale.append(old.name)
+                if not args.check:
+                    old.unlink()
+        if write_index(index_rows(tables), args.out, args.check):
+            stale.append("index.yaml")
+    if stale:
+        say(f"{'stale' if args.check else 'updated'}: {', '.join(sorted(set(stale)))}")
+        return 1 if args.check else 0
+    say("generated/ is up to date")
+    return 0
+
+
+def _headers_of(tables: dict[str, Table]) -> set[str]:
+    try:
+        from . import c_header
+    except ImportError:
+        return set()
+    return {h for t in tables.values() for h in c_header.render(t)}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
