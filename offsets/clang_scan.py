@@ -242,3 +242,15 @@ def parse_unit(unit: Unit) -> UnitResult:
 def _loc(cursor) -> tuple:
     loc = cursor.location
     return (loc.file.name if loc.file else "", loc.line, loc.column)
+
+
+def parse_only(unit: Unit) -> int:
+    """Parse `unit` exactly as `parse_unit` does, walk nothing: the floor the benchmark measures against.
+
+    Returns the number of diagnostics, so the parse cannot be optimised away.
+    """
+    ci = _cindex()
+    options = ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES | ci.TranslationUnit.PARSE_INCOMPLETE
+    unsaved = [(unit.path, unit.text + "\n" + flag_probes())] if unit.text is not None else None
+    tu = ci.Index.create().parse(unit.path, args=list(unit.args), unsaved_files=unsaved, options=options)
+    return len(tu.diagnostics)

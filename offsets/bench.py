@@ -1,0 +1,81 @@
+"""`make bench`: the scanner's and the runtime's costs, each as a ratio to a floor measured in the
+same run (never an absolute time asserted anywhere).
+
+Scanner: one full build (headers plus a source tree: Debian's python3.11 3.11.2, fetched into the
+cache) scanned without cache, divided by libclang's bare parse of the same translation units with
+the same flags and the same parallelism (no walk); then an unchanged rescan through the cache.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+from . import scanner
+
+
+def full_build():
+    """Debian 3.11.2: libpython3.11-dev headers + the python3.11 source package (x86_64)."""
+    from .matrix import _debian_inputs, matrix
+
+    entry = next(e for e in matrix()["debian"] if e["version"] == "3.11.2")
+    return _debian_inputs(entry, "release", "x86_64-linux-gnu")
+
+
+def _units(b):
+    from . import units
+
+    unit_list = [units.header_unit(b)[0]]
+    if b.source:
+        from . import sources
+
+        unit_list += sources.source_units(b)[0]
+    return unit_list
+
+
+def _floor(unit_list, jobs: int) -> float:
+    from .clang_scan import parse_only
+
+    start = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(parse_only, unit_list, chunksize=1))
+    return time.perf_counter() - start
+
+
+def bench_scanner(rounds: int = 2) -> None:
+    b = full_build()
+    jobs = os.cpu_count() or 1
+    unit_list = _units(b)
+    print(f"scanner: CPython {b.version} {b.target.triple}, {len(unit_list)} translation units, {jobs} parallel parsers")
+    floors, scans = [], []
+    table = None
+    for _ in range(rounds):
+        floors.append(_floor(unit_list, jobs))
+        start = time.perf_counter()
+        table = scanner.scan(b, scanner.ScanOptions(use_cache=False, jobs=jobs))
+        scans.append(time.perf_counter() - start)
+    scanner.scan(b, scanner.ScanOptions(jobs=jobs))  # fill the cache
+    start = time.perf_counter()
+    scanner.scan(b, scanner.ScanOptions(jobs=jobs))
+    cached = time.perf_counter() - start
+    floor, scan = min(floors), min(scans)
+    print(f"  floor (libclang parse, no walk): {floor:.2f} s")
+    print(f"  full scan, no cache:             {scan:.2f} s  = {scan / floor:.2f}x the floor (goal <= 1.5x)")
+    print(f"  unchanged rescan, cached:        {cached:.2f} s (goal < 1 s)")
+    print(f"  found: {len(table.structs)} structs, {table.field_count} fields, {len(table.skipped)} skipped")
+
+
+def main() -> int:
+    bench_scanner()
+    try:
+        from . import bench_runtime
+    except ImportError:
+        print("runtime: offsets.bench_runtime is not there yet")
+        return 0
+    return bench_runtime.main() or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
