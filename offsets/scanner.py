@@ -37,11 +37,14 @@ def _unit_key(unit: Unit, clang: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _cached(path: Path) -> Optional[UnitResult]:
+def _cached(path: Path, digests: dict) -> Optional[UnitResult]:
+    """The cached result at `path` if every file it read still has the same content."""
     try:
         result = pickle.loads(path.read_bytes())
         for f, digest in result.files.items():
-            if "sha256:" + hashlib.sha256(Path(f).read_bytes()).hexdigest() != digest:
+            if f not in digests:
+                digests[f] = "sha256:" + hashlib.sha256(Path(f).read_bytes()).hexdigest()
+            if digests[f] != digest:
                 return None
         return result
     except Exception:  # a stale or unreadable cache entry is simply a miss
@@ -61,8 +64,9 @@ def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
     store = cache_dir() / "scan"
     results: list = [None] * len(unit_list)
     todo = []
+    digests: dict = {}  # each file hashed once per scan, however many units read it
     for i, u in enumerate(unit_list):
-        hit = _cached(store / f"{_unit_key(u, clang)}.pickle") if opts.use_cache else None
+        hit = _cached(store / f"{_unit_key(u, clang)}.pickle", digests) if opts.use_cache else None
         if hit is not None:
             results[i] = hit
         else:
