@@ -1,0 +1,370 @@
+"""The runtime API: where a field is in the interpreter that is running, or a clear refusal.
+
+    offsets.get("listiterobject.it_index")    # byte offset (a bitfield: its storage unit's)
+    offsets.sizeof("listiterobject")          # struct size
+    offsets.field("PyASCIIObject.state.kind") # model.Field: offset, size, type, bits, array length
+    offsets.build()                           # the table in use and how it was matched
+    offsets.use_table("mine.yaml")            # a table of your own (a patched or forked CPython)
+
+The table is picked from the shipped compact tables (`compact.py`) on first use: exactly this
+build's identity (hexversion, layout flags, target triple, pointer size) is used as is; a table of
+the same minor version and another patch level only if the live check (`live_check.py`) passes,
+and never with OFFSETS_STRICT=1. Nothing here imports yaml or clang or parses YAML, and a struct's
+fields are decoded only when one of them is first asked for.
+
+`get` and `sizeof` are the `__getitem__` of dicts filled on demand, so a known name costs one
+C-level dict lookup; `__missing__` resolves the rest (typedef and tag names, the aliases of
+`data/aliases.yaml`) or raises `UnknownNameError` with the closest names.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from .errors import NoMatchingTable, OffsetsError, TableError, UnknownNameError
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+COMPACT_DIR = os.path.join(_HERE, "data", "compact")
+#: Flags that `Py_DEBUG` turns on by itself (pyport.h), so tables and interpreters agree on them.
+_IMPLIED = {"Py_DEBUG": ("Py_REF_DEBUG",)}
+_FLAGS = ("Py_DEBUG", "Py_GIL_DISABLED", "Py_TRACE_REFS", "Py_REF_DEBUG", "Py_STATS")
+
+
+# ---------------------------------------------------------------- the table in use
+class Loaded:
+    """One table as the runtime holds it: the compact header, and struct lines decoded on demand."""
+
+    def __init__(self, head: dict, lines: list, source: str, aliases: dict) -> None:
+        self.head, self.lines, self.source, self.aliases = head, lines, source, aliases
+        b = head["build"]
+        self.build = b
+        self.name = table_name(b["version"], b["config"], b["target"]["triple"])
+        self.order = {n: i for i, n in enumerate(head["structs"])}
+        self.names = head["names"]
+        self._rows: dict = {}
+
+    def resolve_struct(self, name: str):
+        """The table's key for a struct, typedef, tag or alias name; None if it has none."""
+        for candidate in (name, *self.aliases.get(name, ())):
+            key = self.names.get(candidate, candidate)
+            if key in self.order:
+                return key
+        return None
+
+    def _row(self, key: str) -> list:
+        row = self._rows.get(key)
+        if row is None:
+            row = json.loads(self.lines[self.order[key]])
+            row[6] = {f[0]: tuple(f[1:]) for f in row[6]}
+            self._rows[key] = row
+        return row
+
+    def fields(self, key: str) -> dict:
+        """path -> (offset, size, type, bit_offset, bit_width, array_len, flexible)."""
+        return self._row(key)[6]
+
+    def size(self, key: str) -> int:
+        return self._row(key)[2]
+
+    def struct_names(self) -> list:
+        return list(self.order) + list(self.names)
+
+    def where(self) -> str:
+        return f"table {self.name}"
+
+
+def table_name(version: str, config: dict, triple: str) -> str:
+    words = [w for flag, w in (("Py_GIL_DISABLED", "freethreaded"), ("Py_DEBUG", "debug")) if config.get(flag)]
+    return f"cpython-{version}-{'-'.join(words) + '-' if words else ''}{triple}"
+
+
+_index_doc = None
+
+
+def shipped_index() -> dict:
+    """`data/compact/index.json`: the shipped tables' identities and the alias groups."""
+    global _index_doc
+    if _index_doc is None:
+        path = os.path.join(COMPACT_DIR, "index.json")
+        try:
+            with open(path, encoding="utf-8") as f:
+                _index_doc = json.load(f)
+        except OSError as e:
+            raise TableError(f"the shipped tables are missing ({path}: {e.strerror}); reinstall offsets, "
+                             f"or in a checkout run `python -m offsets.compact --write`") from None
+    return _index_doc
+
+
+def load_compact(path: str) -> Loaded:
+    from .compact import header
+
+    head, lines = header(path)
+    return Loaded(head, lines, path, shipped_index()["aliases"])
+
+
+def load_shipped(entry: dict) -> Loaded:
+    return load_compact(os.path.join(COMPACT_DIR, entry["file"]))
+
+
+# ---------------------------------------------------------------- which table
+def running_identity() -> dict:
+    """This interpreter's build identity, in the terms of the tables (read from sys and sysconfig)."""
+    import sysconfig
+
+    v = sysconfig.get_config_var
+    config = {"Py_DEBUG": bool(v("Py_DEBUG")), "Py_GIL_DISABLED": bool(v("Py_GIL_DISABLED")),
+              "Py_TRACE_REFS": bool(v("Py_TRACE_REFS")) or hasattr(sys, "getobjects"),
+              "Py_REF_DEBUG": bool(v("Py_REF_DEBUG")) or hasattr(sys, "gettotalrefcount"),
+              "Py_STATS": bool(v("Py_STATS"))}
+    triple = v("MULTIARCH") or _normalize_triple(v("HOST_GNU_TYPE") or "")
+    vi = sys.version_info
+    version = f"{vi.major}.{vi.minor}.{vi.micro}" + ("" if vi.releaselevel == "final" else
+                                                      {"alpha": "a", "beta": "b", "candidate": "rc"}[vi.releaselevel]
+                                                      + str(vi.serial))
+    return {"version": version, "hexversion": sys.hexversion, "config": config, "triple": triple,
+            "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4}
+
+
+def _normalize_triple(host: str) -> str:
+    parts = host.split("-")
+    if len(parts) == 4 and parts[1] in ("pc", "unknown"):
+        parts.pop(1)
+    return "-".join(parts)
+
+
+def _flags(config: dict) -> tuple:
+    on = {f for f in _FLAGS if config.get(f)}
+    for flag, implied in _IMPLIED.items():
+        if flag in on:
+            on.update(implied)
+    return tuple(sorted(on))
+
+
+def describe(identity: dict) -> str:
+    flags = ", ".join(_flags(identity["config"])) or "release"
+    return f"CPython {identity['version']} ({flags}, {identity['triple']}, {identity['pointer_size']}-byte pointers)"
+
+
+class Match:
+    """The table in use and how it was chosen: `kind` is exact, loose or user."""
+
+    def __init__(self, table: str, kind: str, detail: str, source: str, build: dict, check=None) -> None:
+        self.table, self.kind, self.detail, self.source, self._build, self.check = \
+            table, kind, detail, source, build, check
+
+    @property
+    def build(self):
+        """The table's `model.Build` (version, hexversion, config, target, input digests)."""
+        from .model import Build, Target
+
+        b = self._build
+        return Build(version=b["version"], hexversion=b["hexversion"], config=dict(b["config"]),
+                     target=Target(**b["target"]), inputs=dict(b.get("inputs", {})))
+
+    @property
+    def version(self) -> str:
+        return self._build["version"]
+
+    def __repr__(self) -> str:
+        return f"<offsets table {self.table}: {self.kind} match: {self.detail}>"
+
+    __str__ = __repr__
+
+
+def select(identity: dict, entries: list, load=load_shipped, check=None, strict: bool = False):
+    """The table for `identity` among the shipped `entries`, and how it matched: exact, else the
+    same minor version at the nearest patch level whose live `check` passes (not in `strict` mode);
+    `NoMatchingTable` otherwise."""
+    def same_abi(e):
+        return (_flags(e["config"]) == _flags(identity["config"]) and e["triple"] == identity["triple"]
+                and e["pointer_size"] == identity["pointer_size"])
+
+    for e in entries:
+        if e["hexversion"] == identity["hexversion"] and same_abi(e):
+            t = load(e)
+            return t, Match(t.name, "exact", f"built for {describe(identity)}", t.source, t.build)
+    minor = identity["hexversion"] >> 16
+    near = sorted((e for e in entries if e["hexversion"] >> 16 == minor and same_abi(e)),
+                  key=lambda e: (abs(e["hexversion"] - identity["hexversion"]), -e["hexversion"]))
+    failures = []
+    if near and strict:
+        raise _no_match(identity, entries, f"OFFSETS_STRICT=1 refuses the looser match "
+                                           f"{', '.join(e['name'] for e in near)} (same minor version, other patch level)")
+    if check is None:
+        from .live_check import check
+    for e in near:
+        t = load(e)
+        result = check(t)
+        if result.ok:
+            return t, Match(t.name, "loose", f"table of CPython {e['version']} used for {identity['version']}: "
+                                             f"same minor version and layout flags, live check: {result.summary()}",
+                            t.source, t.build, result)
+        failures.append(f"{e['name']} failed the live check: {result.summary()}")
+    raise _no_match(identity, entries, "; ".join(failures))
+
+
+def _no_match(identity: dict, entries: list, why: str) -> NoMatchingTable:
+    shipped = ", ".join(e["name"] for e in sorted(entries, key=lambda e: (e["triple"], e["hexversion"])))
+    return NoMatchingTable(
+        f"no shipped table fits {describe(identity)}{': ' + why if why else ''}; shipped: {shipped or 'none'}; "
+        f"scan this build with `offsets scan -o table.yaml` (needs its C headers) and load it with "
+        f"offsets.use_table('table.yaml')")
+
+
+# ---------------------------------------------------------------- state and the public API
+_state = None      # (Loaded, Match)
+
+
+def _current() -> Loaded:
+    global _state
+    if _state is None:
+        strict = os.environ.get("OFFSETS_STRICT", "") not in ("", "0")
+        _set(*select(running_identity(), shipped_index()["tables"], strict=strict))
+    return _state[0]
+
+
+def _set(table: Loaded, match: Match) -> None:
+    global _state
+    _state = (table, match)
+    _offsets_index.clear()
+    _sizes.clear()
+    c = sys.modules.get("offsets._offsets")
+    if c is not None:
+        c._reset()
+
+
+def _unknown_struct(t: Loaded, name: str, struct: str) -> UnknownNameError:
+    import difflib
+
+    return UnknownNameError(name, difflib.get_close_matches(struct, t.struct_names(), n=3, cutoff=0.6),
+                            where=t.where())
+
+
+def _lookup(name, what: str):
+    if not isinstance(name, str):
+        raise TypeError(f"offsets.{what}() takes a str, not {type(name).__name__}")
+    t = _current()
+    struct, _, path = name.partition(".")
+    key = t.resolve_struct(struct)
+    if key is None:
+        raise _unknown_struct(t, name, struct)
+    return t, key, path
+
+
+class _Offsets(dict):
+    """name -> byte offset, filled a struct at a time on first use."""
+
+    def __missing__(self, name):
+        t, key, path = _lookup(name, "get")
+        fields = t.fields(key)
+        if not path:
+            raise UnknownNameError(name, [f"{name}.{p}" for p in list(fields)[:3]],
+                                   where=f"{t.where()} as a field (it is a struct: offsets.sizeof({name!r}) is its size)")
+        row = fields.get(path)
+        if row is None:
+            import difflib
+
+            close = difflib.get_close_matches(path, list(fields), n=3, cutoff=0.5)
+            raise UnknownNameError(name, [f"{name.partition('.')[0]}.{p}" for p in close],
+                                   where=f"struct {key} of {t.where()}")
+        prefix = key + "."
+        self.update((prefix + p, r[0]) for p, r in fields.items())
+        self[name] = row[0]
+        return row[0]
+
+
+class _Sizes(dict):
+    """struct name -> size, filled on first use."""
+
+    def __missing__(self, name):
+        t, key, path = _lookup(name, "sizeof")
+        if path:
+            raise UnknownNameError(name, [name.partition(".")[0]],
+                                   where=f"{t.where()} as a struct (offsets.field({name!r}).size is a field's size)")
+        self[name] = size = t.size(key)
+        return size
+
+
+_offsets_index = _Offsets()
+_sizes = _Sizes()
+
+#: get(name) -> int: the byte offset of STRUCT.FIELD (nested paths: PyTypeObject.ob_base.ob_base.ob_type;
+#: a bitfield: the offset of its storage unit, see field()). Raises UnknownNameError (a KeyError).
+get = _offsets_index.__getitem__
+#: sizeof(struct) -> int: the size of a struct (typedef, tag and alias names work too).
+sizeof = _sizes.__getitem__
+
+
+def field(name: str):
+    """The `model.Field` of STRUCT.FIELD: offset, size, type, bit_offset/bit_width, array_len, flexible."""
+    from .model import Field
+
+    t, key, path = _lookup(name, "field")
+    get(name)   # the same errors as get()
+    o, size, type_, bo, bw, al, fl = t.fields(key)[path]
+    return Field(path=path, offset=o, size=size, type=type_, bit_offset=bo, bit_width=bw, array_len=al,
+                 flexible=bool(fl))
+
+
+def build() -> Match:
+    """The table in use: its name, build identity, and how it matched this interpreter."""
+    _current()
+    return _state[1]
+
+
+def current_table():
+    """The table in use as a full `model.Table` (every struct decoded): for the CLI."""
+    from .compact import table_from_head
+
+    t = _current()
+    return table_from_head(t.head, t.lines)
+
+
+def use_table(path, verify: bool = True) -> Match:
+    """Use the table at `path` (`offsets scan` YAML, or a compact .jsonl) from now on, for Python and C.
+
+    It must be for this interpreter's minor version, layout flags and pointer size (TableError
+    otherwise); with `verify` the live check must pass too (VerifyError otherwise).
+    """
+    path = os.fspath(path)
+    if path.endswith(".jsonl"):
+        t = load_compact(path)
+    else:
+        from . import compact, table_yaml
+
+        head, lines = compact.split_text(compact.dumps(table_yaml.load(path), path))
+        t = Loaded(head, lines, path, shipped_index()["aliases"])
+    me = running_identity()
+    b = t.build
+    mine = (me["hexversion"] >> 16, _flags(me["config"]), me["pointer_size"])
+    theirs = (b["hexversion"] >> 16, _flags(b["config"]), b["target"]["pointer_size"])
+    if mine != theirs:
+        raise TableError(f"{path} is for {t.name}, not for this {describe(me)}: scan this build with "
+                         f"`offsets scan -o table.yaml`")
+    result = None
+    if verify:
+        from .errors import VerifyError
+        from .live_check import check
+
+        result = check(t)
+        if not result.ok:
+            raise VerifyError(f"{path} does not describe this interpreter: {result.summary()}")
+    how = "live check: " + result.summary() if result else "not checked (verify=False)"
+    _set(t, Match(t.name, "user", f"loaded from {path}; {how}", path, t.build, result))
+    return _state[1]
+
+
+def live_check(table: Loaded = None):
+    """Run the live check (`live_check.py`) of a table (default: the one in use) against this process."""
+    from .live_check import check
+
+    return check(table or _current())
+
+
+def get_include() -> str:
+    """The directory holding pyoffsets.h (installed: inside the package; a checkout: headers/)."""
+    for d in (os.path.join(_HERE, "include"), os.path.join(os.path.dirname(_HERE), "headers")):
+        if os.path.isfile(os.path.join(d, "pyoffsets.h")):
+            return d
+    raise OffsetsError(f"pyoffsets.h is in neither {_HERE}/include nor the checkout's headers/: reinstall offsets")
