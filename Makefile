@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-export OFFSETS_CACHE ?= $(CURDIR)/.cache
+# Downloads and scan results are cached in $OFFSETS_CACHE (default ~/.cache/offsets).
+RUNNING := .cache/running.yaml
 
 .PHONY: run test bench tables venv clean
 
@@ -16,9 +17,10 @@ $(VENV)/.installed: pyproject.toml setup.py
 
 # The main job: scan the running interpreter, then show where well-known fields live.
 run: venv
-	$(BIN)/offsets scan --python $(PYTHON) -o $(OFFSETS_CACHE)/running.yaml
+	@mkdir -p .cache
+	$(BIN)/offsets scan --python $(PYTHON) -o $(RUNNING)
 	@for name in PyListObject.ob_item PyThreadState.interp listiterobject.it_index; do \
-	  printf '%-28s ' $$name; $(BIN)/offsets get $$name -t $(OFFSETS_CACHE)/running.yaml || true; done
+	  printf '%-28s ' $$name; $(BIN)/offsets get $$name -t $(RUNNING) || true; done
 
 test: venv
 	$(BIN)/python -m pytest -q -ra tests
