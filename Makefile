@@ -10,6 +10,9 @@ RUNNING := .cache/running.yaml
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml setup.py
+	@# gcc checks tables and builds the C extension; dpkg-dev unpacks Debian packages by name
+	@command -v gcc >/dev/null && command -v dpkg-source >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq gcc dpkg-dev; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
