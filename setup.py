@@ -1,3 +1,38 @@
-from setuptools import setup
+"""The build: metadata is in pyproject.toml; this file adds the C extension behind headers/pyoffsets.h.
 
-setup()
+`pip install .` compiles offsets/_offsets.c (the capsule of the C API) for the interpreter that
+installs it, and puts pyoffsets.h inside the package (offsets/include/, what offsets.get_include()
+returns once installed; a checkout's get_include() is headers/). The shipped tables are already in
+the package as generated data (offsets/data/compact/, made by `python -m offsets.compact --write`).
+"""
+import os
+import shutil
+
+from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+
+HEADER = os.path.join("headers", "pyoffsets.h")
+
+
+class BuildPyWithHeader(build_py):
+    """build_py, plus headers/pyoffsets.h copied to offsets/include/ in the built package."""
+
+    def run(self):
+        super().run()
+        if not getattr(self, "editable_mode", False):
+            target = os.path.join(self.build_lib, "offsets", "include")
+            os.makedirs(target, exist_ok=True)
+            shutil.copyfile(HEADER, os.path.join(target, "pyoffsets.h"))
+
+    def get_outputs(self, *args, **kwargs):
+        outputs = super().get_outputs(*args, **kwargs)
+        if not getattr(self, "editable_mode", False):
+            outputs.append(os.path.join(self.build_lib, "offsets", "include", "pyoffsets.h"))
+        return outputs
+
+
+setup(
+    ext_modules=[Extension("offsets._offsets", sources=["offsets/_offsets.c"], include_dirs=["headers"],
+                           depends=[HEADER])],
+    cmdclass={"build_py": BuildPyWithHeader},
+)

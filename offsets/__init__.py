@@ -10,5 +10,25 @@ Data flow, one module per stage:
     table_yaml.py                     Table <-> YAML (schema in data/table.schema.json)
     names.py                          struct.field names, aliases across versions, suggestions
     cli.py                            the `offsets` command
+    compact.py                        generated/*.yaml -> data/compact/ (what the runtime reads)
+    runtime.py, live_check.py         offsets.get() & co. for the running interpreter; its live check
+    _offsets.c, c_header.py           the C API capsule (headers/pyoffsets.h); per-build C headers
 """
 __version__ = "0.1.0"
+
+#: The runtime API (runtime.py), imported on first use so that `import offsets` stays cheap.
+_RUNTIME = ("get", "sizeof", "field", "build", "get_include", "use_table")
+
+
+def __getattr__(name):
+    if name in _RUNTIME:
+        from . import runtime
+
+        value = getattr(runtime, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'offsets' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_RUNTIME))
