@@ -178,24 +178,35 @@ def parse_watch(text: str) -> list[tuple[int, str]]:
 
 
 def resolve_watch(entries: Iterable[tuple[int, str]], old: Table, new: Table, where: str = "watch list") -> list[Watch]:
-    """Each name resolved in both tables; `UnknownNameError` (with suggestions) if in neither."""
-    from .names import resolve, split
+    """Each name resolved in both tables (a struct found in one is followed to its match in the
+    other); `UnknownNameError` with the closest names if neither table has it."""
+    import difflib
 
+    from .names import find_struct, split
+
+    pairs = [(o, n) for o, n in match_structs(old, new) if o and n]
+    new_of, old_of = dict(pairs), {n: o for o, n in pairs}
+    versions = f"neither CPython {old.build.version} nor {new.build.version} has it"
     out = []
     for line, name in entries:
-        found, first_error = {}, None
+        struct, path = split(name)
+        keys, error = {}, None
         for side, table in (("old", old), ("new", new)):
             try:
-                s, f = resolve(table, name)
-                found[side] = (s.name, f.path if f else None)
+                keys[side] = find_struct(table, struct).name
             except UnknownNameError as e:
-                first_error = first_error or e
-        if not found:
-            raise UnknownNameError(name, first_error.suggestions,
-                                   where=f"{where} line {line} (neither CPython {old.build.version} "
-                                         f"nor {new.build.version} has it)")
-        out.append(Watch(name, line, found.get("old", (None,))[0], found.get("new", (None,))[0],
-                         split(name)[1] or None))
+                error = e
+        o = keys.get("old") or old_of.get(keys.get("new"))
+        n = keys.get("new") or new_of.get(keys.get("old"))
+        if o is None and n is None:
+            raise UnknownNameError(name, error.suggestions, where=f"{where} line {line} ({versions})")
+        if path:
+            paths = [f.path for key, t in ((o, old), (n, new)) if key for f in t.structs[key].fields]
+            if path not in paths:
+                close = difflib.get_close_matches(path, list(dict.fromkeys(paths)), n=3, cutoff=0.5)
+                raise UnknownNameError(name, [f"{struct}.{c}" for c in close],
+                                       where=f"{where} line {line} ({versions})")
+        out.append(Watch(name, line, o, n, path or None))
     return out
 
 

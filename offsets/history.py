@@ -29,7 +29,7 @@ def load_table(path) -> Table:
         st = p.stat()
     except OSError as e:
         raise TableError(f"cannot read table {p}: {e.strerror}") from None
-    return _load(str(p), st.st_mtime_ns, st.st_size)
+    return _load(str(p.resolve()), st.st_mtime_ns, st.st_size)
 
 
 def table_paths(directory=None) -> list[Path]:
