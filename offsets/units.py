@@ -47,7 +47,12 @@ def roots(b: BuildInputs) -> tuple[tuple[str, str], ...]:
 def header_unit(b: BuildInputs) -> tuple[Unit, list[str]]:
     """The one unit that includes every header, and the headers it leaves out (with why)."""
     rules = header_rules()
-    skip, prereq = rules["skip"], rules["prerequisites"]
+    skip, prereq = dict(rules["skip"]), rules["prerequisites"]
+    sysdirs = (builtin_include(), *system_includes(b.target, b.sysroot))
+    for h, needed in rules.get("needs", {}).items():
+        lacking = [n for n in needed if not any((d / alt).is_file() for d in sysdirs for alt in n.split("|"))]
+        if lacking:
+            skip[h] = f"not scanned: missing dependency {lacking[0]} (not in the {b.target.triple} C include directories)"
     top = sorted(p.name for p in b.include_dir.glob("*.h"))
     internal = sorted("internal/" + p.name for p in (b.include_dir / "internal").glob("*.h"))
     order = ["Python.h"]

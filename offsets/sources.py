@@ -1,0 +1,532 @@
+"""Translation units of a CPython source tree: each `.c` file of Objects/, Python/, Modules/ and
+Parser/ with the flags CPython's own build compiles it with, or why the build does not compile it.
+
+The build's own files say it. Makefile.pre.in: the core objects (its `*_OBJS` lists and the objects
+its rules depend on) and each one's recipe (`$(PY_CORE_CFLAGS)`, so `-DPy_BUILD_CORE`, plus
+per-file defines such as `-DSOABI=...`). Modules/Setup*: built-in modules (`*static*`,
+`-DPy_BUILD_CORE_BUILTIN`) and shared ones (neither: `_testcapimodule.c` must not see the core).
+setup.py (up to 3.11): further shared modules. What only configure decides on Linux (the dynload
+file, libmpdec's machine, which third-party headers a module needs) is in data/source_units.yaml.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from .build import BuildInputs, digest_files, pyconfig_defines, read_version
+from .clang_headers import builtin_include
+from .clang_scan import Unit
+from .errors import BuildError
+from .targets import system_includes
+from .units import roots
+
+SCANNED_DIRS = ("Objects", "Python", "Modules", "Parser")
+
+
+@lru_cache(maxsize=1)
+def rules() -> dict:
+    """The reviewed data file: configure's Linux results, module flags, platform-only files, dependencies."""
+    return yaml.safe_load(resources.files("offsets").joinpath("data/source_units.yaml").read_text())
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How the build compiles one `.c` file: its -D/-U/-I flags, or why it is not scanned."""
+
+    rel: str
+    flags: tuple[str, ...] = ()
+    how: str = ""              # "Makefile.pre.in", "built-in module", "shared module"
+    skip: str = ""             # the reason, when the file is not scanned
+
+
+class Makefile:
+    """Just enough of make to read Makefile.pre.in: variables, rules and their recipes, expansion."""
+
+    def __init__(self, text: str, values: dict) -> None:
+        text = re.sub(r"@(\w+)@", lambda m: values.get(m.group(1), ""), text)
+        self.vars: dict = {}
+        self.rules: list = []           # (targets, prerequisites, [recipe lines])
+        current = None
+        for line in _logical_lines(text):
+            if line.startswith("\t"):
+                body = line.strip()
+                if current is not None and body and not body.startswith("#"):
+                    current[2].append(body)
+                continue
+            line = re.sub(r"(?<!\\)#.*", "", line).rstrip()
+            if not line.strip():
+                continue
+            m = re.match(r"^\s*([A-Za-z_][\w.]*)\s*(\+=|:=|\?=|=)\s*(.*)$", line)
+            if m:
+                name, op, value = m.groups()
+                if op == "+=":
+                    self.vars[name] = self.vars.get(name, "") + " " + value
+                elif op != "?=" or name not in self.vars:
+                    self.vars[name] = value
+                current = None
+                continue
+            m = re.match(r"^([^:=]+?)\s*::?(?!=)\s*(.*)$", line)
+            if m and not m.group(1).startswith(("ifeq", "ifneq", "ifdef", "ifndef", "include")):
+                targets, rest = m.groups()
+                prereqs, _, inline = rest.partition(";")
+                current = (targets, prereqs, [inline.strip()] if inline.strip() else [])
+                self.rules.append(current)
+            else:
+                current = None
+
+    def expand(self, s: str, depth: int = 0) -> str:
+        if depth > 40:
+            raise BuildError(f"Makefile.pre.in: variables nest too deep while expanding {s[:60]!r}")
+        out, i = [], 0
+        while i < len(s):
+            c = s[i]
+            if c != "$" or i + 1 >= len(s):
+                out.append(c)
+                i += 1
+                continue
+            n = s[i + 1]
+            if n == "$":
+                out.append("$")
+                i += 2
+            elif n in "({":
+                close, level, j = ")" if n == "(" else "}", 1, i + 2
+                while j < len(s) and level:
+                    level += (s[j] == n) - (s[j] == close)
+                    j += 1
+                out.append(self._reference(s[i + 2:j - 1], depth))
+                i = j
+            else:
+                out.append(s[i:i + 2])      # $@, $<, $^: automatic variables stay as they are
+                i += 2
+        return "".join(out)
+
+    def _reference(self, inner: str, depth: int) -> str:
+        m = re.match(r"(\w+)\s+(.*)$", inner, re.S)
+        if m and m.group(1) == "if":
+            args = _split_args(m.group(2))
+            cond = self.expand(args[0], depth + 1).strip()
+            return self.expand(args[1] if cond else (args[2] if len(args) > 2 else ""), depth + 1)
+        if m:
+            return ""                       # $(shell ...), $(wildcard ...): nothing the flags need
+        name = self.expand(inner, depth + 1)
+        if ":" in name and "=" in name:     # substitution reference $(VAR:.c=.o)
+            var, _, pattern = name.partition(":")
+            old, _, new = pattern.partition("=")
+            words = self.expand(self.vars.get(var, ""), depth + 1).split()
+            return " ".join(w[:-len(old)] + new if old and w.endswith(old) else w for w in words)
+        return self.expand(self.vars.get(name, ""), depth + 1)
+
+    def words(self, s: str) -> list[str]:
+        return self.expand(s).split()
+
+
+def _logical_lines(text: str):
+    buf = ""
+    for raw in text.splitlines():
+        if raw.endswith("\\"):
+            buf += raw[:-1] + " "
+            continue
+        yield buf + raw
+        buf = ""
+    if buf:
+        yield buf
+
+
+def _split_args(s: str) -> list[str]:
+    args, level, cur = [], 0, ""
+    for c in s:
+        if c == "," and level == 0:
+            args.append(cur)
+            cur = ""
+            continue
+        level += (c == "(") - (c == ")")
+        cur += c
+    return args + [cur]
+
+
+def abiflags(pyconfig: Path, config: str) -> str:
+    d = pyconfig_defines(pyconfig)
+    t = "t" if "Py_GIL_DISABLED" in d or config == "free-threaded" else ""
+    return t + ("d" if "Py_DEBUG" in d or config == "debug" else "")
+
+
+def configure_values(b: BuildInputs, source: Path) -> dict:
+    """Makefile.pre.in's @NAME@ substitutions as configure makes them for `b`'s target."""
+    data = rules()
+    version = read_version(source / "Include")[0]
+    minor = ".".join(version.split(".")[:2])
+    flags = abiflags(b.pyconfig, b.config)
+    fill = {"srcdir": str(source), "multiarch": b.target.multiarch, "abiflags": flags,
+            "nodot": minor.replace(".", ""), "minor": minor, "mpdec": data["mpdec"][b.target.triple],
+            "opt": "" if "d" in flags else "-DNDEBUG"}
+    values = dict(data["configure"])
+    for opt in _debian_options(source).values():
+        values.update(opt.get("configure", {}))
+    return {k: str(v).format(**fill) for k, v in values.items()}
+
+
+def _rel(path: str, source: Path) -> str:
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            return str(p.relative_to(source))
+        except ValueError:
+            return path
+    return str(Path(path))
+
+
+def _flags(cmd: str, source: Path, builddir: list[Path], what: str) -> tuple[str, ...]:
+    """The -D/-U/-I options of a compiler command line, with -I directories made absolute."""
+    cmd = re.sub(r"`[^`]*`", "", cmd)
+    try:
+        tokens = shlex.split(cmd)
+    except ValueError as e:
+        raise BuildError(f"{what}: cannot split the compiler command {cmd[:80]!r}: {e}") from None
+    out, it = [], iter(tokens)
+    for t in it:
+        if t in ("-I", "-D", "-U"):
+            t += next(it, "")
+        if t.startswith(("-D", "-U")) and len(t) > 2:
+            out.append(t)
+        elif t.startswith("-I") and len(t) > 2:
+            d = t[2:]
+            if Path(d).is_absolute():
+                dirs = [Path(d)]
+            elif d == ".":
+                dirs = builddir
+            else:
+                dirs = [source / d]
+            out += [f"-I{x}" for x in dirs]
+    return tuple(dict.fromkeys(out))        # first occurrence wins, as with the compiler
+
+
+def _compile_command(mk: Makefile, obj: str, source: Path) -> tuple[str, list[str]]:
+    """The recipe line compiling `obj` (explicit rule, else a pattern or suffix rule), and the
+    prerequisites its rules list."""
+    recipe, prereqs = None, []
+    for targets, pre, body in mk.rules:
+        if obj in {_rel(t, source) for t in mk.words(targets)}:
+            prereqs += [_rel(p, source) for p in mk.words(pre)]
+            cc = [l for l in body if " -c " in f" {l} "]
+            if cc and recipe is None:
+                recipe = cc[0]
+    if recipe is None:
+        for targets, pre, body in mk.rules:
+            cc = [l for l in body if " -c " in f" {l} "]
+            if not cc:
+                continue
+            for t in mk.words(targets):
+                t = _rel(t, source)
+                if t == ".c.o" or ("%" in t and fnmatch.fnmatch(obj, t.replace("%", "*"))):
+                    recipe = cc[0]
+                    break
+            if recipe is not None:
+                break
+    if recipe is None:
+        raise BuildError(f"{source}/Makefile.pre.in: no rule compiles {obj}")
+    return mk.expand(recipe.replace("$<", str(source / obj[:-2]) + ".c")), prereqs
+
+
+def _setup_files(mk: Makefile, source: Path) -> list[tuple[str, str]]:
+    """The Setup files makesetup reads (name, text), in its order (the first definition of a module
+    wins); for a Debian source package, the Setup.local its debian/rules writes comes first."""
+    for _, _, body in mk.rules:
+        for line in body:
+            if "$(MAKESETUP)" in line and " -c " in line:
+                words = mk.words(line.split("$(MAKESETUP)", 1)[1])
+                found = []
+                for w in words:
+                    if "Setup" not in Path(w).name:
+                        continue
+                    rel = _rel(w, source)
+                    if Path(rel).name == "Setup.local" and _debian(source):
+                        found.append((rel, _debian_setup_local(source)))
+                    for cand in (rel, rel + ".in", rel + ".dist"):
+                        if (source / cand).is_file():
+                            found.append((cand, (source / cand).read_text(errors="replace")))
+                            break
+                return found
+    return []
+
+
+def _debian(source: Path) -> bool:
+    """A Debian source package (debian/rules builds it, with its own Setup.local)."""
+    return (source / "debian/rules").is_file() and (source / "debian/PVER-minimal.README.Debian.in").is_file()
+
+
+def _debian_setup_local(source: Path) -> str:
+    """What debian/rules' __post_configure writes to Modules/Setup.local: the lines of Modules/Setup
+    for the extensions debian/PVER-minimal.README.Debian.in lists, uncommented (built in)."""
+    readme = (source / "debian/PVER-minimal.README.Debian.in").read_text(errors="replace")
+    names = {w[0] for w in (l.split() for l in readme.splitlines()) if len(w) > 1 and w[1] == "extension"}
+    setup = (source / "Modules/Setup").read_text(errors="replace") if (source / "Modules/Setup").is_file() else ""
+    lines = [l[1:].replace("-Wl,-Bdynamic", "").replace("-Wl,-Bstatic", "") for l in setup.splitlines()
+             if l.startswith("#") and l[1:].split()[:1] and l[1:].split()[0] in names]
+    return "\n".join(lines) + "\n"
+
+
+def _debian_options(source: Path) -> dict:
+    """The entries of source_units.yaml's `debian_options` that debian/rules passes to configure."""
+    if not _debian(source):
+        return {}
+    text = (source / "debian/rules").read_text(errors="replace")
+    return {opt: v for opt, v in rules()["debian_options"].items() if re.search(re.escape(opt) + r"(?![\w=-])", text)}
+
+
+def _setup_modules(mk: Makefile, source: Path, values: dict) -> dict:
+    """`Modules/x.c` -> (builtin?, the Setup line's own flags), from the Setup files, first wins."""
+    out: dict = {}
+    for _, text in _setup_files(mk, source):
+        static = True
+        for line in text.splitlines():
+            line = re.sub(r"#.*", "", line)
+            line = re.sub(r"@(\w+)@", lambda m: "" if m.group(1).endswith("_TRUE") else values.get(m.group(1), ""), line)
+            line = line.strip()
+            if not line or re.match(r"^\w+\s*=", line):
+                continue
+            if line.startswith("*") and line.endswith("*"):
+                section = line.strip("*")
+                if section in ("static", "doconfig"):
+                    static = True
+                elif section in ("shared", "noconfig"):
+                    static = False
+                elif section == "disabled":
+                    static = None
+                continue
+            words = line.split()
+            cpps = [w for w in words if w.startswith(("-I", "-D", "-U")) or re.fullmatch(r"\$\(\w+_CFLAGS\)", w)]
+            for w in words:
+                if w.endswith(".c"):
+                    rel = str(Path("Modules") / w)
+                    if rel not in out:
+                        out[rel] = (static, cpps)
+    return out
+
+
+def _setup_py_files(source: Path) -> set[str]:
+    """The .c files setup.py (3.11 and older) names: built as shared modules on Linux."""
+    path = source / "setup.py"
+    if not path.is_file():
+        return set()
+    names = re.findall(r"""['"]([\w/.-]+\.c)['"]""", path.read_text(errors="replace"))
+    return {str(Path("Modules") / n) for n in names if (source / "Modules" / n).is_file()}
+
+
+def _included_by(source: Path, files: list[str]) -> dict:
+    """`.c` files that another `.c` file of the tree `#include`s: file -> includer."""
+    out = {}
+    for rel in files:
+        text = (source / rel).read_text(errors="replace")
+        for inc in re.findall(r'^\s*#\s*include\s*"([^"]+\.c)"', text, re.M):
+            target = (source / rel).parent / inc
+            if target.is_file():
+                out.setdefault(_rel(str(target.resolve()), source.resolve()), rel)
+    return out
+
+
+_DIRECTIVE = re.compile(r'^[ \t]*#[ \t]*(ifdef|ifndef|if|elif|else|endif|include)\b[ \t]*(.*)$', re.M)
+
+
+@lru_cache(maxsize=4096)
+def _includes(path: Path) -> tuple[tuple[bool, str, frozenset, frozenset], ...]:
+    """Each `#include` of a file (angle?, name) with the macros that must be defined / undefined for
+    it to count (only plain #ifdef/#ifndef/#if defined(M) conditions are understood; others count)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ()
+    out, stack = [], []           # stack of (must_defined, must_undefined) for each open #if
+    for kind, rest in _DIRECTIVE.findall(text):
+        rest = re.sub(r"/\*.*?\*/|//.*", "", rest).strip()
+        if kind in ("ifdef", "ifndef", "if"):
+            m = re.fullmatch(r"(!?)\s*defined\s*\(?\s*(\w+)\s*\)?", rest) if kind == "if" else None
+            name = rest.split()[0] if kind != "if" and rest else (m.group(2) if m else None)
+            positive = kind == "ifdef" or (m is not None and not m.group(1))
+            stack.append((name, positive) if name else None)
+        elif kind in ("elif", "else"):
+            if stack:
+                top = stack[-1]
+                stack[-1] = (top[0], not top[1]) if (top and kind == "else") else None
+        elif kind == "endif":
+            if stack:
+                stack.pop()
+        elif kind == "include":
+            m = re.match(r'(["<])([^">]+)[">]', rest)
+            if m:
+                need = frozenset(c[0] for c in stack if c and c[1])
+                need_not = frozenset(c[0] for c in stack if c and not c[1])
+                out.append((m.group(1) == "<", m.group(2), need, need_not))
+    return tuple(out)
+
+
+def _missing_input(start: Path, dirs: list[Path], sysdirs, defined: set, generated: dict, module: bool) -> str:
+    """Why `start` cannot be parsed here, read from its includes: a header the build generates (and
+    the tree lacks), or, for a module, a third-party header that pyconfig.h says the build machine
+    had (`#ifdef HAVE_X_H` around it) but the target's include directories lack. "" if neither."""
+    seen, todo = set(), [start]
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        for angle, name, need, need_not in _includes(f):
+            if not need <= defined or need_not & defined:
+                continue            # under a condition that is false for this build
+            if angle:
+                have = sorted(m for m in need if m.startswith("HAVE_") and m.endswith("_H"))
+                if module and have and \
+                        not any((d / name).is_file() for d in [*dirs, *sysdirs]):
+                    return f"not scanned: missing dependency {name} (pyconfig.h has {have[0]}, " \
+                           f"the target's include directories lack it)"
+                continue
+            cands = [Path(os.path.normpath(d / name)) for d in [f.parent, *dirs]]
+            found = next((c for c in cands if c.is_file()), None)
+            if found is not None:
+                todo.append(found)
+                continue
+            for c in cands:
+                if str(c) in generated:
+                    return f"not scanned: needs {generated[str(c)]}, which the build generates"
+    return ""
+
+
+def _match(table: dict, rel: str):
+    for pattern, value in table.items():
+        if fnmatch.fnmatch(rel, pattern):
+            return value
+    return None
+
+
+def plan(b: BuildInputs) -> list[Plan]:
+    """A `Plan` for every `.c` file of the source tree's scanned directories, in path order."""
+    source = b.source
+    makefile = source / "Makefile.pre.in"
+    if not makefile.is_file():
+        raise BuildError(f"{source} has no Makefile.pre.in: not a CPython source tree")
+    data = rules()
+    values = configure_values(b, source)
+    mk = Makefile(makefile.read_text(errors="replace"), values)
+    mk.vars.setdefault("srcdir", str(source))
+    builddir = [b.pyconfig.parent, source]
+    files = sorted(str(p.relative_to(source)) for d in SCANNED_DIRS for p in (source / d).rglob("*.c") if p.is_file())
+    sysdirs = (builtin_include(), *system_includes(b.target, b.sysroot))
+
+    options = _debian_options(source)
+    not_built = {o.get("not_built") for o in options.values()}
+    unbuilt_c = {_rel(w, source)[:-2] + ".c": opt for opt, o in options.items() if o.get("not_built")
+                 for w in mk.words(f"$({o['not_built']})")}
+    core: set = set()
+    for name in mk.vars:
+        if name.endswith("_OBJS") and name not in not_built:
+            core.update(mk.words(f"$({name})"))
+    for _, pre, _ in mk.rules:
+        core.update(w for w in mk.words(pre) if w.endswith(".o"))
+    core = {_rel(o, source) for o in core} - {_rel(o, source) for v in not_built if v for o in mk.words(f"$({v})")}
+    core_c = {o[:-2] + ".c": o for o in core if o.endswith(".o") and o.split("/", 1)[0] in SCANNED_DIRS}
+    modules = _setup_modules(mk, source, values)
+    setup_py = _setup_py_files(source)
+    included = _included_by(source, files)
+    generated_targets = {_rel(t, source) for targets, _, _ in mk.rules for t in mk.words(targets)}
+
+    generated = {os.path.normpath(source / t): t for t in generated_targets if t.endswith(".h") and not (source / t).exists()}
+    pyconfig = set(pyconfig_defines(b.pyconfig)) | {f[2:].split("=")[0] for f in b.defines()}
+    needs = dict(data["needs"])
+    for opt in options.values():
+        needs.update(opt.get("needs", {}))
+    plans = []
+    for rel in sorted(set(files) | set(core_c)):
+        if not (source / rel).is_file():
+            plans.append(Plan(rel, skip="generated during the build (not in the source tree)"))
+            continue
+        platform = _match(data["only_on"], rel)
+        if platform:
+            plans.append(Plan(rel, skip=f"not compiled on Linux: built only on {platform}"))
+            continue
+        if rel in modules or rel in setup_py:
+            static, cpps = modules.get(rel, (False, []))
+            if static is None:
+                plans.append(Plan(rel, skip="not compiled: *disabled* in the build's Setup files"))
+                continue
+            lacking = [h.split("|") for h in _match(needs, rel) or []
+                       if not any((d / alt).is_file() for d in sysdirs for alt in h.split("|"))]
+            if lacking:
+                alts = f" (or {', '.join(lacking[0][1:])})" if len(lacking[0]) > 1 else ""
+                plans.append(Plan(rel, skip=f"not scanned: missing dependency {lacking[0][0]}{alts}: not in "
+                                            f"the {b.target.triple} C include directories"))
+                continue
+            base = "$(PY_BUILTIN_MODULE_CFLAGS)" if static else "$(PY_STDMODULE_CFLAGS) $(CCSHARED)"
+            if static and "PY_BUILTIN_MODULE_CFLAGS" not in mk.vars:
+                base = "$(PY_CORE_CFLAGS)"
+            extra = re.sub(r"@(\w+)@", lambda m: values.get(m.group(1), ""), _match(data["module_cflags"], rel) or "")
+            cmd = mk.expand(" ".join([base] + cpps + [extra]))
+            plans.append(Plan(rel, _flags(cmd, source, builddir, rel),
+                              "built-in module" if static else "shared module"))
+            continue
+        if rel in core_c:
+            cmd, _ = _compile_command(mk, core_c[rel], source)
+            plans.append(Plan(rel, _flags(cmd, source, builddir, rel), "Makefile.pre.in"))
+            continue
+        if rel in unbuilt_c:
+            plans.append(Plan(rel, skip=f"not compiled: debian/rules configures {unbuilt_c[rel]}, "
+                                        f"so the bundled copy is not built"))
+            continue
+        if rel in included:
+            plans.append(Plan(rel, skip=f"not compiled on its own (#included by {included[rel]})"))
+            continue
+        plans.append(Plan(rel, skip="not compiled by the build on Linux (in none of Makefile.pre.in's "
+                                    "object lists, Modules/Setup* or setup.py)"))
+    checked = []
+    for p in plans:
+        if not p.skip:
+            defined = pyconfig | {f[2:].split("=")[0] for f in p.flags if f.startswith("-D")}
+            dirs = [Path(f[2:]) for f in p.flags if f.startswith("-I")]
+            why = _missing_input(source / p.rel, dirs, sysdirs, defined, generated, p.how != "Makefile.pre.in")
+            if why:
+                p = Plan(p.rel, skip=why)
+        checked.append(p)
+    return checked
+
+
+def _check_version(b: BuildInputs) -> None:
+    inc = b.source / "Include"
+    if not (inc / "Python.h").is_file():
+        raise BuildError(f"{b.source} is not a CPython source tree (no Include/Python.h)")
+    if inc.resolve() != b.include_dir.resolve():
+        theirs = read_version(inc)[0]
+        if theirs != b.version:
+            raise BuildError(f"source tree {b.source} is CPython {theirs} but the headers in {b.include_dir} "
+                             f"are {b.version}: pass the source tree of the same version")
+
+
+def unit_args(b: BuildInputs, flags) -> list[str]:
+    """Target, system headers, then the build's own -I/-D flags for one `.c` file, then --config."""
+    args = ["-x", "c", "-std=gnu11", "-target", b.target.triple, "-nostdinc", "-ferror-limit=0",
+            "-isystem", str(builtin_include())]
+    for d in system_includes(b.target, b.sysroot):
+        args += ["-isystem", str(d)]
+    return args + list(flags) + list(b.defines())
+
+
+def source_units(b: BuildInputs) -> tuple[list[Unit], list[str], str]:
+    """The units of `b`'s source tree, what is skipped (`path: reason`), and a digest of the scanned files."""
+    _check_version(b)
+    source = b.source
+    owned = tuple(f"{d}/" for d in sorted(source.iterdir()) if d.is_dir() and d.name != "Include")
+    units, skipped, scanned = [], [], []
+    for p in plan(b):
+        if p.skip:
+            skipped.append(f"{p.rel}: {p.skip}")
+            continue
+        path = source / p.rel
+        units.append(Unit(name=p.rel, path=str(path), args=tuple(unit_args(b, p.flags)),
+                          roots=roots(b), owned=owned))
+        scanned.append(path)
+    return units, skipped, digest_files(scanned, source)
