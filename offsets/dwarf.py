@@ -1,0 +1,709 @@
+"""Layouts from DWARF: a second, independent reader of struct layouts, for builds without sources.
+
+`read(binary)` takes every complete struct and union from the DWARF of a binary (a plain ELF with
+`.debug_info`, or a stripped one with its separate debug file passed in; DWARF 4 or 5, compressed
+sections and dwz supplementary files included) and returns the same model the libclang scanner
+does: key = first typedef name else tag, `offsetof` designators, anonymous members flattened,
+absolute byte offsets, bitfields windowed exactly as `clang_scan` does. `fill` adds to a table the
+structs only DWARF has (origin "dwarf"); `compare` cross-checks the structs both have.
+
+Speed: every unit's top-level DIEs are walked once (subprograms skipped by their sibling links), and
+a definition met again in another unit (same kind, name, file, line, column and size) is not
+re-parsed. Results are cached by the binary's sha256 under `cache_dir()/dwarf/`.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import posixpath
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Iterable, Optional, Union
+
+from . import __version__
+from .errors import BuildError, LayoutError
+from .model import Field, Struct, Table
+
+#: Bump when the reader's output changes, so cached results are not reused.
+READER_VERSION = 2
+
+#: First path components that mark a file of the CPython tree (the rest is the system's).
+TREE_DIRS = frozenset({"Include", "Objects", "Python", "Modules", "Parser", "Programs", "PC", "Lib", "Mac"})
+
+_RECORDS = ("DW_TAG_structure_type", "DW_TAG_union_type")
+_QUALIFIERS = {"DW_TAG_const_type": "const", "DW_TAG_volatile_type": "volatile",
+               "DW_TAG_restrict_type": "restrict"}
+_REF_FORMS = ("DW_FORM_ref1", "DW_FORM_ref2", "DW_FORM_ref4", "DW_FORM_ref8", "DW_FORM_ref_udata")
+_DW_OP_PLUS_UCONST = 0x23
+_DW_ATE_COMPLEX_FLOAT = 0x3
+
+
+@dataclass(frozen=True)
+class DwarfInfo:
+    """What a binary's DWARF says: structs by name, other names for them, and what was dropped."""
+
+    structs: dict
+    names: dict
+    conflicts: tuple[str, ...]
+    digest: str                     # sha256 over the binary (and its debug file)
+    units: int                      # compile (and partial) units read
+    seconds: float                  # time the read took (0 when it came from the cache)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of `compare`: what was compared, what disagreed, what only one side has."""
+
+    structs: int
+    fields: int
+    mismatches: tuple[str, ...]
+    one_sided: tuple[str, ...]          # fields only one side has, in a struct both have
+    not_compared: tuple[str, ...]       # same name, different definitions (file differs)
+
+
+@dataclass
+class _Type:
+    spell: str
+    size: Optional[int]                 # None: incomplete (void, function, flexible array)
+    own_align: int
+    record: Optional[tuple] = None      # definition key, for a struct or union (through typedefs)
+    array_len: Optional[int] = None
+    flexible: bool = False
+    of: object = None                   # the _Def or _Type whose alignment this one has
+
+    @property
+    def align(self) -> int:
+        # read through: a record's alignment is final only once all its members are read, and a
+        # pointer met while reading it may already have asked for its type
+        return self.of.align if self.of is not None else self.own_align
+
+
+@dataclass
+class _Member:
+    name: Optional[str]
+    bits: int                           # offset in bits from the start of the record
+    width: Optional[int]                # bitfield width
+    type: _Type
+
+
+@dataclass
+class _Def:
+    kind: str
+    tag: Optional[str]
+    where: str                          # path:line
+    size: int
+    align: int = 1
+    members: list = field(default_factory=list)
+    typedefs: list = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# Opening the DWARF
+
+
+def _digest(paths: Iterable[Path]) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        h.update(b"\0")
+    return "sha256:" + h.hexdigest()
+
+
+def build_id(path) -> Optional[str]:
+    """The GNU build-id of an ELF file as hex, or None."""
+    from elftools.elf.elffile import ELFFile
+
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        for sec in elf.iter_sections():
+            if sec.header.sh_type == "SHT_NOTE":
+                for note in sec.iter_notes():
+                    if note["n_type"] == "NT_GNU_BUILD_ID":
+                        return note["n_desc"]
+    return None
+
+
+def debug_file_for(binary, root) -> Optional[Path]:
+    """The separate debug file of `binary` under `root`/usr/lib/debug/.build-id/, if there is one."""
+    bid = build_id(binary)
+    if not bid:
+        return None
+    path = Path(root) / "usr/lib/debug/.build-id" / bid[:2] / f"{bid[2:]}.debug"
+    return path if path.is_file() else None
+
+
+def _open_dwarf(path: Path):
+    """A pyelftools DWARFInfo for `path`, following a dwz supplementary file next to it or under
+    the same root (Debian's `/usr/lib/debug/.dwz/...` resolved inside the unpacked tree)."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    def loader(name: str):
+        candidates = [Path(name)] if not os.path.isabs(name) else []
+        candidates.append(path.parent / name.lstrip("/"))
+        if os.path.isabs(name):
+            # walk up from the debug file: an unpacked Debian tree holds /usr/lib/debug/... below it
+            for parent in path.parents:
+                candidates.append(parent / name.lstrip("/"))
+            candidates.append(Path(name))
+        for c in candidates:
+            if c.is_file():
+                return open(c, "rb")
+        raise BuildError(f"{path}: its DWARF refers to the supplementary file {name}, which is not "
+                         f"there; unpack the package that holds it next to the debug file")
+
+    stream = open(path, "rb")
+    try:
+        elf = ELFFile(stream, stream_loader=loader)
+        if not elf.has_dwarf_info() or elf.get_section_by_name(".debug_info") is None \
+                and elf.get_section_by_name(".zdebug_info") is None:
+            raise BuildError(f"{path} has no DWARF (.debug_info); pass its separate debug file "
+                             f"(Debian: the -dbg/-dbgsym package, usr/lib/debug/.build-id/)")
+        machine = elf["e_machine"]
+        info = elf.get_dwarf_info(follow_links=True)
+    except ELFError as e:
+        stream.close()
+        raise BuildError(f"{path}: not a readable ELF file ({e})") from None
+    return info, machine, stream
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+
+
+class _Reader:
+    def __init__(self, machine: str, thorough: bool = False) -> None:
+        self.machine = machine
+        self.thorough = thorough       # read every unit's definitions, even those met before
+        self.defs: dict = {}           # key -> _Def
+        self.die_key: dict = {}        # (id(dwarfinfo), offset) -> key of a definition
+        self.types: dict = {}          # (id(dwarfinfo), offset) -> _Type
+        self.pending: list = []        # (typedef name, kind, tag) whose record is declared only
+        self.units = 0
+        self._files: dict = {}         # id(cu) -> (file names, tree roots)
+
+    # ---- where
+
+    def _unit_files(self, cu) -> tuple:
+        got = self._files.get(id(cu))
+        if got is not None:
+            return got
+        top = cu.get_top_DIE()
+        comp = top.attributes.get("DW_AT_comp_dir")
+        comp_dir = _text(comp.value) if comp else ""
+        names: list = []
+        lp = cu.dwarfinfo.line_program_for_CU(cu)
+        if lp is not None:
+            h = lp.header
+            v5 = h.version >= 5
+            dirs = [_text(d) for d in h.include_directory]
+            for fe in h.file_entry:
+                name = _text(fe.name)
+                di = fe.dir_index
+                if v5:
+                    d = dirs[di] if di < len(dirs) else ""
+                else:
+                    d = comp_dir if di == 0 else (dirs[di - 1] if di - 1 < len(dirs) else "")
+                if not posixpath.isabs(d):
+                    d = posixpath.join(comp_dir, d)
+                names.append(posixpath.normpath(posixpath.join(d, name)))
+            if not v5:
+                names.insert(0, "")   # DWARF 4 numbers files from 1
+        roots = [comp_dir.rstrip("/"), posixpath.dirname(comp_dir.rstrip("/"))]
+        got = (names, roots)
+        self._files[id(cu)] = got
+        return got
+
+    def _where(self, die) -> tuple[str, int, int]:
+        a = die.attributes
+        f = a.get("DW_AT_decl_file")
+        line = a["DW_AT_decl_line"].value if "DW_AT_decl_line" in a else 0
+        col = a["DW_AT_decl_column"].value if "DW_AT_decl_column" in a else 0
+        if f is None:
+            return "", line, col
+        names, roots = self._unit_files(die.cu)
+        path = names[f.value] if f.value < len(names) else ""
+        return _tree_relative(path, roots), line, col
+
+    # ---- types
+
+    def _ref(self, die, name: str = "DW_AT_type"):
+        attr = die.attributes.get(name)
+        if attr is None:
+            return None
+        if attr.form in _REF_FORMS:
+            return die.cu.get_DIE_from_refaddr(die.cu.cu_offset + attr.raw_value)
+        return die.get_DIE_from_attribute(name)
+
+    def type_of(self, die) -> _Type:
+        """The `_Type` of the type DIE `die` (None stands for void)."""
+        if die is None:
+            return _Type("void", None, 1)
+        memo = (id(die.dwarfinfo), die.offset)
+        t = self.types.get(memo)
+        if t is None:
+            t = self._type(die)
+            self.types[memo] = t
+        return t
+
+    def _align_of_base(self, size: int, encoding: int) -> int:
+        if encoding == _DW_ATE_COMPLEX_FLOAT:
+            size //= 2
+        if self.machine == "EM_386":
+            return min(size, 4) or 1
+        return min(size, 16) or 1
+
+    def _type(self, die) -> _Type:
+        tag = die.tag
+        a = die.attributes
+        explicit = a["DW_AT_alignment"].value if "DW_AT_alignment" in a else None
+        if tag == "DW_TAG_base_type":
+            size = a["DW_AT_byte_size"].value
+            enc = a["DW_AT_encoding"].value if "DW_AT_encoding" in a else 0
+            return _Type(_name(die), size, explicit or self._align_of_base(size, enc))
+        if tag == "DW_TAG_pointer_type":
+            size = a["DW_AT_byte_size"].value if "DW_AT_byte_size" in a else die.cu["address_size"]
+            inner = self.type_of(self._ref(die))
+            return _Type(_pointer_spelling(inner.spell), size, explicit or size)
+        if tag == "DW_TAG_typedef":
+            inner = self.type_of(self._ref(die))
+            return _Type(_name(die), inner.size, explicit or 1, inner.record, inner.array_len,
+                         inner.flexible, None if explicit else inner)
+        if tag in _QUALIFIERS:
+            inner = self.type_of(self._ref(die))
+            spell = (f"{inner.spell} {_QUALIFIERS[tag]}" if inner.spell.endswith("*")
+                     else f"{_QUALIFIERS[tag]} {inner.spell}")
+            return _Type(spell, inner.size, 1, inner.record, inner.array_len, inner.flexible, inner)
+        if tag == "DW_TAG_atomic_type":
+            inner = self.type_of(self._ref(die))
+            return _Type(f"_Atomic({inner.spell})", inner.size, explicit or 1, of=None if explicit else inner)
+        if tag in _RECORDS:
+            kind = "union" if tag == "DW_TAG_union_type" else "struct"
+            name = _name(die)
+            spell = f"{kind} {name}" if name else f"{kind} <anonymous>"
+            key = self.record(die)
+            if key is None:
+                return _Type(spell, None, 1)
+            d = self.defs[key]
+            return _Type(spell, d.size, 1, key, of=d)
+        if tag == "DW_TAG_enumeration_type":
+            name = _name(die)
+            size = a["DW_AT_byte_size"].value if "DW_AT_byte_size" in a else 4
+            return _Type(f"enum {name}" if name else "enum <anonymous>", size, explicit or size)
+        if tag == "DW_TAG_array_type":
+            inner = self.type_of(self._ref(die))
+            dims = []
+            for sub in die.iter_children():
+                if sub.tag != "DW_TAG_subrange_type":
+                    continue
+                s = sub.attributes
+                if "DW_AT_count" in s and isinstance(s["DW_AT_count"].value, int):
+                    dims.append(s["DW_AT_count"].value)
+                elif "DW_AT_upper_bound" in s and isinstance(s["DW_AT_upper_bound"].value, int):
+                    ub = s["DW_AT_upper_bound"].value
+                    lb = s["DW_AT_lower_bound"].value if "DW_AT_lower_bound" in s else 0
+                    bits = 8 * sub.cu["address_size"]
+                    dims.append(None if ub in (-1, (1 << bits) - 1, (1 << 32) - 1) else ub - lb + 1)
+                else:
+                    dims.append(None)
+            dims = dims or [None]
+            spell = inner.spell + "".join(f"[{n}]" if n is not None else "[]" for n in dims)
+            of = None if explicit else inner
+            if dims[0] is None or inner.size is None or None in dims[1:]:
+                return _Type(spell, None, explicit or 1, flexible=dims[0] is None, of=of)
+            total = inner.size
+            for n in dims:
+                total *= n
+            return _Type(spell, total, explicit or 1, array_len=dims[0], of=of)
+        if tag == "DW_TAG_subroutine_type":
+            ret = self.type_of(self._ref(die))
+            args = [self.type_of(self._ref(p)).spell for p in die.iter_children()
+                    if p.tag == "DW_TAG_formal_parameter"]
+            if any(p.tag == "DW_TAG_unspecified_parameters" for p in die.iter_children()):
+                args.append("...")
+            elif not args and "DW_AT_prototyped" in a:
+                args = ["void"]
+            return _Type(f"{ret.spell} ({', '.join(args)})", None, 1)
+        if tag == "DW_TAG_unspecified_type":
+            return _Type(_name(die) or "void", None, 1)
+        raise LayoutError(f"DWARF type DIE at {die.offset:#x} has tag {tag}, which the reader does not know")
+
+    # ---- records
+
+    def record(self, die) -> Optional[tuple]:
+        """The definition key of a struct/union DIE (reading it the first time), None if declared only."""
+        memo = (id(die.dwarfinfo), die.offset)
+        key = self.die_key.get(memo)
+        if key is not None:
+            return key
+        a = die.attributes
+        if "DW_AT_declaration" in a or "DW_AT_byte_size" not in a:
+            return None
+        kind = "union" if die.tag == "DW_TAG_union_type" else "struct"
+        tag = _name(die)
+        path, line, col = self._where(die)
+        size = a["DW_AT_byte_size"].value
+        key = (kind, tag, path, line, col, size) if path else (kind, tag, id(die.dwarfinfo), die.offset)
+        if self.thorough:
+            key += (id(die.dwarfinfo), die.cu.cu_offset)
+        self.die_key[memo] = key
+        if key in self.defs:
+            return key
+        d = _Def(kind, tag, f"{path or '?'}:{line}", size)
+        self.defs[key] = d
+        explicit = a["DW_AT_alignment"].value if "DW_AT_alignment" in a else None
+        align = explicit or 1
+        offsets = []
+        for m in die.iter_children():
+            if m.tag in _RECORDS:
+                self.record(m)
+                continue
+            if m.tag != "DW_TAG_member":
+                continue
+            ma = m.attributes
+            t = self.type_of(self._ref(m))
+            width = ma["DW_AT_bit_size"].value if "DW_AT_bit_size" in ma else None
+            if "DW_AT_data_bit_offset" in ma:
+                bits = ma["DW_AT_data_bit_offset"].value
+            else:
+                byte = _member_location(m)
+                bits = 8 * byte
+                if width is not None and "DW_AT_bit_offset" in ma:
+                    # DWARF 2/3 big-endian numbering: bits from the storage unit's most significant bit
+                    unit = ma["DW_AT_byte_size"].value if "DW_AT_byte_size" in ma else t.size
+                    bits += 8 * unit - ma["DW_AT_bit_offset"].value - width
+            malign = ma["DW_AT_alignment"].value if "DW_AT_alignment" in ma else t.align
+            name = _name(m)
+            if width is None or name:
+                align = max(align, malign)
+            d.members.append(_Member(name, bits, width, t))
+            if width is None:
+                offsets.append((bits // 8, malign))
+        if size % align or any(off % al for off, al in offsets):
+            align = explicit or 1   # packed: DWARF records no `packed`, only the misplaced members
+        d.align = align
+        return key
+
+    def read_unit(self, cu) -> None:
+        self.units += 1
+        typedefs = []
+        for die in cu.get_top_DIE().iter_children():
+            tag = die.tag
+            if tag in _RECORDS:
+                self.record(die)
+            elif tag == "DW_TAG_typedef":
+                typedefs.append(die)
+        self._resolve_typedefs(typedefs)
+        if hasattr(cu, "_dielist") and hasattr(cu, "_diemap"):
+            # forget the unit's parsed DIEs (pyelftools keeps them all): memory stays flat
+            del cu._dielist[1:], cu._diemap[1:]
+
+    def _resolve_typedefs(self, typedefs: list) -> None:
+        for td in typedefs:
+            name = _name(td)
+            target = self._ref(td)
+            while target is not None and (target.tag == "DW_TAG_typedef" or target.tag in _QUALIFIERS):
+                target = self._ref(target)
+            if target is None or target.tag not in _RECORDS:
+                continue
+            key = self.record(target)
+            if key is not None:
+                if name not in self.defs[key].typedefs:
+                    self.defs[key].typedefs.append(name)
+            elif _name(target):
+                kind = "union" if target.tag == "DW_TAG_union_type" else "struct"
+                self.pending.append((name, kind, _name(target)))
+
+    # ---- output
+
+    def fields(self, key, base_bits: int, prefix: str, out: list) -> None:
+        """The `offsetof` fields of definition `key`, exactly as `clang_scan._Walker.record_fields`."""
+        d = self.defs[key]
+        for m in d.members:
+            if m.width is not None and not m.name:
+                continue
+            bits = base_bits + m.bits
+            t = m.type
+            if not m.name:
+                if t.record is None:
+                    raise LayoutError(f"{d.where}: unnamed member of type {t.spell!r} that is not an anonymous struct or union")
+                self.fields(t.record, bits, prefix, out)
+                continue
+            path = prefix + m.name
+            if m.width is not None:
+                unit = t.size
+                start = (bits // (8 * unit)) * unit
+                if bits - 8 * start + m.width > 8 * unit:
+                    start = bits // 8
+                    unit = (bits - 8 * start + m.width + 7) // 8
+                out.append(Field(path, start, unit, t.spell, bits - 8 * start, m.width))
+                continue
+            if bits % 8:
+                raise LayoutError(f"{d.where}: field {path!r} starts at bit {bits}, not on a byte")
+            if t.flexible:
+                out.append(Field(path, bits // 8, 0, t.spell, flexible=True))
+                continue
+            if t.size is None:
+                raise LayoutError(f"{d.where}: field {path!r} has incomplete type {t.spell!r}")
+            out.append(Field(path, bits // 8, t.size, t.spell, array_len=t.array_len))
+            if t.record is not None:
+                self.fields(t.record, bits, path + ".", out)
+
+    def result(self) -> tuple[dict, dict, list[str]]:
+        by_tag: dict = {}
+        for key, d in self.defs.items():
+            if d.tag:
+                by_tag.setdefault((d.kind, d.tag), []).append(key)
+        for name, kind, tag in self.pending:
+            keys = by_tag.get((kind, tag), [])
+            if len(keys) == 1 and name not in self.defs[keys[0]].typedefs:
+                self.defs[keys[0]].typedefs.append(name)
+        typedefs: dict = {}        # same place, any unit -> typedef names (thorough mode splits them)
+        for key, d in self.defs.items():
+            names = typedefs.setdefault(key[:6], [])
+            names += [n for n in d.typedefs if n not in names]
+        placed: dict = {}          # (name, defined_in) -> Struct
+        conflicts: list = []
+        aliases: list = []
+        for key, d in self.defs.items():
+            d.typedefs = typedefs[key[:6]]
+            name = d.typedefs[0] if d.typedefs else d.tag
+            if name is None:
+                continue
+            out: list = []
+            self.fields(key, 0, "", out)
+            s = Struct(name, d.kind, d.size, d.align, d.where, tuple(out), origin="dwarf")
+            old = placed.get((name, d.where))
+            if old is not None and _layout(old) != _layout(s):
+                conflicts.append(f"{name}: two layouts at {d.where} (sizes {old.size} and {s.size}): "
+                                 f"dropped, the DWARF does not say which one applies")
+                placed[(name, d.where)] = None
+                continue
+            placed.setdefault((name, d.where), s)
+            aliases += [(n, name) for n in d.typedefs[1:] + ([d.tag] if d.tag and d.tag != name else [])]
+        by_name: dict = {}
+        for (name, where), s in placed.items():
+            if s is not None:
+                by_name.setdefault(name, []).append(s)
+        structs: dict = {}
+        for name, variants in by_name.items():
+            if len({_layout(s) for s in variants}) == 1:
+                structs[name] = variants[0]
+                continue
+            files = sorted({s.defined_in.rsplit(":", 1)[0] for s in variants})
+            conflicts.append(f"{name}: defined differently in {', '.join(files)}")
+            for s in variants:
+                k = f"{name}@{s.defined_in.rsplit(':', 1)[0]}"
+                if k in structs and _layout(structs[k]) != _layout(s):
+                    conflicts.append(f"{k}: two layouts in one file: dropped")
+                    structs[k] = None
+                elif k not in structs:
+                    structs[k] = replace(s, name=k)
+        structs = {k: v for k, v in sorted(structs.items()) if v is not None}
+        names = {}
+        for alias, target in aliases:
+            if target in structs and alias not in structs:
+                names.setdefault(alias, target)
+        return structs, dict(sorted(names.items())), sorted(set(conflicts))
+
+
+def _layout(s: Struct) -> tuple:
+    return (s.kind, s.size, s.align, tuple((f.path, f.offset, f.size, f.bit_offset, f.bit_width,
+                                            f.array_len, f.flexible) for f in s.fields))
+
+
+def _member_location(m) -> int:
+    a = m.attributes.get("DW_AT_data_member_location")
+    if a is None:
+        return 0
+    v = a.value
+    if isinstance(v, int):
+        return v
+    if v and v[0] == _DW_OP_PLUS_UCONST:   # DWARF 2 style: an expression [DW_OP_plus_uconst, uleb]
+        n, shift = 0, 0
+        for b in v[1:]:
+            n |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return n
+    raise LayoutError(f"member DIE at {m.offset:#x}: data_member_location {v!r} is not a constant")
+
+
+def _pointer_spelling(inner: str) -> str:
+    if inner.endswith(")") and " (" in inner and not inner.startswith("_Atomic("):
+        ret, args = inner.split(" (", 1)      # a function type: ret (args) -> ret (*)(args)
+        return f"{ret} (*)({args}"
+    return inner + ("*" if inner.endswith("*") else " *")
+
+
+def _text(v) -> str:
+    return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+
+
+def _name(die) -> Optional[str]:
+    a = die.attributes.get("DW_AT_name")
+    return _text(a.value) if a is not None else None
+
+
+def _tree_relative(path: str, roots: list) -> str:
+    """`Objects/listobject.c` for a file of the CPython tree (the compile directory or its parent,
+    for builds in a subdirectory); other files keep their absolute path."""
+    for root in roots:
+        if root and path.startswith(root + "/"):
+            rel = path[len(root) + 1:]
+            if rel.split("/", 1)[0] in TREE_DIRS:
+                return rel
+    return path
+
+
+def _read_uncached(binary: Path, debug_file: Optional[Path], thorough: bool) -> tuple:
+    info, machine, stream = _open_dwarf(debug_file or binary)
+    try:
+        r = _Reader(machine, thorough)
+        infos = [info]
+        if info.supplementary_dwarfinfo is not None:
+            infos.insert(0, info.supplementary_dwarfinfo)
+        for di in infos:
+            for cu in di.iter_CUs():
+                r.read_unit(cu)
+        structs, names, conflicts = r.result()
+        return structs, names, tuple(conflicts), r.units
+    finally:
+        stream.close()
+
+
+def read(binary, debug_file=None, use_cache: bool = True, thorough: bool = False) -> DwarfInfo:
+    """Every complete struct and union in the DWARF of `binary` (or of `debug_file`, its separate
+    debug info), as the model. Cached by content under `cache_dir()/dwarf/`.
+
+    A definition met again in another unit at the same place (kind, name, file, line, column, size)
+    is read once; `thorough` reads it in every unit and keeps apart any that differ (slower: it is
+    how the shortcut is proven harmless, see tests/test_dwarf.py)."""
+    binary = Path(binary)
+    if not binary.is_file():
+        raise BuildError(f"{binary} does not exist (expected an ELF binary with DWARF, e.g. libpython3.X.so)")
+    debug = Path(debug_file) if debug_file else None
+    if debug is not None and not debug.is_file():
+        raise BuildError(f"debug file {debug} does not exist")
+    digest = _digest([binary] + ([debug] if debug else []))
+    from .debian import cache_dir
+
+    store = cache_dir() / "dwarf"
+    mode = "-thorough" if thorough else ""
+    path = store / f"{digest.split(':')[1]}-r{READER_VERSION}-{__version__}{mode}.pickle"
+    if use_cache:
+        try:
+            return pickle.loads(path.read_bytes())
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+            pass
+    start = time.perf_counter()
+    structs, names, conflicts, units = _read_uncached(binary, debug, thorough)
+    result = DwarfInfo(structs, names, conflicts, digest, units, round(time.perf_counter() - start, 2))
+    if use_cache:
+        store.mkdir(parents=True, exist_ok=True)
+        tmp = store / f".{os.getpid()}.tmp"
+        tmp.write_bytes(pickle.dumps(replace(result, seconds=0.0)))
+        tmp.replace(path)
+    return result
+
+
+def read_structs(binary, debug_file=None) -> dict:
+    """`read(...).structs`: struct name -> `Struct` (origin "dwarf")."""
+    return read(binary, debug_file).structs
+
+
+# --------------------------------------------------------------------------------------------
+# Using it with a libclang table
+
+
+def _as_info(dwarf: Union[DwarfInfo, dict]) -> tuple[dict, dict]:
+    if isinstance(dwarf, DwarfInfo):
+        return dwarf.structs, dwarf.names
+    return dwarf, {}
+
+
+def _in_tree(s: Struct) -> bool:
+    return s.defined_in.split("/", 1)[0] in TREE_DIRS
+
+
+def _file(s: Struct) -> str:
+    return s.defined_in.rsplit(":", 1)[0]
+
+
+def _counterpart(table: Table, name: str, s: Struct, aliases: dict) -> Optional[str]:
+    """The table's struct that is the same C type as DWARF's `name` (same name, same file)."""
+    base = name.split("@", 1)[0]
+    candidates = [base] + [a for a, t in aliases.items() if t == name]
+    for c in candidates:
+        key = c if c in table.structs else table.names.get(c)
+        if key is not None:
+            return key
+    return None
+
+
+def compare_report(table: Table, dwarf: Union[DwarfInfo, dict]) -> Comparison:
+    """Check every struct both `table` and `dwarf` have: kind, size, alignment, and every common
+    field's offset, size, bits and array length. Structs DWARF lacks (declared but unused in the
+    binary) are fine; structs of the same name defined in different files are not compared."""
+    structs, aliases = _as_info(dwarf)
+    n_structs = n_fields = 0
+    mismatches, one_sided, not_compared = [], [], []
+    for name, d in structs.items():
+        key = _counterpart(table, name, d, aliases)
+        if key is None:
+            continue
+        c = table.structs[key]
+        if _file(c) != _file(d):
+            not_compared.append(f"{key}: libclang has it from {c.defined_in}, DWARF {name} from {d.defined_in}")
+            continue
+        n_structs += 1
+        for what, a, b in (("kind", c.kind, d.kind), ("size", c.size, d.size), ("align", c.align, d.align)):
+            if a != b:
+                mismatches.append(f"{key}: {what} is {a} by libclang but {b} by DWARF")
+        dfields = {f.path: f for f in d.fields}
+        cfields = {f.path: f for f in c.fields}
+        for path, cf in cfields.items():
+            df = dfields.get(path)
+            if df is None:
+                one_sided.append(f"{key}.{path}: only libclang has it")
+                continue
+            n_fields += 1
+            for what in ("offset", "size", "bit_offset", "bit_width", "array_len", "flexible"):
+                a, b = getattr(cf, what), getattr(df, what)
+                if a != b:
+                    mismatches.append(f"{key}.{path}: {what} is {a} by libclang but {b} by DWARF")
+        one_sided += [f"{key}.{p}: only DWARF has it" for p in dfields if p not in cfields]
+    return Comparison(n_structs, n_fields, tuple(mismatches), tuple(one_sided), tuple(not_compared))
+
+
+def compare(table: Table, dwarf: Union[DwarfInfo, dict]) -> tuple[int, list[str]]:
+    """(fields compared, mismatches) between a libclang table and DWARF; see `compare_report`."""
+    r = compare_report(table, dwarf)
+    return r.fields, list(r.mismatches)
+
+
+def fill(table: Table, dwarf: Union[DwarfInfo, dict]) -> Table:
+    """`table` plus the structs of the CPython tree that only DWARF has (origin "dwarf"), and
+    their other names. Structs of system headers are left out; nothing the table has is changed."""
+    structs, aliases = _as_info(dwarf)
+    new = dict(table.structs)
+    names = dict(table.names)
+    for name, s in structs.items():
+        if not _in_tree(s) or _counterpart(table, name, s, aliases) is not None:
+            continue
+        if name in new or name in names:
+            continue
+        new[name] = s
+    for alias, target in aliases.items():
+        if target in new and new[target].origin == "dwarf" and target not in table.structs \
+                and alias not in new and alias not in names:
+            names[alias] = target
+    inputs = dict(table.build.inputs)
+    if isinstance(dwarf, DwarfInfo):
+        inputs["dwarf"] = dwarf.digest
+    build = replace(table.build, inputs=inputs)
+    return replace(table, build=build, structs=dict(sorted(new.items())), names=dict(sorted(names.items())))
