@@ -31,6 +31,10 @@ in the baseline directory, and compares them byte for byte. Exit status: 0 up to
 stale or different (the layout changes are printed); 2 error."""
 
 
+#: How much of the unified diff `check` prints when only non-layout parts of a table differ.
+CHECK_DIFF_LINES = 40
+
+
 def build_arguments(p, what: str) -> None:
     """The options `cli_scan.build_inputs` reads, to name a build to scan."""
     g = p.add_argument_group(f"the build to scan ({what})")
@@ -153,6 +157,14 @@ def run_check(args) -> int:
     if changes:
         report = drift_format.Report(committed.build, fresh.build, changes)
         sys.stdout.write(drift_format.text(report))
+    else:
+        import difflib
+
+        lines = list(difflib.unified_diff(committed_text.splitlines(), table_yaml.dumps(fresh).splitlines(),
+                                          str(path), "rescan", lineterm="", n=1))
+        print("\n".join(lines[:CHECK_DIFF_LINES]))
+        if len(lines) > CHECK_DIFF_LINES:
+            print(f"... ({len(lines) - CHECK_DIFF_LINES} more lines)")
     parts = [what for what, a, b in (
         ("build inputs", committed.build.inputs, fresh.build.inputs), ("build config", committed.build.config, fresh.build.config),
         ("scanner versions", committed.scanner, fresh.scanner), ("other names", committed.names, fresh.names),

@@ -159,8 +159,9 @@ def svg(s: Struct, status: dict[str, tuple[str, str]], word: int) -> str:
             if (row, col, bits) == label_piece and h >= 9:
                 text = _label(f.path.rsplit(".", 1)[-1] if f.path.count(".") > 1 else f.path, w)
                 if text:
-                    out.append(f'<text x="{x + w / 2:.1f}" y="{y + h / 2 + 3.5:.1f}" text-anchor="middle">'
-                               f'{e(text)}</text>')
+                    small = ' style="font-size:8px"' if h < 14 else ""
+                    out.append(f'<text x="{x + w / 2:.1f}" y="{y + h / 2 + (3 if small else 3.5):.1f}" '
+                               f'text-anchor="middle"{small}>{e(text)}</text>')
         out.append('</g>')
     for f in s.fields:
         if f.flexible or (f.size == 0 and f.offset <= s.size):

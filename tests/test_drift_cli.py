@@ -1,0 +1,204 @@
+"""`offsets diff`, `history` and `check` end to end on the committed tables and the pyenv builds.
+
+`test_check_pyenv_build` is how CI (`.ci/run` -> `make test`) checks that every committed table of
+a pyenv build is what a rescan of that build gives today.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from offsets.cli import main
+
+REPO = Path(__file__).parent.parent
+GENERATED = REPO / "generated"
+
+
+def table_path(version):
+    path = GENERATED / f"cpython-{version}-x86_64-linux-gnu.yaml"
+    if not path.exists():
+        pytest.skip(f"{path.name} is not committed")
+    return path
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def offsets(*args):
+    proc = subprocess.run([sys.executable, "-m", "offsets", *map(str, args)], capture_output=True, text=True)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def pyenv_versions():
+    try:
+        out = subprocess.run(["pyenv", "versions", "--bare"], capture_output=True, text=True).stdout.split()
+    except FileNotFoundError:
+        return []
+    return [v for v in out if re.fullmatch(r"\d+\.\d+\.\d+", v)]
+
+
+def pyenv_python(version):
+    prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True).stdout.strip()
+    exe = Path(prefix) / "bin" / "python3"
+    return exe if prefix and exe.exists() else None
+
+
+def altered(tmp_path, version="3.12.1", struct="PyListObject", field="allocated", new_offset=24):
+    """A copy of a committed table with one field's offset changed in the YAML text."""
+    text = table_path(version).read_text()
+    block = re.search(rf"^  {struct}:\n(?:    .*\n)+", text, re.M)
+    line = re.search(rf"^      {field}: {{offset: (\d+),", block.group(0), re.M)
+    start = block.start() + line.start(1)
+    out = tmp_path / f"cpython-{version}-x86_64-linux-gnu.yaml"
+    out.write_text(text[:start] + str(new_offset) + text[block.start() + line.end(1):])
+    return out, int(line.group(1))
+
+
+# -- diff ----------------------------------------------------------------------------------------
+
+def test_diff_table_with_itself_is_empty(capsys):
+    t = table_path("3.12.1")
+    assert run(capsys, "diff", t, t) == (
+        0, "CPython 3.12.1 (release, x86_64-linux-gnu) -> CPython 3.12.1 (release, x86_64-linux-gnu)\nno drift\n", "")
+    code, out, _ = run(capsys, "diff", t, t, "--format", "json")
+    assert code == 0 and json.loads(out)["changes"] == [] and json.loads(out)["drift"] is False
+
+
+def test_diff_hand_altered_copy_is_caught(tmp_path, capsys):
+    copy, was = altered(tmp_path)
+    assert was == 32
+    code, out, err = run(capsys, "diff", table_path("3.12.1"), copy)
+    assert (code, err) == (1, "")
+    assert out == ("CPython 3.12.1 (release, x86_64-linux-gnu) -> CPython 3.12.1 (release, x86_64-linux-gnu)\n"
+                   "PyListObject\n  ~ allocated: moved: offset 32 -> 24\n1 change(s) in 1 struct(s)\n")
+    code, out, _ = run(capsys, "diff", table_path("3.12.1"), copy, "--format", "github")
+    assert code == 1 and out.splitlines()[0] == \
+        "::error title=offsets%3A CPython 3.12.1 -> 3.12.1::PyListObject.allocated: moved: offset 32 -> 24"
+
+
+def test_diff_watch_verdicts_on_real_tables(tmp_path, capsys):
+    watch = tmp_path / "jit.txt"
+    watch.write_text("# what the JIT reads\nPyObject.ob_refcnt\nPyObject.ob_type\nPyListObject.ob_item\n")
+    old, new = table_path("3.11.7"), table_path("3.12.1")
+    code, out, _ = run(capsys, "diff", old, new, "--watch", watch)
+    assert code == 0
+    assert out.splitlines()[1:] == [
+        "no drift in the 3 watched name(s); " + out.split("; ")[1].rstrip("\n")]
+    assert re.fullmatch(r"\d+ other change\(s\) not watched", out.split("; ")[1].strip())
+    watch.write_text("PyFrameObject.f_back\n_PyInterpreterFrame.f_code  # moved to the front in 3.12\n")
+    code, out, _ = run(capsys, "diff", table_path("3.10.13"), old, "--watch", watch, "--format", "markdown")
+    assert code == 1
+    assert "| ~ | `PyFrameObject` | `f_back` | moved: offset 24 -> 16 |" in out.splitlines()
+    assert "| + | `_PyInterpreterFrame` |  | struct added (80 bytes, align 8) |" in out.splitlines()
+    code, out, _ = run(capsys, "diff", old, new, "--watch", watch, "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["watch"] == ["PyFrameObject.f_back", "_PyInterpreterFrame.f_code"]
+    assert [(c["kind"], c["field"], c["old"], c["new"]) for c in doc["changes"] if c["watched"]
+            and c["field"] == "f_code"] == [("moved", "f_code", 32, 0)]
+
+
+def test_diff_errors_exit_2(tmp_path, capsys):
+    watch = tmp_path / "jit.txt"
+    watch.write_text("PyObject.ob_type\nPyListObject.ob_iten\n")
+    t = table_path("3.12.1")
+    code, out, err = run(capsys, "diff", t, t, "--watch", watch)
+    assert (code, out) == (2, "")
+    assert err == (f"offsets: error: unknown name 'PyListObject.ob_iten' in {watch} line 2 (neither CPython "
+                   "3.12.1 nor 3.12.1 has it); did you mean PyListObject.ob_item, PyListObject.ob_base?\n")
+    assert run(capsys, "diff", t, t, "--python", sys.executable)[0] == 2
+    code, _, err = run(capsys, "diff", tmp_path / "missing.yaml", t)
+    assert code == 2 and "cannot read table" in err
+
+
+def test_diff_against_a_build_scanned_on_the_fly(capsys):
+    py = pyenv_python("3.12.1")
+    if py is None:
+        pytest.skip("no pyenv 3.12.1")
+    code, out, err = run(capsys, "diff", table_path("3.11.7"), "--python", py, "--format", "json")
+    doc = json.loads(out)
+    assert doc["new"]["version"] == "3.12.1" and code == 1
+    assert [c for c in doc["changes"] if c["struct"] == "PyObject"] == [
+        {"kind": "field-added", "struct": "PyObject", "old_struct": "PyObject", "field": "ob_refcnt_split",
+         "old": None, "new": {"offset": 0, "size": 8, "type": "uint32_t[2]", "array_len": 2}, "drift": True,
+         "watched": True, "message": "PyObject.ob_refcnt_split: added (offset 0, size 8, uint32_t[2])"}]
+
+
+# -- history -------------------------------------------------------------------------------------
+
+@pytest.fixture
+def tables_dir(tmp_path):
+    d = tmp_path / "tables"
+    d.mkdir()
+    for v in ("3.10.13", "3.11.7", "3.12.1", "3.13.0"):
+        (d / table_path(v).name).symlink_to(table_path(v))
+    return d
+
+
+def test_history_of_a_field(tables_dir, capsys):
+    assert run(capsys, "history", "PyFrameObject.f_back", "--tables", tables_dir) == (0, """\
+PyFrameObject.f_back: offset and size in 4 tables (* = changed from the version above)
+release x86_64-linux-gnu
+   3.10.13  offset   24  size   8  struct _frame *
+ * 3.11.7   offset   16  size   8  PyFrameObject *  (offset 24 -> 16, type struct _frame * -> PyFrameObject *)
+   3.12.1   offset   16  size   8  PyFrameObject *
+   3.13.0   offset   16  size   8  PyFrameObject *
+""", "")
+
+
+def test_history_of_a_struct_and_of_an_alias(tables_dir, capsys):
+    assert run(capsys, "history", "PyFrameObject", "--tables", tables_dir)[1] == """\
+PyFrameObject: size of the struct in 4 tables (* = changed from the version above)
+release x86_64-linux-gnu
+   3.10.13  size  360
+ * 3.11.7   size   56  (size 360 -> 56)
+   3.12.1   size   56
+ * 3.13.0   size   72  (size 56 -> 72)
+"""
+    code, out, _ = run(capsys, "history", "_PyInterpreterFrame.f_code", "--tables", tables_dir)
+    assert code == 0 and out.splitlines()[2:] == [
+        "   3.10.13  -",
+        " * 3.11.7   offset   32  size   8  PyCodeObject *  (appears)",
+        " * 3.12.1   offset    0  size   8  PyCodeObject *  (offset 32 -> 0)",
+        " * 3.13.0   -      (gone)"]  # 3.13 made it `PyObject *f_executable`
+    code, out, err = run(capsys, "history", "PyFrameObject.f_bak", "--tables", tables_dir)
+    assert (code, out) == (2, "") and "did you mean PyFrameObject.f_back" in err
+
+
+# -- check ---------------------------------------------------------------------------------------
+
+PYENV_BUILDS = [v for v in pyenv_versions() if (GENERATED / f"cpython-{v}-x86_64-linux-gnu.yaml").exists()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", PYENV_BUILDS or [pytest.param("none", marks=pytest.mark.skip("no pyenv builds"))])
+def test_check_pyenv_build(version):
+    """CI's stale-table check: rescan the build, compare with generated/ byte for byte."""
+    code, out, err = offsets("check", "--baseline", GENERATED, "--python", pyenv_python(version), "-j", "1")
+    assert (code, err) == (0, ""), f"{out}\n{err}"
+    assert out == f"{GENERATED / f'cpython-{version}-x86_64-linux-gnu.yaml'}: up to date\n"
+
+
+@pytest.mark.slow
+def test_check_catches_a_stale_or_missing_table(tmp_path):
+    py = pyenv_python("3.12.1")
+    if py is None:
+        pytest.skip("no pyenv 3.12.1")
+    copy, _ = altered(tmp_path)
+    code, out, err = offsets("check", "--baseline", tmp_path, "--python", py, "-j", "1")
+    assert code == 1
+    assert "PyListObject\n  ~ allocated: moved: offset 24 -> 32\n" in out
+    assert err.startswith(f"offsets: error: {copy} is stale: 1 layout change(s)") and err.count("\n") == 1
+    copy.unlink()
+    code, out, err = offsets("check", "--baseline", tmp_path, "--python", py, "-j", "1")
+    assert (code, out) == (1, "")
+    assert err == (f"offsets: error: no committed table {copy} for CPython 3.12.1 (release, x86_64-linux-gnu): "
+                   "run `make tables` and commit it\n")
