@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -92,20 +93,25 @@ def _real_pyconfig(include_dir: Path, include_root: Path, t: targets.TargetInfo)
                      f"pass the matching --target")
 
 
-def _find_include_dir(prefix: Path, abiflags: str = "") -> Path:
+def _find_include_dir(prefix: Path, abiflags: Optional[str] = None) -> Path:
+    """The one include/python3.X<abiflags>/ of `prefix`; `abiflags` ('', 'd', 't') picks among several."""
     if not prefix.is_dir():
         raise BuildError(f"prefix {prefix} does not exist")
     inc = prefix / "include" if (prefix / "include").is_dir() else prefix
     if (inc / "Python.h").is_file():
         return inc
     found = sorted(d for d in inc.glob("python3*") if (d / "Python.h").is_file())
-    if abiflags:
-        found = [d for d in found if d.name.endswith(abiflags)] or found
     if not found:
+        dangling = sorted(d / "Python.h" for d in inc.glob("python3*") if (d / "Python.h").is_symlink())
+        if dangling:
+            raise BuildError(f"{dangling[0]} is a symlink to {os.readlink(dangling[0])}, which is missing: unpack the "
+                             f"package that holds it too (Debian: libpython3.X-dev beside libpython3.X-dbg)")
         raise BuildError(f"{prefix} is not a CPython build: no include/python3.*/Python.h")
+    if len(found) > 1 and abiflags is not None:
+        found = [d for d in found if re.fullmatch(r"python\d+\.\d+" + re.escape(abiflags), d.name)] or found
     if len(found) > 1:
         raise BuildError(f"{prefix} holds several builds ({', '.join(d.name for d in found)}); "
-                         f"pass --include-dir with the one to scan")
+                         f"pass --config (debug picks the 'd' one) or --include-dir with the one to scan")
     return found[0]
 
 
@@ -134,9 +140,11 @@ def _config_of(pyconfig: Path, config: Optional[str]) -> str:
 
 
 def from_prefix(prefix, source=None, target=None, config=None, pyconfig=None, include_dir=None,
-                sysroot=None, abiflags: str = "") -> BuildInputs:
+                sysroot=None, abiflags: Optional[str] = None) -> BuildInputs:
     """The build installed under `prefix` (a `--prefix` install or Debian's unpacked `usr/`)."""
     prefix = Path(prefix).resolve()
+    if abiflags is None and config is not None:
+        abiflags = {"release": "", "debug": "d", "free-threaded": "t"}.get(config)
     inc = Path(include_dir).resolve() if include_dir else _find_include_dir(prefix, abiflags)
     root = inc.parent
     t = _guess_target(root, inc, target)
@@ -206,5 +214,9 @@ def digest_files(paths, base: Path) -> str:
 
 
 def header_files(b: BuildInputs) -> list[Path]:
-    """Every header of the build's include directory (public, cpython/, internal/)."""
-    return sorted(p for p in b.include_dir.rglob("*.h") if p.is_file())
+    """Every header of the build's include directory (public, cpython/, internal/), following
+    symlinked directories (Debian's python3.Xd/internal -> ../python3.X/internal)."""
+    found = []
+    for root, _, names in os.walk(b.include_dir, followlinks=True):
+        found += [Path(root) / n for n in names if n.endswith(".h") and (Path(root) / n).is_file()]
+    return sorted(found)

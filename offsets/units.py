@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from .build import BuildInputs
+from .build import BuildInputs, header_files
 from .clang_headers import builtin_include
 from .clang_scan import Unit
 from .targets import system_includes
@@ -72,4 +72,4 @@ def unreached_headers(b: BuildInputs, files_read) -> list[str]:
     """Headers of the include directory that no unit read (reported, never silently dropped)."""
     read = {str(Path(f).resolve()) for f in files_read}
     return [f"Include/{p.relative_to(b.include_dir)}: not reached from Python.h with this config"
-            for p in sorted(b.include_dir.rglob("*.h")) if str(p.resolve()) not in read]
+            for p in header_files(b) if str(p.resolve()) not in read]
