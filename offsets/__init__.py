@@ -27,6 +27,10 @@ def __getattr__(name):
         value = getattr(runtime, name)
         globals()[name] = value
         return value
+    if name == "_offsets":   # the C API capsule: PyCapsule_Import("offsets._offsets._C_API") asks for it
+        import importlib
+
+        return importlib.import_module("offsets._offsets")
     raise AttributeError(f"module 'offsets' has no attribute {name!r}")
 
 
