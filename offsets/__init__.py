@@ -13,6 +13,9 @@ Data flow, one module per stage:
     compact.py                        generated/*.yaml -> data/compact/ (what the runtime reads)
     runtime.py, live_check.py         offsets.get() & co. for the running interpreter; its live check
     _offsets.c, c_header.py           the C API capsule (headers/pyoffsets.h); per-build C headers
+    diff.py, drift_format.py          drift: Table x Table -> changes (+ watch lists); text/md/json/github
+    history.py, report.py             one name across all tables; the HTML byte-map page
+    cli_drift.py                      `offsets diff`, `history`, `check`, `report`
 """
 __version__ = "0.1.0"
 
