@@ -346,7 +346,29 @@ mod_bench_get(PyObject *self, PyObject *args)
     return PyFloat_FromDouble(t0 / (double)n);
 }
 
+/* _get(name) -> PyOffsets_Get(name) through the capsule, for tests. */
+static PyObject *
+mod_get(PyObject *self, PyObject *arg)
+{
+    const char *name = PyUnicode_AsUTF8(arg);
+    Py_ssize_t v;
+    if (name == NULL) {
+        return NULL;
+    }
+    v = capi.get(name);
+    return v < 0 ? NULL : PyLong_FromSsize_t(v);
+}
+
+/* _identity() -> (table_name, match, hexversion) as C callers see them, for tests. */
+static PyObject *
+mod_identity(PyObject *self, PyObject *unused)
+{
+    return Py_BuildValue("ssk", capi.table_name(), capi.match(), capi.hexversion());
+}
+
 static PyMethodDef methods[] = {
+    {"_get", mod_get, METH_O, "_get(name): PyOffsets_Get(name) through the capsule."},
+    {"_identity", mod_identity, METH_NOARGS, "(table name, match, hexversion) as C callers see them."},
     {"_reset", mod_reset, METH_NOARGS, "Forget cached answers; the table in use changed."},
     {"_bench_get", mod_bench_get, METH_VARARGS, "_bench_get(name, n): ns per PyOffsets_Get(name) call."},
     {NULL, NULL, 0, NULL},

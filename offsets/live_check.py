@@ -398,11 +398,12 @@ def _objects(c: _Checker) -> None:
         c.expect("listiterobject.it_index after 3 steps", 3, c.read_field(id(it), "listiterobject", "it_index"))
         c.expect("listiterobject.it_seq", id(lst), c.read_field(id(it), "listiterobject", "it_seq"))
 
-    for what, fn in (("object header", header), ("list items", list_items), ("tuple items", tuple_items),
-                     ("int digits", long_digits), ("float", float_value), ("bytes", bytes_value),
-                     ("str state", ascii_state), ("type object", type_object),
-                     ("function object", function_object), ("code object", code_object),
-                     ("dict", dict_object), ("list iterator", list_iterator)):
+    for what, fn in (("PyObject header of a list", header), ("PyListObject.ob_item", list_items),
+                     ("PyTupleObject.ob_item", tuple_items), ("PyLongObject digits", long_digits),
+                     ("PyFloatObject", float_value), ("PyBytesObject", bytes_value),
+                     ("PyASCIIObject state", ascii_state), ("PyTypeObject of list and of a class", type_object),
+                     ("PyFunctionObject", function_object), ("PyCodeObject", code_object),
+                     ("PyDictObject", dict_object), ("listiterobject", list_iterator)):
         c.run(what, fn)
 
 
@@ -466,9 +467,10 @@ def _thread_state(c: _Checker) -> None:
         c.expect("PyInterpreterState modules", id(sys.modules),
                  c.read_field(interp, "PyInterpreterState", "imports.modules", "modules"))
 
-    for what, fn in (("thread state", thread), ("thread list", thread_list), ("interpreter state", interpreter)):
+    for what, fn in (("PyThreadState", thread), ("PyInterpreterState thread list", thread_list),
+                     ("PyInterpreterState", interpreter)):
         c.run(what, fn)
-    c.run("current frame", lambda: _current_frame(c, ts))
+    c.run("current frame through PyThreadState", lambda: _current_frame(c, ts))
 
 
 def frame_path(t):

@@ -234,6 +234,15 @@ def _set(table: Loaded, match: Match) -> None:
         c._reset()
 
 
+def _set_none() -> None:
+    """Forget the table in use (the next lookup chooses again); for tests. The capsule refreshes
+    its cache when the next table is set."""
+    global _state
+    _state = None
+    _offsets_index.clear()
+    _sizes.clear()
+
+
 def _unknown_struct(t: Loaded, name: str, struct: str) -> UnknownNameError:
     import difflib
 

@@ -1,0 +1,389 @@
+"""The runtime API: the compact tables against the YAML ones, table selection (exact, loose with a
+live check, strict refusal, no match), lookups against the live interpreter, use_table, import cost.
+
+The truth is the running interpreter (and, in subprocesses, the pyenv ones): `__basicsize__`,
+objects read through ctypes, `_Py_DebugOffsets`. Tampered tables prove the live check can fail.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import offsets
+from offsets import compact, live_check, runtime
+from offsets.errors import NoMatchingTable, TableError, UnknownNameError, VerifyError
+
+ROOT = Path(__file__).resolve().parent.parent
+YAMLS = sorted((ROOT / "generated").glob("*.yaml"))
+
+
+@pytest.fixture(autouse=True)
+def fresh_runtime(monkeypatch):
+    """Every test starts with no table chosen, and leaves none behind."""
+    monkeypatch.delenv("OFFSETS_STRICT", raising=False)
+    runtime._set_none()
+    yield
+    runtime._set_none()
+
+
+def entries():
+    return runtime.shipped_index()["tables"]
+
+
+def running_entry():
+    me = runtime.running_identity()
+    for e in entries():
+        if e["hexversion"] == me["hexversion"] and e["triple"] == me["triple"]:
+            return e
+    pytest.skip(f"no shipped table for {runtime.describe(me)}")
+
+
+def tampered(tmp_path, entry, struct, path=None, delta=8, size_delta=0) -> Path:
+    """A copy of a shipped compact table with one field moved (or one struct resized)."""
+    head, lines = compact.header(compact.COMPACT_DIR / entry["file"])
+    i = head["structs"].index(struct)
+    row = json.loads(lines[i])
+    if path is not None:
+        for f in row[6]:
+            if f[0] == path:
+                f[1] += delta
+                break
+        else:
+            raise AssertionError(f"{struct}.{path} not in {entry['name']}")
+    row[2] += size_delta
+    lines[i] = json.dumps(row)
+    out = tmp_path / f"tampered-{struct}.jsonl"
+    out.write_text("\n".join([json.dumps(head)] + lines) + "\n")
+    return out
+
+
+# ---------------------------------------------------------------- the compact form
+@pytest.mark.parametrize("yml", YAMLS, ids=lambda p: p.stem)
+def test_compact_table_is_the_yaml_table(yml):
+    from offsets import table_yaml
+
+    table = table_yaml.load(yml)
+    path = compact.COMPACT_DIR / (table.build.table_name + ".jsonl")
+    assert path.exists(), f"{path.name} missing: run `python -m offsets.compact --write`"
+    assert path.read_text() == compact.dumps(table, f"generated/{yml.name}"), \
+        f"{path.name} is stale: run `python -m offsets.compact --write`"
+    assert compact.load(path) == table
+
+
+def test_compact_index_lists_every_table_and_the_aliases():
+    from offsets import names
+
+    index = runtime.shipped_index()
+    assert sorted(e["file"] for e in index["tables"]) == sorted(p.name for p in compact.COMPACT_DIR.glob("*.jsonl"))
+    assert len(index["tables"]) == len(YAMLS)
+    assert index["aliases"] == names.aliases()
+    for e in index["tables"]:
+        head, _ = compact.header(compact.COMPACT_DIR / e["file"])
+        b = head["build"]
+        assert (e["version"], e["hexversion"], e["config"], e["triple"], e["pointer_size"]) == \
+               (b["version"], b["hexversion"], b["config"], b["target"]["triple"], b["target"]["pointer_size"])
+
+
+def test_compact_rejects_a_foreign_file(tmp_path):
+    bad = tmp_path / "x.jsonl"
+    bad.write_text('{"format": 99, "structs": []}\n')
+    with pytest.raises(TableError, match="compact format 99"):
+        compact.header(bad)
+
+
+# ---------------------------------------------------------------- import cost
+def test_import_offsets_imports_no_yaml_clang_or_jsonschema():
+    code = ("import sys, offsets\n"
+            "offsets.get('PyListObject.ob_item'); offsets.sizeof('PyObject'); offsets.build()\n"
+            "offsets.field('PyASCIIObject.state.kind')\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('yaml', 'clang', 'jsonschema', '_yaml')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
+    trace = subprocess.run([sys.executable, "-X", "importtime", "-c", "import offsets"],
+                           capture_output=True, text=True, check=True, cwd=ROOT).stderr
+    imported = [line.rsplit("|", 1)[-1].strip() for line in trace.splitlines() if "|" in line]
+    assert "offsets" in imported
+    assert not [m for m in imported if m.split(".")[0] in ("yaml", "clang", "jsonschema", "offsets.runtime")]
+
+
+# ---------------------------------------------------------------- selection
+def test_the_running_interpreter_gets_its_exact_table():
+    e = running_entry()
+    m = offsets.build()
+    assert (m.kind, m.table) == ("exact", e["name"])
+    assert m.build.hexversion == sys.hexversion
+    assert m.check is None
+
+
+def test_exact_match_ignores_other_builds():
+    me = runtime.running_identity()
+    t, m = runtime.select(me, entries(), check=lambda t: pytest.fail("an exact match ran the live check"))
+    assert m.kind == "exact" and t.build["hexversion"] == sys.hexversion
+
+
+def test_loose_match_is_used_after_a_live_check_and_says_so():
+    running_entry()
+    me = dict(runtime.running_identity())
+    me["hexversion"] += 0x100        # the next patch release of this minor version
+    me["version"] = "later"
+    t, m = runtime.select(me, entries())
+    assert m.kind == "loose" and m.check.ok and not m.check.failed
+    assert m.table == running_entry()["name"]
+    assert "live check" in m.detail and "later" in m.detail
+
+
+@pytest.mark.parametrize("struct,path,size_delta", [
+    ("PyListObject", "ob_item", 0),
+    ("PyTupleObject", "ob_item", 0),
+    ("PyTypeObject", "tp_flags", 0),
+    ("PyThreadState", "interp", 0),
+    ("PyInterpreterState", "sysdict", 0),
+    ("PyCodeObject", "co_firstlineno", 0),
+    ("PyListObject", None, 8),
+])
+def test_loose_match_with_a_wrong_table_is_refused(tmp_path, struct, path, size_delta):
+    e = running_entry()
+    bad = tampered(tmp_path, e, struct, path, size_delta=size_delta)
+    me = dict(runtime.running_identity())
+    me["hexversion"] += 0x100
+    with pytest.raises(NoMatchingTable) as err:
+        runtime.select(me, [e], load=lambda _: runtime.load_compact(str(bad)))
+    msg = str(err.value)
+    assert f"{e['name']} failed the live check" in msg and "offsets scan" in msg
+    assert struct in msg or "sizeof" in msg or "basicsize" in msg
+
+
+def test_strict_mode_refuses_a_loose_match(monkeypatch):
+    running_entry()
+    me = dict(runtime.running_identity())
+    me["hexversion"] += 0x100
+    with pytest.raises(NoMatchingTable, match="OFFSETS_STRICT=1 refuses the looser match"):
+        runtime.select(me, entries(), strict=True)
+    monkeypatch.setenv("OFFSETS_STRICT", "1")
+    monkeypatch.setattr(runtime, "running_identity", lambda: me)
+    with pytest.raises(NoMatchingTable, match="OFFSETS_STRICT"):
+        offsets.get("PyListObject.ob_item")
+
+
+def test_strict_mode_keeps_an_exact_match(monkeypatch):
+    running_entry()
+    monkeypatch.setenv("OFFSETS_STRICT", "1")
+    assert offsets.build().kind == "exact"
+
+
+@pytest.mark.parametrize("change", ["new minor", "debug build", "free-threaded", "other cpu", "32-bit"])
+def test_no_match_names_the_shipped_builds_and_how_to_scan(monkeypatch, change):
+    me = dict(runtime.running_identity(), config=dict(runtime.running_identity()["config"]))
+    if change == "new minor":
+        me.update(version="3.99.0", hexversion=0x036300f0)
+    elif change == "debug build":
+        me["config"]["Py_DEBUG"] = True
+    elif change == "free-threaded":
+        me["config"]["Py_GIL_DISABLED"] = True
+    elif change == "other cpu":
+        me["triple"] = "aarch64-linux-gnu"
+    else:
+        me["pointer_size"] = 4
+    monkeypatch.setattr(runtime, "running_identity", lambda: me)
+    with pytest.raises(NoMatchingTable) as err:
+        offsets.get("PyListObject.ob_item")
+    msg = str(err.value)
+    assert "shipped: " in msg and all(e["name"] in msg for e in entries())
+    assert "offsets scan" in msg and "use_table" in msg and "\n" not in msg
+
+
+# ---------------------------------------------------------------- lookups
+def test_get_and_sizeof_agree_with_the_interpreter():
+    # tuple's __basicsize__ is where ob_item starts; list's is sizeof(PyListObject)
+    assert offsets.get("PyTupleObject.ob_item") == tuple.__basicsize__
+    assert offsets.sizeof("PyListObject") == list.__basicsize__
+    assert offsets.sizeof("PyHeapTypeObject") == type.__basicsize__
+    lst = [1, 2, 3]
+    assert ctypes.c_ssize_t.from_address(id(lst) + offsets.get("PyListObject.ob_base.ob_size")).value == 3
+    assert ctypes.c_void_p.from_address(id(lst) + offsets.get("PyObject.ob_type")).value == id(list)
+
+
+@pytest.mark.parametrize("text,kind", [("abc", 1), ("caf\u00e9", 1), ("\u0101x", 2), ("\U0001F600", 4)])
+def test_field_gives_bits_that_read_the_right_kind(text, kind):
+    text = "".join([text, ""])          # a fresh, compact string
+    f = offsets.field("PyASCIIObject.state.kind")
+    assert f.is_bitfield and f.bit_width >= 2
+    raw = int.from_bytes(ctypes.string_at(id(text) + f.offset, f.size), sys.byteorder)
+    assert (raw >> f.bit_offset) & ((1 << f.bit_width) - 1) == kind
+
+
+def test_typedef_tag_and_alias_names_give_the_same_answer():
+    t = runtime._current()
+    assert offsets.get("_object.ob_type") == offsets.get("PyObject.ob_type")     # a tag
+    assert offsets.sizeof("_longobject") == offsets.sizeof("PyLongObject")
+    names = [n for n in ("listiterobject", "_PyListIterObject") if t.resolve_struct(n)]
+    if not names:
+        pytest.skip(f"{t.name} has no listiterobject yet (headers only up to 3.11; the source scan adds it)")
+    assert offsets.get("listiterobject.it_index") == offsets.get("_PyListIterObject.it_index")
+    assert offsets.sizeof("listiterobject") == type(iter([])).__basicsize__
+
+
+def test_listiterobject_matches_a_live_iterator():
+    t = runtime._current()
+    if t.resolve_struct("listiterobject") is None:
+        pytest.skip(f"{t.name} has no listiterobject yet (private to listobject.c before 3.12; "
+                    f"the source and DWARF scans add it)")
+    lst = ["a", "b", "c", "d"]
+    it = iter(lst)
+    for _ in range(3):
+        next(it)
+    assert ctypes.c_ssize_t.from_address(id(it) + offsets.get("listiterobject.it_index")).value == 3
+    assert ctypes.c_void_p.from_address(id(it) + offsets.get("listiterobject.it_seq")).value == id(lst)
+
+
+def test_unknown_names_raise_a_keyerror_with_suggestions():
+    with pytest.raises(KeyError) as err:
+        offsets.get("PyListObject.ob_itme")
+    assert isinstance(err.value, UnknownNameError) and err.value.suggestions[0] == "PyListObject.ob_item"
+    with pytest.raises(UnknownNameError, match="did you mean PyListObject"):
+        offsets.get("PyListObjekt.ob_item")
+    with pytest.raises(UnknownNameError, match="sizeof"):
+        offsets.get("PyListObject")
+    with pytest.raises(UnknownNameError):
+        offsets.sizeof("PyListObject.ob_item")
+    with pytest.raises(TypeError):
+        offsets.get(3)
+
+
+def test_get_is_about_as_cheap_as_a_dict_lookup():
+    """Not a benchmark (offsets.bench_runtime is): a known name must not go through Python code."""
+    offsets.get("PyListObject.ob_item")
+    assert type(offsets.get).__name__ == "builtin_function_or_method"
+    assert "PyListObject.ob_item" in runtime._offsets_index
+
+
+def test_current_table_is_the_full_table_in_use():
+    from offsets import cli
+
+    table = cli.load_table(None)
+    assert table.build.hexversion == offsets.build().build.hexversion
+    assert table.structs["PyListObject"].field("ob_item").offset == offsets.get("PyListObject.ob_item")
+
+
+def test_get_include_holds_the_header():
+    assert (Path(offsets.get_include()) / "pyoffsets.h").is_file()
+
+
+# ---------------------------------------------------------------- use_table
+def test_use_table_loads_a_yaml_table_of_this_build():
+    e = running_entry()
+    yml = ROOT / "generated" / (e["name"] + ".yaml")
+    before = offsets.get("PyListObject.ob_item")
+    m = offsets.use_table(yml)
+    assert m.kind == "user" and offsets.build() is m and m.check.ok
+    assert offsets.get("PyListObject.ob_item") == before
+
+
+def test_use_table_refuses_a_table_of_another_minor_version():
+    running_entry()
+    other = next(p for p in YAMLS if not p.name.startswith(f"cpython-{sys.version_info[0]}.{sys.version_info[1]}."))
+    with pytest.raises(TableError, match="not for this CPython"):
+        offsets.use_table(other)
+
+
+def test_use_table_refuses_a_table_that_fails_the_live_check(tmp_path):
+    real = offsets.get("PyListObject.ob_item")
+    bad = tampered(tmp_path, running_entry(), "PyListObject", "ob_item")
+    with pytest.raises(VerifyError, match="does not describe this interpreter"):
+        offsets.use_table(bad)
+    assert offsets.get("PyListObject.ob_item") == real
+    assert offsets.use_table(bad, verify=False).kind == "user"      # the user insists
+    assert offsets.get("PyListObject.ob_item") == real + 8
+
+
+def test_use_table_reaches_c_callers(tmp_path):
+    c = pytest.importorskip("offsets._offsets", reason="the C extension is not built (`pip install -e .`)")
+    e = running_entry()
+    real = c._get("PyListObject.ob_item")
+    assert real == offsets.get("PyListObject.ob_item")
+    assert c._identity() == (e["name"], "exact", e["hexversion"])
+    offsets.use_table(tampered(tmp_path, e, "PyListObject", "ob_item"), verify=False)
+    assert c._get("PyListObject.ob_item") == real + 8
+    assert c._identity() == (e["name"], "user", e["hexversion"])
+    with pytest.raises(UnknownNameError, match="did you mean PyListObject.ob_item"):
+        c._get("PyListObject.ob_itm")
+
+
+# ---------------------------------------------------------------- the live check itself
+def test_live_check_of_the_shipped_table_passes():
+    result = offsets.runtime.live_check()
+    assert result.ok and not result.failed, result.failed
+    assert len(result.passed) >= 40
+    assert any(p.startswith("current frame's code via PyThreadState") for p in result.passed)
+
+
+def test_memory_reads_of_bad_addresses_fail_instead_of_crashing():
+    mem = live_check.Memory()
+    try:
+        assert mem.read(id(mem), 8)
+        with pytest.raises(live_check.Fault):
+            mem.read(8, 8)
+        with pytest.raises(live_check.Fault):
+            mem.read(0x7FFF_FFFF_F000_0000 if sys.maxsize > 2 ** 32 else 0xFFFF_F000, 8)
+    finally:
+        mem.close()
+
+
+def pyenv_python(version):
+    try:
+        prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    exe = Path(prefix.strip()) / "bin" / "python3"
+    return exe if exe.is_file() else None
+
+
+DEBUG_OFFSETS_SCRIPT = """
+import json, sys
+from offsets import runtime, compact
+e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion)
+good = runtime.live_check()
+head, lines = compact.header(compact.COMPACT_DIR / e["file"])
+i = head["structs"].index("PyThreadState")
+row = json.loads(lines[i]); row[2] += 8          # a 3.13.x release appended a field
+lines[i] = json.dumps(row)
+bad = runtime.Loaded(head, lines, "tampered", runtime.shipped_index()["aliases"])
+res = runtime.live_check(bad)
+print(json.dumps({"good": good.ok, "debug": [p for p in good.passed if p.startswith("_Py_DebugOffsets")],
+                  "bad": res.failed}))
+"""
+
+
+@pytest.mark.slow
+def test_debug_offsets_catch_what_basicsize_cannot_on_313():
+    """sizeof(PyThreadState) has no Python-visible type; on 3.13 _Py_DebugOffsets gives it away."""
+    python = pyenv_python("3.13")
+    if python is None:
+        pytest.skip("no pyenv CPython 3.13 here (`pyenv install 3.13`)")
+    out = subprocess.run([str(python), "-c", DEBUG_OFFSETS_SCRIPT], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["good"] and len(got["debug"]) >= 60
+    assert got["bad"] == ["_Py_DebugOffsets.thread_state.size: the running interpreter says 304, the table gives 312"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"])
+def test_live_check_passes_on_every_cpython(version):
+    python = pyenv_python(version)
+    if python is None:
+        pytest.skip(f"no pyenv CPython {version} here")
+    code = ("import json; from offsets import runtime as r; c = r.live_check(); "
+            "print(json.dumps([r.build().kind, c.ok, c.failed, len(c.passed)]))")
+    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    kind, ok, failed, passed = json.loads(out.stdout)
+    assert (kind, ok, failed) == ("exact", True, []) and passed >= 40
