@@ -13,7 +13,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import shlex
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -25,8 +24,8 @@ from .build import BuildInputs, digest_files, pyconfig_defines, read_version
 from .clang_headers import builtin_include
 from .clang_scan import Unit
 from .errors import BuildError
+from .makefile import Makefile, compile_command, flags_of, relative
 from .targets import system_includes
-from .units import roots
 
 SCANNED_DIRS = ("Objects", "Python", "Modules", "Parser")
 
@@ -45,111 +44,6 @@ class Plan:
     flags: tuple[str, ...] = ()
     how: str = ""              # "Makefile.pre.in", "built-in module", "shared module"
     skip: str = ""             # the reason, when the file is not scanned
-
-
-class Makefile:
-    """Just enough of make to read Makefile.pre.in: variables, rules and their recipes, expansion."""
-
-    def __init__(self, text: str, values: dict) -> None:
-        text = re.sub(r"@(\w+)@", lambda m: values.get(m.group(1), ""), text)
-        self.vars: dict = {}
-        self.rules: list = []           # (targets, prerequisites, [recipe lines])
-        current = None
-        for line in _logical_lines(text):
-            if line.startswith("\t"):
-                body = line.strip()
-                if current is not None and body and not body.startswith("#"):
-                    current[2].append(body)
-                continue
-            line = re.sub(r"(?<!\\)#.*", "", line).rstrip()
-            if not line.strip():
-                continue
-            m = re.match(r"^\s*([A-Za-z_][\w.]*)\s*(\+=|:=|\?=|=)\s*(.*)$", line)
-            if m:
-                name, op, value = m.groups()
-                if op == "+=":
-                    self.vars[name] = self.vars.get(name, "") + " " + value
-                elif op != "?=" or name not in self.vars:
-                    self.vars[name] = value
-                current = None
-                continue
-            m = re.match(r"^([^:=]+?)\s*::?(?!=)\s*(.*)$", line)
-            if m and not m.group(1).startswith(("ifeq", "ifneq", "ifdef", "ifndef", "include")):
-                targets, rest = m.groups()
-                prereqs, _, inline = rest.partition(";")
-                current = (targets, prereqs, [inline.strip()] if inline.strip() else [])
-                self.rules.append(current)
-            else:
-                current = None
-
-    def expand(self, s: str, depth: int = 0) -> str:
-        if depth > 40:
-            raise BuildError(f"Makefile.pre.in: variables nest too deep while expanding {s[:60]!r}")
-        out, i = [], 0
-        while i < len(s):
-            c = s[i]
-            if c != "$" or i + 1 >= len(s):
-                out.append(c)
-                i += 1
-                continue
-            n = s[i + 1]
-            if n == "$":
-                out.append("$")
-                i += 2
-            elif n in "({":
-                close, level, j = ")" if n == "(" else "}", 1, i + 2
-                while j < len(s) and level:
-                    level += (s[j] == n) - (s[j] == close)
-                    j += 1
-                out.append(self._reference(s[i + 2:j - 1], depth))
-                i = j
-            else:
-                out.append(s[i:i + 2])      # $@, $<, $^: automatic variables stay as they are
-                i += 2
-        return "".join(out)
-
-    def _reference(self, inner: str, depth: int) -> str:
-        m = re.match(r"(\w+)\s+(.*)$", inner, re.S)
-        if m and m.group(1) == "if":
-            args = _split_args(m.group(2))
-            cond = self.expand(args[0], depth + 1).strip()
-            return self.expand(args[1] if cond else (args[2] if len(args) > 2 else ""), depth + 1)
-        if m:
-            return ""                       # $(shell ...), $(wildcard ...): nothing the flags need
-        name = self.expand(inner, depth + 1)
-        if ":" in name and "=" in name:     # substitution reference $(VAR:.c=.o)
-            var, _, pattern = name.partition(":")
-            old, _, new = pattern.partition("=")
-            words = self.expand(self.vars.get(var, ""), depth + 1).split()
-            return " ".join(w[:-len(old)] + new if old and w.endswith(old) else w for w in words)
-        return self.expand(self.vars.get(name, ""), depth + 1)
-
-    def words(self, s: str) -> list[str]:
-        return self.expand(s).split()
-
-
-def _logical_lines(text: str):
-    buf = ""
-    for raw in text.splitlines():
-        if raw.endswith("\\"):
-            buf += raw[:-1] + " "
-            continue
-        yield buf + raw
-        buf = ""
-    if buf:
-        yield buf
-
-
-def _split_args(s: str) -> list[str]:
-    args, level, cur = [], 0, ""
-    for c in s:
-        if c == "," and level == 0:
-            args.append(cur)
-            cur = ""
-            continue
-        level += (c == "(") - (c == ")")
-        cur += c
-    return args + [cur]
 
 
 def abiflags(pyconfig: Path, config: str) -> str:
@@ -173,68 +67,6 @@ def configure_values(b: BuildInputs, source: Path) -> dict:
     return {k: str(v).format(**fill) for k, v in values.items()}
 
 
-def _rel(path: str, source: Path) -> str:
-    p = Path(path)
-    if p.is_absolute():
-        try:
-            return str(p.relative_to(source))
-        except ValueError:
-            return path
-    return str(Path(path))
-
-
-def _flags(cmd: str, source: Path, builddir: list[Path], what: str) -> tuple[str, ...]:
-    """The -D/-U/-I options of a compiler command line, with -I directories made absolute."""
-    cmd = re.sub(r"`[^`]*`", "", cmd)
-    try:
-        tokens = shlex.split(cmd)
-    except ValueError as e:
-        raise BuildError(f"{what}: cannot split the compiler command {cmd[:80]!r}: {e}") from None
-    out, it = [], iter(tokens)
-    for t in it:
-        if t in ("-I", "-D", "-U"):
-            t += next(it, "")
-        if t.startswith(("-D", "-U")) and len(t) > 2:
-            out.append(t)
-        elif t.startswith("-I") and len(t) > 2:
-            d = t[2:]
-            if Path(d).is_absolute():
-                dirs = [Path(d)]
-            elif d == ".":
-                dirs = builddir
-            else:
-                dirs = [source / d]
-            out += [f"-I{x}" for x in dirs]
-    return tuple(dict.fromkeys(out))        # first occurrence wins, as with the compiler
-
-
-def _compile_command(mk: Makefile, obj: str, source: Path) -> tuple[str, list[str]]:
-    """The recipe line compiling `obj` (explicit rule, else a pattern or suffix rule), and the
-    prerequisites its rules list."""
-    recipe, prereqs = None, []
-    for targets, pre, body in mk.rules:
-        if obj in {_rel(t, source) for t in mk.words(targets)}:
-            prereqs += [_rel(p, source) for p in mk.words(pre)]
-            cc = [l for l in body if " -c " in f" {l} "]
-            if cc and recipe is None:
-                recipe = cc[0]
-    if recipe is None:
-        for targets, pre, body in mk.rules:
-            cc = [l for l in body if " -c " in f" {l} "]
-            if not cc:
-                continue
-            for t in mk.words(targets):
-                t = _rel(t, source)
-                if t == ".c.o" or ("%" in t and fnmatch.fnmatch(obj, t.replace("%", "*"))):
-                    recipe = cc[0]
-                    break
-            if recipe is not None:
-                break
-    if recipe is None:
-        raise BuildError(f"{source}/Makefile.pre.in: no rule compiles {obj}")
-    return mk.expand(recipe.replace("$<", str(source / obj[:-2]) + ".c")), prereqs
-
-
 def _setup_files(mk: Makefile, source: Path) -> list[tuple[str, str]]:
     """The Setup files makesetup reads (name, text), in its order (the first definition of a module
     wins); for a Debian source package, the Setup.local its debian/rules writes comes first."""
@@ -246,7 +78,7 @@ def _setup_files(mk: Makefile, source: Path) -> list[tuple[str, str]]:
                 for w in words:
                     if "Setup" not in Path(w).name:
                         continue
-                    rel = _rel(w, source)
+                    rel = relative(w, source)
                     if Path(rel).name == "Setup.local" and _debian(source):
                         found.append((rel, _debian_setup_local(source)))
                     for cand in (rel, rel + ".in", rel + ".dist"):
@@ -328,7 +160,7 @@ def _included_by(source: Path, files: list[str]) -> dict:
         for inc in re.findall(r'^\s*#\s*include\s*"([^"]+\.c)"', text, re.M):
             target = (source / rel).parent / inc
             if target.is_file():
-                out.setdefault(_rel(str(target.resolve()), source.resolve()), rel)
+                out.setdefault(relative(str(target.resolve()), source.resolve()), rel)
     return out
 
 
@@ -421,7 +253,7 @@ def plan(b: BuildInputs) -> list[Plan]:
 
     options = _debian_options(source)
     not_built = {o.get("not_built") for o in options.values()}
-    unbuilt_c = {_rel(w, source)[:-2] + ".c": opt for opt, o in options.items() if o.get("not_built")
+    unbuilt_c = {relative(w, source)[:-2] + ".c": opt for opt, o in options.items() if o.get("not_built")
                  for w in mk.words(f"$({o['not_built']})")}
     core: set = set()
     for name in mk.vars:
@@ -429,12 +261,12 @@ def plan(b: BuildInputs) -> list[Plan]:
             core.update(mk.words(f"$({name})"))
     for _, pre, _ in mk.rules:
         core.update(w for w in mk.words(pre) if w.endswith(".o"))
-    core = {_rel(o, source) for o in core} - {_rel(o, source) for v in not_built if v for o in mk.words(f"$({v})")}
+    core = {relative(o, source) for o in core} - {relative(o, source) for v in not_built if v for o in mk.words(f"$({v})")}
     core_c = {o[:-2] + ".c": o for o in core if o.endswith(".o") and o.split("/", 1)[0] in SCANNED_DIRS}
     modules = _setup_modules(mk, source, values)
     setup_py = _setup_py_files(source)
     included = _included_by(source, files)
-    generated_targets = {_rel(t, source) for targets, _, _ in mk.rules for t in mk.words(targets)}
+    generated_targets = {relative(t, source) for targets, _, _ in mk.rules for t in mk.words(targets)}
 
     generated = {os.path.normpath(source / t): t for t in generated_targets if t.endswith(".h") and not (source / t).exists()}
     pyconfig = set(pyconfig_defines(b.pyconfig)) | {f[2:].split("=")[0] for f in b.defines()}
@@ -467,12 +299,12 @@ def plan(b: BuildInputs) -> list[Plan]:
                 base = "$(PY_CORE_CFLAGS)"
             extra = re.sub(r"@(\w+)@", lambda m: values.get(m.group(1), ""), _match(data["module_cflags"], rel) or "")
             cmd = mk.expand(" ".join([base] + cpps + [extra]))
-            plans.append(Plan(rel, _flags(cmd, source, builddir, rel),
+            plans.append(Plan(rel, flags_of(cmd, source, builddir, rel),
                               "built-in module" if static else "shared module"))
             continue
         if rel in core_c:
-            cmd, _ = _compile_command(mk, core_c[rel], source)
-            plans.append(Plan(rel, _flags(cmd, source, builddir, rel), "Makefile.pre.in"))
+            cmd, _ = compile_command(mk, core_c[rel], source)
+            plans.append(Plan(rel, flags_of(cmd, source, builddir, rel), "Makefile.pre.in"))
             continue
         if rel in unbuilt_c:
             plans.append(Plan(rel, skip=f"not compiled: debian/rules configures {unbuilt_c[rel]}, "
@@ -527,6 +359,6 @@ def source_units(b: BuildInputs) -> tuple[list[Unit], list[str], str]:
             continue
         path = source / p.rel
         units.append(Unit(name=p.rel, path=str(path), args=tuple(unit_args(b, p.flags)),
-                          roots=roots(b), owned=owned))
+                          roots=((f"{source}/", ""),), owned=owned))
         scanned.append(path)
     return units, skipped, digest_files(scanned, source)
