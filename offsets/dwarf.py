@@ -27,7 +27,7 @@ from .errors import BuildError, LayoutError
 from .model import Field, Struct, Table
 
 #: Bump when the reader's output changes, so cached results are not reused.
-READER_VERSION = 2
+READER_VERSION = 4
 
 #: First path components that mark a file of the CPython tree (the rest is the system's).
 TREE_DIRS = frozenset({"Include", "Objects", "Python", "Modules", "Parser", "Programs", "PC", "Lib", "Mac"})
@@ -86,6 +86,8 @@ class _Member:
     bits: int                           # offset in bits from the start of the record
     width: Optional[int]                # bitfield width
     type: _Type
+    align: int = 1                      # its alignment in the record (explicit, else its type's)
+    explicit: Optional[int] = None      # DW_AT_alignment of the member, if any
 
 
 @dataclass
@@ -97,6 +99,9 @@ class _Def:
     align: int = 1
     members: list = field(default_factory=list)
     typedefs: list = field(default_factory=list)
+    packed: bool = False
+    done: bool = False                  # every member read
+    unexplained: str = ""               # why the layout cannot be trusted (alignment not recorded)
 
 
 # --------------------------------------------------------------------------------------------
@@ -182,6 +187,7 @@ class _Reader:
         self.defs: dict = {}           # key -> _Def
         self.die_key: dict = {}        # (id(dwarfinfo), offset) -> key of a definition
         self.types: dict = {}          # (id(dwarfinfo), offset) -> _Type
+        self.spells: dict = {}         # (id(dwarfinfo), offset) -> C spelling
         self.pending: list = []        # (typedef name, kind, tag) whose record is declared only
         self.units = 0
         self._files: dict = {}         # id(cu) -> (file names, tree roots)
@@ -257,61 +263,79 @@ class _Reader:
             return min(size, 4) or 1
         return min(size, 16) or 1
 
+    def spell(self, die) -> str:
+        """How C spells the type DIE `die` (`PyObject *`, `char[3]`): never reads a record's members,
+        so a pointer met while a record is being read cannot start reading its pointee."""
+        if die is None:
+            return "void"
+        memo = (id(die.dwarfinfo), die.offset)
+        text = self.spells.get(memo)
+        if text is None:
+            text = self._spell(die)
+            self.spells[memo] = text
+        return text
+
+    def _spell(self, die) -> str:
+        tag = die.tag
+        if tag in _RECORDS or tag == "DW_TAG_enumeration_type":
+            kind = {"DW_TAG_union_type": "union", "DW_TAG_structure_type": "struct"}.get(tag, "enum")
+            return f"{kind} {_name(die) or '<anonymous>'}"
+        if tag == "DW_TAG_pointer_type":
+            return _pointer_spelling(self.spell(self._ref(die)))
+        if tag in _QUALIFIERS:
+            inner = self.spell(self._ref(die))
+            return f"{inner} {_QUALIFIERS[tag]}" if inner.endswith("*") else f"{_QUALIFIERS[tag]} {inner}"
+        if tag == "DW_TAG_atomic_type":
+            return f"_Atomic({self.spell(self._ref(die))})"
+        if tag == "DW_TAG_array_type":
+            return self.spell(self._ref(die)) + "".join(f"[{n}]" if n is not None else "[]"
+                                                        for n in _dims(die))
+        if tag == "DW_TAG_subroutine_type":
+            children = list(die.iter_children())
+            args = [self.spell(self._ref(p)) for p in children if p.tag == "DW_TAG_formal_parameter"]
+            if any(p.tag == "DW_TAG_unspecified_parameters" for p in children):
+                args.append("...")
+            elif not args and "DW_AT_prototyped" in die.attributes:
+                args = ["void"]
+            return f"{self.spell(self._ref(die))} ({', '.join(args)})"
+        return _name(die) or "void"
+
     def _type(self, die) -> _Type:
         tag = die.tag
         a = die.attributes
+        spell = self.spell(die)
         explicit = a["DW_AT_alignment"].value if "DW_AT_alignment" in a else None
         if tag == "DW_TAG_base_type":
             size = a["DW_AT_byte_size"].value
             enc = a["DW_AT_encoding"].value if "DW_AT_encoding" in a else 0
-            return _Type(_name(die), size, explicit or self._align_of_base(size, enc))
+            return _Type(spell, size, explicit or self._align_of_base(size, enc))
         if tag == "DW_TAG_pointer_type":
             size = a["DW_AT_byte_size"].value if "DW_AT_byte_size" in a else die.cu["address_size"]
-            inner = self.type_of(self._ref(die))
-            return _Type(_pointer_spelling(inner.spell), size, explicit or size)
+            return _Type(spell, size, explicit or size)
         if tag == "DW_TAG_typedef":
             inner = self.type_of(self._ref(die))
-            return _Type(_name(die), inner.size, explicit or 1, inner.record, inner.array_len,
+            return _Type(spell, inner.size, explicit or 1, inner.record, inner.array_len,
                          inner.flexible, None if explicit else inner)
         if tag in _QUALIFIERS:
             inner = self.type_of(self._ref(die))
-            spell = (f"{inner.spell} {_QUALIFIERS[tag]}" if inner.spell.endswith("*")
-                     else f"{_QUALIFIERS[tag]} {inner.spell}")
             return _Type(spell, inner.size, 1, inner.record, inner.array_len, inner.flexible, inner)
         if tag == "DW_TAG_atomic_type":
             inner = self.type_of(self._ref(die))
-            return _Type(f"_Atomic({inner.spell})", inner.size, explicit or 1, of=None if explicit else inner)
+            return _Type(spell, inner.size, explicit or 1, of=None if explicit else inner)
         if tag in _RECORDS:
-            kind = "union" if tag == "DW_TAG_union_type" else "struct"
-            name = _name(die)
-            spell = f"{kind} {name}" if name else f"{kind} <anonymous>"
             key = self.record(die)
             if key is None:
                 return _Type(spell, None, 1)
             d = self.defs[key]
+            if not d.done:   # only by-value uses get here, and C forbids a record inside itself
+                raise LayoutError(f"{d.where}: {spell} contains itself by value (a DWARF reading error)")
             return _Type(spell, d.size, 1, key, of=d)
         if tag == "DW_TAG_enumeration_type":
-            name = _name(die)
             size = a["DW_AT_byte_size"].value if "DW_AT_byte_size" in a else 4
-            return _Type(f"enum {name}" if name else "enum <anonymous>", size, explicit or size)
+            return _Type(spell, size, explicit or size)
         if tag == "DW_TAG_array_type":
             inner = self.type_of(self._ref(die))
-            dims = []
-            for sub in die.iter_children():
-                if sub.tag != "DW_TAG_subrange_type":
-                    continue
-                s = sub.attributes
-                if "DW_AT_count" in s and isinstance(s["DW_AT_count"].value, int):
-                    dims.append(s["DW_AT_count"].value)
-                elif "DW_AT_upper_bound" in s and isinstance(s["DW_AT_upper_bound"].value, int):
-                    ub = s["DW_AT_upper_bound"].value
-                    lb = s["DW_AT_lower_bound"].value if "DW_AT_lower_bound" in s else 0
-                    bits = 8 * sub.cu["address_size"]
-                    dims.append(None if ub in (-1, (1 << bits) - 1, (1 << 32) - 1) else ub - lb + 1)
-                else:
-                    dims.append(None)
-            dims = dims or [None]
-            spell = inner.spell + "".join(f"[{n}]" if n is not None else "[]" for n in dims)
+            dims = _dims(die)
             of = None if explicit else inner
             if dims[0] is None or inner.size is None or None in dims[1:]:
                 return _Type(spell, None, explicit or 1, flexible=dims[0] is None, of=of)
@@ -319,17 +343,8 @@ class _Reader:
             for n in dims:
                 total *= n
             return _Type(spell, total, explicit or 1, array_len=dims[0], of=of)
-        if tag == "DW_TAG_subroutine_type":
-            ret = self.type_of(self._ref(die))
-            args = [self.type_of(self._ref(p)).spell for p in die.iter_children()
-                    if p.tag == "DW_TAG_formal_parameter"]
-            if any(p.tag == "DW_TAG_unspecified_parameters" for p in die.iter_children()):
-                args.append("...")
-            elif not args and "DW_AT_prototyped" in a:
-                args = ["void"]
-            return _Type(f"{ret.spell} ({', '.join(args)})", None, 1)
-        if tag == "DW_TAG_unspecified_type":
-            return _Type(_name(die) or "void", None, 1)
+        if tag in ("DW_TAG_subroutine_type", "DW_TAG_unspecified_type"):
+            return _Type(spell, None, 1)
         raise LayoutError(f"DWARF type DIE at {die.offset:#x} has tag {tag}, which the reader does not know")
 
     # ---- records
@@ -376,17 +391,46 @@ class _Reader:
                     # DWARF 2/3 big-endian numbering: bits from the storage unit's most significant bit
                     unit = ma["DW_AT_byte_size"].value if "DW_AT_byte_size" in ma else t.size
                     bits += 8 * unit - ma["DW_AT_bit_offset"].value - width
-            malign = ma["DW_AT_alignment"].value if "DW_AT_alignment" in ma else t.align
+            mexplicit = ma["DW_AT_alignment"].value if "DW_AT_alignment" in ma else None
+            malign = mexplicit or t.align
             name = _name(m)
             if width is None or name:
                 align = max(align, malign)
-            d.members.append(_Member(name, bits, width, t))
+            d.members.append(_Member(name, bits, width, t, malign, mexplicit))
             if width is None:
                 offsets.append((bits // 8, malign))
         if size % align or any(off % al for off, al in offsets):
             align = explicit or 1   # packed: DWARF records no `packed`, only the misplaced members
+            d.packed = True
         d.align = align
+        d.unexplained = self._unexplained(d)
+        d.done = True
         return key
+
+    def _unexplained(self, d: _Def) -> str:
+        """Why C's layout rules, with the alignments DWARF gives, do not reproduce the record's
+        offsets and size ('' if they do). DWARF before version 5 does not record `_Alignas` and
+        `aligned` attributes: a record using one cannot be given an alignment that is earned."""
+        pos = 0
+        for m in d.members:
+            inner = _def_of(m.type)
+            if inner is not None and inner.unexplained and m.width is None:
+                return f"member {m.name or '<anonymous>'}: {inner.unexplained}"
+            if m.width is not None:
+                pos = max(pos, (m.bits + m.width + 7) // 8)
+                continue
+            off = m.bits // 8
+            al = (m.explicit or 1) if d.packed else m.align
+            want = 0 if d.kind == "union" else -(-pos // al) * al
+            if off != want:
+                return (f"member {m.name or '<anonymous>'} is at {off}, natural alignment puts it at "
+                        f"{want} (an alignment attribute this DWARF does not record)")
+            pos = max(pos, off + (m.type.size or 0))
+        end = -(-pos // d.align) * d.align
+        if end != d.size:
+            return (f"size {d.size}, natural alignment gives {end} (an alignment attribute this "
+                    f"DWARF does not record)")
+        return ""
 
     def read_unit(self, cu) -> None:
         self.units += 1
@@ -474,6 +518,9 @@ class _Reader:
             name = d.typedefs[0] if d.typedefs else d.tag
             if name is None:
                 continue
+            if d.unexplained:
+                conflicts.append(f"{name} ({d.where}): left out, its alignment is not earned: {d.unexplained}")
+                continue
             out: list = []
             self.fields(key, 0, "", out)
             s = Struct(name, d.kind, d.size, d.align, d.where, tuple(out), origin="dwarf")
@@ -511,9 +558,35 @@ class _Reader:
         return structs, dict(sorted(names.items())), sorted(set(conflicts))
 
 
+def _def_of(t: _Type) -> Optional[_Def]:
+    """The record whose alignment a type has (through typedefs, qualifiers and arrays), if any."""
+    while t is not None and not isinstance(t, _Def):
+        t = t.of
+    return t
+
+
 def _layout(s: Struct) -> tuple:
     return (s.kind, s.size, s.align, tuple((f.path, f.offset, f.size, f.bit_offset, f.bit_width,
                                             f.array_len, f.flexible) for f in s.fields))
+
+
+def _dims(die) -> list:
+    """The dimensions of an array type DIE, outermost first; None for one without a bound."""
+    dims = []
+    for sub in die.iter_children():
+        if sub.tag != "DW_TAG_subrange_type":
+            continue
+        s = sub.attributes
+        if "DW_AT_count" in s and isinstance(s["DW_AT_count"].value, int):
+            dims.append(s["DW_AT_count"].value)
+        elif "DW_AT_upper_bound" in s and isinstance(s["DW_AT_upper_bound"].value, int):
+            ub = s["DW_AT_upper_bound"].value
+            lb = s["DW_AT_lower_bound"].value if "DW_AT_lower_bound" in s else 0
+            bits = 8 * sub.cu["address_size"]
+            dims.append(None if ub in (-1, (1 << bits) - 1, (1 << 32) - 1) else ub - lb + 1)
+        else:
+            dims.append(None)
+    return dims or [None]
 
 
 def _member_location(m) -> int:

@@ -1,0 +1,305 @@
+"""The DWARF reader against independent truth: gcc, the libclang scanner, live interpreters.
+
+- gcc: a fixture compiled with DWARF 2, 4 (old big-endian bitfield encoding) and 5, compressed, and
+  split into a separate debug file; every field is checked against a probe program gcc compiles
+  from the same source (`offsetof`, `sizeof`, and the bits a bitfield really sets).
+- libclang: for every pyenv build, the scan of its headers and the DWARF of its libpython must
+  agree on every struct both see (zero mismatches; the counts are printed, run with -s).
+- live interpreters: `listiterobject`, which only DWARF has for builds without sources, is checked
+  against the running interpreter (`__basicsize__`, and `it_index` read from a real iterator).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from offsets import build, dwarf, scanner
+from offsets.errors import BuildError
+from offsets.model import Field
+
+FAKE = Path(__file__).parent / "fixtures" / "fakepy" / "include" / "python3.99"
+PYENV = ("3.6.15", "3.7.16", "3.8.18", "3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0")
+GCC = shutil.which("gcc")
+needs_gcc = pytest.mark.skipif(GCC is None, reason="gcc is not installed (`apt-get install gcc`)")
+
+
+# --------------------------------------------------------------------------------------------
+# gcc fixtures
+
+EDGES = r"""
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct Edge {
+    char c;
+    unsigned long long wide_a:60;
+    unsigned long long wide_b:10;       /* does not fit beside wide_a: gcc moves it to the next unit */
+    signed int neg:3;
+    unsigned int :0;
+    unsigned char low:1;
+    short grid[3][2];
+    union { int as_int; float as_float; };
+    struct { struct { char deep; } inner; } outer;
+    struct Edge *next;
+    void (*callback)(int, const char *);
+    double tail[];
+} Edge;
+
+typedef struct __attribute__((packed)) {
+    char a; int b; short c;
+    unsigned int s:30;                  /* straddles its 4-byte unit: the smallest byte window */
+} Packed;
+typedef struct { char a; _Alignas(16) int b; } Aligned;
+typedef union { uint64_t u; unsigned char bytes[8]; struct { uint32_t lo, hi; } half; } Word;
+"""
+
+
+def compile_so(tmp: Path, source: str, flags: list[str], name: str) -> Path:
+    """A shared object with DWARF for every type of `source` (types unused are kept)."""
+    src = tmp / f"{name}.c"
+    src.write_text(source)
+    out = tmp / f"{name}.so"
+    subprocess.run([GCC, "-shared", "-fPIC", "-fno-eliminate-unused-debug-types", *flags,
+                    "-IInclude", src.name, "-o", out.name], cwd=tmp, check=True)
+    return out
+
+
+def gcc_truth(tmp: Path, source: str, s) -> dict:
+    """What gcc itself says about each field of struct `s`: (offset, size) from offsetof/sizeof,
+    and for a bitfield the set of bits (from the start of the struct) that setting it to all ones
+    changes."""
+    lines = [source, "#include <stdio.h>\n#include <string.h>\nint main(void) {",
+             f"  printf(\"size %zu\\n\", sizeof({s.name}));"]
+    for f in s.fields:
+        if f.is_bitfield:
+            lines.append(f"  {{ {s.name} v; memset(&v, 0, sizeof v); v.{f.path} = -1;"
+                         f" unsigned char *p = (unsigned char *)&v; printf(\"bits {f.path}\");"
+                         f" for (size_t i = 0; i < 8 * sizeof v; i++) if (p[i / 8] >> (i % 8) & 1) printf(\" %zu\", i);"
+                         f" printf(\"\\n\"); }}")
+        elif f.flexible:
+            lines.append(f"  printf(\"field {f.path} %zu 0\\n\", offsetof({s.name}, {f.path}));")
+        else:
+            lines.append(f"  printf(\"field {f.path} %zu %zu\\n\", offsetof({s.name}, {f.path}),"
+                         f" sizeof((({s.name} *)0)->{f.path}));")
+    lines.append("  return 0;\n}\n")
+    src = tmp / f"truth_{s.name}.c"
+    src.write_text("\n".join(lines))
+    exe = tmp / f"truth_{s.name}"
+    subprocess.run([GCC, "-w", str(src), "-o", str(exe)], check=True)
+    got = {}
+    for line in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines():
+        kind, *rest = line.split()
+        if kind == "size":
+            got["<size>"] = int(rest[0])
+        elif kind == "field":
+            got[rest[0]] = (int(rest[1]), int(rest[2]))
+        else:
+            got[rest[0]] = frozenset(int(b) for b in rest[1:])
+    return got
+
+
+def as_truth(f: Field):
+    if f.is_bitfield:
+        start = 8 * f.offset + f.bit_offset
+        return frozenset(range(start, start + f.bit_width))
+    return (f.offset, f.size)
+
+
+@pytest.fixture(scope="module")
+def fixture_dir(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("dwarf")
+    (tmp / "Include").symlink_to(FAKE)
+    return tmp
+
+
+DWARF_FLAVOURS = {
+    "dwarf5": ["-g", "-gdwarf-5"],
+    "dwarf4": ["-g", "-gdwarf-4"],                    # DW_AT_bit_offset, big-endian numbering
+    "dwarf2-strict": ["-g", "-gdwarf-2", "-gstrict-dwarf"],  # member locations as expressions
+    "dwarf5-compressed": ["-g", "-gdwarf-5", "-gz=zlib"],
+}
+
+
+@needs_gcc
+@pytest.mark.parametrize("flavour", DWARF_FLAVOURS)
+def test_fixture_layouts_match_gcc(fixture_dir, flavour):
+    so = compile_so(fixture_dir, EDGES, DWARF_FLAVOURS[flavour], f"edges_{flavour.replace('-', '_')}")
+    got = dwarf.read(so, use_cache=False)
+    old = flavour == "dwarf2-strict"   # gcc records _Alignas (DW_AT_alignment) unless strict DWARF < 5
+    if old:  # strict DWARF < 5 does not record _Alignas: Aligned's alignment is not earned, so it is left out
+        assert "Aligned" not in got.structs
+        assert any(c.startswith("Aligned (") and "alignment attribute" in c for c in got.conflicts)
+    for name in ("Edge", "Packed", "Word") + (() if old else ("Aligned",)):
+        s = got.structs[name]
+        truth = gcc_truth(fixture_dir, EDGES, s)
+        assert s.size == truth.pop("<size>"), name
+        assert {f.path: as_truth(f) for f in s.fields} == truth, f"{name} ({flavour})"
+    edge = got.structs["Edge"]
+    paths = [f.path for f in edge.fields]
+    assert "as_int" in paths and "outer.inner.deep" in paths          # anonymous flattened, named dotted
+    assert not any(p.startswith("<") or p == "" for p in paths)       # unnamed bitfields skipped
+    assert edge.field("tail").flexible and edge.field("grid").array_len == 3
+    assert edge.field("wide_b").offset == 16 and edge.field("wide_b").bit_offset == 0
+    straddle = got.structs["Packed"].field("s")
+    assert (straddle.offset, straddle.size, straddle.bit_offset, straddle.bit_width) == (7, 4, 0, 30)
+    assert got.names.get("Edge") is None and edge.kind == "struct"
+    # alignment is inferred (DWARF records it only when explicit): packed, natural, _Alignas
+    assert (got.structs["Packed"].align, edge.align) == (1, 8)
+    assert old or got.structs["Aligned"].align == 16
+
+
+@needs_gcc
+def test_separate_debug_file(fixture_dir):
+    so = compile_so(fixture_dir, EDGES, ["-g"], "edges_split")
+    debug = fixture_dir / "edges_split.debug"
+    subprocess.run(["objcopy", "--only-keep-debug", "--compress-debug-sections=zlib", str(so), str(debug)], check=True)
+    subprocess.run(["objcopy", "--strip-debug", str(so)], check=True)
+    with pytest.raises(BuildError, match="no DWARF"):
+        dwarf.read(so, use_cache=False)
+    got = dwarf.read(so, debug, use_cache=False)
+    whole = dwarf.read(compile_so(fixture_dir, EDGES, ["-g"], "edges_whole"), use_cache=False)
+    assert got.structs["Edge"].fields == whole.structs["Edge"].fields
+    assert got.structs["Edge"].size == whole.structs["Edge"].size == 64
+
+
+@needs_gcc
+@pytest.mark.parametrize("flavour", ["dwarf5", "dwarf4"])
+def test_fixture_agrees_with_the_libclang_scanner(fixture_dir, flavour):
+    """The scanner's golden fixture, compiled by gcc: both readers give the same table."""
+    so = compile_so(fixture_dir, '#include "Python.h"\n', DWARF_FLAVOURS[flavour], f"fake_{flavour}")
+    table = scanner.scan(build.from_prefix(FAKE.parent.parent, target="x86_64-linux-gnu"),
+                         scanner.ScanOptions(use_cache=False))
+    info = dwarf.read(so, use_cache=False)
+    report = dwarf.compare_report(table, info)
+    assert report.mismatches == () and report.one_sided == () and report.not_compared == ()
+    assert report.structs == len(table.structs) and report.fields == table.field_count
+    assert {s.defined_in for s in info.structs.values() if s.name in table.structs} == \
+        {s.defined_in for s in table.structs.values()}
+
+
+def test_not_an_elf_file(tmp_path):
+    junk = tmp_path / "libjunk.so"
+    junk.write_bytes(b"not an ELF file at all")
+    with pytest.raises(BuildError, match="not a readable ELF"):
+        dwarf.read(junk, use_cache=False)
+    with pytest.raises(BuildError, match="does not exist"):
+        dwarf.read(tmp_path / "missing.so")
+
+
+# --------------------------------------------------------------------------------------------
+# pyenv builds: libclang against DWARF
+
+_PROBE = ("import json, sys, sysconfig; v = sysconfig.get_config_var; "
+          "print(json.dumps({'libdir': v('LIBDIR'), 'soname': v('INSTSONAME')}))")
+
+
+@lru_cache(maxsize=None)
+def pyenv_python(version: str):
+    try:
+        prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return None
+    py = Path(prefix) / "bin" / "python3"
+    return py if prefix and py.exists() else None
+
+
+@lru_cache(maxsize=None)
+def pyenv_build(version: str):
+    """(table from libclang, DwarfInfo of its libpython, seconds the DWARF read took)."""
+    py = pyenv_python(version)
+    if py is None:
+        pytest.skip(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
+    info = json.loads(subprocess.run([str(py), "-I", "-c", _PROBE], capture_output=True, text=True,
+                                     check=True).stdout)
+    lib = Path(info["libdir"]) / info["soname"]
+    if not lib.is_file():
+        pytest.skip(f"CPython {version} has no shared libpython ({lib}); build it with --enable-shared")
+    table = scanner.scan(build.from_python(str(py)))
+    start = time.perf_counter()
+    d = dwarf.read(lib)
+    return table, d, d.seconds or time.perf_counter() - start
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", PYENV)
+def test_libclang_and_dwarf_agree(version):
+    table, info, seconds = pyenv_build(version)
+    r = dwarf.compare_report(table, info)
+    print(f"\nCPython {version}: libclang and DWARF compared {r.structs} structs, {r.fields} fields: "
+          f"{len(r.mismatches)} mismatches ({len(table.structs) - r.structs} header structs not in "
+          f"the DWARF; DWARF read {info.units} units in {seconds:.1f} s{' (cached)' if not info.seconds else ''})")
+    assert r.mismatches == ()
+    assert r.one_sided == () and r.not_compared == ()
+    # most of the headers' structs are used by libpython, so most are compared
+    assert r.structs >= 0.9 * len(table.structs) and r.fields > 1000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", PYENV)
+def test_listiterobject_from_dwarf_matches_the_live_interpreter(version):
+    table, info, _ = pyenv_build(version)
+    filled = dwarf.fill(table, info)
+    minor = tuple(int(x) for x in version.split(".")[:2])
+    name = "listiterobject" if minor < (3, 12) else "_PyListIterObject"
+    s = filled.structs[name]
+    # up to 3.11 it lives in Objects/listobject.c, which a headers-only table cannot have
+    assert s.origin == ("dwarf" if minor < (3, 12) else "clang")
+    assert s.defined_in.startswith("Objects/listobject.c:" if minor < (3, 12) else "Include/internal/pycore_list.h:")
+    assert (s.size, s.field("it_index").offset, s.field("it_seq").offset) == (32, 16, 24)
+    if minor >= (3, 12):  # the header's struct and the DWARF's are the same
+        assert info.structs[name] == replace(s, origin="dwarf")
+    probe = ("import ctypes, sys; it = iter([1, 2, 3, 4, 5]); [next(it) for _ in range(3)]; "
+             "print(type(it).__basicsize__, ctypes.c_ssize_t.from_address(id(it) + int(sys.argv[1])).value)")
+    out = subprocess.run([str(pyenv_python(version)), "-I", "-c", probe, str(s.field("it_index").offset)],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert [int(x) for x in out] == [s.size, 3]
+
+
+@pytest.mark.slow
+def test_fill_adds_only_what_the_table_lacks():
+    table, info, _ = pyenv_build("3.11.7")
+    filled = dwarf.fill(table, info)
+    for key, s in table.structs.items():
+        assert filled.structs[key] is s
+    added = {k: s for k, s in filled.structs.items() if k not in table.structs}
+    assert added and all(s.origin == "dwarf" for s in added.values())
+    assert all(s.defined_in.split("/", 1)[0] in dwarf.TREE_DIRS for s in added.values())  # no system structs
+    assert filled.build.inputs["dwarf"] == info.digest
+    assert set(filled.names) >= set(table.names)
+
+
+@pytest.mark.slow
+def test_compare_finds_a_wrong_offset():
+    table, info, _ = pyenv_build("3.11.7")
+    assert dwarf.compare(table, info)[1] == []
+    s = table.structs["PyListObject"]
+    moved = tuple(replace(f, offset=f.offset - 8) if f.path == "allocated" else f for f in s.fields)
+    bad = replace(table, structs={**table.structs, "PyListObject": replace(s, fields=moved)})
+    fields, mismatches = dwarf.compare(bad, info)
+    assert mismatches == ["PyListObject.allocated: offset is 24 by libclang but 32 by DWARF"]
+    assert fields == dwarf.compare(table, info)[0]
+    smaller = replace(table, structs={**table.structs, "PyListObject": replace(s, size=32, fields=s.fields[:-1])})
+    r = dwarf.compare_report(smaller, info)
+    assert r.mismatches == ("PyListObject: size is 32 by libclang but 40 by DWARF",)
+    assert r.one_sided == ("PyListObject.allocated: only DWARF has it",)
+
+
+@pytest.mark.slow
+def test_reading_each_definition_once_loses_nothing():
+    """The shortcut (a definition met again at the same place is not re-read) against reading every
+    unit in full: the same structs, names and conflicts."""
+    py = pyenv_python("3.6.15")
+    if py is None:
+        pytest.skip("no pyenv CPython 3.6.15")
+    lib = Path(subprocess.run(["pyenv", "prefix", "3.6.15"], capture_output=True, text=True).stdout.strip()) \
+        / "lib" / "libpython3.6m.so.1.0"
+    fast, full = dwarf.read(lib), dwarf.read(lib, thorough=True)
+    assert (fast.structs, fast.names, fast.conflicts) == (full.structs, full.names, full.conflicts)
