@@ -13,7 +13,7 @@ from pathlib import Path
 from .errors import OffsetsError
 
 #: Modules that add subcommands: each has `register(subparsers)` and sets `func` on its parser.
-COMMAND_MODULES = ("offsets.cli_scan", "offsets.cli_drift")
+COMMAND_MODULES = ("offsets.cli_scan", "offsets.cli_drift", "offsets.cli_verify")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):

@@ -1,0 +1,71 @@
+"""Shared fixtures. Each block below belongs to the tests that use it; append, do not rewrite."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+# ---------------------------------------------------------------------------------------------
+# pyenv builds, scanned once per session (test_probe_pyenv.py, test_verify.py)
+
+#: The CPython minors whose pyenv builds the compiler checks cover.
+PYENV_MINORS = ("3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13")
+
+
+def pyenv_root() -> Path | None:
+    env = os.environ.get("PYENV_ROOT")
+    if env:
+        return Path(env)
+    if shutil.which("pyenv"):
+        out = subprocess.run(["pyenv", "root"], capture_output=True, text=True)
+        if out.returncode == 0 and out.stdout.strip():
+            return Path(out.stdout.strip())
+    home = Path.home() / ".pyenv"
+    return home if home.is_dir() else None
+
+
+def pyenv_python(minor: str) -> Path | None:
+    """The newest pyenv-installed CPython `minor` (plain release build), or None."""
+    root = pyenv_root()
+    if root is None or not (root / "versions").is_dir():
+        return None
+    found = []
+    for d in (root / "versions").iterdir():
+        parts = d.name.split(".")
+        if len(parts) == 3 and ".".join(parts[:2]) == minor and parts[2].isdigit():
+            exe = d / "bin" / f"python{minor}"
+            if exe.is_file():
+                found.append((int(parts[2]), exe))
+    return max(found)[1] if found else None
+
+
+class PyenvScans:
+    """Scans of pyenv builds, made on first use and kept for the session."""
+
+    def __init__(self) -> None:
+        self._cache: dict = {}
+
+    def get(self, minor: str):
+        """(python executable, BuildInputs, Table) of pyenv's CPython `minor`; skips if pyenv lacks it."""
+        if minor not in self._cache:
+            exe = pyenv_python(minor)
+            if exe is None:
+                self._cache[minor] = None
+            else:
+                from offsets import build, scanner
+
+                b = build.from_python(str(exe))
+                self._cache[minor] = (exe, b, scanner.scan(b, scanner.ScanOptions(jobs=1)))
+        if self._cache[minor] is None:
+            pytest.skip(f"pyenv has no CPython {minor} on this machine")
+        return self._cache[minor]
+
+
+@pytest.fixture(scope="session")
+def pyenv_scans() -> PyenvScans:
+    return PyenvScans()

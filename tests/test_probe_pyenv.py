@@ -1,0 +1,88 @@
+"""The compiler check on every pyenv build: gcc's offsetof/sizeof/_Alignof and bitfield positions,
+read from the object file, against the scanner's table of the same headers; and the committed
+tables in generated/ against a fresh scan."""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+
+import pytest
+
+from conftest import PYENV_MINORS, REPO
+from offsets import probe, table_yaml
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("minor", PYENV_MINORS)
+def test_gcc_agrees_with_every_header_field(pyenv_scans, minor):
+    exe, b, table = pyenv_scans.get(minor)
+    report = probe.probe(table, b)
+    print(f"\nCPython {table.build.version}: gcc compared {report.summary()}")
+    assert not report.mismatches, "\n".join(map(str, report.mismatches[:50]))
+    header = probe.header_structs(table)
+    assert report.structs == len(header) > 100
+    assert report.fields == sum(len(s.fields) for s in header)
+    # bitfields are checked too: PyASCIIObject.state's members exist on every 3.x
+    state = [f for f in table.structs["PyASCIIObject"].fields if f.path.startswith("state.")]
+    assert {"state.kind", "state.compact", "state.ascii"} <= {f.path for f in state}
+    assert all(f.is_bitfield for f in state)
+    assert {f"PyASCIIObject.{f.path}" for f in state} <= report.checked
+    assert report.bitfields >= len(state)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("minor", PYENV_MINORS)
+def test_committed_table_is_current(pyenv_scans, minor):
+    exe, b, table = pyenv_scans.get(minor)
+    path = REPO / "generated" / f"{table.build.table_name}.yaml"
+    assert path.is_file(), f"generated/{path.name} is missing: run `make tables`"
+    committed = path.read_text()
+    if table_yaml.loads(committed, str(path)).build.inputs.get("source"):
+        # made with a source tree: the headers' part must still be what a scan of them gives
+        old = table_yaml.loads(committed, str(path))
+        stale = [s.name for s in probe.header_structs(table) if old.structs.get(s.name) != s]
+        assert not stale, f"generated/{path.name} is stale for {stale[:5]}: run `make tables`"
+        return
+    fresh = table_yaml.dumps(table)
+    if fresh != committed:
+        diff = "".join(list(difflib.unified_diff(committed.splitlines(True), fresh.splitlines(True),
+                                                 f"generated/{path.name}", "fresh scan"))[:40])
+        pytest.fail(f"generated/{path.name} differs from a fresh scan of {exe}: run `make tables`\n{diff}")
+
+
+def _altered(table, struct, path, **changes):
+    s = table.structs[struct]
+    fields = tuple(dataclasses.replace(f, **changes) if f.path == path else f for f in s.fields)
+    structs = dict(table.structs)
+    structs[struct] = dataclasses.replace(s, fields=fields)
+    return dataclasses.replace(table, structs=structs)
+
+
+def _some_build(pyenv_scans):
+    for minor in ("3.11", "3.12", "3.10", "3.13", "3.9", "3.8", "3.7", "3.6"):
+        try:
+            return pyenv_scans.get(minor)
+        except pytest.skip.Exception:
+            continue
+    pytest.skip("pyenv has no CPython at all")
+
+
+@pytest.mark.slow
+def test_probe_reports_exactly_the_altered_numbers(pyenv_scans):
+    exe, b, table = _some_build(pyenv_scans)
+    ob_item = table.structs["PyListObject"].field("ob_item")
+    kind = table.structs["PyASCIIObject"].field("state.kind")
+    bad = _altered(table, "PyListObject", "ob_item", offset=ob_item.offset - 8)
+    bad = _altered(bad, "PyASCIIObject", "state.kind", bit_offset=kind.bit_offset + 1)
+    bad = dataclasses.replace(bad, structs={**bad.structs, "PyFloatObject": dataclasses.replace(
+        bad.structs["PyFloatObject"], size=bad.structs["PyFloatObject"].size + 8)})
+    report = probe.probe(bad, b)
+    got = sorted(map(str, report.mismatches))
+    lo = 8 * kind.offset + kind.bit_offset
+    assert got == sorted([
+        f"PyListObject.ob_item: table says offset {ob_item.offset - 8}, gcc says {ob_item.offset}",
+        f"PyASCIIObject.state.kind: table says bits {lo + 1}+{kind.bit_width} (byte {kind.offset} bit "
+        f"{kind.bit_offset + 1}), gcc says {lo}+{kind.bit_width} (byte {lo // 8} bit {lo % 8})",
+        f"PyFloatObject: table says size {table.structs['PyFloatObject'].size + 8}, "
+        f"gcc says {table.structs['PyFloatObject'].size}",
+    ])
