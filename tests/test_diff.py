@@ -301,7 +301,7 @@ def freethreaded_313(tmp_path_factory):
     return load_table(path)
 
 
-def test_pyobject_grew_3_12_to_3_13_freethreaded(freethreaded_313):
+def test_pyobject_grew_3_12_to_3_13_freethreaded(freethreaded_313, tmp_path, capsys):
     ft = freethreaded_313
     assert ft.build.config["Py_GIL_DISABLED"] is True
     changes = D.diff(committed("3.12.1"), ft)
@@ -312,3 +312,20 @@ def test_pyobject_grew_3_12_to_3_13_freethreaded(freethreaded_313):
         ("field-added", "ob_mutex", None, None), ("field-added", "ob_mutex._bits", None, None),
         ("field-added", "ob_gc_bits", None, None), ("field-added", "ob_ref_local", None, None),
         ("field-added", "ob_ref_shared", None, None), ("moved", "ob_type", 8, 24)]
+    # the command's verdict for a JIT that reads the refcount and the type
+    watch = tmp_path / "jit.txt"
+    watch.write_text("PyObject.ob_refcnt\nPyObject.ob_type\n")
+    ft_path = GENERATED / "cpython-3.13.0-freethreaded-x86_64-linux-gnu.yaml"
+    if not ft_path.exists():
+        from offsets.table_yaml import write
+
+        write(ft, ft_path := tmp_path / ft_path.name)
+    from offsets.cli import main
+
+    code = main(["diff", str(GENERATED / "cpython-3.12.1-x86_64-linux-gnu.yaml"), str(ft_path), "--watch", str(watch)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert out.splitlines()[1:] == [
+        "PyObject", "  - ob_refcnt: removed (was offset 0, size 8, Py_ssize_t)", "  ~ ob_type: moved: offset 8 -> 24",
+        out.splitlines()[-1]]
+    assert out.splitlines()[-1].startswith("2 change(s) to watched names in 1 struct(s); ")
