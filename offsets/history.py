@@ -33,13 +33,13 @@ def load_table(path) -> Table:
 
 
 def table_paths(directory=None) -> list[Path]:
-    """The `*.yaml` tables in `directory` (default: the checkout's generated/), by name."""
+    """The `cpython-*.yaml` tables in `directory` (default: the checkout's generated/), by name."""
     d = Path(directory) if directory else DEFAULT_TABLES
     if not d.is_dir():
         raise TableError(f"no table directory {d}: pass --tables DIR (a directory of tables, like generated/)")
-    paths = sorted(d.glob("*.yaml"))
+    paths = sorted(d.glob("cpython-*.yaml"))
     if not paths:
-        raise TableError(f"{d} holds no *.yaml tables: run `make tables`, or pass --tables DIR")
+        raise TableError(f"{d} holds no cpython-*.yaml tables: run `make tables`, or pass --tables DIR")
     return paths
 
 
