@@ -303,3 +303,50 @@ def test_reading_each_definition_once_loses_nothing():
         / "lib" / "libpython3.6m.so.1.0"
     fast, full = dwarf.read(lib), dwarf.read(lib, thorough=True)
     assert (fast.structs, fast.names, fast.conflicts) == (full.structs, full.names, full.conflicts)
+
+
+# --------------------------------------------------------------------------------------------
+# Debian: a stripped libpython with its separate (compressed) debug file, and the debug build
+
+
+DEBIAN_311 = ["libpython3.11", "libpython3.11-dev", "libpython3.11-dbg", "python3.11-dbg"]
+
+
+@lru_cache(maxsize=None)
+def debian_311():
+    from offsets import debian
+    from offsets.errors import FetchError
+
+    try:
+        return debian.unpacked(DEBIAN_311, "amd64", "bookworm")
+    except FetchError as e:
+        pytest.skip(f"cannot fetch Debian's CPython 3.11 packages: {e}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", ["release", "debug"])
+def test_debian_bookworm_311(config):
+    """Release: libpython3.11.so is stripped, its DWARF is in python3.11-dbg's build-id file.
+    Debug: libpython3.11d.so (Py_DEBUG) carries its DWARF. Each against libclang's scan of the
+    matching headers (usr/include/python3.11 or python3.11d)."""
+    root = debian_311()
+    lib = root / "usr/lib/x86_64-linux-gnu" / ("libpython3.11.so.1.0" if config == "release" else "libpython3.11d.so.1.0")
+    debug = dwarf.debug_file_for(lib, root)
+    if config == "release":
+        assert debug is not None and debug.parent.parent.name == ".build-id"
+        with pytest.raises(BuildError, match="no DWARF"):
+            dwarf.read(lib, use_cache=False)
+    info = dwarf.read(lib, debug)
+    inc = root / "usr/include" / ("python3.11" if config == "release" else "python3.11d")
+    table = scanner.scan(build.from_prefix(root / "usr", include_dir=inc, target="x86_64-linux-gnu"))
+    assert table.build.config["Py_DEBUG"] is (config == "debug")
+    r = dwarf.compare_report(table, info)
+    print(f"\nDebian CPython 3.11.2 {config}: libclang and DWARF compared {r.structs} structs, {r.fields} "
+          f"fields: {len(r.mismatches)} mismatches (DWARF read {info.units} units in {info.seconds:.1f} s"
+          f"{' (cached)' if not info.seconds else ''})")
+    assert r.mismatches == () and r.one_sided == () and r.not_compared == ()
+    assert r.structs >= 0.9 * len(table.structs) and r.fields > 10000
+    s = dwarf.fill(table, info).structs["listiterobject"]
+    assert (s.origin, s.size, s.field("it_index").offset) == ("dwarf", 32, 16)
+    # Py_DEBUG changes no header struct in 3.11, but it does change PyArena (Python/pyarena.c)
+    assert info.structs["PyArena"].size == (24 if config == "release" else 64)
