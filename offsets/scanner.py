@@ -102,23 +102,27 @@ def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
 
 
 def merge(results: list[UnitResult]) -> tuple[dict, dict, list[str]]:
-    """One struct per name across units; conflicting definitions kept apart as `name@file`."""
+    """One struct per name across units; conflicting definitions kept apart as `name@file`, or as
+    `name@unit` when one header lays a struct out differently in the units that include it."""
     by_name: dict = {}
     for r in results:
         for name, s in r.structs.items():
-            by_name.setdefault(name, {})
-            by_name[name].setdefault(s.defined_in, s)
+            layout = (s.defined_in, s.kind, s.size, s.align, s.fields)
+            by_name.setdefault(name, {}).setdefault(layout, (s, []))[1].append(r.name)
     structs, conflicts = {}, []
     for name, defs in by_name.items():
         variants = list(defs.values())
-        layouts = {(s.kind, s.size, s.align, s.fields) for s in variants}
-        if len(layouts) == 1:
-            structs[name] = variants[0]
+        if len({(s.kind, s.size, s.align, s.fields) for s, _ in variants}) == 1:
+            structs[name] = variants[0][0]
             continue
-        files = sorted({s.defined_in.rsplit(":", 1)[0] for s in variants})
-        conflicts.append(f"{name}: defined differently in {', '.join(files)}")
-        for s in variants:
-            key = f"{name}@{s.defined_in.rsplit(':', 1)[0]}"
+        files = [s.defined_in.rsplit(":", 1)[0] for s, _ in variants]
+        conflicts.append(f"{name}: defined differently in {', '.join(sorted(set(files)))}")
+        for (s, unit_names), file in zip(variants, files):
+            if files.count(file) > 1:
+                conflicts.append(f"{name}: {s.defined_in} lays out differently in the units that include it; "
+                                 f"as {name}@{min(unit_names)} in {', '.join(sorted(unit_names))}")
+                file = min(unit_names)
+            key = f"{name}@{file}"
             structs[key] = type(s)(key, s.kind, s.size, s.align, s.defined_in, s.fields, s.origin)
     names: dict = {}
     for r in results:
