@@ -120,25 +120,51 @@ def _digest(paths: Iterable[Path]) -> str:
 
 def build_id(path) -> Optional[str]:
     """The GNU build-id of an ELF file as hex, or None."""
+    from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
 
-    with open(path, "rb") as f:
-        elf = ELFFile(f)
-        for sec in elf.iter_sections():
-            if sec.header.sh_type == "SHT_NOTE":
-                for note in sec.iter_notes():
-                    if note["n_type"] == "NT_GNU_BUILD_ID":
-                        return note["n_desc"]
+    try:
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            for sec in elf.iter_sections():
+                if sec.header.sh_type == "SHT_NOTE":
+                    for note in sec.iter_notes():
+                        if note["n_type"] == "NT_GNU_BUILD_ID":
+                            return note["n_desc"]
+    except ELFError as e:
+        raise BuildError(f"{path}: not a readable ELF file ({e})") from None
     return None
 
 
-def debug_file_for(binary, root) -> Optional[Path]:
-    """The separate debug file of `binary` under `root`/usr/lib/debug/.build-id/, if there is one."""
+def has_dwarf(path) -> bool:
+    """Whether the ELF file at `path` carries DWARF itself (not only a link to a debug file)."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            return any(elf.get_section_by_name(n) is not None for n in (".debug_info", ".zdebug_info"))
+    except ELFError as e:
+        raise BuildError(f"{path}: not a readable ELF file ({e})") from None
+
+
+def debug_file_for(binary, root=None) -> Optional[Path]:
+    """The separate debug file of `binary`, found by its build-id under `root`/usr/lib/debug/
+    (root: an unpacked package tree), else under any directory above the binary (so an unpacked
+    Debian tree is searched) and the system's /usr/lib/debug; None if there is none."""
     bid = build_id(binary)
     if not bid:
         return None
-    path = Path(root) / "usr/lib/debug/.build-id" / bid[:2] / f"{bid[2:]}.debug"
-    return path if path.is_file() else None
+    rel = Path(".build-id") / bid[:2] / f"{bid[2:]}.debug"
+    if root is not None:
+        bases = [Path(root) / "usr/lib/debug"]
+    else:
+        bases = [p / d for p in Path(binary).resolve().parents for d in ("usr/lib/debug", "lib/debug")]
+    for base in bases:
+        if (base / rel).is_file():
+            return base / rel
+    return None
 
 
 def _open_dwarf(path: Path):
@@ -662,6 +688,13 @@ def read(binary, debug_file=None, use_cache: bool = True, thorough: bool = False
     debug = Path(debug_file) if debug_file else None
     if debug is not None and not debug.is_file():
         raise BuildError(f"debug file {debug} does not exist")
+    if debug is None and not has_dwarf(binary):
+        debug = debug_file_for(binary)   # None: _open_dwarf says what to pass
+    if debug is not None:
+        want, got = build_id(binary), build_id(debug)
+        if want and got != want:
+            raise BuildError(f"debug file {debug} is for build-id {got}, but {binary.name} has build-id {want}: "
+                             f"pass the debug file of this very binary (usr/lib/debug/.build-id/{want[:2]}/{want[2:]}.debug)")
     digest = _digest([binary] + ([debug] if debug else []))
     from .debian import cache_dir
 

@@ -166,6 +166,8 @@ def test_separate_debug_file(fixture_dir):
         dwarf.read(so, use_cache=False)
     got = dwarf.read(so, debug, use_cache=False)
     whole = dwarf.read(compile_so(fixture_dir, EDGES, ["-g"], "edges_whole"), use_cache=False)
+    with pytest.raises(BuildError, match="build-id"):  # another build's debug file is refused
+        dwarf.read(fixture_dir / "edges_whole.so", debug, use_cache=False)
     assert got.structs["Edge"].fields == whole.structs["Edge"].fields
     assert got.structs["Edge"].size == whole.structs["Edge"].size == 64
 
@@ -334,8 +336,10 @@ def test_debian_bookworm_311(config):
     debug = dwarf.debug_file_for(lib, root)
     if config == "release":
         assert debug is not None and debug.parent.parent.name == ".build-id"
-        with pytest.raises(BuildError, match="no DWARF"):
-            dwarf.read(lib, use_cache=False)
+        assert not dwarf.has_dwarf(lib) and dwarf.debug_file_for(lib) == debug   # found from the binary
+        other = root / "usr/lib/x86_64-linux-gnu/libpython3.11d.so.1.0"
+        with pytest.raises(BuildError, match="build-id"):
+            dwarf.read(other, debug)
     info = dwarf.read(lib, debug)
     inc = root / "usr/include" / ("python3.11" if config == "release" else "python3.11d")
     table = scanner.scan(build.from_prefix(root / "usr", include_dir=inc, target="x86_64-linux-gnu"))
