@@ -27,7 +27,7 @@ from .errors import BuildError, LayoutError
 from .model import Field, Struct, Table
 
 #: Bump when the reader's output changes, so cached results are not reused.
-READER_VERSION = 4
+READER_VERSION = 5
 
 #: First path components that mark a file of the CPython tree (the rest is the system's).
 TREE_DIRS = frozenset({"Include", "Objects", "Python", "Modules", "Parser", "Programs", "PC", "Lib", "Mac"})
@@ -36,6 +36,7 @@ _RECORDS = ("DW_TAG_structure_type", "DW_TAG_union_type")
 _QUALIFIERS = {"DW_TAG_const_type": "const", "DW_TAG_volatile_type": "volatile",
                "DW_TAG_restrict_type": "restrict"}
 _REF_FORMS = ("DW_FORM_ref1", "DW_FORM_ref2", "DW_FORM_ref4", "DW_FORM_ref8", "DW_FORM_ref_udata")
+_SIBLING = ("DW_AT_sibling",)
 _DW_OP_PLUS_UCONST = 0x23
 _DW_ATE_COMPLEX_FLOAT = 0x3
 
@@ -257,9 +258,11 @@ class _Reader:
         col = a["DW_AT_decl_column"].value if "DW_AT_decl_column" in a else 0
         if f is None:
             return "", line, col
-        names, roots = self._unit_files(die.cu)
-        path = names[f.value] if f.value < len(names) else ""
-        return _tree_relative(path, roots), line, col
+        return self._path(die.cu, f.value), line, col
+
+    def _path(self, cu, index: int) -> str:
+        names, roots = self._unit_files(cu)
+        return _tree_relative(names[index], roots) if 0 <= index < len(names) else ""
 
     # ---- types
 
@@ -461,16 +464,54 @@ class _Reader:
     def read_unit(self, cu) -> None:
         self.units += 1
         typedefs = []
-        for die in cu.get_top_DIE().iter_children():
-            tag = die.tag
-            if tag in _RECORDS:
-                self.record(die)
-            elif tag == "DW_TAG_typedef":
-                typedefs.append(die)
-        self._resolve_typedefs(typedefs)
+        raw = None if self.thorough else _RawUnit.of(cu)
+        if raw is None:
+            for die in cu.get_top_DIE().iter_children():
+                tag = die.tag
+                if tag in _RECORDS:
+                    self.record(die)
+                elif tag == "DW_TAG_typedef":
+                    typedefs.append(die)
+        else:
+            for offset, tag, attrs in raw.top_level():
+                if tag == "DW_TAG_typedef":
+                    typedefs.append((offset, attrs))
+                elif tag in _RECORDS:
+                    key = self._raw_key(cu, tag, attrs)
+                    if key in self.defs:
+                        self.die_key[(id(cu.dwarfinfo), offset)] = key   # met before: not read again
+                    elif key is not False:
+                        self.record(cu.get_DIE_from_refaddr(offset))
+        if raw is None:
+            self._resolve_typedefs(typedefs)
+        for offset, attrs in typedefs if raw is not None else ():   # in order: the first name is the key
+            key = self.die_key.get((id(cu.dwarfinfo), attrs.get("DW_AT_type"))) if attrs else None
+            if key is not None and "DW_AT_name" in attrs:   # straight to a struct read before
+                name = _text(attrs["DW_AT_name"])
+                if name not in self.defs[key].typedefs:
+                    self.defs[key].typedefs.append(name)
+            else:
+                self._resolve_typedefs([cu.get_DIE_from_refaddr(offset)])
         if hasattr(cu, "_dielist") and hasattr(cu, "_diemap"):
             # forget the unit's parsed DIEs (pyelftools keeps them all): memory stays flat
             del cu._dielist[1:], cu._diemap[1:]
+
+    def _raw_key(self, cu, tag: str, attrs: Optional[dict]):
+        """`record`'s key from raw attributes; False for a declaration, None when only `record`
+        can tell (attributes not decoded, no file)."""
+        if attrs is None:
+            return None
+        if "DW_AT_declaration" in attrs or "DW_AT_byte_size" not in attrs:
+            return False
+        kind = "union" if tag == "DW_TAG_union_type" else "struct"
+        if "DW_AT_decl_file" not in attrs:
+            return None
+        path = self._path(cu, attrs["DW_AT_decl_file"])
+        if not path:
+            return None
+        name = attrs.get("DW_AT_name")
+        return (kind, _text(name) if name is not None else None, path, attrs.get("DW_AT_decl_line", 0),
+                attrs.get("DW_AT_decl_column", 0), attrs["DW_AT_byte_size"])
 
     def _resolve_typedefs(self, typedefs: list) -> None:
         for td in typedefs:
@@ -657,6 +698,201 @@ def _tree_relative(path: str, roots: list) -> str:
             if rel.split("/", 1)[0] in TREE_DIRS:
                 return rel
     return path
+
+
+class _RawUnit:
+    """A fast walk over a unit's top-level DIEs straight from the section bytes: the tag of each,
+    and the few attributes that identify a struct (name, decl_file/line/column, byte_size,
+    declaration), without building pyelftools objects for the DIEs skipped. Units using a form it
+    does not know, or big-endian ones, are left to pyelftools (`of` returns None)."""
+
+    _FIXED = {"DW_FORM_data1": 1, "DW_FORM_ref1": 1, "DW_FORM_flag": 1, "DW_FORM_strx1": 1,
+              "DW_FORM_addrx1": 1, "DW_FORM_data2": 2, "DW_FORM_ref2": 2, "DW_FORM_strx2": 2,
+              "DW_FORM_addrx2": 2, "DW_FORM_strx3": 3, "DW_FORM_addrx3": 3, "DW_FORM_data4": 4,
+              "DW_FORM_ref4": 4, "DW_FORM_strx4": 4, "DW_FORM_addrx4": 4, "DW_FORM_ref_sup4": 4,
+              "DW_FORM_data8": 8, "DW_FORM_ref8": 8, "DW_FORM_ref_sig8": 8, "DW_FORM_ref_sup8": 8,
+              "DW_FORM_data16": 16, "DW_FORM_flag_present": 0, "DW_FORM_implicit_const": 0}
+    _OFFSET = ("DW_FORM_strp", "DW_FORM_line_strp", "DW_FORM_sec_offset", "DW_FORM_strp_sup",
+               "DW_FORM_GNU_ref_alt", "DW_FORM_GNU_strp_alt")
+    _LEB = ("DW_FORM_udata", "DW_FORM_sdata", "DW_FORM_ref_udata", "DW_FORM_strx", "DW_FORM_addrx",
+            "DW_FORM_loclistx", "DW_FORM_rnglistx", "DW_FORM_GNU_addr_index", "DW_FORM_GNU_str_index")
+    _BLOCK = {"DW_FORM_block1": 1, "DW_FORM_block2": 2, "DW_FORM_block4": 4}
+    _WANTED = ("DW_AT_name", "DW_AT_decl_file", "DW_AT_decl_line", "DW_AT_decl_column",
+               "DW_AT_byte_size", "DW_AT_declaration", "DW_AT_sibling", "DW_AT_type")
+    _WANTED_TAGS = _RECORDS + ("DW_TAG_typedef",)
+    _cache: dict = {}
+
+    def __init__(self, cu, data: bytes, strings: dict, plans: dict) -> None:
+        self.cu = cu
+        self.data = data
+        self.strings = strings
+        self.plans = plans
+        self.offset_size = 4 if cu.dwarf_format() == 32 else 8
+        self.address_size = cu["address_size"]
+        self.ref_addr_size = self.address_size if cu["version"] == 2 else self.offset_size
+
+    @classmethod
+    def of(cls, cu) -> Optional["_RawUnit"]:
+        di = cu.dwarfinfo
+        if not di.config.little_endian:
+            return None
+        got = cls._cache.get(id(di))
+        if got is None or got[0] is not di:
+            def section(sec):
+                return sec.stream.getvalue() if sec is not None and hasattr(sec.stream, "getvalue") else None
+            got = (di, section(di.debug_info_sec),
+                   {"DW_FORM_strp": section(di.debug_str_sec), "DW_FORM_line_strp": section(di.debug_line_str_sec)})
+            cls._cache = {id(di): got}
+        _, data, strings = got
+        if data is None:
+            return None
+        plans = {}
+        known = set(cls._FIXED) | set(cls._OFFSET) | set(cls._LEB) | set(cls._BLOCK) | {
+            "DW_FORM_addr", "DW_FORM_ref_addr", "DW_FORM_string", "DW_FORM_block", "DW_FORM_exprloc"}
+        for code, decl in cu.get_abbrev_table()._abbrev_map.items():
+            specs = []
+            for spec in decl["attr_spec"]:
+                if spec.form not in known:
+                    return None
+                specs.append((spec.name, spec.form, spec.get("value")))
+            plans[code] = (decl["tag"], decl.has_children(), tuple(specs))
+        return cls(cu, data, strings, plans)
+
+    def _uleb(self, pos: int) -> tuple[int, int]:
+        data = self.data
+        result = shift = 0
+        while True:
+            b = data[pos]
+            pos += 1
+            result |= (b & 0x7F) << shift
+            if b < 0x80:
+                return result, pos
+            shift += 7
+
+    def _sleb(self, pos: int) -> tuple[int, int]:
+        data = self.data
+        result = shift = 0
+        while True:
+            b = data[pos]
+            pos += 1
+            result |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                if b & 0x40:
+                    result -= 1 << shift
+                return result, pos
+
+    def _attrs(self, pos: int, specs: tuple, want: tuple) -> tuple[Optional[dict], int]:
+        """Skip a DIE's attributes from `pos`, returning those named in `want` (-1: not decoded)."""
+        data = self.data
+        out = {}
+        for name, form, implicit in specs:
+            keep = name in want
+            if form in self._FIXED:
+                n = self._FIXED[form]
+                if keep:
+                    if form == "DW_FORM_implicit_const":
+                        out[name] = implicit
+                    elif form == "DW_FORM_flag_present":
+                        out[name] = True
+                    elif form in _REF_FORMS:
+                        out[name] = self.cu.cu_offset + int.from_bytes(data[pos:pos + n], "little")
+                    elif form.startswith(("DW_FORM_data", "DW_FORM_flag")):
+                        out[name] = int.from_bytes(data[pos:pos + n], "little")
+                    else:
+                        return None, -1       # an indexed string: let pyelftools read this one
+                pos += n
+            elif form in self._LEB:
+                if keep and form == "DW_FORM_sdata":
+                    out[name], pos = self._sleb(pos)
+                elif keep and form in ("DW_FORM_udata", "DW_FORM_ref_udata"):
+                    v, pos = self._uleb(pos)
+                    out[name] = v + (self.cu.cu_offset if form == "DW_FORM_ref_udata" else 0)
+                elif keep:
+                    return None, -1
+                else:
+                    _, pos = self._uleb(pos)
+            elif form in self._OFFSET:
+                if keep:
+                    table = self.strings.get(form)
+                    if name != "DW_AT_name" or table is None:
+                        return None, -1
+                    at = int.from_bytes(data[pos:pos + self.offset_size], "little")
+                    out[name] = table[at:table.index(b"\0", at)]
+                pos += self.offset_size
+            elif form == "DW_FORM_string":
+                end = data.index(b"\0", pos)
+                if keep:
+                    out[name] = data[pos:end]
+                pos = end + 1
+            elif form == "DW_FORM_addr":
+                pos += self.address_size
+            elif form == "DW_FORM_ref_addr":
+                if keep:
+                    return None, -1
+                pos += self.ref_addr_size
+            elif form in self._BLOCK:
+                n = self._BLOCK[form]
+                pos += n + int.from_bytes(data[pos:pos + n], "little")
+            else:                            # DW_FORM_block, DW_FORM_exprloc
+                n, pos = self._uleb(pos)
+                pos += n
+        return out, pos
+
+    def _after(self, die) -> int:
+        """Where the DIE after `die` and its children starts (pyelftools read `die`)."""
+        sib = die.attributes.get("DW_AT_sibling")
+        if sib is not None:
+            return self.cu.cu_offset + sib.raw_value if sib.form in _REF_FORMS else sib.raw_value
+        if not die.has_children:
+            return die.offset + die.size
+        return self._skip_children(die.offset + die.size)
+
+    def _skip_children(self, pos: int) -> int:
+        while True:
+            start = pos
+            code, pos = self._uleb(pos)
+            if code == 0:
+                return pos
+            tag, children, specs = self.plans[code]
+            attrs, end = self._attrs(pos, specs, _SIBLING if children else ())
+            if end < 0:
+                die = self.cu.get_DIE_from_refaddr(start)
+                pos = self._after(die)
+                continue
+            pos = end
+            if children:
+                sib = attrs.get("DW_AT_sibling")
+                pos = sib if sib is not None else self._skip_children(pos)
+
+    def top_level(self):
+        """(offset, tag, identifying attributes or None) of each top-level DIE of the unit that is
+        a struct, union or typedef."""
+        top = self.cu.get_top_DIE()
+        if not top.has_children:
+            return
+        pos = top.offset + top.size
+        while True:
+            start = pos
+            code, pos = self._uleb(pos)
+            if code == 0:
+                return
+            tag, children, specs = self.plans[code]
+            wanted = tag in self._WANTED_TAGS
+            attrs, end = self._attrs(pos, specs, self._WANTED if wanted else _SIBLING if children else ())
+            if end < 0:   # an attribute this walk does not decode: pyelftools reads the DIE
+                die = self.cu.get_DIE_from_refaddr(start)
+                if wanted:
+                    yield start, tag, None
+                pos = self._after(die)
+                continue
+            if tag in self._WANTED_TAGS:
+                yield start, tag, attrs
+            if children:
+                sib = attrs.get("DW_AT_sibling")
+                pos = sib if sib is not None else self._skip_children(end)
+            else:
+                pos = end
 
 
 def _read_uncached(binary: Path, debug_file: Optional[Path], thorough: bool) -> tuple:
