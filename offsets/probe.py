@@ -12,10 +12,12 @@ read; a struct of a `.c` file is probed in a unit that `#include`s that file wit
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -54,7 +56,10 @@ class SourceProbe:
 
     struct: str                  # the table key (`name` or `name@file` for a conflict)
     include_file: Path
-    flags: tuple[str, ...] = ()  # -I / -D flags (clang-only flags are dropped)
+    flags: tuple[str, ...] = ()  # the unit's compiler flags (clang-only ones are dropped for gcc)
+    #: For a struct of a header of the tree: other units that include that header, tried in turn
+    #: when this one does not define the struct (stringlib's headers define `STRINGLIB(prework)`).
+    alternates: tuple[tuple[Path, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -371,28 +376,82 @@ def source_probes(table: Table, b: BuildInputs) -> tuple[list[SourceProbe], list
         rel = str(Path(u.path).resolve().relative_to(b.source)) if Path(u.path).is_absolute() else u.path
         by_file[rel] = u
     probes, skipped = [], []
+    includers = None
     for s in wanted:
         file = s.defined_in.rsplit(":", 1)[0]
         u = by_file.get(file)
-        if u is None:
-            skipped.append(f"{s.name}: defined in {file}, which is not a translation unit of the build")
+        if u is None:   # a header of the source tree (Modules/_ctypes/ctypes.h): a unit that includes it
+            if includers is None:
+                includers = _includers(b.source, by_file)
+            found = includers.get(file, [])
+            if not found:
+                skipped.append(f"{s.name}: defined in {file}, which no translation unit of the build includes directly")
+                continue
+            u, *others = found[:6]
+            probes.append(SourceProbe(s.name, Path(u.path), tuple(u.args),
+                                      tuple((Path(o.path), tuple(o.args)) for o in others)))
             continue
         probes.append(SourceProbe(s.name, Path(u.path), tuple(u.args)))
     return probes, skipped
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def _includers(source: Path, by_file: dict) -> dict:
+    """Header (relative to the tree) -> the units, in name order, whose file includes it by a path
+    relative to the file's own directory."""
+    out: dict = {}
+    for rel in sorted(by_file):
+        text = (source / rel).read_text(errors="replace")
+        for name in _INCLUDE.findall(text):
+            header = os.path.normpath(os.path.join(os.path.dirname(rel), name))
+            if by_file[rel] not in out.setdefault(header, []):
+                out[header].append(by_file[rel])
+    return out
 
 
 def probe_sources(table: Table, b: BuildInputs, items: Sequence[SourceProbe],
                   work: Optional[Path] = None) -> ProbeReport:
     """Probe structs of `.c` files: one unit per file, which `#include`s it with its own flags."""
     cc = compiler_for(b.target)
+    psize = table.build.target.pointer_size
+
+    def run(path, flags, structs):
+        return probe_unit(structs, f'#include "{path}"', cc, gcc_flags(flags, b, cc), psize, work)
+
     groups: dict = {}
     for it in items:
-        groups.setdefault((it.include_file, it.flags), []).append(table.structs[it.struct])
+        defined = table.structs[it.struct].defined_in.rsplit(":", 1)[0]
+        via_header = not str(it.include_file).endswith("/" + defined)
+        groups.setdefault((it.include_file, it.flags, via_header), []).append(it)
     report = ProbeReport(" ".join(cc), 0, 0, 0, frozenset(), ())
-    for (path, flags), structs in sorted(groups.items(), key=lambda kv: str(kv[0][0])):
-        prelude = f'#include "{path}"'
-        report = report + probe_unit(structs, prelude, cc, gcc_flags(flags, b, cc),
-                                     table.build.target.pointer_size, work)
+    ordered = sorted(groups.items(), key=lambda kv: (str(kv[0][0]), kv[0][2]))
+    direct = [(path, flags, [table.structs[it.struct] for it in its]) for (path, flags, via), its in ordered if not via]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:   # the file defines them: failures are errors
+        for r in pool.map(lambda job: run(*job), direct):
+            report = report + r
+    for (path, flags, via_header), its in ordered:
+        if not via_header:
+            continue
+        structs = [table.structs[it.struct] for it in its]
+        try:
+            report = report + run(path, flags, structs)
+            continue
+        except BuildError:
+            pass
+        for it, s in zip(its, structs):   # one at a time, through each unit that includes its header
+            errors = []
+            for p, f in ((it.include_file, it.flags), *it.alternates):
+                try:
+                    report = report + run(p, f, [s])
+                    break
+                except BuildError as e:
+                    errors.append(f"{p.name}: {e}")
+            else:
+                report = report + ProbeReport(report.compiler, 0, 0, 0, frozenset(), (), (
+                    f"{s.name}: no unit including {s.defined_in.rsplit(':', 1)[0]} defines it as the table "
+                    f"does ({errors[0][:200]})",))
     return report
 
 
