@@ -75,6 +75,7 @@ def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
     if todo:
         say(f"parsing {len(todo)} translation unit(s), {len(unit_list) - len(todo)} from cache")
     jobs = opts.jobs or os.cpu_count() or 1
+    pool = None
     if len(todo) <= 1 or jobs == 1:
         outputs = map(_parse_or_error, (unit_list[i] for i in todo))
     else:
@@ -86,7 +87,7 @@ def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
         results[i] = out
         if isinstance(out, ScanError):
             if not opts.keep_going:
-                if len(todo) > 1:
+                if pool is not None:
                     pool.shutdown(cancel_futures=True)
                 raise out
         elif opts.use_cache:
@@ -96,7 +97,7 @@ def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
             tmp.replace(store / f"{_unit_key(unit_list[i], clang)}.pickle")
         if len(todo) > 1:
             say(f"[{done}/{len(todo)}] {unit_list[i].name}")
-    if len(todo) > 1:
+    if pool is not None:
         pool.shutdown()
     return results
 

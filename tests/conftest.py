@@ -69,3 +69,58 @@ class PyenvScans:
 @pytest.fixture(scope="session")
 def pyenv_scans() -> PyenvScans:
     return PyenvScans()
+
+
+# ---------------------------------------------------------------------------------------------
+# Debian's CPython 3.11 (bookworm), fetched by package name into $OFFSETS_CACHE (test_sources.py,
+# test_cross.py): the source package, libpython3.11-dev per architecture, and one full scan of
+# the source tree for x86_64, made once per session.
+
+class Debian311:
+    """The bookworm python3.11 source tree and unpacked libpython3.11-dev/-dbg roots."""
+
+    suite = "bookworm"
+
+    def __init__(self) -> None:
+        from offsets import debian
+
+        self.tree = debian.source("python3.11", self.suite)   # a FetchError fails the tests that need it
+        self._roots: dict = {}
+        self._table = None
+
+    def root(self, packages: tuple, arch: str) -> Path:
+        from offsets import debian
+
+        key = (packages, arch)
+        if key not in self._roots:
+            self._roots[key] = debian.unpacked(list(packages), arch, self.suite)
+        return self._roots[key]
+
+    def dev(self, arch: str) -> Path:
+        """`usr/` of libpython3.11-dev for `arch`."""
+        return self.root(("libpython3.11-dev",), arch) / "usr"
+
+    def pyconfig(self, arch: str, multiarch: str, abi: str = "") -> Path:
+        """The real (per-architecture) pyconfig.h of libpython3.11-dev for `arch`."""
+        return self.dev(arch) / "include" / multiarch / f"python3.11{abi}" / "pyconfig.h"
+
+    def table(self):
+        """The x86_64 table of the whole source tree, scanned once (via the command line)."""
+        if self._table is None:
+            import sys
+            import tempfile
+
+            from offsets import table_yaml
+
+            out = Path(tempfile.mkdtemp(prefix="offsets-src311-")) / "t.yaml"
+            proc = subprocess.run([sys.executable, "-m", "offsets", "scan", "-q", "--source", str(self.tree),
+                                   "--pyconfig", str(self.pyconfig("amd64", "x86_64-linux-gnu")), "-o", str(out)],
+                                  capture_output=True, text=True)
+            assert proc.returncode == 0, proc.stderr
+            self._table = table_yaml.load(out)
+        return self._table
+
+
+@pytest.fixture(scope="session")
+def debian311() -> Debian311:
+    return Debian311()

@@ -1,0 +1,168 @@
+"""Source trees: each `.c` file of a CPython tree is its own unit, with the flags its build uses.
+
+Truth comes from outside the scanner: gcc's offsetof probes of the private structs, a live
+CPython 3.11's `list_iterator.__basicsize__`, GNU make's own expansion of a Makefile, and the
+build's files themselves (Makefile.pre.in's recipes). Debian's bookworm python3.11 source package
+and libpython3.11-dev are fetched by name into $OFFSETS_CACHE; the tree is never modified: tests
+that need a broken or tiny tree build one in tmp_path.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import pyenv_python
+from offsets import build, scanner, sources
+from offsets.makefile import Makefile, compile_command, flags_of
+
+SCANNED = ("Objects", "Python", "Modules", "Parser")
+AMD64 = ("amd64", "x86_64-linux-gnu")
+
+
+def amd64_inputs(debian311):
+    return build.from_source(debian311.tree, debian311.pyconfig(*AMD64))
+
+
+def test_listiterobject_it_index_x86_64(debian311):
+    t = debian311.table()
+    s = t.structs["listiterobject"]
+    assert s.defined_in.startswith("Objects/listobject.c:")
+    assert s.field("it_index").offset == 16
+    assert (t.build.version, t.build.target.pointer_size) == ("3.11.2", 8)
+    assert t.build.inputs["source"].startswith("sha256:")
+
+
+def test_listiterobject_size_matches_a_live_311(debian311):
+    exe = pyenv_python("3.11")
+    if exe is None:
+        pytest.skip("pyenv has no CPython 3.11 here")
+    live = subprocess.run([str(exe), "-c", "print(type(iter([])).__basicsize__)"], capture_output=True,
+                          text=True, check=True).stdout
+    assert debian311.table().structs["listiterobject"].size == int(live)
+
+
+def test_gcc_agrees_on_the_private_structs_of_objects_and_python(debian311):
+    probe = pytest.importorskip("offsets.probe")
+    t, b = debian311.table(), amd64_inputs(debian311)
+    items, _ = probe.source_probes(t, b)
+    wanted = [i for i in items if re.match(r"(Objects|Python)/[^/]+\.c:", t.structs[i.struct].defined_in)]
+    report = probe.probe_sources(t, b, wanted)
+    assert report.mismatches == ()
+    assert report.structs >= 60 and "listiterobject.it_index" in report.checked
+
+
+def test_every_c_file_is_a_unit_or_skipped_with_a_reason(debian311):
+    b = amd64_inputs(debian311)
+    units, skipped, digest = sources.source_units(b)
+    tree = debian311.tree
+    files = {str(p.relative_to(tree)) for d in SCANNED for p in (tree / d).rglob("*.c")}
+    reasons = dict(s.split(": ", 1) for s in skipped)
+    names = [u.name for u in units]
+    assert len(names) == len(set(names)) and not set(names) & set(reasons)
+    assert files <= set(names) | set(reasons)
+    assert len(units) >= 190
+    assert all(Path(u.path).is_file() and u.path == str(tree / u.name) for u in units)
+    for f in ("Modules/_winapi.c", "Modules/overlapped.c", "Python/dynload_win.c", "Python/dynload_hpux.c",
+              "Modules/_scproxy.c", "Python/emscripten_signal.c"):
+        assert reasons[f].startswith("not compiled"), f
+    assert reasons["Modules/getpath.c"].startswith("not scanned: needs Python/frozen_modules/getpath.h")
+    system = [Path("/usr/include"), Path("/usr/include/x86_64-linux-gnu")]
+    for f, header in (("Modules/_gdbmmodule.c", "gdbm.h"), ("Modules/_tkinter.c", "tcl.h"),
+                      ("Modules/nismodule.c", "rpc/rpc.h")):
+        if any((d / header).is_file() for d in system):
+            assert f in names
+        else:
+            assert reasons[f].startswith(f"not scanned: missing dependency {header}"), reasons[f]
+    assert digest == sources.source_units(b)[2] and digest.startswith("sha256:")
+    assert set(debian311.table().skipped) >= set(skipped)
+
+
+def test_units_carry_the_defines_of_the_build(debian311):
+    """Core objects get -DPy_BUILD_CORE (PY_CORE_CFLAGS), dynload_shlib.c its -DSOABI recipe, the
+    test module _testcapimodule.c no Py_BUILD_CORE at all, bundled libmpdec its -I."""
+    units = {u.name: u.args for u in sources.source_units(amd64_inputs(debian311))[0]}
+    makefile = (debian311.tree / "Makefile.pre.in").read_text()
+    assert "-DPy_BUILD_CORE" in units["Objects/listobject.c"]
+    assert re.search(r"^Python/dynload_shlib\.o:.*\n(\t.*\n)*\t\t-DSOABI='\"\$\(SOABI\)\"'", makefile, re.M)
+    assert '-DSOABI="cpython-311-x86_64-linux-gnu"' in units["Python/dynload_shlib.c"]
+    assert not any(a.startswith("-DPy_BUILD_CORE") for a in units["Modules/_testcapimodule.c"])
+    assert "-DPy_BUILD_CORE_BUILTIN" in units["Modules/atexitmodule.c"]    # Setup.bootstrap: *static*
+    assert f"-I{debian311.tree}/Modules/_decimal/libmpdec" in units["Modules/_decimal/_decimal.c"]
+
+
+def test_a_tag_defined_differently_in_two_files_is_kept_twice(debian311):
+    t = debian311.table()
+    a, b = t.structs["block@Modules/_collectionsmodule.c"], t.structs["block@Python/pyarena.c"]
+    assert a.size != b.size and "block" not in t.structs
+    assert "block: defined differently in Modules/_collectionsmodule.c, Python/pyarena.c" in t.conflicts
+
+
+def test_make_agrees_on_the_expansion(tmp_path):
+    """GNU make itself expands the same variables and recipe: the -D/-I flags must be the same."""
+    text = ("X = -DA=1 $(if $(EMPTY),-DNO,-DYES)\nOBJS = a.o b.o\nSRCS = $(OBJS:.o=.c)\n"
+            "CFLAGS_CORE = $(X) -I$(srcdir)/Include -DSOABI='\"$(SOABI)\"' -DSRCS='\"$(SRCS)\"'\n"
+            "srcdir = /src\nSOABI = cpython-311\n"
+            "a.o: a.c\n\t$(CC) -c $(CFLAGS_CORE) -DGIT=\"\\\"`echo x`\\\"\" -o $@ a.c\n")
+    (tmp_path / "Makefile").write_text(text)
+    (tmp_path / "a.c").write_text("")
+    made = subprocess.run(["make", "-n", "-f", "Makefile", "a.o"], cwd=tmp_path, capture_output=True, text=True,
+                          check=True).stdout.strip().splitlines()[-1]
+    made = re.sub(r"`[^`]*`", "", made)
+    cmd, _ = compile_command(Makefile(text, {}), "a.o", Path("/src"))
+    ours = flags_of(cmd, Path("/src"), [Path("/build")], "a.o")
+    assert ours == flags_of(made, Path("/src"), [Path("/build")], "a.o")
+    assert ours == ("-DA=1", "-DYES", "-I/src/Include", '-DSOABI="cpython-311"', '-DSRCS="a.c b.c"', '-DGIT=""')
+
+
+# --- a tiny tree in tmp_path, laid out like CPython's: Include/ (copied), Makefile.pre.in, Objects/
+
+TINY_MAKEFILE = """\
+OBJECT_OBJS= Objects/a.o Objects/b.o
+PY_CFLAGS_NODIST= -I$(srcdir)/Include/internal
+PY_CPPFLAGS= -I. -I$(srcdir)/Include
+PY_STDMODULE_CFLAGS= $(PY_CFLAGS_NODIST) $(PY_CPPFLAGS)
+PY_CORE_CFLAGS= $(PY_STDMODULE_CFLAGS) -DPy_BUILD_CORE
+.c.o:
+\t$(CC) -c $(PY_CORE_CFLAGS) -o $@ $<
+"""
+
+
+@pytest.fixture
+def tiny_tree(tmp_path, debian311):
+    tree = tmp_path / "cpython"
+    shutil.copytree(debian311.tree / "Include", tree / "Include")
+    (tree / "Objects").mkdir()
+    (tree / "Makefile.pre.in").write_text(TINY_MAKEFILE)
+    (tree / "Objects/a.c").write_text('#include "Python.h"\nstruct dup { int x; };\n'
+                                      'typedef struct { PyObject_HEAD long v; } same;\n')
+    (tree / "Objects/b.c").write_text('#include "Python.h"\nstruct dup { long x; char c[3]; };\n'
+                                      'typedef struct { PyObject_HEAD long v; } same;\n')
+    (tree / "Objects/unlisted.c").write_text("struct never { int x; };\n")
+    return tree
+
+
+def test_conflicting_tags_in_a_tiny_tree(tiny_tree, debian311):
+    b = build.from_source(tiny_tree, debian311.pyconfig(*AMD64))
+    t = scanner.scan(b, scanner.ScanOptions(jobs=1))
+    assert t.structs["dup@Objects/a.c"].size == 4 and t.structs["dup@Objects/b.c"].size == 16
+    assert t.conflicts == ("dup: defined differently in Objects/a.c, Objects/b.c",)
+    assert t.structs["same"].field("v").offset == 16 and "never" not in t.structs
+    assert "Objects/unlisted.c: not compiled by the build on Linux" in "\n".join(t.skipped)
+
+
+def test_a_clang_error_in_a_compiled_unit_aborts(tiny_tree, debian311, tmp_path):
+    (tiny_tree / "Objects/b.c").write_text('#include "Python.h"\n\nstruct broken { no_such_type x; };\n')
+    out = tmp_path / "t.yaml"
+    cmd = [sys.executable, "-m", "offsets", "scan", "-q", "--source", str(tiny_tree),
+           "--pyconfig", str(debian311.pyconfig(*AMD64)), "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 2 and not out.exists()
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{tiny_tree}/Objects/b.c:3:" in lines[0] and "error" in lines[0], proc.stderr
+    kept = subprocess.run(cmd + ["--keep-going"], capture_output=True, text=True)
+    assert kept.returncode == 0 and "Objects/b.c" in out.read_text()
