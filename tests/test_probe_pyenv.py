@@ -86,3 +86,40 @@ def test_probe_reports_exactly_the_altered_numbers(pyenv_scans):
         f"PyFloatObject: table says size {table.structs['PyFloatObject'].size + 8}, "
         f"gcc says {table.structs['PyFloatObject'].size}",
     ])
+
+
+# ---------------------------------------------------------------------------------------------
+# A source tree: the private structs of its .c files (Debian's CPython 3.11 source package)
+
+
+def _debian311_build(debian311):
+    from offsets import build
+
+    return build.from_source(debian311.tree, debian311.pyconfig("amd64", "x86_64-linux-gnu"))
+
+
+@pytest.mark.slow
+def test_gcc_agrees_with_the_structs_of_a_source_tree(debian311):
+    table, b = debian311.table(), _debian311_build(debian311)
+    report = probe.probe(table, b)
+    private = [s for s in table.structs.values() if not s.defined_in.startswith("Include/")]
+    print(f"\nCPython {table.build.version} source tree: gcc compared {report.summary()}; "
+          f"{len(private)} structs of .c files and the tree's headers, {len(report.skipped)} not probed")
+    assert not report.mismatches, "\n".join(map(str, report.mismatches[:50]))
+    assert len(private) > 300
+    assert len(report.skipped) <= len(private) // 20, report.skipped
+    assert report.structs == len(table.structs) - len(report.skipped)
+    for name in ("listiterobject.it_index", "listiterobject.it_seq", "PyASCIIObject.state.kind"):
+        assert name in report.checked
+
+
+@pytest.mark.slow
+def test_probe_of_a_c_file_reports_the_altered_field(debian311):
+    table, b = debian311.table(), _debian311_build(debian311)
+    it_index = table.structs["listiterobject"].field("it_index")
+    bad = _altered(table, "listiterobject", "it_index", offset=it_index.offset + 8)
+    items = [i for i in probe.source_probes(bad, b)[0] if i.struct == "listiterobject"]
+    assert [i.include_file.name for i in items] == ["listobject.c"]
+    report = probe.probe_sources(bad, b, items)
+    assert list(map(str, report.mismatches)) == [
+        f"listiterobject.it_index: table says offset {it_index.offset + 8}, gcc says {it_index.offset}"]
