@@ -123,3 +123,28 @@ def test_probe_of_a_c_file_reports_the_altered_field(debian311):
     report = probe.probe_sources(bad, b, items)
     assert list(map(str, report.mismatches)) == [
         f"listiterobject.it_index: table says offset {it_index.offset + 8}, gcc says {it_index.offset}"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Cross targets: the compiler is chosen by the table's target, the numbers read from its object file
+
+CROSS = (("i686-linux-gnu", "i386", "i386-linux-gnu", 4), ("aarch64-linux-gnu", "arm64", "aarch64-linux-gnu", 8))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("triple,arch,multiarch,pointer", CROSS, ids=[c[0] for c in CROSS])
+def test_gcc_agrees_on_a_cross_target(debian311, triple, arch, multiarch, pointer):
+    from offsets import build, errors, scanner, targets
+
+    try:
+        cc = probe.compiler_for(targets.target(triple))
+    except errors.BuildError as e:
+        pytest.skip(str(e))
+    b = build.from_prefix(debian311.dev(arch), target=triple)
+    table = scanner.scan(b)
+    assert table.build.target.pointer_size == pointer
+    report = probe.probe(table, b)
+    print(f"\nCPython {table.build.version} {triple} ({' '.join(cc)}): gcc compared {report.summary()}")
+    assert not report.mismatches, "\n".join(map(str, report.mismatches[:50]))
+    assert report.structs == len(probe.header_structs(table)) > 100
+    assert "PyASCIIObject.state.kind" in report.checked
