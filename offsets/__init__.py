@@ -6,7 +6,7 @@ Data flow, one module per stage:
     units.py, sources.py              translation units to parse, with their flags
     clang_scan.py                     the only module that imports clang.cindex: one unit -> layouts
     scanner.py                        parallel, cached scan of all units -> one Table
-    dwarf.py                          second reader: layouts from a binary's DWARF; fill + cross-check
+    dwarf.py, dwarf_read.py, dwarf_raw.py  second reader: layouts from a binary's DWARF; fill + cross-check
     model.py                          Build, Target, Struct, Field, Table: frozen values
     table_yaml.py                     Table <-> YAML (schema in data/table.schema.json)
     names.py                          struct.field names, aliases across versions, suggestions
