@@ -2,7 +2,8 @@
 
 Inputs are fetched by package name into the cache (never committed); each build is scanned (its
 translation units in parallel), private structs of source-less builds are filled from DWARF after a
-cross-check, and the tables, C headers and generated/index.yaml are written if changed.
+cross-check, and the tables and generated/index.yaml are written if changed (the C headers and the
+package's compact tables are made from them by their own modules: see the Makefile).
 `python -m offsets.matrix --check` changes nothing and exits 1 when generated/ is stale.
 """
 from __future__ import annotations
@@ -165,24 +166,12 @@ def main(argv=None) -> int:
                     table_yaml.write(table, path)
             say(f"    {name}: {len(table.structs)} structs, {table.field_count} fields"
                 f"{' (changed)' if name in stale else ''}")
-            try:
-                from . import c_header
-            except ImportError:
-                c_header = None
-            if c_header is not None:
-                for hname, htext in c_header.render(table).items():
-                    hpath = args.out / hname
-                    if not hpath.exists() or hpath.read_text() != htext:
-                        stale.append(hname)
-                        if not args.check:
-                            hpath.write_text(htext)
     except OffsetsError as e:
         print(f"offsets: error: {e}", file=sys.stderr)
         return e.exit_code
     if not args.only:
-        made = set(tables) | {n for n in stale if n.endswith(".h")}
-        for old in sorted(args.out.glob("cpython-*.yaml")) + sorted(args.out.glob("pyoffsets_*.h")):
-            if old.name not in made and not (old.suffix == ".h" and old.name in _headers_of(tables)):
+        for old in sorted(args.out.glob("cpython-*.yaml")):
+            if old.name not in tables:
                 stale.append(old.name)
                 if not args.check:
                     old.unlink()
@@ -193,14 +182,6 @@ def main(argv=None) -> int:
         return 1 if args.check else 0
     say("generated/ is up to date")
     return 0
-
-
-def _headers_of(tables: dict[str, Table]) -> set[str]:
-    try:
-        from . import c_header
-    except ImportError:
-        return set()
-    return {h for t in tables.values() for h in c_header.render(t)}
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ so internal/ is in reach). A source tree adds its `.c` files (see `sources.py`).
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -58,7 +59,8 @@ def header_unit(b: BuildInputs) -> tuple[Unit, list[str]]:
     order = ["Python.h"]
     for h in top + internal:
         for p in prereq.get(h, []) + [h]:
-            if p not in order and p not in skip and (b.include_dir / p).is_file():
+            if p not in order and p not in skip and (b.include_dir / p).is_file() \
+                    and not _only_through_parent(b.include_dir / p):
                 order.append(p)
     skipped = [f"Include/{h}: {skip[h]}" for h in top if h in skip]
     text = "".join(f'#include "{h}"\n' for h in order)
@@ -66,6 +68,16 @@ def header_unit(b: BuildInputs) -> tuple[Unit, list[str]]:
                 args=tuple(base_args(b) + ["-DPy_BUILD_CORE=1"]), roots=roots(b),
                 owned=(str(b.include_dir) + "/",), text=text)
     return unit, skipped
+
+
+_NOT_DIRECTLY = re.compile(r'^\s*#\s*error\s+"this header[^"]*must not be included directly"', re.M)
+
+
+def _only_through_parent(header: Path) -> bool:
+    """A header that refuses direct inclusion (`#error ... must not be included directly`): its
+    parent includes it (3.14's pycore_crossinterp_data_registry.h); if none does, it is reported
+    as not reached."""
+    return bool(_NOT_DIRECTLY.search(header.read_text(errors="replace")))
 
 
 def unreached_headers(b: BuildInputs, files_read) -> list[str]:
