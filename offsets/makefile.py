@@ -150,28 +150,35 @@ def flags_of(cmd: str, source: Path, builddir: list[Path], what: str) -> tuple[s
     return tuple(dict.fromkeys(out))        # first occurrence wins, as with the compiler
 
 
+def _rules_by_target(mk: Makefile, source: Path) -> dict:
+    """target (relative to the tree) -> [(prerequisites, compile lines)], made once per Makefile."""
+    index = getattr(mk, "_by_target", None)
+    if index is None:
+        index = {}
+        for targets, pre, body in mk.rules:
+            cc = [l for l in body if " -c " in f" {l} "]
+            entry = ([relative(p, source) for p in mk.words(pre)], cc)
+            for t in mk.words(targets):
+                index.setdefault(relative(t, source), []).append(entry)
+        mk._by_target = index
+    return index
+
+
 def compile_command(mk: Makefile, obj: str, source: Path) -> tuple[str, list[str]]:
     """The recipe line compiling `obj` (explicit rule, else a pattern or suffix rule), and the
     prerequisites its rules list."""
+    index = _rules_by_target(mk, source)
     recipe, prereqs = None, []
-    for targets, pre, body in mk.rules:
-        if obj in {relative(t, source) for t in mk.words(targets)}:
-            prereqs += [relative(p, source) for p in mk.words(pre)]
-            cc = [l for l in body if " -c " in f" {l} "]
-            if cc and recipe is None:
-                recipe = cc[0]
+    for pre, cc in index.get(obj, []):
+        prereqs += pre
+        if cc and recipe is None:
+            recipe = cc[0]
     if recipe is None:
-        for targets, pre, body in mk.rules:
-            cc = [l for l in body if " -c " in f" {l} "]
-            if not cc:
-                continue
-            for t in mk.words(targets):
-                t = relative(t, source)
-                if t == ".c.o" or ("%" in t and fnmatch.fnmatch(obj, t.replace("%", "*"))):
-                    recipe = cc[0]
+        for t, entries in index.items():
+            if t == ".c.o" or ("%" in t and fnmatch.fnmatch(obj, t.replace("%", "*"))):
+                recipe = next((cc[0] for _, cc in entries if cc), None)
+                if recipe is not None:
                     break
-            if recipe is not None:
-                break
     if recipe is None:
         raise BuildError(f"{source}/Makefile.pre.in: no rule compiles {obj}")
     return mk.expand(recipe.replace("$<", str(source / obj[:-2]) + ".c")), prereqs

@@ -167,7 +167,7 @@ def _included_by(source: Path, files: list[str]) -> dict:
 _DIRECTIVE = re.compile(r'^[ \t]*#[ \t]*(ifdef|ifndef|if|elif|else|endif|include)\b[ \t]*(.*)$', re.M)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=None)
 def _includes(path: Path) -> tuple[tuple[bool, str, frozenset, frozenset], ...]:
     """Each `#include` of a file (angle?, name) with the macros that must be defined / undefined for
     it to count (only plain #ifdef/#ifndef/#if defined(M) conditions are understood; others count)."""
@@ -199,34 +199,46 @@ def _includes(path: Path) -> tuple[tuple[bool, str, frozenset, frozenset], ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=None)
+def _find(name: str, dirs: tuple[str, ...]) -> str:
+    """The first `dir/name` that is a file, or ""."""
+    for d in dirs:
+        path = os.path.normpath(os.path.join(d, name))
+        if os.path.isfile(path):
+            return path
+    return ""
+
+
 def _missing_input(start: Path, dirs: list[Path], sysdirs, defined: set, generated: dict, module: bool) -> str:
     """Why `start` cannot be parsed here, read from its includes: a header the build generates (and
     the tree lacks), or, for a module, a third-party header that pyconfig.h says the build machine
     had (`#ifdef HAVE_X_H` around it) but the target's include directories lack. "" if neither."""
-    seen, todo = set(), [start]
+    dirs = tuple(map(str, dirs))
+    every = dirs + tuple(map(str, sysdirs))
+    seen, todo = set(), [str(start)]
     while todo:
         f = todo.pop()
         if f in seen:
             continue
         seen.add(f)
-        for angle, name, need, need_not in _includes(f):
+        for angle, name, need, need_not in _includes(Path(f)):
             if not need <= defined or need_not & defined:
                 continue            # under a condition that is false for this build
             if angle:
                 have = sorted(m for m in need if m.startswith("HAVE_") and m.endswith("_H"))
-                if module and have and \
-                        not any((d / name).is_file() for d in [*dirs, *sysdirs]):
+                if module and have and not _find(name, every):
                     return f"not scanned: missing dependency {name} (pyconfig.h has {have[0]}, " \
                            f"the target's include directories lack it)"
                 continue
-            cands = [Path(os.path.normpath(d / name)) for d in [f.parent, *dirs]]
-            found = next((c for c in cands if c.is_file()), None)
-            if found is not None:
+            here = (os.path.dirname(f),) + dirs
+            found = _find(name, here)
+            if found:
                 todo.append(found)
                 continue
-            for c in cands:
-                if str(c) in generated:
-                    return f"not scanned: needs {generated[str(c)]}, which the build generates"
+            for d in here:
+                gen = generated.get(os.path.normpath(os.path.join(d, name)))
+                if gen:
+                    return f"not scanned: needs {gen}, which the build generates"
     return ""
 
 
@@ -240,6 +252,8 @@ def _match(table: dict, rel: str):
 def plan(b: BuildInputs) -> list[Plan]:
     """A `Plan` for every `.c` file of the source tree's scanned directories, in path order."""
     source = b.source
+    _includes.cache_clear()     # the two file caches live for one plan: files may change between scans
+    _find.cache_clear()
     makefile = source / "Makefile.pre.in"
     if not makefile.is_file():
         raise BuildError(f"{source} has no Makefile.pre.in: not a CPython source tree")
