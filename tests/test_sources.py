@@ -18,6 +18,7 @@ import pytest
 
 from conftest import pyenv_python
 from offsets import build, scanner, sources
+from offsets.errors import BuildError
 from offsets.makefile import Makefile, compile_command, flags_of
 
 SCANNED = ("Objects", "Python", "Modules", "Parser")
@@ -166,3 +167,45 @@ def test_a_clang_error_in_a_compiled_unit_aborts(tiny_tree, debian311, tmp_path)
     assert len(lines) == 1 and f"{tiny_tree}/Objects/b.c:3:" in lines[0] and "error" in lines[0], proc.stderr
     kept = subprocess.run(cmd + ["--keep-going"], capture_output=True, text=True)
     assert kept.returncode == 0 and "Objects/b.c" in out.read_text()
+
+
+def test_headers_and_tree_of_different_versions_are_refused(tiny_tree, debian311):
+    patchlevel = tiny_tree / "Include/patchlevel.h"
+    text = patchlevel.read_text()
+    patchlevel.write_text(re.sub(r'#define PY_VERSION\s+"3\.11\.2"', '#define PY_VERSION "3.11.9"', text))
+    b = build.from_prefix(debian311.dev("amd64"), source=tiny_tree)
+    with pytest.raises(BuildError, match="is CPython 3.11.9 but the headers in .* are 3.11.2"):
+        sources.source_units(b)
+
+
+@pytest.fixture(scope="module")
+def tree313():
+    """Debian trixie's python3.13 source package and libpython3.13-dev's x86_64 pyconfig.h."""
+    from offsets import debian
+
+    tree = debian.source("python3.13", "trixie")
+    usr = debian.unpacked(["libpython3.13-dev"], "amd64", "trixie") / "usr"
+    return build.from_source(tree, usr / "include/x86_64-linux-gnu/python3.13/pyconfig.h")
+
+
+def test_313_tree_units(tree313):
+    units, skipped, _ = sources.source_units(tree313)
+    tree = tree313.source
+    files = {str(p.relative_to(tree)) for d in SCANNED for p in (tree / d).rglob("*.c")}
+    reasons = dict(s.split(": ", 1) for s in skipped)
+    assert files <= {u.name for u in units} | set(reasons) and len(units) >= 250
+    assert reasons["Objects/mimalloc/static.c"] == "not compiled on its own (#included by Objects/obmalloc.c)"
+    assert reasons["Python/frozen.c"].startswith("not scanned: needs Python/frozen_modules/")
+
+
+def test_one_header_laid_out_differently_by_two_units(tree313):
+    """3.13's cjkcodecs.h sizes cjkcodecs_module_state by the codecs of the unit including it."""
+    units = {u.name: u for u in sources.source_units(tree313)[0]}
+    names = ["Modules/cjkcodecs/_codecs_cn.c", "Modules/cjkcodecs/_codecs_hk.c"]
+    results = scanner.parse_units([units[n] for n in names], scanner.ScanOptions(jobs=1))
+    sizes = [r.structs["cjkcodecs_module_state"].size for r in results]
+    assert sizes[0] != sizes[1]
+    structs, _, conflicts = scanner.merge(results)
+    assert "cjkcodecs_module_state" not in structs
+    assert [structs[f"cjkcodecs_module_state@{n}"].size for n in names] == sizes
+    assert any(c.startswith("cjkcodecs_module_state: Modules/cjkcodecs/cjkcodecs.h:") for c in conflicts)
