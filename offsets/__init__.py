@@ -3,7 +3,7 @@
 Data flow, one module per stage:
 
     build.py, targets.py, debian.py   build description: find a build's inputs, read what it is
-    units.py, sources.py              translation units to parse, with their flags
+    units.py, sources.py, makefile.py translation units to parse, with their flags (make read for .c)
     clang_scan.py                     the only module that imports clang.cindex: one unit -> layouts
     scanner.py                        parallel, cached scan of all units -> one Table
     dwarf.py, dwarf_read.py, dwarf_raw.py  second reader: layouts from a binary's DWARF; fill + cross-check
