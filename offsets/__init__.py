@@ -25,6 +25,10 @@ _RUNTIME = ("get", "sizeof", "field", "build", "get_include", "use_table")
 
 
 def __getattr__(name):
+    if name == "build":   # see _Package below: the submodule, made callable
+        import importlib
+
+        return importlib.import_module("offsets.build")
     if name in _RUNTIME:
         from . import runtime
 
@@ -40,3 +44,29 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(list(globals()) + list(_RUNTIME))
+
+
+# `offsets.build()` (runtime.py) shares its name with the submodule build.py (build descriptions).
+# Importing the submodule would rebind `offsets.build` to it; instead the submodule, once imported,
+# is made callable, calling runtime.build(): `offsets.build()` and `from offsets import build;
+# build.from_python(...)` both keep working, whichever comes first.
+import sys as _sys
+
+_Module = type(_sys)
+
+
+class _CallableBuildModule(_Module):
+    def __call__(self):
+        from .runtime import build
+
+        return build()
+
+
+class _Package(_Module):
+    def __setattr__(self, name, value):
+        if name == "build" and type(value) is _Module:
+            value.__class__ = _CallableBuildModule
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package

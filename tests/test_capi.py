@@ -159,3 +159,101 @@ def test_capsule_refuses_without_a_table(tmp_path):
     out = run([sys.executable, "-c", code], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.startswith("NoMatchingTable no shipped table fits CPython 3.99.0"), out
     assert "offsets scan" in out
+
+
+# ---------------------------------------------------------------- compile-time headers (c_header.py)
+def tiny_table(extra_structs=()):
+    from offsets.model import Build, Field, Struct, Table, Target
+
+    b = Build(version="3.11.7", hexversion=0x030B07F0, config={"Py_DEBUG": False}, target=Target("x86_64-linux-gnu", 8))
+    s = Struct(name="S", kind="struct", size=16, align=8, defined_in="Include/s.h:1", fields=(
+        Field("a", 0, 8, "long"), Field("in", 8, 8, "struct <anonymous>"), Field("in.x", 8, 4, "int"),
+        Field("in.bits", 12, 4, "unsigned int", bit_offset=3, bit_width=2)))
+    structs = {"S": s}
+    for x in extra_structs:
+        structs[x.name] = x
+    return Table(build=b, scanner={"offsets": "0"}, structs=structs, names={"_s": "S"})   # S: a typedef
+
+
+def test_c_header_text_for_a_tiny_table():
+    from offsets import c_header
+
+    from offsets.model import Table
+
+    t = tiny_table()
+    text = c_header.emit(t, "generated/t.yaml")
+    assert "do not edit" in text.splitlines()[1]
+    for line in ("#define PYOFFSETS_TABLE \"cpython-3.11.7-x86_64-linux-gnu\"", "#define PYOFFSETS_HEXVERSION 0x030b07f0",
+                 "#define PYOFFSETS_SIZEOF_S 16", "#define PYOFFSETS_S_a 0", "#define PYOFFSETS_S_in__x 8",
+                 "#define PYOFFSETS_S_in__bits 12", "#define PYOFFSETS_BITOFFSET_S_in__bits 3",
+                 "#define PYOFFSETS_BITWIDTH_S_in__bits 2", "#  if PY_VERSION_HEX != 0x030b07f0",
+                 '_Static_assert(offsetof(S, in.x) == 8, "S.in.x");'):
+        assert line in text.splitlines(), line
+    assert "offsetof(S, in.bits)" not in text          # a bitfield has no offsetof
+    untyped = c_header.emit(Table(build=t.build, scanner=t.scanner, structs=t.structs), "generated/t.yaml")
+    assert "offsetof(S," not in untyped and "S (its C spelling, typedef or tag, is not known" in untyped
+
+
+def test_c_header_refuses_colliding_names():
+    from offsets import c_header
+    from offsets.errors import TableError
+    from offsets.model import Field, Struct
+
+    # S_a with field b and S with field a_b would both be PYOFFSETS_S_a_b
+    clash = Struct(name="S_a", kind="struct", size=8, align=8, defined_in="Include/s.h:9", fields=(Field("b", 0, 8, "long"),))
+    t = tiny_table([clash])
+    object.__setattr__(t.structs["S"], "fields", t.structs["S"].fields + (Field("a_b", 0, 8, "long"),))
+    with pytest.raises(TableError, match="would both be PYOFFSETS_S_a_b"):
+        c_header.emit(t, "generated/t.yaml")
+
+
+def compile_check(python: Path, header: Path, tmp_path: Path, text_filter=None):
+    """gcc -fsyntax-only of: every header of that build (the scanner's umbrella, Py_BUILD_CORE) and
+    the generated header with both assertion blocks on."""
+    from offsets import build, units
+
+    b = build.from_python(str(python))
+    unit, _ = units.header_unit(b)
+    text = header.read_text()
+    if text_filter:
+        text = text_filter(text)
+    (tmp_path / header.name).write_text(text)
+    src = tmp_path / "check.c"
+    src.write_text("#define Py_BUILD_CORE 1\n" + unit.text + "#define PYOFFSETS_CHECK_LAYOUT 1\n"
+                   f"#define PYOFFSETS_CHECK_INTERNAL_LAYOUT 1\n#include \"{header.name}\"\n")
+    return subprocess.run(["gcc", "-std=gnu11", "-fsyntax-only", f"-I{b.include_dir}", f"-I{b.include_dir}/internal",
+                           f"-I{b.pyconfig.parent}", f"-I{tmp_path}", str(src)], capture_output=True, text=True)
+
+
+def header_for(version: str) -> Path:
+    found = sorted((ROOT / "generated").glob(f"pyoffsets_cpython-{version}.*.h"))
+    if not found:
+        pytest.skip(f"no generated header for CPython {version}")
+    return found[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", VERSIONS)
+def test_generated_header_static_asserts_compile_against_that_cpython(version, tmp_path):
+    python = pyenv_python(version)
+    if python is None:
+        pytest.skip(f"no pyenv CPython {version} on this machine")
+    header = header_for(version)
+    if "_Static_assert(" not in header.read_text():
+        pytest.fail(f"{header.name} asserts nothing")
+    proc = compile_check(python, header, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_a_wrong_constant_or_the_wrong_cpython_fails_to_compile(tmp_path):
+    python, other = pyenv_python("3.11"), pyenv_python("3.12")
+    if python is None or other is None:
+        pytest.skip("needs pyenv CPython 3.11 and 3.12")
+    header = header_for("3.11")
+    bad = compile_check(python, header, tmp_path, lambda t: t.replace(
+        '_Static_assert(offsetof(PyListObject, ob_item) == 24,', '_Static_assert(offsetof(PyListObject, ob_item) == 32,'))
+    assert bad.returncode and "PyListObject.ob_item" in bad.stderr
+    (tmp_path / "other").mkdir()
+    wrong = compile_check(other, header, tmp_path / "other")
+    assert wrong.returncode and "is for CPython 3.11" in wrong.stderr

@@ -65,8 +65,9 @@ def tampered(tmp_path, entry, struct, path=None, delta=8, size_delta=0) -> Path:
 
 # ---------------------------------------------------------------- the compact form
 @pytest.mark.parametrize("yml", YAMLS, ids=lambda p: p.stem)
-def test_compact_table_is_the_yaml_table(yml):
-    from offsets import table_yaml
+def test_compact_table_and_c_header_are_made_from_the_yaml_table(yml):
+    """What generated/X.yaml makes is up to date: the compact table (equal to it) and its C header."""
+    from offsets import c_header, table_yaml
 
     table = table_yaml.load(yml)
     path = compact.COMPACT_DIR / (table.build.table_name + ".jsonl")
@@ -74,6 +75,9 @@ def test_compact_table_is_the_yaml_table(yml):
     assert path.read_text() == compact.dumps(table, f"generated/{yml.name}"), \
         f"{path.name} is stale: run `python -m offsets.compact --write`"
     assert compact.load(path) == table
+    header = ROOT / "generated" / c_header.header_name(table)
+    assert header.exists() and header.read_text() == c_header.emit(table, f"generated/{yml.name}"), \
+        f"{header.name} is stale: run `python -m offsets.c_header --write`"
 
 
 def test_compact_index_lists_every_table_and_the_aliases():
@@ -119,6 +123,16 @@ def test_the_running_interpreter_gets_its_exact_table():
     assert (m.kind, m.table) == ("exact", e["name"])
     assert m.build.hexversion == sys.hexversion
     assert m.check is None
+
+
+def test_build_stays_callable_when_the_build_submodule_is_imported():
+    """offsets/build.py shares the name: importing it must not take offsets.build() away."""
+    code = ("import offsets\nfirst = offsets.build().kind\nfrom offsets import build\n"
+            "assert callable(build.from_python)\nimport offsets.build\n"
+            "print(first, offsets.build().kind, build().table == offsets.build().table)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["exact", "exact", "True"]
 
 
 def test_exact_match_ignores_other_builds():
