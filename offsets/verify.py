@@ -85,7 +85,8 @@ class Inputs:
     binary: Optional[Path] = None
     python: Optional[str] = None      # the interpreter `build` came from, if any
     binary_given: bool = False        # --binary: a binary without DWARF is an error, not a note
-    notes: list = field(default_factory=list)
+    notes: list = field(default_factory=list)       # worth saying about what was found
+    rejected: list = field(default_factory=list)    # interpreters looked at, and why each is not the build
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,7 +171,7 @@ def candidate_pythons(table: Table) -> list[str]:
 def libpython(info: dict) -> Optional[Path]:
     """The binary holding an interpreter's code: its shared libpython, else the executable."""
     for name in (info.get("soname"), info.get("ldlibrary")):
-        if name and name.endswith(".so") or (name and ".so." in name):
+        if name and (name.endswith(".so") or ".so." in name):
             p = Path(info["libdir"]) / name
             if p.is_file():
                 return p.resolve()
@@ -220,7 +221,7 @@ def find_inputs(table: Table, build: Optional[BuildInputs] = None, binary=None,
         if found.binary is None:
             found.binary = libpython(info)
         return found
-    found.notes += why_not
+    found.rejected += why_not
     return found
 
 
@@ -232,7 +233,7 @@ def gcc_check(table: Table, b: BuildInputs) -> Check:
     from . import probe
 
     r = probe.probe(table, b)
-    notes = tuple(r.skipped)
+    notes = tuple(r.skipped[:5]) + ((f"... and {len(r.skipped) - 5} more not probed",) if len(r.skipped) > 5 else ())
     return Check("gcc", f"{r.compiler} over {b.include_dir}", r.structs, r.fields,
                  tuple(map(str, r.mismatches)), notes)
 
@@ -314,11 +315,13 @@ def verify(table: Table, inputs: Inputs, use_gcc: bool = True, use_dwarf: bool =
             say(c.line())
         else:
             not_run.append(f"live: the running interpreter is not this build ({why})")
+    for n in inputs.notes:
+        say(f"  note: {n}")
     for c in checks:
         for n in c.notes:
             say(f"  {c.name}: {n}")
     if not checks:
         left_out = [n for n, use in (("gcc", use_gcc), ("dwarf", use_dwarf), ("live", use_live)) if not use]
-        reasons = not_run + inputs.notes[:3] + ([f"left out: {', '.join(left_out)}"] if left_out else [])
+        reasons = not_run + inputs.rejected[:3] + ([f"left out: {', '.join(left_out)}"] if left_out else [])
         raise BuildError(f"nothing to verify {name} against: " + "; ".join(reasons))
     return Verification(name, tuple(checks), tuple(not_run))
