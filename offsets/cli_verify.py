@@ -67,5 +67,5 @@ def run_verify(args) -> int:
         sys.stdout.flush()
         raise VerifyError(f"{args.table} disagrees with {', '.join(sorted({c.name for c in result.checks if c.mismatches}))} "
                           f"in {len(bad)} places; first: {bad[0]}")
-    print(f"ok: {', '.join(c.name for c in result.checks)} agree with the table")
+    print(f"ok: the table agrees with {', '.join(c.name for c in result.checks)}")
     return 0
