@@ -439,12 +439,14 @@ def _thread_state(c: _Checker) -> None:
     import ctypes
     import threading
 
-    api = ctypes.pythonapi
-    api.PyThreadState_Get.restype = ctypes.c_void_p
-    ts = api.PyThreadState_Get()
-    getter = getattr(api, "PyInterpreterState_Get", None) or api.PyInterpreterState_Head
-    getter.restype = ctypes.c_void_p
-    interp = getter()
+    def api(name):   # own prototypes: setting restype on ctypes.pythonapi's would change them for everyone
+        return ctypes.PYFUNCTYPE(ctypes.c_void_p)((name, ctypes.pythonapi))
+
+    ts = api("PyThreadState_Get")()
+    try:
+        interp = api("PyInterpreterState_Get")()      # 3.9+
+    except AttributeError:
+        interp = api("PyInterpreterState_Head")()     # 3.8: the main interpreter, the only one here
 
     def thread():
         c.expect("PyThreadState.interp", interp, c.read_field(ts, "PyThreadState", "interp"))
