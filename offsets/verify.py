@@ -272,9 +272,18 @@ def live_check(table: Table) -> Check:
     head, lines = compact.split_text(compact.dumps(table, table.build.table_name))
     loaded = runtime.Loaded(head, lines, table.build.table_name, names.aliases())
     r = live.check(loaded)
+    failed, passed = list(r.failed), len(r.passed)
+    key = loaded.resolve_struct("PyTypeObject")
+    if key is not None:   # a static type's __sizeof__ is sizeof(PyTypeObject) (typeobject.c, type___sizeof__)
+        got = type.__sizeof__(int)
+        if got == loaded.size(key):
+            passed += 1
+        else:
+            failed.append(f"type.__sizeof__(int) == sizeof(PyTypeObject): the running interpreter says {got}, "
+                          f"the table gives {loaded.size(key)}")
     notes = (f"{len(r.skipped)} checks not run (the table lacks what they need)",) if r.skipped else ()
-    return Check("live", f"the running interpreter {sys.executable}", 0, len(r.passed) + len(r.failed),
-                 tuple(r.failed), notes, unit="checks of __basicsize__ and of real objects read through the table")
+    return Check("live", f"the running interpreter {sys.executable}", 0, passed + len(failed),
+                 tuple(failed), notes, unit="checks of __basicsize__ and of real objects read through the table")
 
 
 def verify(table: Table, inputs: Inputs, use_gcc: bool = True, use_dwarf: bool = True, use_live: bool = True,

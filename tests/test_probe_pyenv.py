@@ -176,3 +176,15 @@ def test_gcc_agrees_on_a_cross_target(debian311, triple, arch, multiarch, pointe
     assert not report.mismatches, "\n".join(map(str, report.mismatches[:50]))
     assert report.structs == len(probe.header_structs(table)) > 100
     assert "PyASCIIObject.state.kind" in report.checked
+
+
+@pytest.mark.slow
+def test_a_struct_gcc_does_not_know_is_an_error_not_a_pass(pyenv_scans):
+    from offsets import errors
+    from offsets.model import Field, Struct
+
+    exe, b, table = _some_build(pyenv_scans)
+    ghost = Struct("PyGhostObject", "struct", 16, 8, "Include/ghost.h:1", (Field("ob_x", 0, 8, "long"),))
+    bad = dataclasses.replace(table, structs={**table.structs, "PyGhostObject": ghost})
+    with pytest.raises(errors.BuildError, match=r"gcc could not compile the probes: .*struct PyGhostObject"):
+        probe.probe(bad, b)
