@@ -15,6 +15,7 @@ record) is left out with the reason, rather than given an alignment not earned.
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
@@ -186,12 +187,16 @@ class Reader:
             return _pointer_spelling(self.spell(self._ref(die)))
         if tag in _QUALIFIERS:
             inner = self.spell(self._ref(die))
-            return f"{inner} {_QUALIFIERS[tag]}" if inner.endswith("*") else f"{_QUALIFIERS[tag]} {inner}"
+            return _qualified(_QUALIFIERS[tag], inner)
         if tag == "DW_TAG_atomic_type":
             return f"_Atomic({self.spell(self._ref(die))})"
         if tag == "DW_TAG_array_type":
-            return self.spell(self._ref(die)) + "".join(f"[{n}]" if n is not None else "[]"
-                                                        for n in _dims(die))
+            inner = self.spell(self._ref(die))
+            dims = "".join(f"[{n}]" if n is not None else "[]" for n in _dims(die))
+            stars = _FUNCTION_POINTER.search(inner)
+            if stars:                        # array of function pointers: ret (*[N])(args)
+                return inner[:stars.end()] + dims + inner[stars.end():]
+            return inner + dims
         if tag == "DW_TAG_subroutine_type":
             children = list(die.iter_children())
             args = [self.spell(self._ref(p)) for p in children if p.tag == "DW_TAG_formal_parameter"]
@@ -200,6 +205,8 @@ class Reader:
             elif not args and "DW_AT_prototyped" in die.attributes:
                 args = ["void"]
             return f"{self.spell(self._ref(die))} ({', '.join(args)})"
+        if tag == "DW_TAG_base_type":
+            return _base_name(_name(die) or "")
         return _name(die) or "void"
 
     def _type(self, die) -> _Type:
@@ -547,10 +554,35 @@ def _member_location(m) -> int:
 
 
 def _pointer_spelling(inner: str) -> str:
+    """`T *` for a pointer to `T`, as clang spells it: `char *`, `char **`, `int (*)(void)`."""
+    stars = _FUNCTION_POINTER.search(inner)
+    if stars:                                 # pointer to a function pointer: ret (**)(args)
+        return inner[:stars.end()] + "*" + inner[stars.end():]
     if inner.endswith(")") and " (" in inner and not inner.startswith("_Atomic("):
         ret, args = inner.split(" (", 1)      # a function type: ret (args) -> ret (*)(args)
-        return f"{ret} (*)({args}"
+        return f"{ret}{'' if ret.endswith('*') else ' '}(*)({args}"
     return inner + ("*" if inner.endswith("*") else " *")
+
+
+def _qualified(qualifier: str, inner: str) -> str:
+    """`const T` as clang spells it: `const char`, `char *const`, `int (*const)(void)`."""
+    stars = _FUNCTION_POINTER.search(inner)
+    if stars:
+        return inner[:stars.end()] + qualifier + inner[stars.end():]
+    return f"{inner}{qualifier}" if inner.endswith("*") else f"{qualifier} {inner}"
+
+
+def _base_name(name: str) -> str:
+    """GCC's names of base types (`long unsigned int`) as clang spells them (`unsigned long`)."""
+    if name.startswith("complex "):
+        return "_Complex " + _base_name(name[len("complex "):])
+    return _BASE_NAMES.get(name, name)
+
+
+_FUNCTION_POINTER = re.compile(r"\(\*+")
+_BASE_NAMES = {"long int": "long", "long unsigned int": "unsigned long", "short int": "short",
+               "short unsigned int": "unsigned short", "long long int": "long long",
+               "long long unsigned int": "unsigned long long", "__int128 unsigned": "unsigned __int128"}
 
 
 def _text(v) -> str:

@@ -241,6 +241,15 @@ def test_libclang_and_dwarf_agree(version):
     assert r.one_sided == () and r.not_compared == ()
     # most of the headers' structs are used by libpython, so most are compared
     assert r.structs >= 0.9 * len(table.structs) and r.fields > 1000
+    # types are spelled like clang does (not part of the layout, so only nearly always)
+    spelled = []
+    for k, s in info.structs.items():
+        if k in table.structs:
+            clang = {g.path: g.type for g in table.structs[k].fields}
+            spelled += [(f.type, clang[f.path]) for f in s.fields if f.path in clang]
+    same = sum(a == b for a, b in spelled)
+    print(f"  types spelled as clang does: {same} of {len(spelled)}")
+    assert same >= 0.99 * len(spelled)
 
 
 @pytest.mark.slow
