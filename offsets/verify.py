@@ -234,7 +234,8 @@ def gcc_check(table: Table, b: BuildInputs) -> Check:
 
     r = probe.probe(table, b)
     notes = tuple(r.skipped[:5]) + ((f"... and {len(r.skipped) - 5} more not probed",) if len(r.skipped) > 5 else ())
-    return Check("gcc", f"{r.compiler} over {b.include_dir}", r.structs, r.fields,
+    return Check("gcc", f"{r.compiler} over {b.include_dir}; {r.bitfields} bitfields, {r.types} field types",
+                 r.structs, r.fields,
                  tuple(map(str, r.mismatches)), notes)
 
 

@@ -28,6 +28,7 @@ def test_gcc_agrees_with_every_header_field(pyenv_scans, minor):
     assert all(f.is_bitfield for f in state)
     assert {f"PyASCIIObject.{f.path}" for f in state} <= report.checked
     assert report.bitfields >= len(state)
+    assert report.types > report.fields // 2     # field types are compared too (not bitfields, not untagged)
 
 
 def _stale_parts(fresh, committed) -> list[str]:
@@ -104,10 +105,14 @@ def test_probe_reports_exactly_the_altered_numbers(pyenv_scans):
     bad = _altered(bad, "PyASCIIObject", "state.kind", bit_offset=kind.bit_offset + 1)
     bad = dataclasses.replace(bad, structs={**bad.structs, "PyFloatObject": dataclasses.replace(
         bad.structs["PyFloatObject"], size=bad.structs["PyFloatObject"].size + 8)})
+    bad = _altered(bad, "PyTypeObject", "tp_name", type="char *")            # it is const char *
+    bad = _altered(bad, "PyTypeObject", "tp_doc", type="no_such_type_t")
     report = probe.probe(bad, b)
     got = sorted(map(str, report.mismatches))
     lo = 8 * kind.offset + kind.bit_offset
     assert got == sorted([
+        "PyTypeObject.tp_name: table says type 'char *', gcc says a different type",
+        "PyTypeObject.tp_doc: table says type 'no_such_type_t', gcc says it is no type here",
         f"PyListObject.ob_item: table says offset {ob_item.offset - 8}, gcc says {ob_item.offset}",
         f"PyASCIIObject.state.kind: table says bits {lo + 1}+{kind.bit_width} (byte {kind.offset} bit "
         f"{kind.bit_offset + 1}), gcc says {lo}+{kind.bit_width} (byte {lo // 8} bit {lo % 8})",
