@@ -27,7 +27,7 @@ from .errors import BuildError
 from .model import Struct, Table
 
 #: Bump when the reader's output changes, so cached results are not reused.
-READER_VERSION = 8
+READER_VERSION = 9
 
 __all__ = ["TREE_DIRS", "DwarfInfo", "Comparison", "read", "read_structs", "compare", "compare_report",
            "fill", "build_id", "has_dwarf", "debug_file_for"]

@@ -320,6 +320,8 @@ class Reader:
         """Why C's layout rules, with the alignments DWARF gives, do not reproduce the record's
         offsets and size ('' if they do). DWARF before version 5 does not record `_Alignas` and
         `aligned` attributes: a record using one cannot be given an alignment that is earned."""
+        if not d.members and d.size:
+            return f"size {d.size}, but the DWARF lists none of its members"
         pos = 0
         for m in d.members:
             inner = _def_of(m.type)

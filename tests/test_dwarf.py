@@ -362,3 +362,27 @@ def test_debian_bookworm_311(config):
     assert (s.origin, s.size, s.field("it_index").offset) == ("dwarf", 32, 16)
     # Py_DEBUG changes no header struct in 3.11, but it does change PyArena (Python/pyarena.c)
     assert info.structs["PyArena"].size == (24 if config == "release" else 64)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch,triple", [("i386", "i686-linux-gnu"), ("arm64", "aarch64-linux-gnu")])
+def test_debian_bookworm_311_debug_other_cpus(arch, triple):
+    """Alignment comes from the target's rules, not from DWARF: i686 (8-byte scalars aligned to 4
+    in structs) and aarch64 builds of Debian's debug libpython, against libclang for that target."""
+    from offsets import debian, targets
+    from offsets.errors import FetchError
+
+    try:
+        root = debian.unpacked(["libpython3.11-dev", "libpython3.11-dbg"], arch, "bookworm")
+        table = scanner.scan(build.from_prefix(root / "usr", target=triple, config="debug", abiflags="d"))
+    except FetchError as e:
+        pytest.skip(f"cannot fetch Debian's CPython 3.11 packages for {arch}: {e}")
+    info = dwarf.read(root / "usr/lib" / targets.target(triple).multiarch / "libpython3.11d.so.1.0")
+    r = dwarf.compare_report(table, info)
+    print(f"\nDebian CPython 3.11.2 debug {triple}: libclang and DWARF compared {r.structs} structs, "
+          f"{r.fields} fields: {len(r.mismatches)} mismatches")
+    assert r.mismatches == () and r.one_sided == () and r.not_compared == ()
+    assert r.structs >= 0.9 * len(table.structs) and r.fields > 10000
+    s = dwarf.fill(table, info).structs["listiterobject"]
+    p = table.build.target.pointer_size
+    assert (s.origin, s.size, s.field("it_index").offset) == ("dwarf", 4 * p, 2 * p)
