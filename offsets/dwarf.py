@@ -1,8 +1,8 @@
 """Layouts from DWARF: a second, independent reader of struct layouts, for builds without sources.
 
 `read(binary)` takes every complete struct and union from the DWARF of a binary (a plain ELF with
-`.debug_info`, or a stripped one with its separate debug file passed in; DWARF 4 or 5, compressed
-sections and dwz supplementary files included) and returns the same model the libclang scanner
+`.debug_info`, or a stripped one with its separate debug file, passed in or found by build-id;
+DWARF 2 to 5, compressed sections, dwz supplementary files) and returns the same model the scanner
 does: key = first typedef name else tag, `offsetof` designators, anonymous members flattened,
 absolute byte offsets, bitfields windowed exactly as `clang_scan` does. `fill` adds to a table the
 structs only DWARF has (origin "dwarf"); `compare` cross-checks the structs both have.

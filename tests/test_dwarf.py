@@ -172,6 +172,34 @@ def test_separate_debug_file(fixture_dir):
 
 
 @needs_gcc
+def test_dwz_supplementary_file(fixture_dir):
+    """Debian-style dwz: types moved into a shared file named by .gnu_debugaltlink with an absolute
+    /usr/lib/debug/.dwz/ path, resolved inside the unpacked tree. dwz comes from Debian by name."""
+    from offsets import debian
+    from offsets.errors import FetchError
+
+    try:
+        dwz = debian.unpacked(["dwz"], "amd64", "bookworm") / "usr/bin/dwz"
+    except FetchError as e:
+        pytest.skip(f"cannot fetch Debian's dwz: {e}")
+    tree = fixture_dir / "dwz-tree"
+    (tree / "usr/lib/debug/.dwz").mkdir(parents=True)
+    one = compile_so(fixture_dir, EDGES, ["-g"], "dwz_one")
+    two = compile_so(fixture_dir, EDGES + "int second;\n", ["-g"], "dwz_two")
+    plain = dwarf.read(one, use_cache=False)
+    subprocess.run([str(dwz), "-m", str(tree / "usr/lib/debug/.dwz/common.debug"),
+                    "-M", "/usr/lib/debug/.dwz/common.debug", str(one), str(two)], check=True)
+    moved = tree / "usr/lib" / one.name
+    shutil.copy(one, moved)
+    got = dwarf.read(moved, use_cache=False)
+    assert got.units == 2 * plain.units     # the shared partial unit, then the compile unit
+    for name in ("Edge", "Packed", "Aligned", "Word"):
+        assert got.structs[name].fields == plain.structs[name].fields, name
+    with pytest.raises(BuildError, match="supplementary file /usr/lib/debug/.dwz/common.debug"):
+        dwarf.read(one, use_cache=False)    # outside the tree: the shared file is not found
+
+
+@needs_gcc
 @pytest.mark.parametrize("flavour", ["dwarf5", "dwarf4"])
 def test_fixture_agrees_with_the_libclang_scanner(fixture_dir, flavour):
     """The scanner's golden fixture, compiled by gcc: both readers give the same table."""
