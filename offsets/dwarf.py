@@ -30,7 +30,7 @@ from .model import Struct, Table
 READER_VERSION = 9
 
 __all__ = ["TREE_DIRS", "DwarfInfo", "Comparison", "read", "read_structs", "compare", "compare_report",
-           "fill", "build_id", "has_dwarf", "debug_file_for"]
+           "compare_keys", "fill", "build_id", "has_dwarf", "debug_file_for"]
 
 
 @dataclass(frozen=True)
@@ -247,6 +247,17 @@ def _counterpart(table: Table, name: str, s: Struct, aliases: dict) -> Optional[
         if key is not None:
             return key
     return None
+
+
+def compare_keys(table: Table, dwarf: Union[DwarfInfo, dict]) -> list[str]:
+    """The table's structs that `compare_report` checks against `dwarf` (same C type, same file)."""
+    structs, aliases = _as_info(dwarf)
+    keys = []
+    for name, d in structs.items():
+        key = _counterpart(table, name, d, aliases)
+        if key is not None and _file(table.structs[key]) == _file(d):
+            keys.append(key)
+    return keys
 
 
 def compare_report(table: Table, dwarf: Union[DwarfInfo, dict]) -> Comparison:
