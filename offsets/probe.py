@@ -233,6 +233,9 @@ def _plan(structs: Sequence[Struct], ctypes: dict, prelude: str, macros: set = f
             if not f.flexible:
                 items.append(f"sizeof((({t} *)0)->{f.path})")
                 meaning.append((s.name, f, "size"))
+            if f.array_len is not None:
+                items.append(f"sizeof((({t} *)0)->{f.path}) / sizeof((({t} *)0)->{f.path}[0])")
+                meaning.append((s.name, f, "array length"))
         sym = f"{_PROBE}{i}"
         out.append(f"const unsigned long long {sym}[] = {{{', '.join(items)}}};")
         plan.arrays[sym] = meaning
@@ -292,7 +295,7 @@ def _compare(plan: _Plan, found: dict, little: bool, pointer_size: int, by: str)
                 continue
             s = structs[key]
             if f is not None:
-                want = f.offset if what == "offset" else f.size
+                want = {"offset": f.offset, "size": f.size, "array length": f.array_len}[what]
                 checked.add(f"{key}.{f.path}")
             else:
                 want = s.size if what == "size" else s.align

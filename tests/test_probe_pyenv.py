@@ -107,12 +107,15 @@ def test_probe_reports_exactly_the_altered_numbers(pyenv_scans):
         bad.structs["PyFloatObject"], size=bad.structs["PyFloatObject"].size + 8)})
     bad = _altered(bad, "PyTypeObject", "tp_name", type="char *")            # it is const char *
     bad = _altered(bad, "PyTypeObject", "tp_doc", type="no_such_type_t")
+    ob_item = bad.structs["PyTupleObject"].field("ob_item")
+    bad = _altered(bad, "PyTupleObject", "ob_item", array_len=ob_item.array_len + 1)
     report = probe.probe(bad, b)
     got = sorted(map(str, report.mismatches))
     lo = 8 * kind.offset + kind.bit_offset
     assert got == sorted([
         "PyTypeObject.tp_name: table says type 'char *', gcc says a different type",
         "PyTypeObject.tp_doc: table says type 'no_such_type_t', gcc says it is no type here",
+        f"PyTupleObject.ob_item: table says array length {ob_item.array_len + 1}, gcc says {ob_item.array_len}",
         f"PyListObject.ob_item: table says offset {ob_item.offset - 8}, gcc says {ob_item.offset}",
         f"PyASCIIObject.state.kind: table says bits {lo + 1}+{kind.bit_width} (byte {kind.offset} bit "
         f"{kind.bit_offset + 1}), gcc says {lo}+{kind.bit_width} (byte {lo // 8} bit {lo % 8})",
