@@ -156,7 +156,7 @@ def _c_name(key: str) -> str:
 class _Plan:
     """The probe text of one unit, and what each number in it stands for."""
 
-    structs: list          # (index, Struct, C type)
+    structs: list          # the Structs probed, in symbol-number order
     text: str = ""
     arrays: dict = None    # symbol -> [(struct key, Field or None for the struct, what)]
     bits: dict = None      # symbol -> (struct key, Field)
