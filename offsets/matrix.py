@@ -105,7 +105,7 @@ def make(job: Job, opts: scanner.ScanOptions) -> Table:
     if binary is not None:
         from . import dwarf
 
-        found = dwarf.read_structs(binary)
+        found = dwarf.read(binary)
         compared, mismatches = dwarf.compare(table, found)
         if mismatches:
             raise VerifyError(f"{job.label}: DWARF of {binary.name} disagrees with libclang on {len(mismatches)} "
