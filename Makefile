@@ -13,6 +13,10 @@ $(VENV)/.installed: pyproject.toml setup.py
 	@# gcc checks tables and builds the C extension; dpkg-dev unpacks Debian packages by name
 	@command -v gcc >/dev/null && command -v dpkg-source >/dev/null || \
 	  { apt-get update -qq && apt-get install -y -qq gcc dpkg-dev; }
+	@# the aarch64 cross gcc checks aarch64 tables (tests/test_probe_pyenv.py skips without it)
+	@command -v aarch64-linux-gnu-gcc >/dev/null || [ "$$(uname -m)" != x86_64 ] || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc-aarch64-linux-gnu; } || \
+	  echo "no aarch64 cross gcc: the aarch64 compiler check will be skipped"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
