@@ -22,14 +22,10 @@ Data flow, one module per stage:
 __version__ = "0.1.0"
 
 #: The runtime API (runtime.py), imported on first use so that `import offsets` stays cheap.
-_RUNTIME = ("get", "sizeof", "field", "build", "get_include", "use_table")
+_RUNTIME = ("get", "sizeof", "field", "get_include", "use_table")
 
 
 def __getattr__(name):
-    if name == "build":   # see _Package below: the submodule, made callable
-        import importlib
-
-        return importlib.import_module("offsets.build")
     if name in _RUNTIME:
         from . import runtime
 
@@ -47,27 +43,32 @@ def __dir__():
     return sorted(list(globals()) + list(_RUNTIME))
 
 
-# `offsets.build()` (runtime.py) shares its name with the submodule build.py (build descriptions).
-# Importing the submodule would rebind `offsets.build` to it; instead the submodule, once imported,
-# is made callable, calling runtime.build(): `offsets.build()` and `from offsets import build;
-# build.from_python(...)` both keep working, whichever comes first.
+# `offsets.build()` (runtime.py: the table in use) shares its name with the submodule build.py
+# (build descriptions for the scanner). So `offsets.build` is that submodule, registered here
+# unexecuted and made callable: calling it is runtime.build(); its first other attribute access
+# executes build.py into it. `offsets.build()`, `import offsets.build` and `from offsets.build
+# import BuildInputs` all work, in any order, and `import offsets` stays cheap.
 import sys as _sys
 
-_Module = type(_sys)
 
-
-class _CallableBuildModule(_Module):
+class _BuildModule(type(_sys)):
     def __call__(self):
-        from .runtime import build
+        from .runtime import build as table_in_use
 
-        return build()
+        return table_in_use()
+
+    def __getattr__(self, name):
+        if self.__dict__.get("_executed"):
+            raise AttributeError(f"module 'offsets.build' has no attribute {name!r}")
+        import importlib.util
+        import os
+
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "build.py")
+        spec = importlib.util.spec_from_file_location("offsets.build", path)
+        self.__dict__.update(_executed=True, __spec__=spec, __file__=path, __loader__=spec.loader,
+                             __package__="offsets")
+        spec.loader.exec_module(self)
+        return getattr(self, name)
 
 
-class _Package(_Module):
-    def __setattr__(self, name, value):
-        if name == "build" and type(value) is _Module:
-            value.__class__ = _CallableBuildModule
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package
+build = _sys.modules.setdefault("offsets.build", _BuildModule("offsets.build"))

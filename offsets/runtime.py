@@ -33,9 +33,10 @@ _FLAGS = ("Py_DEBUG", "Py_GIL_DISABLED", "Py_TRACE_REFS", "Py_REF_DEBUG", "Py_ST
 
 # ---------------------------------------------------------------- the table in use
 class Loaded:
-    """One table as the runtime holds it: the compact header, and struct lines decoded on demand."""
+    """One table as the runtime holds it: the compact header, and struct lines read and decoded on
+    demand: from `lines` when given, else from the file `source` at the offsets the header gives."""
 
-    def __init__(self, head: dict, lines: list, source: str, aliases: dict) -> None:
+    def __init__(self, head: dict, lines, source: str, aliases: dict, base: int = 0) -> None:
         self.head, self.lines, self.source, self.aliases = head, lines, source, aliases
         b = head["build"]
         self.build = b
@@ -43,6 +44,18 @@ class Loaded:
         self.order = {n: i for i, n in enumerate(head["structs"])}
         self.names = head["names"]
         self._rows: dict = {}
+        if lines is None:
+            self._starts, at = [], base
+            for size in head["sizes"]:
+                self._starts.append(at)
+                at += size
+
+    def _line(self, i: int):
+        if self.lines is not None:
+            return self.lines[i]
+        with open(self.source, "rb") as f:
+            f.seek(self._starts[i])
+            return f.read(self.head["sizes"][i])
 
     def resolve_struct(self, name: str):
         """The table's key for a struct, typedef, tag or alias name; None if it has none."""
@@ -55,7 +68,7 @@ class Loaded:
     def _row(self, key: str) -> list:
         row = self._rows.get(key)
         if row is None:
-            row = json.loads(self.lines[self.order[key]])
+            row = json.loads(self._line(self.order[key]))
             row[6] = {f[0]: tuple(f[1:]) for f in row[6]}
             self._rows[key] = row
         return row
@@ -97,10 +110,19 @@ def shipped_index() -> dict:
 
 
 def load_compact(path: str) -> Loaded:
-    from .compact import header
-
-    head, lines = header(path)
-    return Loaded(head, lines, path, shipped_index()["aliases"])
+    """A compact table (`compact.py`), of which only the header line is read now."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline()
+        head = json.loads(first)
+    except OSError as e:
+        raise TableError(f"cannot read table {path}: {e.strerror}") from None
+    except ValueError:
+        raise TableError(f"{path}: not a compact table (its first line is not JSON)") from None
+    if not isinstance(head, dict) or head.get("format") != 1 or len(head.get("sizes", ())) != len(head["structs"]):
+        raise TableError(f"{path}: not a compact table of format 1; reinstall offsets or run "
+                         f"`python -m offsets.compact --write`")
+    return Loaded(head, None, path, shipped_index()["aliases"], base=len(first))
 
 
 def load_shipped(entry: dict) -> Loaded:
@@ -327,7 +349,7 @@ def current_table():
     from .compact import table_from_head
 
     t = _current()
-    return table_from_head(t.head, t.lines)
+    return table_from_head(t.head, [t._line(i) for i in range(len(t.order))])
 
 
 def use_table(path, verify: bool = True) -> Match:

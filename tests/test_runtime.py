@@ -46,7 +46,8 @@ def running_entry():
 
 def tampered(tmp_path, entry, struct, path=None, delta=8, size_delta=0) -> Path:
     """A copy of a shipped compact table with one field moved (or one struct resized)."""
-    head, lines = compact.header(compact.COMPACT_DIR / entry["file"])
+    head, raw = compact.header(compact.COMPACT_DIR / entry["file"])
+    lines = [line.decode() for line in raw]
     i = head["structs"].index(struct)
     row = json.loads(lines[i])
     if path is not None:
@@ -59,7 +60,7 @@ def tampered(tmp_path, entry, struct, path=None, delta=8, size_delta=0) -> Path:
     row[2] += size_delta
     lines[i] = json.dumps(row)
     out = tmp_path / f"tampered-{struct}.jsonl"
-    out.write_text("\n".join([json.dumps(head)] + lines) + "\n")
+    out.write_text(compact.assemble(head, lines))
     return out
 
 
@@ -99,6 +100,8 @@ def test_compact_rejects_a_foreign_file(tmp_path):
     bad.write_text('{"format": 99, "structs": []}\n')
     with pytest.raises(TableError, match="compact format 99"):
         compact.header(bad)
+    with pytest.raises(TableError, match="not a compact table of format 1"):
+        runtime.load_compact(str(bad))
 
 
 # ---------------------------------------------------------------- import cost
