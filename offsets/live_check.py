@@ -9,7 +9,7 @@ Three kinds of evidence, each used only where the table has the structs and fiel
    what Python says about the same objects;
 3. on 3.13+, the interpreter's own `_Py_DebugOffsets` (the first member of the exported
    `_PyRuntime`), read with the table's layout of that struct and compared with the table's offsets
-   of the fields it describes.
+   of the fields it describes (which member describes which field: `data/debug_offsets.json`).
 
 Memory is read with write(2) into a pipe, which fails with EFAULT on a bad address instead of
 crashing, so a wrong table makes the check fail, never the process. Used before a loose match
@@ -52,82 +52,14 @@ BASICSIZE = (
     ("generator", lambda: type(_gen()), "PyGenObject", (("gi_iframe", "@_PyInterpreterFrame.localsplus"), ("size",))),
 )
 
-#: 3.13+: `_Py_DebugOffsets` member -> what it holds: ("size", struct) or ("offset", struct, path).
-DEBUG_OFFSETS = {
-    "runtime_state.size": ("size", "_PyRuntimeState"),
-    "runtime_state.finalizing": ("offset", "_PyRuntimeState", "_finalizing"),
-    "runtime_state.interpreters_head": ("offset", "_PyRuntimeState", "interpreters.head"),
-    "interpreter_state.size": ("size", "PyInterpreterState"),
-    "interpreter_state.id": ("offset", "PyInterpreterState", "id"),
-    "interpreter_state.next": ("offset", "PyInterpreterState", "next"),
-    "interpreter_state.threads_head": ("offset", "PyInterpreterState", "threads.head"),
-    "interpreter_state.gc": ("offset", "PyInterpreterState", "gc"),
-    "interpreter_state.imports_modules": ("offset", "PyInterpreterState", "imports.modules"),
-    "interpreter_state.sysdict": ("offset", "PyInterpreterState", "sysdict"),
-    "interpreter_state.builtins": ("offset", "PyInterpreterState", "builtins"),
-    "interpreter_state.ceval_gil": ("offset", "PyInterpreterState", "ceval.gil"),
-    "interpreter_state.gil_runtime_state": ("offset", "PyInterpreterState", "_gil"),
-    "interpreter_state.gil_runtime_state_locked": ("offset", "PyInterpreterState", "_gil.locked"),
-    "interpreter_state.gil_runtime_state_holder": ("offset", "PyInterpreterState", "_gil.last_holder"),
-    "thread_state.size": ("size", "PyThreadState"),
-    "thread_state.prev": ("offset", "PyThreadState", "prev"),
-    "thread_state.next": ("offset", "PyThreadState", "next"),
-    "thread_state.interp": ("offset", "PyThreadState", "interp"),
-    "thread_state.current_frame": ("offset", "PyThreadState", "current_frame"),
-    "thread_state.thread_id": ("offset", "PyThreadState", "thread_id"),
-    "thread_state.native_thread_id": ("offset", "PyThreadState", "native_thread_id"),
-    "thread_state.datastack_chunk": ("offset", "PyThreadState", "datastack_chunk"),
-    "thread_state.status": ("offset", "PyThreadState", "_status"),
-    "interpreter_frame.size": ("size", "_PyInterpreterFrame"),
-    "interpreter_frame.previous": ("offset", "_PyInterpreterFrame", "previous"),
-    "interpreter_frame.executable": ("offset", "_PyInterpreterFrame", "f_executable"),
-    "interpreter_frame.instr_ptr": ("offset", "_PyInterpreterFrame", "instr_ptr"),
-    "interpreter_frame.localsplus": ("offset", "_PyInterpreterFrame", "localsplus"),
-    "interpreter_frame.owner": ("offset", "_PyInterpreterFrame", "owner"),
-    "code_object.size": ("size", "PyCodeObject"),
-    "code_object.filename": ("offset", "PyCodeObject", "co_filename"),
-    "code_object.name": ("offset", "PyCodeObject", "co_name"),
-    "code_object.qualname": ("offset", "PyCodeObject", "co_qualname"),
-    "code_object.linetable": ("offset", "PyCodeObject", "co_linetable"),
-    "code_object.firstlineno": ("offset", "PyCodeObject", "co_firstlineno"),
-    "code_object.argcount": ("offset", "PyCodeObject", "co_argcount"),
-    "code_object.localsplusnames": ("offset", "PyCodeObject", "co_localsplusnames"),
-    "code_object.localspluskinds": ("offset", "PyCodeObject", "co_localspluskinds"),
-    "code_object.co_code_adaptive": ("offset", "PyCodeObject", "co_code_adaptive"),
-    "pyobject.size": ("size", "PyObject"),
-    "pyobject.ob_type": ("offset", "PyObject", "ob_type"),
-    "type_object.size": ("size", "PyTypeObject"),
-    "type_object.tp_name": ("offset", "PyTypeObject", "tp_name"),
-    "type_object.tp_repr": ("offset", "PyTypeObject", "tp_repr"),
-    "type_object.tp_flags": ("offset", "PyTypeObject", "tp_flags"),
-    "tuple_object.size": ("size", "PyTupleObject"),
-    "tuple_object.ob_item": ("offset", "PyTupleObject", "ob_item"),
-    "tuple_object.ob_size": ("offset", "PyTupleObject", "ob_base.ob_size"),
-    "list_object.size": ("size", "PyListObject"),
-    "list_object.ob_item": ("offset", "PyListObject", "ob_item"),
-    "list_object.ob_size": ("offset", "PyListObject", "ob_base.ob_size"),
-    "dict_object.size": ("size", "PyDictObject"),
-    "dict_object.ma_keys": ("offset", "PyDictObject", "ma_keys"),
-    "dict_object.ma_values": ("offset", "PyDictObject", "ma_values"),
-    "float_object.size": ("size", "PyFloatObject"),
-    "float_object.ob_fval": ("offset", "PyFloatObject", "ob_fval"),
-    "long_object.size": ("size", "PyLongObject"),
-    "long_object.lv_tag": ("offset", "PyLongObject", "long_value.lv_tag"),
-    "long_object.ob_digit": ("offset", "PyLongObject", "long_value.ob_digit"),
-    "bytes_object.size": ("size", "PyBytesObject"),
-    "bytes_object.ob_size": ("offset", "PyBytesObject", "ob_base.ob_size"),
-    "bytes_object.ob_sval": ("offset", "PyBytesObject", "ob_sval"),
-    "unicode_object.size": ("size", "PyUnicodeObject"),
-    "unicode_object.state": ("offset", "PyUnicodeObject", "_base._base.state"),
-    "unicode_object.length": ("offset", "PyUnicodeObject", "_base._base.length"),
-    "unicode_object.asciiobject_size": ("size", "PyASCIIObject"),
-    "gc.size": ("size", "_gc_runtime_state"),
-    "gc.collecting": ("offset", "_gc_runtime_state", "collecting"),
-    "gen_object.size": ("size", "PyGenObject"),
-    "gen_object.gi_name": ("offset", "PyGenObject", "gi_name"),
-    "gen_object.gi_iframe": ("offset", "PyGenObject", "gi_iframe"),
-    "gen_object.gi_frame_state": ("offset", "PyGenObject", "gi_frame_state"),
-}
+def debug_offsets() -> dict:
+    """data/debug_offsets.json: `_Py_DebugOffsets` member -> ("size", struct) or ("offset", struct, path)."""
+    import json
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "debug_offsets.json")
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["members"]
+
 
 #: A loose match needs at least this many passed checks, of which at least one memory read.
 MIN_PASSED = 8
@@ -538,7 +470,7 @@ def _debug_offsets(c: _Checker) -> None:
         c.expect("_Py_DebugOffsets.cookie", b"xdebugpy", c.mem.read(base + cookie[0], 8))
     if "version" in fields:
         c.expect("_Py_DebugOffsets.version", sys.hexversion, c.mem.int(base + fields["version"][0], 8))
-    for name, meaning in sorted(DEBUG_OFFSETS.items()):
+    for name, meaning in sorted(debug_offsets().items()):
         if name not in fields:
             continue
         what = f"_Py_DebugOffsets.{name}"

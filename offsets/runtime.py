@@ -119,7 +119,7 @@ def load_compact(path: str) -> Loaded:
         raise TableError(f"cannot read table {path}: {e.strerror}") from None
     except ValueError:
         raise TableError(f"{path}: not a compact table (its first line is not JSON)") from None
-    if not isinstance(head, dict) or head.get("format") != 1 or len(head.get("sizes", ())) != len(head["structs"]):
+    if not isinstance(head, dict) or head.get("format") != 1 or len(head.get("sizes", ())) != len(head.get("structs", ())):
         raise TableError(f"{path}: not a compact table of format 1; reinstall offsets or run "
                          f"`python -m offsets.compact --write`")
     return Loaded(head, None, path, shipped_index()["aliases"], base=len(first))

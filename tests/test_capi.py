@@ -45,7 +45,8 @@ def package_files() -> list[Path]:
 #: (the other modules of the package are copied too, but nothing in check_jit.py uses them).
 RUNTIME_FILES = ("setup.py", "pyproject.toml", "MANIFEST.in", "headers/pyoffsets.h", "offsets/__init__.py",
                  "offsets/errors.py", "offsets/model.py", "offsets/runtime.py", "offsets/live_check.py",
-                 "offsets/compact.py", "offsets/_offsets.c", "offsets/data/compact/index.json")
+                 "offsets/compact.py", "offsets/_offsets.c", "offsets/data/compact/index.json",
+                 "offsets/data/debug_offsets.json")
 
 
 def source_digest() -> str:
