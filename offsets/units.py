@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from .build import BuildInputs, header_files
+from .build import BuildInputs, header_files, pyconfig_defines
 from .clang_headers import builtin_include
 from .clang_scan import Unit
 from .targets import system_includes
@@ -54,6 +54,11 @@ def header_unit(b: BuildInputs) -> tuple[Unit, list[str]]:
         lacking = [n for n in needed if not any((d / alt).is_file() for d in sysdirs for alt in n.split("|"))]
         if lacking:
             skip[h] = f"not scanned: missing dependency {lacking[0]} (not in the {b.target.triple} C include directories)"
+    defines = pyconfig_defines(b.pyconfig)
+    for h, g in rules.get("generated", {}).items():
+        if g["when"] in defines and not (b.include_dir / g["includes"]).is_file():
+            skip[h] = (f"not scanned: pyconfig.h defines {g['when']}, so it includes {g['includes']}, which the "
+                       f"build generates and {b.include_dir.name}/ lacks; it declares no structs")
     top = sorted(p.name for p in b.include_dir.glob("*.h"))
     internal = sorted("internal/" + p.name for p in (b.include_dir / "internal").glob("*.h"))
     order = ["Python.h"]
