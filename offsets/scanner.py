@@ -117,7 +117,8 @@ def merge(results: list[UnitResult]) -> tuple[dict, dict, list[str]]:
             structs[name] = variants[0][0]
             continue
         files = [s.defined_in.rsplit(":", 1)[0] for s, _ in variants]
-        conflicts.append(f"{name}: defined differently in {', '.join(sorted(set(files)))}")
+        if len(set(files)) > 1:
+            conflicts.append(f"{name}: defined differently in {', '.join(sorted(set(files)))}")
         for (s, unit_names), file in zip(variants, files):
             if files.count(file) > 1:
                 conflicts.append(f"{name}: {s.defined_in} lays out differently in the units that include it; "

@@ -249,6 +249,19 @@ def _match(table: dict, rel: str):
     return None
 
 
+def _core_objects(mk: Makefile, source: Path) -> dict:
+    """`Dir/x.c` -> `Dir/x.o` for the objects Makefile.pre.in builds: its `*_OBJS` lists and the
+    objects its rules depend on (Modules/getpath_noop.o), in the scanned directories."""
+    objs: set = set()
+    for name in mk.vars:
+        if name.endswith("_OBJS"):
+            objs.update(mk.words(f"$({name})"))
+    for _, pre, _ in mk.rules:
+        objs.update(w for w in mk.words(pre) if w.endswith(".o"))
+    objs = {relative(o, source) for o in objs if o.endswith(".o")}
+    return {o[:-2] + ".c": o for o in objs if o.split("/", 1)[0] in SCANNED_DIRS}
+
+
 def plan(b: BuildInputs) -> list[Plan]:
     """A `Plan` for every `.c` file of the source tree's scanned directories, in path order."""
     source = b.source
@@ -266,17 +279,9 @@ def plan(b: BuildInputs) -> list[Plan]:
     sysdirs = (builtin_include(), *system_includes(b.target, b.sysroot))
 
     options = _debian_options(source)
-    not_built = {o.get("not_built") for o in options.values()}
     unbuilt_c = {relative(w, source)[:-2] + ".c": opt for opt, o in options.items() if o.get("not_built")
                  for w in mk.words(f"$({o['not_built']})")}
-    core: set = set()
-    for name in mk.vars:
-        if name.endswith("_OBJS") and name not in not_built:
-            core.update(mk.words(f"$({name})"))
-    for _, pre, _ in mk.rules:
-        core.update(w for w in mk.words(pre) if w.endswith(".o"))
-    core = {relative(o, source) for o in core} - {relative(o, source) for v in not_built if v for o in mk.words(f"$({v})")}
-    core_c = {o[:-2] + ".c": o for o in core if o.endswith(".o") and o.split("/", 1)[0] in SCANNED_DIRS}
+    core_c = {c: o for c, o in _core_objects(mk, source).items() if c not in unbuilt_c}
     modules = _setup_modules(mk, source, values)
     setup_py = _setup_py_files(source)
     included = _included_by(source, files)
