@@ -359,6 +359,16 @@ def test_live_check_of_the_shipped_table_passes():
     assert any(p.startswith("current frame's code via PyThreadState") for p in result.passed)
 
 
+def test_a_check_that_read_no_memory_is_not_enough():
+    r = live_check.Result()
+    r.passed = [f"t{i}.__basicsize__ == sizeof(T{i})" for i in range(20)]
+    assert not r.ok
+    r.passed.append("PyListObject.ob_item[]")
+    assert r.ok
+    r.failed.append("x")
+    assert not r.ok
+
+
 def test_memory_reads_of_bad_addresses_fail_instead_of_crashing():
     mem = live_check.Memory()
     try:
