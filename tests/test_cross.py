@@ -3,12 +3,11 @@
 i686 and aarch64 are scanned from this machine with Debian's libc6-dev/linux-libc-dev and
 libpython3.11-dev of that architecture (fetched by name into $OFFSETS_CACHE). Cross scans parse
 only Objects/listobject.c of the source tree (the full tree is scanned for x86_64 in
-test_sources.py); gcc -m32 checks the i686 numbers where it can compile for i686.
+test_sources.py); gcc checks those numbers (gcc -m32, aarch64-linux-gnu-gcc).
 """
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 
@@ -48,12 +47,14 @@ def test_listiterobject_for_another_cpu(triple, debian311):
     s = result.structs["listiterobject"]
     assert s.field("it_seq").size == pointer    # PyListObject *
     assert s.field("it_index").offset == {4: 8, 8: 16}[pointer] and s.size == 4 * pointer
-    if triple == "i686-linux-gnu" and shutil.which("gcc"):
-        probe = pytest.importorskip("offsets.probe")
-        structs = [v for v in result.structs.values() if v.defined_in.startswith("Objects/listobject.c:")]
-        report = probe.probe_unit(structs, f'#include "{unit.path}"', probe.compiler_for(b.target),
-                                  probe.gcc_flags(unit.args, b, probe.compiler_for(b.target)), pointer)
-        assert report.mismatches == () and "listiterobject.it_index" in report.checked
+    probe = pytest.importorskip("offsets.probe")
+    try:
+        cc = probe.compiler_for(b.target)     # gcc -m32; aarch64-linux-gnu-gcc (the Makefile installs it)
+    except BuildError as e:
+        pytest.skip(f"libclang's answer stands unchecked by gcc: {e}")
+    structs = [v for v in result.structs.values() if v.defined_in.startswith("Objects/listobject.c:")]
+    report = probe.probe_unit(structs, f'#include "{unit.path}"', cc, probe.gcc_flags(unit.args, b, cc), pointer)
+    assert report.mismatches == () and "listiterobject.it_index" in report.checked
 
 
 @pytest.mark.parametrize("triple", sorted(CROSS))
