@@ -258,3 +258,27 @@ def test_a_wrong_constant_or_the_wrong_cpython_fails_to_compile(tmp_path):
     (tmp_path / "other").mkdir()
     wrong = compile_check(other, header, tmp_path / "other")
     assert wrong.returncode and "is for CPython 3.11" in wrong.stderr
+
+
+USES_EVERY_GETTER = """#include <Python.h>
+#include "pyoffsets.h"
+int use(void) {
+    PyOffsets_FieldInfo fi;
+    if (PyOffsets_Import() < 0) return -1;
+    return (int)PyOffsets_Get("PyListObject.ob_item") + PyOffsets_Field("PyASCIIObject.state.kind", &fi)
+           + (int)PyOffsets_Sizeof("PyObject") + (PyOffsets_TableName() != NULL) + (PyOffsets_Match() != NULL)
+           + (int)PyOffsets_TableHexversion();
+}
+"""
+
+
+@pytest.mark.parametrize("compiler", [["gcc", "-x", "c", "-std=c99", "-pedantic"], ["g++", "-x", "c++", "-std=c++11"]],
+                         ids=["c99", "c++11"])
+def test_pyoffsets_h_compiles_cleanly_as_c99_and_cxx(compiler, tmp_path):
+    import sysconfig
+
+    src = tmp_path / "use.c"
+    src.write_text(USES_EVERY_GETTER)
+    proc = subprocess.run(compiler + ["-Wall", "-Wextra", "-Werror", "-fsyntax-only", f"-I{sysconfig.get_paths()['include']}",
+                                      f"-I{ROOT / 'headers'}", str(src)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
