@@ -223,7 +223,8 @@ def select(identity: dict, entries: list, load=load_shipped, check=None, strict:
                                              f"same minor version and layout flags, live check: {result.summary()}",
                             t.source, t.build, result)
         failures.append(f"{e['name']} failed the live check: {result.summary()}")
-    raise _no_match(identity, entries, "; ".join(failures))
+    raise _no_match(identity, entries, "; ".join(failures) or
+                    "none is of this minor version with these layout flags, target and pointer size")
 
 
 def _no_match(identity: dict, entries: list, why: str) -> NoMatchingTable:
