@@ -44,6 +44,8 @@ class Loaded:
         self.order = {n: i for i, n in enumerate(head["structs"])}
         self.names = head["names"]
         self._rows: dict = {}
+        #: struct key -> why it is not answered (a loose match: it moved between shipped patch releases)
+        self.refused: dict = {}
         if lines is None:
             self._starts, at = [], base
             for size in head["sizes"]:
@@ -72,6 +74,11 @@ class Loaded:
             row[6] = {f[0]: tuple(f[1:]) for f in row[6]}
             self._rows[key] = row
         return row
+
+    def layout(self, key: str) -> str:
+        """The struct's layout (kind, size, alignment, fields) without where it is defined, as text."""
+        row = json.loads(self._line(self.order[key]))
+        return json.dumps([row[1], row[2], row[3], row[6]])
 
     def fields(self, key: str) -> dict:
         """path -> (offset, size, type, bit_offset, bit_width, array_len, flexible)."""
@@ -219,12 +226,31 @@ def select(identity: dict, entries: list, load=load_shipped, check=None, strict:
         t = load(e)
         result = check(t)
         if result.ok:
+            t.refused = moved_within_minor(near, load)
+            refused = (f"; refused, as they differ between the shipped {e['version'].rsplit('.', 1)[0]} tables: "
+                       f"{', '.join(sorted(t.refused))}" if t.refused else "")
             return t, Match(t.name, "loose", f"table of CPython {e['version']} used for {identity['version']}: "
-                                             f"same minor version and layout flags, live check: {result.summary()}",
-                            t.source, t.build, result)
+                                             f"same minor version and layout flags, live check: {result.summary()}"
+                                             + refused, t.source, t.build, result)
         failures.append(f"{e['name']} failed the live check: {result.summary()}")
     raise _no_match(identity, entries, "; ".join(failures) or
                     "none is of this minor version with these layout flags, target and pointer size")
+
+
+def moved_within_minor(tables: list, load) -> dict:
+    """Structs whose layout differs between shipped tables of one minor version (patch releases do
+    move fields: 3.11.2 and 3.11.7 differ in _sre's SRE_STATE): struct -> which versions say what.
+    A loosely matched table cannot vouch for these, whatever the live check says about others."""
+    if len(tables) < 2:
+        return {}
+    layouts: dict = {}
+    for e in tables:
+        t = load(e)
+        for key in t.order:
+            layouts.setdefault(key, {}).setdefault(t.layout(key), []).append(e["version"])
+    return {key: " vs ".join(f"{'/'.join(v)}: {len(json.loads(lay)[3])} fields, {json.loads(lay)[1]} bytes"
+                             for lay, v in seen.items())
+            for key, seen in layouts.items() if len(seen) > 1}
 
 
 def _no_match(identity: dict, entries: list, why: str) -> NoMatchingTable:
@@ -243,7 +269,7 @@ def _current() -> Loaded:
     global _state
     if _state is None:
         strict = os.environ.get("OFFSETS_STRICT", "") not in ("", "0")
-        _set(*select(running_identity(), shipped_index()["tables"], strict=strict))
+        _set(*select(running_identity(), shipped_index()["tables"], load=load_shipped, strict=strict))
     return _state[0]
 
 
@@ -281,6 +307,11 @@ def _lookup(name, what: str):
     key = t.resolve_struct(struct)
     if key is None:
         raise _unknown_struct(t, name, struct)
+    if key in t.refused:
+        raise NoMatchingTable(f"{name}: {key}'s layout differs between the shipped tables of this minor version "
+                              f"({t.refused[key]}) and none is exactly this {describe(running_identity())}, so "
+                              f"the loosely matched {t.name} cannot vouch for it; scan this build with "
+                              f"`offsets scan -o table.yaml` and load it with offsets.use_table('table.yaml')")
     return t, key, path
 
 

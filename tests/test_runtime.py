@@ -195,6 +195,26 @@ def test_loose_match_with_a_wrong_table_is_refused(tmp_path, struct, path, size_
     assert struct in msg or "sizeof" in msg or "basicsize" in msg
 
 
+def test_a_loose_match_refuses_structs_that_moved_between_shipped_patch_releases(tmp_path, monkeypatch):
+    """Two shipped patch releases disagree on a struct no live check can see: the loosely matched
+    table answers for the others and refuses that one (3.11.2 and 3.11.7 really differ in SRE_STATE)."""
+    e = running_entry()
+    older = dict(e, version="older", hexversion=e["hexversion"] - 0x200, name="older")
+    paths = {e["name"]: compact.COMPACT_DIR / e["file"],
+             "older": tampered(tmp_path, e, "PyGetSetDef", "doc", delta=8)}
+    me = dict(runtime.running_identity(), version="newer", hexversion=e["hexversion"] + 0x100)
+    monkeypatch.setattr(runtime, "running_identity", lambda: me)
+    monkeypatch.setattr(runtime, "shipped_index", lambda: {"tables": [e, older], "aliases": {}})
+    monkeypatch.setattr(runtime, "load_shipped", lambda entry: runtime.load_compact(str(paths[entry["name"]])))
+    m = offsets.build()
+    assert (m.kind, m.table) == ("loose", e["name"]) and "refused" in m.detail and "PyGetSetDef" in m.detail
+    assert offsets.get("PyTupleObject.ob_item") == tuple.__basicsize__
+    with pytest.raises(NoMatchingTable, match=r"PyGetSetDef's layout differs .*older.*offsets scan"):
+        offsets.get("PyGetSetDef.doc")
+    with pytest.raises(NoMatchingTable):
+        offsets.sizeof("PyGetSetDef")
+
+
 def test_strict_mode_refuses_a_loose_match(monkeypatch):
     running_entry()
     me = dict(runtime.running_identity())
