@@ -172,18 +172,31 @@ def from_source(source, pyconfig, target=None, config=None, sysroot=None) -> Bui
 _PROBE = ("import json, sys, sysconfig; v = sysconfig.get_config_var; print(json.dumps({"
           "'include': sysconfig.get_paths()['include'], 'abiflags': getattr(sys, 'abiflags', ''), "
           "'debug': bool(v('Py_DEBUG')), 'gil_disabled': bool(v('Py_GIL_DISABLED')), "
-          "'multiarch': v('MULTIARCH') or ''}))")
+          "'multiarch': v('MULTIARCH') or '', 'libdir': v('LIBDIR') or '', "
+          "'soname': v('INSTSONAME') or v('LDLIBRARY') or ''}))")
 
 
-def from_python(python: str = sys.executable, source=None, config=None) -> BuildInputs:
-    """The build of interpreter `python`, found by running it (never importing it here)."""
+def _describe(python: str) -> dict:
+    """What interpreter `python` says of its build, by running it (never importing it here)."""
     try:
         proc = subprocess.run([python, "-I", "-c", _PROBE], capture_output=True, text=True, timeout=60)
     except OSError as e:
         raise BuildError(f"cannot run {python}: {e.strerror}") from None
     if proc.returncode:
         raise BuildError(f"{python} failed to describe itself: {proc.stderr.strip().splitlines()[-1:]}")
-    info = json.loads(proc.stdout)
+    return json.loads(proc.stdout)
+
+
+def libpython(python: str = sys.executable) -> Optional[Path]:
+    """The shared libpython interpreter `python` runs on (where its DWARF is), or None if static."""
+    info = _describe(python)
+    path = Path(info["libdir"]) / info["soname"] if info["libdir"] and info["soname"].endswith((".so", ".1.0")) else None
+    return path if path is not None and path.is_file() else None
+
+
+def from_python(python: str = sys.executable, source=None, config=None) -> BuildInputs:
+    """The build of interpreter `python`, found by running it (never importing it here)."""
+    info = _describe(python)
     inc = Path(info["include"])
     if not (inc / "Python.h").is_file():
         raise BuildError(f"{python} has no C headers at {inc} (install its -dev package)")

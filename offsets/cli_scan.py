@@ -41,6 +41,10 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="where to write the table: a file, a directory (the table "
                                                         "is named cpython-VERSION-[CONFIG-]TRIPLE.yaml in it), or '-' "
                                                         "for stdout; default: the current directory")
+    p.add_argument("--dwarf", metavar="BINARY", help="fill the structs only .c files define from this binary's "
+                                                   "DWARF, after checking it agrees on every struct both have "
+                                                   "(default with --python: its libpython, if it has DWARF)")
+    p.add_argument("--no-dwarf", action="store_true", help="do not read DWARF")
     p.add_argument("--keep-going", action="store_true", help="skip translation units that fail, and list them in the table")
     p.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="parallel parsers (default: one per core)")
     p.add_argument("--no-cache", action="store_true", help="parse everything again, ignoring the cache")
@@ -84,6 +88,13 @@ def run_scan(args) -> int:
     say(f"scanning CPython {b.version} ({b.config}, {b.target.triple}) from {b.include_dir}")
     table = scanner.scan(b, scanner.ScanOptions(keep_going=args.keep_going, jobs=args.jobs,
                                                 use_cache=not args.no_cache, progress=say))
+    binary = None if args.no_dwarf else args.dwarf or _default_dwarf(args)
+    if binary:
+        from . import dwarf
+
+        table, compared = dwarf.checked_fill(table, binary)
+        say(f"DWARF of {binary}: agrees on {compared} fields; {sum(s.origin == 'dwarf' for s in table.structs.values())} "
+            f"structs filled from it")
     out = args.output or "."
     if out != "-" and (out.endswith("/") or Path(out).is_dir()):
         out = str(Path(out) / f"{table.build.table_name}.yaml")
@@ -95,6 +106,16 @@ def run_scan(args) -> int:
         + (f", {len(table.skipped)} skipped" if table.skipped else "")
         + (f", {len(table.conflicts)} conflicting definitions" if table.conflicts else ""))
     return 0
+
+
+def _default_dwarf(args):
+    """With --python (or no build option): that interpreter's libpython, when it carries DWARF."""
+    if args.prefix or (args.source and args.pyconfig and not args.python):
+        return None
+    from . import build, dwarf
+
+    lib = build.libpython(args.python or sys.executable)
+    return lib if lib is not None and dwarf.has_dwarf(lib) else None
 
 
 def describe_field(f) -> str:

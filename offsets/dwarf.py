@@ -322,3 +322,16 @@ def fill(table: Table, dwarf: Union[DwarfInfo, dict]) -> Table:
         inputs["dwarf"] = dwarf.digest
     build = replace(table.build, inputs=inputs)
     return replace(table, build=build, structs=dict(sorted(new.items())), names=dict(sorted(names.items())))
+
+
+def checked_fill(table: Table, binary) -> tuple[Table, int]:
+    """`table` filled from `binary`'s DWARF after a cross-check of every struct both have:
+    (the filled table, fields compared). Any disagreement is a `VerifyError`: nothing is filled."""
+    from .errors import VerifyError
+
+    info = read(binary)
+    compared, mismatches = compare(table, info)
+    if mismatches:
+        raise VerifyError(f"DWARF of {Path(binary).name} disagrees with libclang on {len(mismatches)} "
+                          f"field(s), first: {mismatches[0]}")
+    return fill(table, info), compared

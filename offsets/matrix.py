@@ -50,12 +50,6 @@ def _pyenv_python(version: str) -> Path:
     return Path(prefix) / "bin" / f"python{'.'.join(version.split('.')[:2])}"
 
 
-def _libpython(python: Path) -> Optional[Path]:
-    lib = python.parent.parent / "lib"
-    found = sorted(lib.glob("libpython3*.so.1.0")) or sorted(lib.glob("libpython3*.so"))
-    return found[0] if found else None
-
-
 def _configured_pyconfig(tree: Path, config: str) -> Path:
     """pyconfig.h made by the tree's own ./configure (cached beside the tree)."""
     flags = {"release": [], "debug": ["--with-pydebug"], "free-threaded": ["--disable-gil"]}[config]
@@ -74,7 +68,7 @@ def jobs() -> list[Job]:
     out = []
     for v in m["pyenv"]:
         out.append(Job(f"pyenv {v}", lambda v=v: build.from_python(str(_pyenv_python(v))),
-                       lambda v=v: _libpython(_pyenv_python(v))))
+                       lambda v=v: build.libpython(str(_pyenv_python(v)))))
     for e in m["debian"]:
         for config, triple in e["builds"]:
             out.append(Job(f"debian {e['version']} {config} {triple}",
@@ -105,13 +99,8 @@ def make(job: Job, opts: scanner.ScanOptions) -> Table:
     if binary is not None:
         from . import dwarf
 
-        found = dwarf.read(binary)
-        compared, mismatches = dwarf.compare(table, found)
-        if mismatches:
-            raise VerifyError(f"{job.label}: DWARF of {binary.name} disagrees with libclang on {len(mismatches)} "
-                              f"fields, first: {mismatches[0]}")
-        say(f"{job.label}: DWARF agrees on {compared} fields")
-        table = dwarf.fill(table, found)
+        table, compared = dwarf.checked_fill(table, binary)
+        say(f"{job.label}: DWARF of {binary.name} agrees on {compared} fields")
     return table
 
 
