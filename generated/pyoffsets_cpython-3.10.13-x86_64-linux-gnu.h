@@ -22,6 +22,9 @@
 #    error "pyoffsets_cpython-3.10.13-x86_64-linux-gnu.h is for a build without Py_TRACE_REFS"
 #  endif
 #endif
+#if !(defined(__x86_64__) && defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8)
+#  error "pyoffsets_cpython-3.10.13-x86_64-linux-gnu.h is for x86_64-linux-gnu (8-byte pointers), not the target being compiled for"
+#endif
 
 #define PYOFFSETS_SIZEOF_CFrame 16
 #define PYOFFSETS_CFrame_use_tracing 0

@@ -17,7 +17,8 @@ identifiers may contain `_` and `__`, so two different names could in principle 
 macro (`a_b.c` and `a.b_c`); the emitter checks that every macro of a header is unique and refuses
 to write one otherwise (TableError naming both), so a collision can never reach a header.
 
-After Python.h, the header refuses (#error) a CPython of another version or config. With
+The header refuses (#error) another CPU or pointer size, and after Python.h a CPython of another
+version or config. With
 `PYOFFSETS_CHECK_LAYOUT` defined it asserts, with `offsetof` and `sizeof`, every field of every
 struct defined in the public headers (Include/, Include/cpython/); with
 `PYOFFSETS_CHECK_INTERNAL_LAYOUT` also those of Include/internal/ (include them first, with
@@ -36,6 +37,12 @@ from .model import Table
 
 ROOT = Path(__file__).resolve().parent.parent
 _BARE = re.compile(r"\b(?:const|volatile|restrict)\b|[*\[\]0-9]")
+
+
+#: The compiler's predefined macro for each CPU of a target triple (gcc and clang agree).
+_ARCH_MACROS = {"x86_64": "__x86_64__", "aarch64": "__aarch64__", "i686": "__i386__", "i386": "__i386__",
+                "arm": "__arm__", "armv7l": "__arm__", "powerpc64le": "__powerpc64__", "ppc64le": "__powerpc64__",
+                "s390x": "__s390x__", "riscv64": "__riscv"}
 
 
 def macro(struct: str, path: str = "", prefix: str = "") -> str:
@@ -92,7 +99,13 @@ def emit(table: Table, source: str, source_sha256: str = None) -> str:
         lines += [f"#  if {'!' if want else ''}defined({flag})",
                   f'#    error "{header_name(table)} is for a build {"with" if want else "without"} {flag}"',
                   "#  endif"]
-    lines += ["#endif", ""]
+    lines += ["#endif"]
+    arch = _ARCH_MACROS.get(b.target.arch)
+    target = f"defined({arch}) && " if arch else ""
+    lines += [f"#if !({target}defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == {b.target.pointer_size})",
+              f'#  error "{header_name(table)} is for {b.target.triple} ({b.target.pointer_size}-byte pointers), '
+              f'not the target being compiled for"',
+              "#endif", ""]
     names: dict = {}
 
     def define(name: str, value: int, what: str) -> None:

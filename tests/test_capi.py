@@ -188,7 +188,8 @@ def test_c_header_text_for_a_tiny_table():
                  "#define PYOFFSETS_SIZEOF_S 16", "#define PYOFFSETS_S_a 0", "#define PYOFFSETS_S_in__x 8",
                  "#define PYOFFSETS_S_in__bits 12", "#define PYOFFSETS_BITOFFSET_S_in__bits 3",
                  "#define PYOFFSETS_BITWIDTH_S_in__bits 2", "#  if PY_VERSION_HEX != 0x030b07f0",
-                 '_Static_assert(offsetof(S, in.x) == 8, "S.in.x");'):
+                 '_Static_assert(offsetof(S, in.x) == 8, "S.in.x");',
+                 "#if !(defined(__x86_64__) && defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8)"):
         assert line in text.splitlines(), line
     assert "offsetof(S, in.bits)" not in text          # a bitfield has no offsetof
     untyped = c_header.emit(Table(build=t.build, scanner=t.scanner, structs=t.structs), "generated/t.yaml")
@@ -258,6 +259,11 @@ def test_a_wrong_constant_or_the_wrong_cpython_fails_to_compile(tmp_path):
     (tmp_path / "other").mkdir()
     wrong = compile_check(other, header, tmp_path / "other")
     assert wrong.returncode and "is for CPython 3.11" in wrong.stderr
+    if subprocess.run(["gcc", "-m32", "-x", "c", "-fsyntax-only", "-"], input="int x;", text=True,
+                      capture_output=True).returncode == 0:
+        m32 = subprocess.run(["gcc", "-m32", "-fsyntax-only", "-x", "c", "-include", str(header), "-"], input="int x;",
+                             text=True, capture_output=True)
+        assert m32.returncode and "is for x86_64-linux-gnu (8-byte pointers)" in m32.stderr
 
 
 USES_EVERY_GETTER = """#include <Python.h>
