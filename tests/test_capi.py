@@ -227,11 +227,13 @@ def compile_check(python: Path, header: Path, tmp_path: Path, text_filter=None):
                            f"-I{b.pyconfig.parent}", f"-I{tmp_path}", str(src)], capture_output=True, text=True)
 
 
-def header_for(version: str) -> Path:
-    found = sorted((ROOT / "generated").glob(f"pyoffsets_cpython-{version}.*.h"))
-    if not found:
-        pytest.skip(f"no generated header for CPython {version}")
-    return found[0]
+def header_for(python: Path) -> Path:
+    """The generated header of that interpreter's exact build (release, x86_64: the pyenv builds)."""
+    version = run([python, "-c", "import platform; print(platform.python_version())"]).strip()
+    header = ROOT / "generated" / f"pyoffsets_cpython-{version}-x86_64-linux-gnu.h"
+    if not header.exists():
+        pytest.skip(f"no generated header for CPython {version} (x86_64)")
+    return header
 
 
 @pytest.mark.slow
@@ -240,7 +242,7 @@ def test_generated_header_static_asserts_compile_against_that_cpython(version, t
     python = pyenv_python(version)
     if python is None:
         pytest.skip(f"no pyenv CPython {version} on this machine")
-    header = header_for(version)
+    header = header_for(python)
     if "_Static_assert(" not in header.read_text():
         pytest.fail(f"{header.name} asserts nothing")
     proc = compile_check(python, header, tmp_path)
@@ -252,7 +254,7 @@ def test_a_wrong_constant_or_the_wrong_cpython_fails_to_compile(tmp_path):
     python, other = pyenv_python("3.11"), pyenv_python("3.12")
     if python is None or other is None:
         pytest.skip("needs pyenv CPython 3.11 and 3.12")
-    header = header_for("3.11")
+    header = header_for(python)
     bad = compile_check(python, header, tmp_path, lambda t: t.replace(
         '_Static_assert(offsetof(PyListObject, ob_item) == 24,', '_Static_assert(offsetof(PyListObject, ob_item) == 32,'))
     assert bad.returncode and "PyListObject.ob_item" in bad.stderr
