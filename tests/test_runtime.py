@@ -40,7 +40,8 @@ def entries():
 def running_entry():
     me = runtime.running_identity()
     for e in entries():
-        if e["hexversion"] == me["hexversion"] and e["triple"] == me["triple"]:
+        if (e["hexversion"], e["triple"], runtime._flags(e["config"])) == \
+                (me["hexversion"], me["triple"], runtime._flags(me["config"])):
             return e
     pytest.skip(f"no shipped table for {runtime.describe(me)}")
 
