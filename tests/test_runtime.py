@@ -457,3 +457,52 @@ def test_live_check_passes_on_every_cpython(version):
     assert out.returncode == 0, out.stderr
     kind, ok, failed, passed = json.loads(out.stdout)
     assert (kind, ok, failed) == ("exact", True, []) and passed >= 40
+
+
+OTHER_PATCH_SCRIPT = """
+import json, sys
+from offsets import runtime as r
+me = r.running_identity()
+mine = [e for e in r.shipped_index()["tables"] if e["hexversion"] == me["hexversion"]
+        and r._flags(e["config"]) == r._flags(me["config"]) and e["triple"] == me["triple"]]
+others = [e for e in r.shipped_index()["tables"] if e["hexversion"] >> 16 == me["hexversion"] >> 16
+          and e["hexversion"] != me["hexversion"] and r._flags(e["config"]) == r._flags(me["config"])
+          and e["triple"] == me["triple"] and e["pointer_size"] == me["pointer_size"]]
+out = []
+for other in others:
+    exact, loose = r.load_shipped(mine[0]), r.load_shipped(other)
+    differ = sorted(k for k in ("PyInterpreterState", "PyThreadState", "_PyRuntimeState")
+                    if k in exact.order and k in loose.order and exact.layout(k) != loose.layout(k))
+    try:
+        t, m = r.select(me, [other], load=r.load_shipped)
+        verdict = ["loose", m.detail]
+    except Exception as e:
+        verdict = [type(e).__name__, str(e)]
+    both = r.moved_within_minor(mine + [other], r.load_shipped)
+    same = [k for k in ("PyListObject", "PyTupleObject", "PyObject") if k not in both]
+    out.append({"other": other["name"], "differ": differ, "verdict": verdict, "moved": sorted(both), "same": same})
+print(json.dumps({"mine": [e["name"] for e in mine], "results": out}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"])
+def test_real_tables_of_other_patch_levels(version):
+    """Real patch releases against each other: a pyenv CPython offered only the shipped table of
+    another patch level of its minor version. When the tables disagree about the interpreter or
+    thread state (no Python type shows those; 3.13's _Py_DebugOffsets does), the live check must
+    refuse; structs that differ between the two are refused even when the rest is accepted."""
+    python = pyenv_python(version)
+    if python is None:
+        pytest.skip(f"no pyenv CPython {version} here")
+    out = subprocess.run([str(python), "-c", OTHER_PATCH_SCRIPT], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    if not got["mine"] or not got["results"]:
+        pytest.skip(f"no shipped table of another {version} patch level with this build's flags and target")
+    for r in got["results"]:
+        if r["differ"] and version == "3.13":
+            assert r["verdict"][0] == "NoMatchingTable" and "_Py_DebugOffsets" in r["verdict"][1], r
+        if r["verdict"][0] == "loose":
+            assert set(r["same"]) == {"PyListObject", "PyTupleObject", "PyObject"}, r
