@@ -22,7 +22,8 @@ version or config. With
 `PYOFFSETS_CHECK_LAYOUT` defined it asserts, with `offsetof` and `sizeof`, every field of every
 struct defined in the public headers (Include/, Include/cpython/); with
 `PYOFFSETS_CHECK_INTERNAL_LAYOUT` also those of Include/internal/ (include them first, with
-Py_BUILD_CORE). Structs of .c files and bitfields cannot be asserted and are listed as such.
+Py_BUILD_CORE). Structs of .c files or found only in DWARF, and bitfields, cannot be asserted
+and are listed as such.
 
     python -m offsets.c_header            # check generated/pyoffsets_*.h are up to date (diff if not)
     python -m offsets.c_header --write    # rewrite them (part of `make tables`)
@@ -71,7 +72,12 @@ def c_types(table: Table) -> dict:
 
 
 def _group(s) -> str:
+    """public / internal: asserted (under PYOFFSETS_CHECK_LAYOUT / _INTERNAL_LAYOUT); source: not, as
+    no header shows the struct: a .c file's, or one found in DWARF only (a header the Python.h
+    umbrella does not reach, such as mimalloc's prim.h)."""
     where = s.defined_in.split(":", 1)[0]
+    if s.origin != "clang":
+        return "source"
     if where.startswith("Include/internal/"):
         return "internal"
     if where.startswith("Include/"):
@@ -155,7 +161,7 @@ def _asserts(table: Table) -> list:
                 out.append(f'_Static_assert(offsetof({t}, {f.path}) == {f.offset}, "{key}.{f.path}");')
         out += ["#if defined(__GNUC__)", "#pragma GCC diagnostic pop", "#endif", f"#endif /* {switch} */"]
     source = sorted(k for k, s in table.structs.items() if _group(s) == "source")
-    out.append("/* Not asserted: bitfields (offsetof cannot name them); structs private to .c files: "
+    out.append("/* Not asserted: bitfields (offsetof cannot name them); structs of .c files or found in DWARF only: "
                + (", ".join(source) or "none") + "; structs of unknown spelling: "
                + (", ".join(unprovable) or "none") + f"; {foreign} fields inside arrays or inside members of "
                "types the table does not hold (a C library's struct, whose member names may be macros). */")
