@@ -4,6 +4,7 @@ Data flow, one module per stage:
 
     build.py, targets.py, debian.py   build description: find a build's inputs, read what it is
     units.py, sources.py, makefile.py translation units to parse, with their flags (make read for .c)
+    setup_py.py, generated_headers.py   setup.py's Extension flags (read, not run); dtrace's header, made in the cache
     clang_scan.py                     the only module that imports clang.cindex: one unit -> layouts
     scanner.py                        parallel, cached scan of all units -> one Table
     dwarf.py, dwarf_read.py, dwarf_raw.py  second reader: layouts from a binary's DWARF; fill + cross-check

@@ -1,5 +1,5 @@
 """Just enough of make to read CPython's Makefile.pre.in: variables, rules and recipes, expansion
-(`$(VAR)`, `$(VAR:.c=.o)`, `$(if ...)`), and the -D/-U/-I options of a compile command."""
+(`$(VAR)`, `$(VAR:.c=.o)`, `$(if ...)`), and the -D/-U/-I/-std options of a compile command."""
 from __future__ import annotations
 
 import fnmatch
@@ -126,7 +126,7 @@ def relative(path: str, source: Path) -> str:
 
 
 def flags_of(cmd: str, source: Path, builddir: list[Path], what: str) -> tuple[str, ...]:
-    """The -D/-U/-I options of a compiler command line, with -I directories made absolute."""
+    """The -D/-U/-I/-std options of a compiler command line, with -I directories made absolute."""
     cmd = re.sub(r"`[^`]*`", "", cmd)
     try:
         tokens = shlex.split(cmd)
@@ -136,7 +136,7 @@ def flags_of(cmd: str, source: Path, builddir: list[Path], what: str) -> tuple[s
     for t in it:
         if t in ("-I", "-D", "-U"):
             t += next(it, "")
-        if t.startswith(("-D", "-U")) and len(t) > 2:
+        if t.startswith(("-D", "-U", "-std=")) and len(t) > 2:
             out.append(t)
         elif t.startswith("-I") and len(t) > 2:
             d = t[2:]

@@ -11,12 +11,17 @@ file, libmpdec's machine, which third-party headers a module needs) is in data/s
 from __future__ import annotations
 
 import fnmatch
+import hashlib
+import json
 import os
+import pickle
 import re
+import shutil
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Optional
 
 import yaml
 
@@ -24,6 +29,7 @@ from .build import BuildInputs, digest_files, pyconfig_defines, read_version
 from .clang_headers import builtin_include
 from .clang_scan import Unit
 from .errors import BuildError
+from .generated_headers import DTRACE_HEADER, dtrace_header
 from .makefile import Makefile, compile_command, flags_of, relative
 from .targets import system_includes
 
@@ -34,6 +40,50 @@ SCANNED_DIRS = ("Objects", "Python", "Modules", "Parser")
 def rules() -> dict:
     """The reviewed data file: configure's Linux results, module flags, platform-only files, dependencies."""
     return yaml.safe_load(resources.files("offsets").joinpath("data/source_units.yaml").read_text())
+
+
+# What a plan read, so a saved plan is used only while all of it is unchanged: file contents by
+# sha256, whether a path is a file, and the .c files of the scanned directories.
+_WITNESS: Optional[dict] = None
+
+
+def _text(path) -> str:
+    data = Path(path).read_bytes()
+    if _WITNESS is not None:
+        _WITNESS[("sha256", str(path))] = hashlib.sha256(data).hexdigest()
+    return data.decode(errors="replace")
+
+
+def _probe(path) -> bool:
+    found = os.path.isfile(path)
+    if _WITNESS is not None:
+        _WITNESS.setdefault(("isfile", str(path)), found)
+    return found
+
+
+def _witness_holds(kind: str, path: str, value) -> bool:
+    if kind == "isfile":
+        return os.path.isfile(path) == value
+    if kind == "sha256":
+        try:
+            return hashlib.sha256(Path(path).read_bytes()).hexdigest() == value
+        except OSError:
+            return False
+    if kind == "which":
+        return shutil.which(path) == value
+    if kind == "listing":
+        return _listing(Path(path)) == value
+    return False
+
+
+def _listing(source: Path) -> tuple:
+    """The `.c` files of the scanned directories and the tree's top-level directories."""
+    found = []
+    for d in SCANNED_DIRS:
+        for root, _, names in os.walk(source / d):
+            found += [os.path.join(root, n) for n in names if n.endswith(".c")]
+    tops = [e.name for e in os.scandir(source) if e.is_dir()]
+    return tuple(sorted(found)), tuple(sorted(tops))
 
 
 @dataclass(frozen=True)
@@ -64,7 +114,18 @@ def configure_values(b: BuildInputs, source: Path) -> dict:
     values = dict(data["configure"])
     for opt in _debian_options(source).values():
         values.update(opt.get("configure", {}))
-    return {k: str(v).format(**fill) for k, v in values.items()}
+    out = {k: str(v).format(**fill) for k, v in values.items()}
+    out.setdefault("CFLAGS_NODIST", _configure_std(source))
+    return out
+
+
+def _configure_std(source: Path) -> str:
+    """The C standard configure.ac adds to CFLAGS_NODIST for gcc (`-std=c99` in 3.6-3.10, `-std=c11`
+    from 3.11), read from the tree's configure.ac; "" if it adds none."""
+    path = source / "configure.ac"
+    text = _text(path) if _probe(path) else ""
+    m = re.search(r'^\s*CFLAGS_NODIST="\$CFLAGS_NODIST (-std=\w+)"', text, re.M)
+    return m.group(1) if m else ""
 
 
 def _setup_files(mk: Makefile, source: Path) -> list[tuple[str, str]]:
@@ -82,8 +143,8 @@ def _setup_files(mk: Makefile, source: Path) -> list[tuple[str, str]]:
                     if Path(rel).name == "Setup.local" and _debian(source):
                         found.append((rel, _debian_setup_local(source)))
                     for cand in (rel, rel + ".in", rel + ".dist"):
-                        if (source / cand).is_file():
-                            found.append((cand, (source / cand).read_text(errors="replace")))
+                        if _probe(source / cand):
+                            found.append((cand, _text(source / cand)))
                             break
                 return found
     return []
@@ -91,15 +152,15 @@ def _setup_files(mk: Makefile, source: Path) -> list[tuple[str, str]]:
 
 def _debian(source: Path) -> bool:
     """A Debian source package (debian/rules builds it, with its own Setup.local)."""
-    return (source / "debian/rules").is_file() and (source / "debian/PVER-minimal.README.Debian.in").is_file()
+    return _probe(source / "debian/rules") and _probe(source / "debian/PVER-minimal.README.Debian.in")
 
 
 def _debian_setup_local(source: Path) -> str:
     """What debian/rules' __post_configure writes to Modules/Setup.local: the lines of Modules/Setup
     for the extensions debian/PVER-minimal.README.Debian.in lists, uncommented (built in)."""
-    readme = (source / "debian/PVER-minimal.README.Debian.in").read_text(errors="replace")
+    readme = _text(source / "debian/PVER-minimal.README.Debian.in")
     names = {w[0] for w in (l.split() for l in readme.splitlines()) if len(w) > 1 and w[1] == "extension"}
-    setup = (source / "Modules/Setup").read_text(errors="replace") if (source / "Modules/Setup").is_file() else ""
+    setup = _text(source / "Modules/Setup") if _probe(source / "Modules/Setup") else ""
     lines = [l[1:].replace("-Wl,-Bdynamic", "").replace("-Wl,-Bstatic", "") for l in setup.splitlines()
              if l.startswith("#") and l[1:].split()[:1] and l[1:].split()[0] in names]
     return "\n".join(lines) + "\n"
@@ -109,7 +170,7 @@ def _debian_options(source: Path) -> dict:
     """The entries of source_units.yaml's `debian_options` that debian/rules passes to configure."""
     if not _debian(source):
         return {}
-    text = (source / "debian/rules").read_text(errors="replace")
+    text = _text(source / "debian/rules")
     return {opt: v for opt, v in rules()["debian_options"].items() if re.search(re.escape(opt) + r"(?![\w=-])", text)}
 
 
@@ -143,23 +204,52 @@ def _setup_modules(mk: Makefile, source: Path, values: dict) -> dict:
     return out
 
 
-def _setup_py_files(source: Path) -> set[str]:
-    """The .c files setup.py (3.11 and older) names: built as shared modules on Linux."""
+def _setup_py(b: BuildInputs, source: Path) -> dict:
+    """`Modules/x.c` -> `setup_py.SetupFlags`: the files setup.py (3.11 and older) builds as shared
+    modules on Linux, with the flags of their `Extension(...)` calls."""
     path = source / "setup.py"
-    if not path.is_file():
-        return set()
-    names = re.findall(r"""['"]([\w/.-]+\.c)['"]""", path.read_text(errors="replace"))
-    return {str(Path("Modules") / n) for n in names if (source / "Modules" / n).is_file()}
+    if not _probe(path):
+        return {}
+    from . import setup_py
+
+    config: dict = {}
+    text = _text(b.pyconfig)
+    for name in re.findall(r"^/\*\s*#\s*undef\s+(\w+)\s*\*/", text, re.M):
+        config[name] = 0                       # as sysconfig reads pyconfig.h
+    for name, value in pyconfig_defines(b.pyconfig).items():
+        config[name] = int(value) if re.fullmatch(r"-?\d+", value) else (1 if not value else value)
+    config["ABIFLAGS"] = abiflags(b.pyconfig, b.config)
+    if _debian(source):       # debian/rules runs configure: an option it never names is not passed
+        rules_text = _text(source / "debian/rules")
+        given = frozenset(re.findall(r"(?<![\w-])(--(?:with|without|enable|disable)-[\w-]+)(?![\w-])", rules_text))
+        config["CONFIG_ARGS"] = setup_py.ConfigArgs(given, complete=True)
+    else:
+        config["CONFIG_ARGS"] = setup_py.ConfigArgs(frozenset(), complete=False)
+    facts = {"HOST_PLATFORM": frozenset(["linux"]), "CROSS_COMPILING": frozenset([False])}
+    found = setup_py.compiled(path, source, facts, config)
+    return {rel: f for rel, f in found.items() if _probe(source / rel)}
+
+
+def _system_dirs(flags: str, sysdirs) -> tuple[str, ...]:
+    """A setup_py entry's flags, `-I{include}/DIR` made `-I` each target C include directory's DIR."""
+    out = []
+    for f in flags.split():
+        if f.startswith("-I{include}/"):
+            sub = f[len("-I{include}/"):]
+            out += [f"-I{d / sub}" for d in sysdirs if (d / sub).is_dir()]
+        else:
+            out.append(f)
+    return tuple(out)
 
 
 def _included_by(source: Path, files: list[str]) -> dict:
     """`.c` files that another `.c` file of the tree `#include`s: file -> includer."""
     out = {}
     for rel in files:
-        text = (source / rel).read_text(errors="replace")
+        text = _text(source / rel)
         for inc in re.findall(r'^\s*#\s*include\s*"([^"]+\.c)"', text, re.M):
             target = (source / rel).parent / inc
-            if target.is_file():
+            if _probe(target):
                 out.setdefault(relative(str(target.resolve()), source.resolve()), rel)
     return out
 
@@ -172,7 +262,7 @@ def _includes(path: Path) -> tuple[tuple[bool, str, frozenset, frozenset], ...]:
     """Each `#include` of a file (angle?, name) with the macros that must be defined / undefined for
     it to count (only plain #ifdef/#ifndef/#if defined(M) conditions are understood; others count)."""
     try:
-        text = path.read_text(errors="replace")
+        text = _text(path)
     except OSError:
         return ()
     out, stack = [], []           # stack of (must_defined, must_undefined) for each open #if
@@ -204,7 +294,7 @@ def _find(name: str, dirs: tuple[str, ...]) -> str:
     """The first `dir/name` that is a file, or ""."""
     for d in dirs:
         path = os.path.normpath(os.path.join(d, name))
-        if os.path.isfile(path):
+        if _probe(path):
             return path
     return ""
 
@@ -268,14 +358,14 @@ def plan(b: BuildInputs) -> list[Plan]:
     _includes.cache_clear()     # the two file caches live for one plan: files may change between scans
     _find.cache_clear()
     makefile = source / "Makefile.pre.in"
-    if not makefile.is_file():
+    if not _probe(makefile):
         raise BuildError(f"{source} has no Makefile.pre.in: not a CPython source tree")
     data = rules()
     values = configure_values(b, source)
-    mk = Makefile(makefile.read_text(errors="replace"), values)
+    mk = Makefile(_text(makefile), values)
     mk.vars.setdefault("srcdir", str(source))
     builddir = [b.pyconfig.parent, source]
-    files = sorted(str(p.relative_to(source)) for d in SCANNED_DIRS for p in (source / d).rglob("*.c") if p.is_file())
+    files = sorted(str(p.relative_to(source)) for d in SCANNED_DIRS for p in (source / d).rglob("*.c") if _probe(p))
     sysdirs = (builtin_include(), *system_includes(b.target, b.sysroot))
 
     options = _debian_options(source)
@@ -283,18 +373,18 @@ def plan(b: BuildInputs) -> list[Plan]:
                  for w in mk.words(f"$({o['not_built']})")}
     core_c = {c: o for c, o in _core_objects(mk, source).items() if c not in unbuilt_c}
     modules = _setup_modules(mk, source, values)
-    setup_py = _setup_py_files(source)
+    setup_py = _setup_py(b, source)
     included = _included_by(source, files)
     generated_targets = {relative(t, source) for targets, _, _ in mk.rules for t in mk.words(targets)}
 
-    generated = {os.path.normpath(source / t): t for t in generated_targets if t.endswith(".h") and not (source / t).exists()}
+    generated = {os.path.normpath(source / t): t for t in generated_targets if t.endswith(".h") and not _probe(source / t)}
     pyconfig = set(pyconfig_defines(b.pyconfig)) | {f[2:].split("=")[0] for f in b.defines()}
     needs = dict(data["needs"])
     for opt in options.values():
         needs.update(opt.get("needs", {}))
     plans = []
     for rel in sorted(set(files) | set(core_c)):
-        if not (source / rel).is_file():
+        if not _probe(source / rel):
             plans.append(Plan(rel, skip="generated during the build (not in the source tree)"))
             continue
         platform = _match(data["only_on"], rel)
@@ -307,7 +397,7 @@ def plan(b: BuildInputs) -> list[Plan]:
                 plans.append(Plan(rel, skip="not compiled: *disabled* in the build's Setup files"))
                 continue
             lacking = [h.split("|") for h in _match(needs, rel) or []
-                       if not any((d / alt).is_file() for d in sysdirs for alt in h.split("|"))]
+                       if not any(_probe(d / alt) for d in sysdirs for alt in h.split("|"))]
             if lacking:
                 alts = f" (or {', '.join(lacking[0][1:])})" if len(lacking[0]) > 1 else ""
                 plans.append(Plan(rel, skip=f"not scanned: missing dependency {lacking[0][0]}{alts}: not in "
@@ -317,8 +407,19 @@ def plan(b: BuildInputs) -> list[Plan]:
             if static and "PY_BUILTIN_MODULE_CFLAGS" not in mk.vars:
                 base = "$(PY_CORE_CFLAGS)"
             extra = re.sub(r"@(\w+)@", lambda m: values.get(m.group(1), ""), _match(data["module_cflags"], rel) or "")
+            own: tuple = ()
+            if rel not in modules:          # setup.py's Extension(...) flags
+                found = setup_py[rel]
+                own = found.flags
+                if found.unresolved:
+                    probed = _match(data["setup_py"], rel)
+                    if probed is None and not extra.strip():
+                        plans.append(Plan(rel, skip=f"not scanned: {found.unresolved}; data/source_units.yaml "
+                                                    f"has no setup_py entry for it"))
+                        continue
+                    own = found.partial + _system_dirs(probed or "", sysdirs)
             cmd = mk.expand(" ".join([base] + cpps + [extra]))
-            plans.append(Plan(rel, flags_of(cmd, source, builddir, rel),
+            plans.append(Plan(rel, tuple(dict.fromkeys(flags_of(cmd, source, builddir, rel) + own)),
                               "built-in module" if static else "shared module"))
             continue
         if rel in core_c:
@@ -334,12 +435,27 @@ def plan(b: BuildInputs) -> list[Plan]:
             continue
         plans.append(Plan(rel, skip="not compiled by the build on Linux (in none of Makefile.pre.in's "
                                     "object lists, Modules/Setup* or setup.py)"))
-    checked = []
+    checked, dtrace = [], None
     for p in plans:
         if not p.skip:
             defined = pyconfig | {f[2:].split("=")[0] for f in p.flags if f.startswith("-D")}
             dirs = [Path(f[2:]) for f in p.flags if f.startswith("-I")]
             why = _missing_input(source / p.rel, dirs, sysdirs, defined, generated, p.how != "Makefile.pre.in")
+            if why == f"not scanned: needs {DTRACE_HEADER}, which the build generates":
+                if dtrace is None:
+                    dtrace = dtrace_header(mk, source, sysdirs)
+                    if _WITNESS is not None:        # what dtrace_header looked at
+                        _WITNESS[("which", "dtrace")] = shutil.which("dtrace")
+                        for d in sysdirs:
+                            _probe(d / "sys/sdt.h")
+                        if dtrace[0] is not None:
+                            _text(dtrace[0] / "pydtrace_probes.h")
+                if dtrace[0] is None:
+                    why += f" ({dtrace[1]})"
+                else:           # made in the cache the way the build makes it: an -I as an out-of-tree build's
+                    p = Plan(p.rel, p.flags + (f"-I{dtrace[0]}",), p.how)
+                    why = _missing_input(source / p.rel, dirs + [dtrace[0]], sysdirs, defined, generated,
+                                         p.how != "Makefile.pre.in")
             if why:
                 p = Plan(p.rel, skip=why)
         checked.append(p)
@@ -348,7 +464,7 @@ def plan(b: BuildInputs) -> list[Plan]:
 
 def _check_version(b: BuildInputs) -> None:
     inc = b.source / "Include"
-    if not (inc / "Python.h").is_file():
+    if not _probe(inc / "Python.h"):
         raise BuildError(f"{b.source} is not a CPython source tree (no Include/Python.h)")
     if inc.resolve() != b.include_dir.resolve():
         theirs = read_version(inc)[0]
@@ -367,8 +483,45 @@ def unit_args(b: BuildInputs, flags) -> list[str]:
 
 
 def source_units(b: BuildInputs) -> tuple[list[Unit], list[str], str]:
-    """The units of `b`'s source tree, what is skipped (`path: reason`), and a digest of the scanned files."""
+    """The units of `b`'s source tree, what is skipped (`path: reason`), and a digest of the scanned
+    files. Saved in the cache, keyed by the inputs and this planner's code, and used while every
+    file the plan read (and the list of `.c` files) is unchanged."""
+    global _WITNESS
     _check_version(b)
+    path = _plan_path(b)
+    try:
+        witness, result = pickle.loads(path.read_bytes())
+        if all(_witness_holds(kind, p, v) for (kind, p), v in witness.items()):
+            return result
+    except Exception:  # no saved plan, or an unreadable one: plan afresh
+        pass
+    _WITNESS = {("listing", str(b.source)): _listing(b.source)}
+    try:
+        _text(b.pyconfig)
+        result = _source_units(b)
+        witness = _WITNESS
+    finally:
+        _WITNESS = None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{os.getpid()}.tmp"
+    tmp.write_bytes(pickle.dumps((witness, result)))
+    tmp.replace(path)
+    return result
+
+
+def _plan_path(b: BuildInputs) -> Path:
+    from . import __version__
+    from .debian import cache_dir
+
+    here = Path(__file__).parent
+    code = [(here / f).read_text() for f in ("sources.py", "makefile.py", "setup_py.py", "generated_headers.py")]
+    blob = json.dumps([__version__, code, resources.files("offsets").joinpath("data/source_units.yaml").read_text(),
+                       str(b.source), str(b.pyconfig), str(b.include_dir), b.target.triple, str(b.sysroot), b.config,
+                       list(b.defines()), str(builtin_include()), [str(d) for d in system_includes(b.target, b.sysroot)]])
+    return cache_dir() / "plans" / (hashlib.sha256(blob.encode()).hexdigest() + ".pickle")
+
+
+def _source_units(b: BuildInputs) -> tuple[list[Unit], list[str], str]:
     source = b.source
     owned = tuple(f"{d}/" for d in sorted(source.iterdir()) if d.is_dir() and d.name != "Include")
     units, skipped, scanned = [], [], []
@@ -380,4 +533,6 @@ def source_units(b: BuildInputs) -> tuple[list[Unit], list[str], str]:
         units.append(Unit(name=p.rel, path=str(path), args=tuple(unit_args(b, p.flags)),
                           roots=((f"{source}/", ""),), owned=owned))
         scanned.append(path)
+    for f in scanned:
+        _text(f)
     return units, skipped, digest_files(scanned, source)

@@ -124,3 +124,31 @@ class Debian311:
 @pytest.fixture(scope="session")
 def debian311() -> Debian311:
     return Debian311()
+
+
+# ---------------------------------------------------------------------------------------------
+# Debian's CPython 3.9.2 (bullseye; test_sources.py): a tree setup.py builds the shared modules of.
+# The python3.9 source package and libpython3.9-dev, fetched by name; one scan per session.
+
+class Debian39:
+    suite, deb = "bullseye", "3.9.2-1"
+
+    def __init__(self) -> None:
+        from offsets import build, debian
+
+        self.tree = debian.source("python3.9", self.suite, self.deb)
+        self.usr = debian.unpacked([f"libpython3.9-dev={self.deb}"], "amd64", self.suite) / "usr"
+        self.inputs = build.from_prefix(self.usr, source=self.tree)
+        self._table = None
+
+    def table(self):
+        if self._table is None:
+            from offsets import scanner
+
+            self._table = scanner.scan(self.inputs)
+        return self._table
+
+
+@pytest.fixture(scope="session")
+def debian39() -> Debian39:
+    return Debian39()

@@ -209,3 +209,113 @@ def test_one_header_laid_out_differently_by_two_units(tree313):
     assert "cjkcodecs_module_state" not in structs
     assert [structs[f"cjkcodecs_module_state@{n}"].size for n in names] == sizes
     assert any(c.startswith("cjkcodecs_module_state: Modules/cjkcodecs/cjkcodecs.h:") for c in conflicts)
+
+
+# --- 3.9: setup.py builds the shared modules, each Extension(...) with its own flags
+
+def test_39_listiterobject_and_setup_py_modules(debian39):
+    t = debian39.table()
+    s = t.structs["listiterobject"]
+    assert s.defined_in.startswith("Objects/listobject.c:") and s.field("it_index").offset == 16
+    assert t.build.version == "3.9.2"
+    units = {u.name: u.args for u in sources.source_units(debian39.inputs)[0]}
+    setup = (debian39.tree / "setup.py").read_text()
+    # setup.py: Extension("_asyncio", ..., extra_compile_args=['-DPy_BUILD_CORE_MODULE']); the
+    # unit failed without it ("this header requires Py_BUILD_CORE define")
+    assert re.search(r"Extension\(\"_asyncio\", \[\"_asynciomodule.c\"\],\s*extra_compile_args=\['-DPy_BUILD_CORE_MODULE'\]", setup)
+    assert "-DPy_BUILD_CORE_MODULE" in units["Modules/_asynciomodule.c"]
+    assert not any(a.startswith("-DPy_BUILD_CORE") for a in units["Modules/_testcapimodule.c"])
+    # a loop over a literal: for loc in (...): Extension('_codecs_%s' % loc, ['cjkcodecs/_codecs_%s.c' % loc])
+    assert {f"Modules/cjkcodecs/_codecs_{loc}.c" for loc in ("kr", "jp", "cn", "tw", "hk", "iso2022")} <= set(units)
+    # debian/rules passes --with-system-expat: setup.py's branch without the bundled expat
+    assert "--with-system-expat" in (debian39.tree / "debian/rules").read_text()
+    reasons = dict(s.split(": ", 1) for s in t.skipped)
+    assert reasons["Modules/expat/xmlparse.c"].startswith("not compiled")
+    assert f"-I{debian39.tree}/Modules/_multiprocessing" in units["Modules/_multiprocessing/semaphore.c"]
+    assert "-std=c99" in units["Objects/listobject.c"]     # configure.ac: CFLAGS_NODIST -std=c99 with gcc
+
+
+def test_39_gcc_agrees_on_objects_structs(debian39):
+    probe = pytest.importorskip("offsets.probe")
+    t, b = debian39.table(), debian39.inputs
+    items, _ = probe.source_probes(t, b)
+    wanted = [i for i in items if re.match(r"Objects/[^/]+\.c:", t.structs[i.struct].defined_in)]
+    report = probe.probe_sources(t, b, wanted)
+    assert report.mismatches == ()
+    assert report.structs >= 30 and "listiterobject.it_index" in report.checked
+
+
+def test_setup_py_reader_on_branches(tmp_path):
+    """Known tests take one branch, unknown ones both; a value differing between them is reported."""
+    from offsets import setup_py
+
+    (tmp_path / "Modules").mkdir()
+    (tmp_path / "setup.py").write_text('''
+import os, sysconfig
+HOST_PLATFORM = get_platform()
+MACOS = (HOST_PLATFORM == 'darwin')
+class B:
+    def detect(self):
+        args = ['-DPy_BUILD_CORE_MODULE']
+        incs = []
+        if MACOS:
+            args.append('-DMACOSX')
+        self.add(Extension('a', ['a.c'], extra_compile_args=args,
+                           include_dirs=[os.path.join(self.srcdir, 'Modules', 'x')]))
+        if sysconfig.get_config_var('HAVE_FOO'):
+            incs.append('/opt/foo')
+        self.add(Extension('b', ['b.c'], include_dirs=incs, define_macros=[('M', '1'), ('N', None)]))
+        for loc in ('p', 'q'):
+            self.add(Extension('c_%s' % loc, ['c_%s.c' % loc], undef_macros=['U_' + loc]))
+        self.add(Extension('d', ['d.c'], include_dirs=find_dirs()))
+''')
+    found = setup_py.compiled(tmp_path / "setup.py", tmp_path, {"HOST_PLATFORM": frozenset(["linux"])}, {})
+    assert found["Modules/a.c"].flags == (f"-I{tmp_path}/Modules/x", "-DPy_BUILD_CORE_MODULE")
+    assert found["Modules/b.c"].unresolved and found["Modules/b.c"].partial == ("-DM=1", "-DN")
+    assert (found["Modules/c_p.c"].flags, found["Modules/c_q.c"].flags) == (("-UU_p",), ("-UU_q",))
+    assert "find_dirs()" in found["Modules/d.c"].unresolved
+    known = setup_py.compiled(tmp_path / "setup.py", tmp_path, {"HOST_PLATFORM": frozenset(["linux"])}, {"HAVE_FOO": 1})
+    assert known["Modules/b.c"].flags == ("-I/opt/foo", "-DM=1", "-DN")
+
+
+# --- units that include the dtrace header the build generates (Debian: --with-dtrace)
+
+def test_dtrace_units_scanned_with_the_generated_header(debian311):
+    t = debian311.table()
+    reasons = dict(s.split(": ", 1) for s in t.skipped)
+    dtrace_units = ("Python/ceval.c", "Python/import.c", "Python/sysmodule.c", "Modules/gcmodule.c")
+    if shutil.which("dtrace") is None:
+        for f in dtrace_units:
+            assert "systemtap-sdt-dev" in reasons[f], reasons[f]
+        pytest.skip("no dtrace here (the Makefile installs systemtap-sdt-dev): the dtrace units are skipped")
+    assert not set(dtrace_units) & set(reasons)
+    assert t.structs["CallShape"].defined_in.startswith("Python/ceval.c:")
+    assert t.structs["frozen_info"].defined_in.startswith("Python/import.c:")
+    units = {u.name: u for u in sources.source_units(amd64_inputs(debian311))[0]}
+    gen = [a[2:] for a in units["Python/ceval.c"].args if a.startswith("-I") and (Path(a[2:]) / "pydtrace_probes.h").is_file()]
+    assert gen and not (debian311.tree / "Include/pydtrace_probes.h").exists()   # made in the cache, not the tree
+    header = (Path(gen[-1]) / "pydtrace_probes.h").read_text()
+    assert "#define PyDTrace_FUNCTION_ENTRY(" in header and "PYTHON_FUNCTION_ENTRY" not in header
+    probe = pytest.importorskip("offsets.probe")
+    items, _ = probe.source_probes(t, amd64_inputs(debian311))
+    wanted = [i for i in items if t.structs[i.struct].defined_in.split(":")[0] in dtrace_units]
+    report = probe.probe_sources(t, amd64_inputs(debian311), wanted)
+    assert report.mismatches == () and "CallShape.kwnames" in report.checked and "frozen_info.get_code" in report.checked
+
+
+# --- 3.13: gcc probes the private structs of Objects/*.c (gcc needs the build's -std=c11)
+
+def test_313_gcc_agrees_on_objects_structs(tree313):
+    probe = pytest.importorskip("offsets.probe")
+    from offsets.model import Build, Table, Target
+
+    units = [u for u in sources.source_units(tree313)[0] if re.fullmatch(r"Objects/[^/]+\.c", u.name)]
+    assert all("-std=c11" in u.args for u in units)          # configure.ac: CFLAGS_NODIST -std=c11 with gcc
+    structs, _, _ = scanner.merge(scanner.parse_units(units, scanner.ScanOptions()))
+    table = Table(build=Build(version=tree313.version, hexversion=tree313.hexversion, config={},
+                              target=Target(tree313.target.triple, 8), inputs={}),
+                  scanner={}, structs=structs)
+    items, _ = probe.source_probes(table, tree313)
+    report = probe.probe_sources(table, tree313, [i for i in items if re.match(r"Objects/[^/]+\.c:",
+                                                                               structs[i.struct].defined_in)])
+    assert report.mismatches == () and report.structs >= 40
