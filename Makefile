@@ -17,6 +17,10 @@ $(VENV)/.installed: pyproject.toml setup.py
 	@command -v aarch64-linux-gnu-gcc >/dev/null || [ "$$(uname -m)" != x86_64 ] || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc-aarch64-linux-gnu; } || \
 	  echo "no aarch64 cross gcc: the aarch64 compiler check will be skipped"
+	@# dtrace makes the pydtrace_probes.h a --with-dtrace build (Debian's) generates; ceval.c and others include it
+	@command -v dtrace >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends systemtap-sdt-dev; } || \
+	  echo "no dtrace: source units that include pydtrace.h will be skipped (with that reason)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
