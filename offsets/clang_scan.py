@@ -18,6 +18,7 @@ from .model import LAYOUT_FLAGS, Field, Struct
 
 _FLAG_PREFIX = "__offsets_flag_"
 _POINTER_PROBE = "__offsets_pointer_t"
+_TAGGED_USR = re.compile(r"@[SU]@[^@]*$")   # ...@S@tag; @SA@name is a typedef's untagged record
 _ANON = re.compile(r"(?:\w+::)*\((?:unnamed|anonymous)(?: (?:struct|union|enum))?(?: at [^)]*)?\)")
 
 
@@ -84,8 +85,26 @@ def _cindex():
     return _CI
 
 
+@dataclass(frozen=True)
+class _Member:
+    """One member of a record as libclang gives it (offset relative to the record, in bits)."""
+
+    name: str
+    bitfield: bool
+    canon: object            # the canonical clang Type
+    rel: int                 # offset in bits, or libclang's negative error code
+    record: object           # the member's record declaration (cursor) when it is a record, else None
+    anonymous: bool          # an anonymous member (flattened into its parent)
+    type: str                # the spelling, cleaned
+    width: int               # bit width of a bitfield
+    size: int                # canonical type's size (negative: libclang's error code)
+    flexible: bool           # a flexible array member
+    array_len: Optional[int]
+
+
 class _Walker:
     def __init__(self, unit: Unit, ci) -> None:
+        self._members: dict = {}     # cursor hash -> [(record cursor, [_Member])]
         self.unit = unit
         self.ci = ci
         self.K = ci.CursorKind
@@ -113,53 +132,79 @@ class _Walker:
                               f"(code {n}) while scanning {self.unit.name}")
         return n
 
-    def record_fields(self, rtype, base_bits: int, prefix: str, out: list, where: str) -> None:
+    def members(self, rtype) -> list:
+        """What `record_fields` needs of each member of a record, asked of libclang once per record
+        and unit: a nested record (PyObject, PyVarObject ...) is met again in every struct holding it."""
+        decl = rtype.get_declaration()
+        bucket = self._members.setdefault(decl.hash, [])
+        for known, found in bucket:
+            if known == decl:
+                return found
+        found = []
         for f in rtype.get_fields():
             name = f.spelling
-            if f.is_bitfield() and not name:
+            bitfield = f.is_bitfield()
+            if bitfield and not name:
                 continue  # unnamed bitfield: padding, not a field
             canon = f.type.get_canonical()
-            rel = f.get_field_offsetof()
-            if rel < 0:
-                raise LayoutError(f"{where}: libclang gives no offset for field {prefix + name!r} (code {rel})")
-            bits = base_bits + rel
-            decl = canon.get_declaration() if canon.kind == self.T.RECORD else None
-            if decl is not None and self.anon(decl):
+            kind = canon.kind
+            nested = canon.get_declaration() if kind == self.T.RECORD else None
+            found.append(_Member(name, bitfield, canon, f.get_field_offsetof(), nested,
+                                 nested is not None and bool(self.anon(nested)), clean_type(f.type.spelling),
+                                 f.get_bitfield_width() if bitfield else 0,
+                                 -1 if kind == self.T.INCOMPLETEARRAY else canon.get_size(),
+                                 kind == self.T.INCOMPLETEARRAY,
+                                 canon.get_array_size() if kind == self.T.CONSTANTARRAY else None))
+        bucket.append((decl, found))
+        return found
+
+    def _size(self, m: "_Member", what: str) -> int:
+        if m.size < 0:
+            raise LayoutError(f"{what}: libclang gives no size for type {clean_type(m.canon.spelling)!r} "
+                              f"(code {m.size}) while scanning {self.unit.name}")
+        return m.size
+
+    def record_fields(self, rtype, base_bits: int, prefix: str, out: list, where: str) -> None:
+        for m in self.members(rtype):
+            name = m.name
+            if m.rel < 0:
+                raise LayoutError(f"{where}: libclang gives no offset for field {prefix + name!r} (code {m.rel})")
+            bits = base_bits + m.rel
+            if m.anonymous:
                 if name:
                     raise ScanError(f"{where}: anonymous member with a name {name!r}: libclang disagrees with itself")
-                self.record_fields(canon, bits, prefix, out, where)
+                self.record_fields(m.canon, bits, prefix, out, where)
                 continue
             if not name:
-                raise ScanError(f"{where}: unnamed field of type {clean_type(f.type.spelling)!r} that is not an anonymous member")
+                raise ScanError(f"{where}: unnamed field of type {m.type!r} that is not an anonymous member")
             path = prefix + name
-            ftype = clean_type(f.type.spelling)
-            if f.is_bitfield():
-                width = f.get_bitfield_width()
-                unit = self.size(canon, f"{where}: {path}")
+            if m.bitfield:
+                width = m.width
+                unit = self._size(m, f"{where}: {path}")
                 start = (bits // (8 * unit)) * unit
                 if bits - 8 * start + width > 8 * unit:  # straddles its natural unit: smallest byte window
                     start = bits // 8
                     unit = (bits - 8 * start + width + 7) // 8
-                out.append(Field(path, start, unit, ftype, bits - 8 * start, width))
+                out.append(Field(path, start, unit, m.type, bits - 8 * start, width))
                 continue
             if bits % 8:
                 raise LayoutError(f"{where}: field {path!r} starts at bit {bits}, not on a byte")
-            if canon.kind == self.T.INCOMPLETEARRAY:
-                out.append(Field(path, bits // 8, 0, ftype, flexible=True))
+            if m.flexible:
+                out.append(Field(path, bits // 8, 0, m.type, flexible=True))
                 continue
-            size = self.size(canon, f"{where}: {path}")
-            array_len = canon.get_array_size() if canon.kind == self.T.CONSTANTARRAY else None
-            out.append(Field(path, bits // 8, size, ftype, array_len=array_len))
-            if decl is not None:
-                self.record_fields(canon, bits, path + ".", out, where)
+            size = self._size(m, f"{where}: {path}")
+            out.append(Field(path, bits // 8, size, m.type, array_len=m.array_len))
+            if m.record is not None:
+                self.record_fields(m.canon, bits, path + ".", out, where)
 
     def is_tagged(self, decl) -> bool:
-        if self.anon(decl) or not decl.spelling:
+        """A record with a tag of its own (`struct S {...}`): not one only a typedef names
+        (`typedef struct {...} T`, whose USR ends `@SA@T`), nor one with no name at all (clang 16+
+        spells it `struct (unnamed at ...)`), also when a macro expands to the record (3.13's
+        `struct _PyCode_DEF(8)`), where the tokens of its extent are the macro's."""
+        if self.anon(decl) or not decl.spelling or decl.is_anonymous():
             return False
-        tokens = decl.get_tokens()
-        next(tokens, None)  # struct / union
-        second = next(tokens, None)
-        return second is not None and second.spelling != "{"
+        return _TAGGED_USR.search(decl.get_usr()) is not None
 
     def struct(self, decl, key: str) -> Struct:
         where = self.where(decl)

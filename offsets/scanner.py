@@ -32,8 +32,13 @@ class ScanOptions:
     progress: Optional[Callable[[str], None]] = None
 
 
+#: Bumped when parse_unit's results change for the same input, so older cache entries are not used.
+PARSE_REVISION = 2
+
+
 def _unit_key(unit: Unit, clang: str) -> str:
-    blob = json.dumps([__version__, clang, unit.name, unit.path, unit.args, unit.roots, unit.owned, unit.text])
+    blob = json.dumps([__version__, PARSE_REVISION, clang, unit.name, unit.path, unit.args, unit.roots, unit.owned,
+                       unit.text])
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
