@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from . import storage
 from .errors import LayoutError, ScanError
 from .model import LAYOUT_FLAGS, Field, Struct
 
@@ -164,7 +165,10 @@ class _Walker:
                               f"(code {m.size}) while scanning {self.unit.name}")
         return m.size
 
-    def record_fields(self, rtype, base_bits: int, prefix: str, out: list, where: str) -> None:
+    def record_fields(self, rtype, base_bits: int, prefix: str, out: list, where: str,
+                      levels: Optional[int] = None) -> None:
+        """Append the fields of record type `rtype`; `levels` limits how deep named members go
+        (static object storage, data/storage.yaml)."""
         for m in self.members(rtype):
             name = m.name
             if m.rel < 0:
@@ -173,7 +177,7 @@ class _Walker:
             if m.anonymous:
                 if name:
                     raise ScanError(f"{where}: anonymous member with a name {name!r}: libclang disagrees with itself")
-                self.record_fields(m.canon, bits, prefix, out, where)
+                self.record_fields(m.canon, bits, prefix, out, where, levels)
                 continue
             if not name:
                 raise ScanError(f"{where}: unnamed field of type {m.type!r} that is not an anonymous member")
@@ -194,8 +198,12 @@ class _Walker:
                 continue
             size = self._size(m, f"{where}: {path}")
             out.append(Field(path, bits // 8, size, m.type, array_len=m.array_len))
-            if m.record is not None:
-                self.record_fields(m.canon, bits, path + ".", out, where)
+            if m.record is not None and (levels is None or levels > 1) and not self.is_storage(m.record):
+                self.record_fields(m.canon, bits, path + ".", out, where, None if levels is None else levels - 1)
+
+    def is_storage(self, decl) -> bool:
+        """A member of static-object-storage type is listed, not expanded (data/storage.yaml)."""
+        return storage.depth(decl.spelling) is not None and self.is_tagged(decl)
 
     def is_tagged(self, decl) -> bool:
         """A record with a tag of its own (`struct S {...}`): not one only a typedef names
@@ -206,10 +214,10 @@ class _Walker:
             return False
         return _TAGGED_USR.search(decl.get_usr()) is not None
 
-    def struct(self, decl, key: str) -> Struct:
+    def struct(self, decl, key: str, tag: Optional[str]) -> Struct:
         where = self.where(decl)
         fields: list = []
-        self.record_fields(decl.type, 0, "", fields, where)
+        self.record_fields(decl.type, 0, "", fields, where, storage.depth(tag))
         kind = "union" if decl.kind == self.K.UNION_DECL else "struct"
         size = self.size(decl.type, f"{where}: {key}")
         align = decl.type.get_align()
@@ -278,7 +286,7 @@ def parse_unit(unit: Unit) -> UnitResult:
         key = names[0] if names else tag
         if key is None:
             continue  # untagged and never typedef'd: only reachable as a member's type
-        result.structs[key] = w.struct(decl, key)
+        result.structs[key] = w.struct(decl, key, tag)
         for alias in names[1:] + ([tag] if tag and tag != key else []):
             result.names.setdefault(alias, key)
     return result

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Union
 
 from . import __version__
+from . import storage
 from .dwarf_read import TREE_DIRS, Reader
 from .errors import BuildError
 from .model import Struct, Table
@@ -198,7 +199,7 @@ def read(binary, debug_file=None, use_cache: bool = True, thorough: bool = False
 
     store = cache_dir() / "dwarf"
     mode = "-thorough" if thorough else ""
-    path = store / f"{digest.split(':')[1]}-r{READER_VERSION}-{__version__}{mode}.pickle"
+    path = store / f"{digest.split(':')[1]}-r{READER_VERSION}-{__version__}-{storage.digest()}{mode}.pickle"
     if use_cache:
         try:
             return pickle.loads(path.read_bytes())

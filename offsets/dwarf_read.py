@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from . import storage
 from .dwarf_raw import RECORDS, REF_FORMS, RawUnit, Sections
 from .errors import LayoutError
 from .model import Field, Struct
@@ -413,8 +414,9 @@ class Reader:
 
     # ---- output
 
-    def fields(self, key, base_bits: int, prefix: str, out: list) -> None:
-        """The `offsetof` fields of definition `key`, exactly as `clang_scan._Walker.record_fields`."""
+    def fields(self, key, base_bits: int, prefix: str, out: list, levels: Optional[int] = None) -> None:
+        """The `offsetof` fields of definition `key`, exactly as `clang_scan._Walker.record_fields`
+        (static object storage included: data/storage.yaml)."""
         d = self.defs[key]
         for m in d.members:
             if m.width is not None and not m.name:
@@ -424,7 +426,7 @@ class Reader:
             if not m.name:
                 if t.record is None:
                     raise LayoutError(f"{d.where}: unnamed member of type {t.spell!r} that is not an anonymous struct or union")
-                self.fields(t.record, bits, prefix, out)
+                self.fields(t.record, bits, prefix, out, levels)
                 continue
             path = prefix + m.name
             if m.width is not None:
@@ -443,8 +445,9 @@ class Reader:
             if t.size is None:
                 raise LayoutError(f"{d.where}: field {path!r} has incomplete type {t.spell!r}")
             out.append(Field(path, bits // 8, t.size, t.spell, array_len=t.array_len))
-            if t.record is not None:
-                self.fields(t.record, bits, path + ".", out)
+            if t.record is not None and (levels is None or levels > 1) \
+                    and storage.depth(self.defs[t.record].tag) is None:
+                self.fields(t.record, bits, path + ".", out, None if levels is None else levels - 1)
 
     def result(self) -> tuple[dict, dict, list[str]]:
         by_tag: dict = {}
@@ -471,7 +474,7 @@ class Reader:
                 conflicts.append(f"{name} ({d.where}): left out, its alignment is not earned: {d.unexplained}")
                 continue
             out: list = []
-            self.fields(key, 0, "", out)
+            self.fields(key, 0, "", out, storage.depth(d.tag))
             s = Struct(name, d.kind, d.size, d.align, d.where, tuple(out), origin="dwarf")
             old = placed.get((name, d.where))
             if old is not None and _layout(old) != _layout(s):

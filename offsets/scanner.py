@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from . import __version__, units
+from . import __version__, storage, units
 from .build import BuildInputs, digest_files, header_files
 from .clang_scan import Unit, UnitResult, libclang_version, parse_unit
 from .debian import cache_dir
@@ -37,7 +37,7 @@ PARSE_REVISION = 2
 
 
 def _unit_key(unit: Unit, clang: str) -> str:
-    blob = json.dumps([__version__, PARSE_REVISION, clang, unit.name, unit.path, unit.args, unit.roots, unit.owned,
+    blob = json.dumps([__version__, storage.digest(), PARSE_REVISION, clang, unit.name, unit.path, unit.args, unit.roots, unit.owned,
                        unit.text])
     return hashlib.sha256(blob.encode()).hexdigest()
 
