@@ -2,7 +2,7 @@
 
 Data flow, one module per stage:
 
-    build.py, targets.py, debian.py   build description: find a build's inputs, read what it is
+    build_inputs.py, targets.py, debian.py  build description: find a build's inputs, read what it is
     units.py, sources.py, makefile.py translation units to parse, with their flags (make read for .c)
     setup_py.py, generated_headers.py   setup.py's Extension flags (read, not run); dtrace's header, made in the cache
     clang_scan.py                     the only module that imports clang.cindex: one unit -> layouts
@@ -23,7 +23,7 @@ Data flow, one module per stage:
 __version__ = "0.1.0"
 
 #: The runtime API (runtime.py), imported on first use so that `import offsets` stays cheap.
-_RUNTIME = ("get", "sizeof", "field", "get_include", "use_table")
+_RUNTIME = ("get", "sizeof", "field", "build", "get_include", "use_table")
 
 
 def __getattr__(name):
@@ -42,34 +42,3 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(list(globals()) + list(_RUNTIME))
-
-
-# `offsets.build()` (runtime.py: the table in use) shares its name with the submodule build.py
-# (build descriptions for the scanner). So `offsets.build` is that submodule, registered here
-# unexecuted and made callable: calling it is runtime.build(); its first other attribute access
-# executes build.py into it. `offsets.build()`, `import offsets.build` and `from offsets.build
-# import BuildInputs` all work, in any order, and `import offsets` stays cheap.
-import sys as _sys
-
-
-class _BuildModule(type(_sys)):
-    def __call__(self):
-        from .runtime import build as table_in_use
-
-        return table_in_use()
-
-    def __getattr__(self, name):
-        if self.__dict__.get("_executed"):
-            raise AttributeError(f"module 'offsets.build' has no attribute {name!r}")
-        import importlib.util
-        import os
-
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "build.py")
-        spec = importlib.util.spec_from_file_location("offsets.build", path)
-        self.__dict__.update(_executed=True, __spec__=spec, __file__=path, __loader__=spec.loader,
-                             __package__="offsets")
-        spec.loader.exec_module(self)
-        return getattr(self, name)
-
-
-build = _sys.modules.setdefault("offsets.build", _BuildModule("offsets.build"))

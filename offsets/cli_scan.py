@@ -69,7 +69,7 @@ def register(sub) -> None:
 
 
 def build_inputs(args):
-    from . import build
+    from . import build_inputs as build
 
     if args.prefix:
         return build.from_prefix(args.prefix, source=args.source, target=args.target, config=args.config,
@@ -112,7 +112,7 @@ def _default_dwarf(args):
     """With --python (or no build option): that interpreter's libpython, when it carries DWARF."""
     if args.prefix or (args.source and args.pyconfig and not args.python):
         return None
-    from . import build, dwarf
+    from . import build_inputs as build, dwarf
 
     lib = build.libpython(args.python or sys.executable)
     return lib if lib is not None and dwarf.has_dwarf(lib) else None

@@ -18,7 +18,7 @@ from typing import Callable, Optional
 
 import yaml
 
-from . import build, debian, scanner, table_yaml
+from . import build_inputs as build, debian, scanner, table_yaml
 from .errors import BuildError, OffsetsError, VerifyError
 from .model import Table
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from . import targets, units
-from .build import BuildInputs
+from .build_inputs import BuildInputs
 from .errors import BuildError
 from .model import Struct, Table
 

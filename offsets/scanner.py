@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import __version__, storage, units
-from .build import BuildInputs, digest_files, header_files
+from .build_inputs import BuildInputs, digest_files, header_files
 from .clang_scan import Unit, UnitResult, libclang_version, parse_unit
 from .debian import cache_dir
 from .errors import BuildError, ScanError

@@ -25,7 +25,7 @@ from typing import Optional
 
 import yaml
 
-from .build import BuildInputs, digest_files, pyconfig_defines, read_version
+from .build_inputs import BuildInputs, digest_files, pyconfig_defines, read_version
 from .clang_headers import builtin_include
 from .clang_scan import Unit
 from .errors import BuildError

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from .build import BuildInputs, header_files, pyconfig_defines
+from .build_inputs import BuildInputs, header_files, pyconfig_defines
 from .clang_headers import builtin_include
 from .clang_scan import Unit
 from .targets import system_includes

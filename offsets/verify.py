@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
-from .build import BuildInputs, digest_files, header_files, pyconfig_defines
+from .build_inputs import BuildInputs, digest_files, header_files, pyconfig_defines
 from .errors import BuildError
 from .model import CONFIGS, Table
 
@@ -183,7 +183,7 @@ def find_inputs(table: Table, build: Optional[BuildInputs] = None, binary=None,
                 python: Optional[str] = None) -> Inputs:
     """The build and binary to check `table` against: the given ones (which must be the table's
     build), else an interpreter on this machine that is exactly the table's build."""
-    from . import build as build_mod
+    from . import build_inputs as build_mod
 
     found = Inputs(build=build, binary=Path(binary) if binary else None, python=python, binary_given=bool(binary))
     if build is not None:

@@ -57,7 +57,7 @@ class PyenvScans:
             if exe is None:
                 self._cache[minor] = None
             else:
-                from offsets import build, scanner
+                from offsets import build_inputs as build, scanner
 
                 b = build.from_python(str(exe))
                 self._cache[minor] = (exe, b, scanner.scan(b, scanner.ScanOptions(jobs=1)))
@@ -134,7 +134,7 @@ class Debian39:
     suite, deb = "bullseye", "3.9.2-1"
 
     def __init__(self) -> None:
-        from offsets import build, debian
+        from offsets import build_inputs as build, debian
 
         self.tree = debian.source("python3.9", self.suite, self.deb)
         self.usr = debian.unpacked([f"libpython3.9-dev={self.deb}"], "amd64", self.suite) / "usr"

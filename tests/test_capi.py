@@ -212,7 +212,7 @@ def test_c_header_refuses_colliding_names():
 def compile_check(python: Path, header: Path, tmp_path: Path, text_filter=None):
     """gcc -fsyntax-only of: every header of that build (the scanner's umbrella, Py_BUILD_CORE) and
     the generated header with both assertion blocks on."""
-    from offsets import build, units
+    from offsets import build_inputs as build, units
 
     b = build.from_python(str(python))
     unit, _ = units.header_unit(b)

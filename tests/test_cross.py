@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from offsets import build, scanner, sources, table_yaml, targets
+from offsets import build_inputs as build, scanner, sources, table_yaml, targets
 from offsets.errors import BuildError
 
 CROSS = {"i686-linux-gnu": ("i386", "i386-linux-gnu", 4), "aarch64-linux-gnu": ("arm64", "aarch64-linux-gnu", 8)}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from offsets import build, dwarf, scanner
+from offsets import build_inputs as build, dwarf, scanner
 from offsets.errors import BuildError
 from offsets.model import Field
 

@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 
-from offsets import build, debian, matrix, scanner, table_yaml
+from offsets import build_inputs as build, debian, matrix, scanner, table_yaml
 
 pytestmark = pytest.mark.slow
 

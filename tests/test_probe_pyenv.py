@@ -129,7 +129,7 @@ def test_probe_reports_exactly_the_altered_numbers(pyenv_scans):
 
 
 def _debian311_build(debian311):
-    from offsets import build
+    from offsets import build_inputs as build
 
     return build.from_source(debian311.tree, debian311.pyconfig("amd64", "x86_64-linux-gnu"))
 
@@ -170,7 +170,7 @@ CROSS = (("i686-linux-gnu", "i386", "i386-linux-gnu", 4), ("aarch64-linux-gnu", 
 @pytest.mark.slow
 @pytest.mark.parametrize("triple,arch,multiarch,pointer", CROSS, ids=[c[0] for c in CROSS])
 def test_gcc_agrees_on_a_cross_target(debian311, triple, arch, multiarch, pointer):
-    from offsets import build, errors, scanner, targets
+    from offsets import build_inputs as build, errors, scanner, targets
 
     try:
         cc = probe.compiler_for(targets.target(triple))

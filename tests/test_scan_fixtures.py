@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from offsets import build, scanner, table_yaml
+from offsets import build_inputs as build, scanner, table_yaml
 from offsets.names import resolve
 
 FAKE = Path(__file__).parent / "fixtures" / "fakepy"

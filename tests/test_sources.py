@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import pyenv_python
-from offsets import build, scanner, sources
+from offsets import build_inputs as build, scanner, sources
 from offsets.errors import BuildError
 from offsets.makefile import Makefile, compile_command, flags_of
 
