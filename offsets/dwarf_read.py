@@ -14,6 +14,7 @@ record) is left out with the reason, rather than given an alignment not earned.
 """
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from dataclasses import dataclass, field, replace
@@ -607,4 +608,10 @@ def _tree_relative(path: str, roots: list) -> str:
             rel = path[len(root) + 1:]
             if rel.split("/", 1)[0] in TREE_DIRS:
                 return rel
+    # an out-of-tree build (configure run in another directory): the source tree is the directory
+    # above a tree directory that holds Include/Python.h, when that tree is on this machine
+    for part in TREE_DIRS:
+        i = path.find(f"/{part}/")
+        if i > 0 and os.path.isfile(path[:i] + "/Include/Python.h"):
+            return path[i + 1:]
     return path
