@@ -39,8 +39,11 @@ test: venv
 bench: venv
 	$(BIN)/python -m offsets.bench
 
+# Regenerate generated/ (tables, index, C headers) and the package's compact tables.
 tables: venv
 	$(BIN)/python -m offsets.matrix
+	$(BIN)/python -m offsets.c_header --write
+	$(BIN)/python -m offsets.compact --write
 
 clean:
 	rm -rf $(VENV) build *.egg-info
