@@ -384,6 +384,10 @@ def probe_unit(structs: Sequence[Struct], prelude: str, cc: list, flags: list, p
     structs = list(structs)
     if not structs:
         return ProbeReport(" ".join(cc), 0, 0, 0, frozenset(), ())
+    for s in structs:
+        if not re.fullmatch(r"[A-Za-z_]\w*", _c_name(s.name)):
+            raise BuildError(f"struct {s.name!r} ({s.defined_in}) has no C name to probe: a table key must be a "
+                             f"tag or typedef name; rescan with this version of offsets")
     with tempfile.TemporaryDirectory(prefix="offsets-probe-") as tmp:
         work = Path(work or tmp)
         work.mkdir(parents=True, exist_ok=True)

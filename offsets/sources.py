@@ -61,9 +61,18 @@ def _probe(path) -> bool:
     return found
 
 
+def _probe_dir(path) -> bool:
+    found = os.path.isdir(path)
+    if _WITNESS is not None:
+        _WITNESS.setdefault(("isdir", str(path)), found)
+    return found
+
+
 def _witness_holds(kind: str, path: str, value) -> bool:
     if kind == "isfile":
         return os.path.isfile(path) == value
+    if kind == "isdir":
+        return os.path.isdir(path) == value
     if kind == "sha256":
         try:
             return hashlib.sha256(Path(path).read_bytes()).hexdigest() == value
@@ -236,7 +245,7 @@ def _system_dirs(flags: str, sysdirs) -> tuple[str, ...]:
     for f in flags.split():
         if f.startswith("-I{include}/"):
             sub = f[len("-I{include}/"):]
-            out += [f"-I{d / sub}" for d in sysdirs if (d / sub).is_dir()]
+            out += [f"-I{d / sub}" for d in sysdirs if _probe_dir(d / sub)]
         else:
             out.append(f)
     return tuple(out)
@@ -498,6 +507,7 @@ def source_units(b: BuildInputs) -> tuple[list[Unit], list[str], str]:
     _WITNESS = {("listing", str(b.source)): _listing(b.source)}
     try:
         _text(b.pyconfig)
+        _text(b.source / "Include/patchlevel.h")
         result = _source_units(b)
         witness = _WITNESS
     finally:

@@ -156,6 +156,21 @@ def test_conflicting_tags_in_a_tiny_tree(tiny_tree, debian311):
     assert "Objects/unlisted.c: not compiled by the build on Linux" in "\n".join(t.skipped)
 
 
+def test_the_saved_plan_follows_the_files_it_read(tiny_tree, debian311):
+    b = build.from_source(tiny_tree, debian311.pyconfig(*AMD64))
+    first = sources.source_units(b)
+    assert sources.source_units(b) == first                     # the saved plan
+    (tiny_tree / "Objects/c.c").write_text('#include "Python.h"\nstruct c { int x; };\n')   # a new .c file
+    assert "Objects/c.c: not compiled by the build on Linux" in "\n".join(sources.source_units(b)[1])
+    makefile = tiny_tree / "Makefile.pre.in"                    # a file the plan read changes
+    makefile.write_text(makefile.read_text().replace("Objects/b.o", "Objects/b.o Objects/c.o"))
+    assert "Objects/c.c" in [u.name for u in sources.source_units(b)[0]]
+    (tiny_tree / "Objects/c.c").write_text('#include "Python.h"\n#include "c.h"\n')   # an include it resolves
+    makefile.write_text(makefile.read_text() + "Objects/c.h: Objects/c.def\n\tgen $< > $@\n")
+    assert dict(s.split(": ", 1) for s in sources.source_units(b)[1])["Objects/c.c"] == \
+        "not scanned: needs Objects/c.h, which the build generates"
+
+
 def test_a_clang_error_in_a_compiled_unit_aborts(tiny_tree, debian311, tmp_path):
     (tiny_tree / "Objects/b.c").write_text('#include "Python.h"\n\nstruct broken { no_such_type x; };\n')
     out = tmp_path / "t.yaml"
