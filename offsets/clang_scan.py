@@ -259,14 +259,17 @@ def parse_unit(unit: Unit) -> UnitResult:
     records: dict = {}      # location -> record cursor, in source order
     typedefs: dict = {}     # location -> [typedef names]
 
+    record_kinds = (w.K.STRUCT_DECL.value, w.K.UNION_DECL.value)
+    typedef_kind, var_kind = w.K.TYPEDEF_DECL.value, w.K.VAR_DECL.value
+
     def visit(cursor) -> None:
-        for c in cursor.get_children():
-            kind = c.kind
-            if kind in (w.K.STRUCT_DECL, w.K.UNION_DECL):
+        for c in _children(ci, cursor):
+            kind = c._kind_id       # the raw CXCursorKind: no CursorKind object per child
+            if kind in record_kinds:
                 if c.is_definition() and c.location.file and w.owned(c.location.file.name):
                     records.setdefault(_loc(c), c)
-                visit(c)
-            elif kind == w.K.TYPEDEF_DECL:
+                    visit(c)    # nested records; one outside the owned files holds none of them
+            elif kind == typedef_kind:
                 canon = c.underlying_typedef_type.get_canonical()
                 if canon.kind == w.T.RECORD:
                     d = canon.get_declaration().get_definition()
@@ -274,7 +277,7 @@ def parse_unit(unit: Unit) -> UnitResult:
                         typedefs.setdefault(_loc(d), []).append(c.spelling)
                 if c.spelling == _POINTER_PROBE:
                     result.pointer_size = c.underlying_typedef_type.get_size()
-            elif kind == w.K.VAR_DECL and c.spelling.startswith(_FLAG_PREFIX):
+            elif kind == var_kind and c.spelling.startswith(_FLAG_PREFIX):
                 result.flags[c.spelling[len(_FLAG_PREFIX):]] = True
 
     visit(tu.cursor)
@@ -290,6 +293,21 @@ def parse_unit(unit: Unit) -> UnitResult:
         for alias in names[1:] + ([tag] if tag and tag != key else []):
             result.names.setdefault(alias, key)
     return result
+
+
+def _children(ci, cursor) -> list:
+    """The children of `cursor`, as `Cursor.get_children()` gives them, without its per-child
+    comparison against the null cursor (two more calls into libclang for each child)."""
+    out = []
+    tu = cursor._tu
+
+    def visitor(child, parent, data):
+        child._tu = tu          # keeps the translation unit alive as long as the cursor
+        out.append(child)
+        return 1                # CXChildVisit_Continue
+
+    ci.conf.lib.clang_visitChildren(cursor, ci.callbacks["cursor_visit"](visitor), None)
+    return out
 
 
 def _loc(cursor) -> tuple:
