@@ -103,11 +103,10 @@ def register(sub) -> None:
 
 
 def _scan(args):
-    from . import scanner
-    from .cli_scan import build_inputs
+    """The build scanned as `offsets scan` would (DWARF-filled where it applies)."""
+    from .cli_scan import scan_table
 
-    b = build_inputs(args)
-    return scanner.scan(b, scanner.ScanOptions(jobs=args.jobs))
+    return scan_table(args)
 
 
 def run_diff(args) -> int:

@@ -80,21 +80,30 @@ def build_inputs(args):
     return build.from_python(args.python or sys.executable, source=args.source, config=args.config)
 
 
-def run_scan(args) -> int:
-    from . import scanner, table_yaml
+def scan_table(args, say=lambda msg: None):
+    """The table of the build `args` name: scanned, then filled from DWARF where that applies."""
+    from . import scanner
 
     b = build_inputs(args)
-    say = (lambda m: None) if args.quiet else scanner.stderr_progress
     say(f"scanning CPython {b.version} ({b.config}, {b.target.triple}) from {b.include_dir}")
-    table = scanner.scan(b, scanner.ScanOptions(keep_going=args.keep_going, jobs=args.jobs,
-                                                use_cache=not args.no_cache, progress=say))
-    binary = None if args.no_dwarf else args.dwarf or _default_dwarf(args)
+    table = scanner.scan(b, scanner.ScanOptions(keep_going=getattr(args, "keep_going", False),
+                                                jobs=getattr(args, "jobs", 0),
+                                                use_cache=not getattr(args, "no_cache", False), progress=say))
+    binary = None if getattr(args, "no_dwarf", False) else getattr(args, "dwarf", None) or _default_dwarf(args, b)
     if binary:
         from . import dwarf
 
         table, compared = dwarf.checked_fill(table, binary)
         say(f"DWARF of {binary}: agrees on {compared} fields; {sum(s.origin == 'dwarf' for s in table.structs.values())} "
             f"structs filled from it")
+    return table
+
+
+def run_scan(args) -> int:
+    from . import scanner, table_yaml
+
+    say = (lambda m: None) if args.quiet else scanner.stderr_progress
+    table = scan_table(args, say)
     out = args.output or "."
     if out != "-" and (out.endswith("/") or Path(out).is_dir()):
         out = str(Path(out) / f"{table.build.table_name}.yaml")
@@ -108,13 +117,18 @@ def run_scan(args) -> int:
     return 0
 
 
-def _default_dwarf(args):
-    """With --python (or no build option): that interpreter's libpython, when it carries DWARF."""
+def _default_dwarf(args, b):
+    """With --python (or no build option): that interpreter's libpython, when it carries DWARF and
+    the scan is of the interpreter's own config (a release libpython proves nothing of --config
+    free-threaded)."""
     if args.prefix or (args.source and args.pyconfig and not args.python):
         return None
     from . import build_inputs as build, dwarf
 
-    lib = build.libpython(args.python or sys.executable)
+    python = args.python or sys.executable
+    if args.config and build.from_python(python).config != b.config:
+        return None
+    lib = build.libpython(python)
     return lib if lib is not None and dwarf.has_dwarf(lib) else None
 
 

@@ -411,7 +411,7 @@ def test_debian_bookworm_311(config):
           f"fields: {len(r.mismatches)} mismatches (DWARF read {info.units} units in {info.seconds:.1f} s"
           f"{' (cached)' if not info.seconds else ''})")
     assert r.mismatches == () and r.one_sided == () and r.not_compared == ()
-    assert r.structs >= 0.9 * len(table.structs) and r.fields > 10000
+    assert r.structs >= 0.9 * len(table.structs) and r.fields >= 0.9 * table.field_count
     s = dwarf.fill(table, info).structs["listiterobject"]
     assert (s.origin, s.size, s.field("it_index").offset) == ("dwarf", 32, 16)
     # Py_DEBUG changes no header struct in 3.11, but it does change PyArena (Python/pyarena.c)
@@ -436,7 +436,7 @@ def test_debian_bookworm_311_debug_other_cpus(arch, triple):
     print(f"\nDebian CPython 3.11.2 debug {triple}: libclang and DWARF compared {r.structs} structs, "
           f"{r.fields} fields: {len(r.mismatches)} mismatches")
     assert r.mismatches == () and r.one_sided == () and r.not_compared == ()
-    assert r.structs >= 0.9 * len(table.structs) and r.fields > 10000
+    assert r.structs >= 0.9 * len(table.structs) and r.fields >= 0.9 * table.field_count
     s = dwarf.fill(table, info).structs["listiterobject"]
     p = table.build.target.pointer_size
     assert (s.origin, s.size, s.field("it_index").offset) == ("dwarf", 4 * p, 2 * p)

@@ -8,6 +8,7 @@ that need a broken or tiny tree build one in tmp_path.
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -111,8 +112,9 @@ def test_make_agrees_on_the_expansion(tmp_path):
             "a.o: a.c\n\t$(CC) -c $(CFLAGS_CORE) -DGIT=\"\\\"`echo x`\\\"\" -o $@ a.c\n")
     (tmp_path / "Makefile").write_text(text)
     (tmp_path / "a.c").write_text("")
-    made = subprocess.run(["make", "-n", "-f", "Makefile", "a.o"], cwd=tmp_path, capture_output=True, text=True,
-                          check=True).stdout.strip().splitlines()[-1]
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}  # under `make test`
+    made = subprocess.run(["make", "-n", "--no-print-directory", "-f", "Makefile", "a.o"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
     made = re.sub(r"`[^`]*`", "", made)
     cmd, _ = compile_command(Makefile(text, {}), "a.o", Path("/src"))
     ours = flags_of(cmd, Path("/src"), [Path("/build")], "a.o")
