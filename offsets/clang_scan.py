@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
@@ -274,7 +274,7 @@ def parse_unit(unit: Unit) -> UnitResult:
                 if canon.kind == w.T.RECORD:
                     d = canon.get_declaration().get_definition()
                     if d is not None:
-                        typedefs.setdefault(_loc(d), []).append(c.spelling)
+                        typedefs.setdefault(_loc(d), []).append((c.spelling, c.type.get_align()))
                 if c.spelling == _POINTER_PROBE:
                     result.pointer_size = c.underlying_typedef_type.get_size()
             elif kind == var_kind and c.spelling.startswith(_FLAG_PREFIX):
@@ -284,14 +284,21 @@ def parse_unit(unit: Unit) -> UnitResult:
     for flag in LAYOUT_FLAGS:
         result.flags.setdefault(flag, False)
     for loc, decl in records.items():
-        names = typedefs.get(loc, [])
+        named = typedefs.get(loc, [])
         tag = decl.spelling if w.is_tagged(decl) else None
-        key = names[0] if names else tag
+        key = named[0][0] if named else tag
         if key is None:
             continue  # untagged and never typedef'd: only reachable as a member's type
-        result.structs[key] = w.struct(decl, key, tag)
-        for alias in names[1:] + ([tag] if tag and tag != key else []):
-            result.names.setdefault(alias, key)
+        s = w.struct(decl, key, tag)
+        # `__attribute__((aligned(8))) typedef struct S {...} T;` (3.9's Keccak sponge): the typedef
+        # has an alignment of its own; a name is an alias only where it means the same layout
+        align = named[0][1] if named else s.align
+        if align != s.align:
+            s = replace(s, align=align)
+        result.structs[key] = s
+        for alias, alias_align in named[1:] + ([(tag, decl.type.get_align())] if tag and tag != key else []):
+            if alias_align == align:
+                result.names.setdefault(alias, key)
     return result
 
 

@@ -104,6 +104,44 @@ def make(job: Job, opts: scanner.ScanOptions) -> Table:
     return table
 
 
+def verify_all(todo: list[Job], out: Path) -> int:
+    """`offsets verify` for each job's committed table, with the job's own inputs; a summary row each."""
+    from . import verify
+
+    rows, failed = [], 0
+    for i, job in enumerate(todo, 1):
+        try:
+            b = job.inputs()
+            name = f"{b_table_name(b)}.yaml"
+            table = table_yaml.load(out / name)
+            binary = job.dwarf() if job.dwarf else None
+            inputs = verify.find_inputs(table, build=b, binary=binary)
+            result = verify.verify(table, inputs, use_live=False)
+        except OffsetsError as e:
+            failed += 1
+            rows.append(f"{job.label}: error: {e}")
+            say(rows[-1])
+            continue
+        lines = "; ".join(c.line() for c in result.checks)
+        bad = sum(len(c.mismatches) for c in result.checks)
+        failed += bool(bad)
+        rows.append(f"{name}: {lines}")
+        say(f"[{i}/{len(todo)}] {rows[-1]}")
+        for c in result.checks:
+            for m in c.mismatches:
+                say(f"    {c.name}: {m}")
+    print("\n".join(rows))
+    return 1 if failed else 0
+
+
+def b_table_name(b: build.BuildInputs) -> str:
+    """The name a scan of `b` gives its table, without scanning."""
+    from .model import CONFIGS, Build, Target
+
+    flags = {flag: True for flag in CONFIGS[b.config]}
+    return Build(b.version, b.hexversion, flags, Target(b.target.triple, b.target.pointer_size)).table_name
+
+
 def index_rows(tables: dict[str, Table]) -> list[dict]:
     rows = []
     for name, t in sorted(tables.items()):
@@ -134,8 +172,12 @@ def main(argv=None) -> int:
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if generated/ is stale")
     p.add_argument("--only", metavar="TEXT", help="only the jobs whose label contains TEXT (no index, no cleanup)")
     p.add_argument("--out", type=Path, default=GENERATED, help="output directory (default: generated/)")
+    p.add_argument("--verify", action="store_true", help="scan nothing: check every committed table of the "
+                   "matrix against gcc's offsetof probes over its own inputs (and DWARF where a binary exists)")
     args = p.parse_args(argv)
     todo = [j for j in jobs() if not args.only or args.only in j.label]
+    if args.verify:
+        return verify_all(todo, args.out)
     opts = scanner.ScanOptions(progress=None)
     tables: dict[str, Table] = {}
     stale = []

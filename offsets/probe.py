@@ -414,8 +414,11 @@ def probe_unit(structs: Sequence[Struct], prelude: str, cc: list, flags: list, p
 
 
 def header_structs(table: Table) -> list[Struct]:
-    """The structs a table holds that a header defines (`Include/...`), conflicts left out."""
-    return [s for key, s in table.structs.items() if s.defined_in.startswith("Include/") and "@" not in key]
+    """The structs a table holds that a header defines (`Include/...`), conflicts left out, and
+    only those libclang scanned: a struct filled from DWARF may live in a header the build never
+    includes on its own (3.13's mimalloc prim.h); DWARF is its witness."""
+    return [s for key, s in table.structs.items()
+            if s.defined_in.startswith("Include/") and "@" not in key and s.origin == "clang"]
 
 
 def probe_headers(table: Table, b: BuildInputs, work: Optional[Path] = None) -> ProbeReport:
@@ -432,6 +435,9 @@ def source_probes(table: Table, b: BuildInputs) -> tuple[list[SourceProbe], list
     """A `SourceProbe` for each struct of `table` defined in a `.c` file of `b`'s source tree, and
     what cannot be probed (with why). Empty when there is no source tree or no `offsets.sources`."""
     wanted = [s for s in table.structs.values() if not s.defined_in.startswith("Include/")]
+    from_dwarf = [s for s in table.structs.values() if s.origin == "dwarf"]
+    if from_dwarf and b.source is None:
+        return [], [f"{len(from_dwarf)} structs filled from DWARF: no source tree to compile them from (--source)"]
     if not wanted:
         return [], []
     if b.source is None:

@@ -33,7 +33,7 @@ class ScanOptions:
 
 
 #: Bumped when parse_unit's results change for the same input, so older cache entries are not used.
-PARSE_REVISION = 2
+PARSE_REVISION = 3
 
 
 def _unit_key(unit: Unit, clang: str) -> str:
