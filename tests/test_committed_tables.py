@@ -1,0 +1,81 @@
+"""The committed tables of generated/: all indexed and loadable, reproducible from their cached
+inputs, and verified by `offsets verify` (gcc and DWARF) on a sample: every pyenv build, and
+Debian builds of other versions, configs and CPUs."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from offsets import table_yaml
+from offsets.matrix import matrix
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATED = ROOT / "generated"
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_every_committed_table_is_indexed_and_loads():
+    rows = yaml.safe_load((GENERATED / "index.yaml").read_text())["tables"]
+    files = sorted(p.name for p in GENERATED.glob("cpython-*.yaml"))
+    assert sorted(r["file"] for r in rows) == files
+    for row in rows:
+        t = table_yaml.load(GENERATED / row["file"])
+        assert (t.build.version, t.build.config_name, t.build.target.triple) == \
+            (row["version"], row["config"], row["target"])
+        assert (len(t.structs), t.field_count, dict(t.build.inputs)) == (row["structs"], row["fields"], row["inputs"])
+        assert f"{t.build.table_name}.yaml" == row["file"]
+
+
+def test_the_matrix_is_what_is_committed():
+    """Every build of data/matrix.yaml has its table, and nothing else is there."""
+    m = matrix()
+    expected = {f"cpython-{v}-x86_64-linux-gnu.yaml" for v in m["pyenv"]}
+    words = {"release": "", "debug": "debug-", "free-threaded": "freethreaded-"}
+    expected |= {f"cpython-{e['version']}-{words[c]}{t}.yaml" for e in m["debian"] for c, t in e["builds"]}
+    assert expected == {p.name for p in GENERATED.glob("cpython-*.yaml")}
+    assert len(expected) >= 33
+
+
+def test_listiterobject_it_index_answers_in_every_table():
+    from offsets.names import resolve
+
+    for path in sorted(GENERATED.glob("cpython-*.yaml")):
+        t = table_yaml.load(path)
+        _, f = resolve(t, "listiterobject.it_index")
+        assert f.offset == 2 * t.build.target.pointer_size, path.name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("only", ["pyenv 3.11.7", "debian 3.14.10 release x86_64-linux-gnu"])
+def test_regenerating_a_table_from_cached_inputs_gives_the_committed_bytes(only):
+    proc = run("offsets.matrix", "--check", "--only", only)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "generated/ is up to date" in proc.stderr
+
+
+PYENV = matrix()["pyenv"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", PYENV)
+def test_offsets_verify_passes_on_every_pyenv_table(version):
+    table = GENERATED / f"cpython-{version}-x86_64-linux-gnu.yaml"
+    proc = run("offsets", "verify", str(table))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert ", 0 mismatches" in proc.stdout and "gcc: " in proc.stdout and "dwarf: " in proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("only", ["debian 3.14.10 release x86_64-linux-gnu", "debian 3.15.2 release i686-linux-gnu",
+                                  "debian 3.15.2 free-threaded x86_64-linux-gnu"])
+def test_offsets_verify_passes_on_debian_tables(only):
+    proc = run("offsets.matrix", "--verify", "--only", only)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "0 mismatches" in proc.stdout
