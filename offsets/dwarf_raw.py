@@ -32,7 +32,7 @@ _STRINGS = ("DW_FORM_strp", "DW_FORM_line_strp")
 
 #: The attributes decoded for structs, unions and typedefs.
 WANTED = ("DW_AT_name", "DW_AT_decl_file", "DW_AT_decl_line", "DW_AT_decl_column",
-          "DW_AT_byte_size", "DW_AT_declaration", "DW_AT_sibling", "DW_AT_type")
+          "DW_AT_byte_size", "DW_AT_declaration", "DW_AT_sibling", "DW_AT_type", "DW_AT_alignment")
 WANTED_TAGS = RECORDS + ("DW_TAG_typedef",)
 _SIBLING = ("DW_AT_sibling",)
 

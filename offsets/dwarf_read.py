@@ -70,6 +70,7 @@ class _Def:
     align: int = 1
     members: list = field(default_factory=list)
     typedefs: list = field(default_factory=list)
+    typedef_align: dict = field(default_factory=dict)   # typedef name -> its own DW_AT_alignment
     packed: bool = False
     done: bool = False                  # every member read
     unexplained: str = ""               # why the layout cannot be trusted (alignment not recorded)
@@ -374,6 +375,8 @@ class Reader:
                 name = _text(attrs["DW_AT_name"])
                 if name not in self.defs[key].typedefs:
                     self.defs[key].typedefs.append(name)
+                if "DW_AT_alignment" in attrs:
+                    self.defs[key].typedef_align.setdefault(name, int(attrs["DW_AT_alignment"]))
             else:
                 self._resolve_typedefs([cu.get_DIE_from_refaddr(offset)])
         if hasattr(cu, "_dielist") and hasattr(cu, "_diemap"):
@@ -409,6 +412,8 @@ class Reader:
             if key is not None:
                 if name not in self.defs[key].typedefs:
                     self.defs[key].typedefs.append(name)
+                if "DW_AT_alignment" in td.attributes:
+                    self.defs[key].typedef_align.setdefault(name, td.attributes["DW_AT_alignment"].value)
             elif _name(target):
                 kind = "union" if target.tag == "DW_TAG_union_type" else "struct"
                 self.pending.append((name, kind, _name(target)))
@@ -476,7 +481,8 @@ class Reader:
                 continue
             out: list = []
             self.fields(key, 0, "", out, storage.depth(d.tag))
-            s = Struct(name, d.kind, d.size, d.align, d.where, tuple(out), origin="dwarf")
+            # a typedef may carry an alignment of its own (3.13's `} PyGC_Head Py_ALIGNED(4);`)
+            s = Struct(name, d.kind, d.size, d.typedef_align.get(name, d.align), d.where, tuple(out), origin="dwarf")
             old = placed.get((name, d.where))
             if old is not None and _layout(old) != _layout(s):
                 conflicts.append(f"{name}: two layouts at {d.where} (sizes {old.size} and {s.size}): "
