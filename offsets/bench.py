@@ -8,7 +8,6 @@ the same flags and the same parallelism (no walk); then an unchanged rescan thro
 from __future__ import annotations
 
 import os
-import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor

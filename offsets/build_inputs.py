@@ -160,7 +160,7 @@ def from_source(source, pyconfig, target=None, config=None, sysroot=None) -> Bui
     if not (inc / "Python.h").is_file():
         raise BuildError(f"{source} is not a CPython source tree (no Include/Python.h)")
     if pyconfig is None:
-        raise BuildError(f"a source tree needs --pyconfig (the pyconfig.h configure made for the build)")
+        raise BuildError("a source tree needs --pyconfig (the pyconfig.h configure made for the build)")
     real = Path(pyconfig).resolve()
     if not real.is_file():
         raise BuildError(f"pyconfig.h {real} does not exist")
@@ -169,17 +169,31 @@ def from_source(source, pyconfig, target=None, config=None, sysroot=None) -> Bui
                                 Path(sysroot).resolve() if sysroot else None))
 
 
-_PROBE = ("import json, sys, sysconfig; v = sysconfig.get_config_var; print(json.dumps({"
-          "'include': sysconfig.get_paths()['include'], 'abiflags': getattr(sys, 'abiflags', ''), "
-          "'debug': bool(v('Py_DEBUG')), 'gil_disabled': bool(v('Py_GIL_DISABLED')), "
-          "'multiarch': v('MULTIARCH') or '', 'libdir': v('LIBDIR') or '', "
-          "'soname': v('INSTSONAME') or v('LDLIBRARY') or ''}))")
+_DESCRIBE = r"""
+import json, sys, sysconfig
+v = sysconfig.get_config_var
+vi = sys.version_info
+level = {"alpha": "a", "beta": "b", "candidate": "rc"}.get(vi.releaselevel)
+print(json.dumps({
+    "version": "%d.%d.%d" % vi[:3] + ("%s%d" % (level, vi.serial) if level else ""),
+    "hexversion": sys.hexversion,
+    "include": sysconfig.get_paths()["include"], "abiflags": getattr(sys, "abiflags", ""),
+    "config": {"Py_DEBUG": bool(v("Py_DEBUG")), "Py_GIL_DISABLED": bool(v("Py_GIL_DISABLED")),
+               "Py_TRACE_REFS": bool(v("Py_TRACE_REFS")) or hasattr(sys, "getobjects"),
+               "Py_REF_DEBUG": bool(v("Py_REF_DEBUG")) or hasattr(sys, "gettotalrefcount"),
+               "Py_STATS": bool(v("Py_STATS"))},
+    "multiarch": v("MULTIARCH") or "",
+    "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4,
+    "libdir": v("LIBDIR") or "", "soname": v("INSTSONAME") or "", "ldlibrary": v("LDLIBRARY") or "",
+    "executable": sys.executable,
+}))
+"""
 
 
-def _describe(python: str) -> dict:
+def describe(python: str) -> dict:
     """What interpreter `python` says of its build, by running it (never importing it here)."""
     try:
-        proc = subprocess.run([python, "-I", "-c", _PROBE], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([python, "-I", "-c", _DESCRIBE], capture_output=True, text=True, timeout=60)
     except OSError as e:
         raise BuildError(f"cannot run {python}: {e.strerror}") from None
     if proc.returncode:
@@ -187,21 +201,35 @@ def _describe(python: str) -> dict:
     return json.loads(proc.stdout)
 
 
+def shared_libpython(info: dict) -> Optional[Path]:
+    """The shared libpython of a described interpreter (where its DWARF is), or None if static."""
+    for name in (info.get("soname"), info.get("ldlibrary")):
+        if name and (name.endswith(".so") or ".so." in name):
+            p = Path(info["libdir"]) / name
+            if p.is_file():
+                return p.resolve()
+    return None
+
+
+def native_config(info: dict) -> str:
+    """The config a described interpreter was built as: release, debug or free-threaded."""
+    flags = info["config"]
+    return "free-threaded" if flags["Py_GIL_DISABLED"] else "debug" if flags["Py_DEBUG"] else "release"
+
+
 def libpython(python: str = sys.executable) -> Optional[Path]:
-    """The shared libpython interpreter `python` runs on (where its DWARF is), or None if static."""
-    info = _describe(python)
-    path = Path(info["libdir"]) / info["soname"] if info["libdir"] and info["soname"].endswith((".so", ".1.0")) else None
-    return path if path is not None and path.is_file() else None
+    """The shared libpython interpreter `python` runs on, or None if it is linked statically."""
+    return shared_libpython(describe(python))
 
 
 def from_python(python: str = sys.executable, source=None, config=None) -> BuildInputs:
     """The build of interpreter `python`, found by running it (never importing it here)."""
-    info = _describe(python)
+    info = describe(python)
     inc = Path(info["include"])
     if not (inc / "Python.h").is_file():
         raise BuildError(f"{python} has no C headers at {inc} (install its -dev package)")
     t = targets.by_multiarch(info["multiarch"]) or targets.host()
-    chosen = config or ("free-threaded" if info["gil_disabled"] else "debug" if info["debug"] else None)
+    chosen = config or native_config(info)
     return from_prefix(inc.parent.parent, source=source, target=t.triple, config=chosen, include_dir=inc)
 
 

@@ -125,10 +125,10 @@ def _default_dwarf(args, b):
         return None
     from . import build_inputs as build, dwarf
 
-    python = args.python or sys.executable
-    if args.config and build.from_python(python).config != b.config:
+    info = build.describe(args.python or sys.executable)
+    if build.native_config(info) != b.config:
         return None
-    lib = build.libpython(python)
+    lib = build.shared_libpython(info)
     return lib if lib is not None and dwarf.has_dwarf(lib) else None
 
 

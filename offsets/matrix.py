@@ -19,7 +19,7 @@ from typing import Callable, Optional
 import yaml
 
 from . import build_inputs as build, debian, scanner, table_yaml
-from .errors import BuildError, OffsetsError, VerifyError
+from .errors import BuildError, OffsetsError
 from .model import Table
 
 GENERATED = Path(__file__).resolve().parent.parent / "generated"

@@ -15,38 +15,18 @@ is an error, never a pass.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
-from .build_inputs import BuildInputs, digest_files, header_files, pyconfig_defines
+from .build_inputs import BuildInputs, describe, shared_libpython, digest_files, header_files, pyconfig_defines
 from .errors import BuildError
 from .model import CONFIGS, Table
 
 #: What an interpreter says about its build, in the table's terms (runs on CPython 3.6 too).
-_DESCRIBE = r"""
-import json, sys, sysconfig
-v = sysconfig.get_config_var
-vi = sys.version_info
-level = {"alpha": "a", "beta": "b", "candidate": "rc"}.get(vi.releaselevel)
-print(json.dumps({
-    "version": "%d.%d.%d" % vi[:3] + ("%s%d" % (level, vi.serial) if level else ""),
-    "hexversion": sys.hexversion,
-    "config": {"Py_DEBUG": bool(v("Py_DEBUG")), "Py_GIL_DISABLED": bool(v("Py_GIL_DISABLED")),
-               "Py_TRACE_REFS": bool(v("Py_TRACE_REFS")) or hasattr(sys, "getobjects"),
-               "Py_REF_DEBUG": bool(v("Py_REF_DEBUG")) or hasattr(sys, "gettotalrefcount"),
-               "Py_STATS": bool(v("Py_STATS"))},
-    "multiarch": v("MULTIARCH") or "",
-    "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4,
-    "libdir": v("LIBDIR") or "", "soname": v("INSTSONAME") or "", "ldlibrary": v("LDLIBRARY") or "",
-    "executable": sys.executable,
-}))
-"""
 
 
 @dataclass(frozen=True)
@@ -91,17 +71,6 @@ class Inputs:
 
 # ---------------------------------------------------------------------------------------------
 # Which interpreters and builds match a table
-
-
-def describe(python: str) -> dict:
-    """What interpreter `python` says about its build (it is run, never imported)."""
-    try:
-        proc = subprocess.run([python, "-I", "-c", _DESCRIBE], capture_output=True, text=True, timeout=60)
-    except OSError as e:
-        raise BuildError(f"cannot run {python}: {e.strerror}") from None
-    if proc.returncode:
-        raise BuildError(f"{python} failed to describe itself: {proc.stderr.strip().splitlines()[-1:]}")
-    return json.loads(proc.stdout)
 
 
 def identity_mismatch(table: Table, info: dict) -> Optional[str]:
@@ -170,13 +139,8 @@ def candidate_pythons(table: Table) -> list[str]:
 
 def libpython(info: dict) -> Optional[Path]:
     """The binary holding an interpreter's code: its shared libpython, else the executable."""
-    for name in (info.get("soname"), info.get("ldlibrary")):
-        if name and (name.endswith(".so") or ".so." in name):
-            p = Path(info["libdir"]) / name
-            if p.is_file():
-                return p.resolve()
     exe = Path(info["executable"]).resolve()
-    return exe if exe.is_file() else None
+    return shared_libpython(info) or (exe if exe.is_file() else None)
 
 
 def find_inputs(table: Table, build: Optional[BuildInputs] = None, binary=None,
