@@ -7,17 +7,17 @@ the pointer size from `pyconfig.h`'s `SIZEOF_VOID_P`; nothing is taken from the 
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from . import targets
+from . import identity, targets
 from .errors import BuildError
 from .model import CONFIGS
 
@@ -36,6 +36,10 @@ class BuildInputs:
     config: str = "release"
     source: Optional[Path] = None
     sysroot: Optional[Path] = None
+    vendor: str = identity.UPSTREAM
+    #: the core's compile flags (PY_CORE_CFLAGS, CFLAGS_NODIST) from the build's sysconfig data or
+    #: Makefile; None when the build gives none (then its defines are unknown)
+    cflags: Optional[str] = None
 
     @property
     def version(self) -> str:
@@ -45,9 +49,43 @@ class BuildInputs:
     def hexversion(self) -> int:
         return read_version(self.include_dir)[1]
 
+    def layout_defines(self) -> Optional[dict]:
+        """The core's defines that some header tests (identity.layout_defines), or None if unknown."""
+        if self.cflags is None:
+            return None
+        return _layout_defines(self.cflags, tuple(header_files(self)))
+
     def defines(self) -> tuple[str, ...]:
-        """The macros `--config` adds on top of pyconfig.h."""
-        return tuple(f"-D{m}=1" for m in CONFIGS[self.config])
+        """The macros every unit gets on top of pyconfig.h: the core's layout defines, as the
+        build compiled its core, then `--config`'s."""
+        core = [f"-D{k}" + (f"={v}" if v else "") for k, v in (self.layout_defines() or {}).items()]
+        return tuple(core) + tuple(f"-D{m}=1" for m in CONFIGS[self.config])
+
+
+@lru_cache(maxsize=64)
+def _layout_defines(cflags: str, headers: tuple) -> dict:
+    return identity.layout_defines(cflags, [Path(h).read_text(errors="replace") for h in headers])
+
+
+def makefile_cflags(makefile: Path) -> Optional[str]:
+    """PY_CORE_CFLAGS and CFLAGS_NODIST of an installed or configure-made Makefile, expanded."""
+    from .makefile import Makefile
+
+    try:
+        mk = Makefile(makefile.read_text(errors="replace"), {})
+    except OSError:
+        return None
+    return " ".join(x for x in (mk.expand("$(PY_CORE_CFLAGS)"), mk.expand("$(CFLAGS_NODIST)")) if x.strip())
+
+
+def _installed_makefile(prefix: Path, inc: Path, t: targets.TargetInfo) -> Optional[Path]:
+    """lib/python3.X/config-3.X[d]-MULTIARCH/Makefile of an installed prefix (Debian's -dev has it)."""
+    lib = prefix / "lib" / re.sub(r"[dt]+$", "", inc.name)
+    tag = inc.name[len("python"):]
+    for name in (f"config-{tag}-{t.multiarch}", f"config-{tag}"):
+        if (lib / name / "Makefile").is_file():
+            return lib / name / "Makefile"
+    return None
 
 
 def read_version(include_dir: Path) -> tuple[str, int]:
@@ -140,8 +178,10 @@ def _config_of(pyconfig: Path, config: Optional[str]) -> str:
 
 
 def from_prefix(prefix, source=None, target=None, config=None, pyconfig=None, include_dir=None,
-                sysroot=None, abiflags: Optional[str] = None) -> BuildInputs:
-    """The build installed under `prefix` (a `--prefix` install or Debian's unpacked `usr/`)."""
+                sysroot=None, abiflags: Optional[str] = None, vendor: str = identity.UPSTREAM,
+                cflags: Optional[str] = None) -> BuildInputs:
+    """The build installed under `prefix` (a `--prefix` install or Debian's unpacked `usr/`); its
+    core's flags from `cflags`, else from the prefix's installed Makefile."""
     prefix = Path(prefix).resolve()
     if abiflags is None and config is not None:
         abiflags = {"release": "", "debug": "d", "free-threaded": "t"}.get(config)
@@ -149,12 +189,18 @@ def from_prefix(prefix, source=None, target=None, config=None, pyconfig=None, in
     root = inc.parent
     t = _guess_target(root, inc, target)
     real = Path(pyconfig).resolve() if pyconfig else _real_pyconfig(inc, root, t)
+    if cflags is None:
+        mk = _installed_makefile(prefix, inc, t)
+        cflags = makefile_cflags(mk) if mk else None
     return _checked(BuildInputs(inc, root, real, t, _config_of(real, config),
-                                Path(source).resolve() if source else None, Path(sysroot).resolve() if sysroot else None))
+                                Path(source).resolve() if source else None, Path(sysroot).resolve() if sysroot else None,
+                                vendor, cflags))
 
 
-def from_source(source, pyconfig, target=None, config=None, sysroot=None) -> BuildInputs:
-    """A bare CPython source tree with a configure-made pyconfig.h."""
+def from_source(source, pyconfig, target=None, config=None, sysroot=None,
+                vendor: str = identity.UPSTREAM) -> BuildInputs:
+    """A bare CPython source tree with a configure-made pyconfig.h (and the core's flags from the
+    Makefile configure made beside it, when there is one)."""
     source = Path(source).resolve()
     inc = source / "Include"
     if not (inc / "Python.h").is_file():
@@ -165,39 +211,26 @@ def from_source(source, pyconfig, target=None, config=None, sysroot=None) -> Bui
     if not real.is_file():
         raise BuildError(f"pyconfig.h {real} does not exist")
     t = targets.target(target) if target else targets.host()
+    mk = real.parent / "Makefile"
+    cflags = makefile_cflags(mk) if mk.is_file() else None
     return _checked(BuildInputs(inc, inc, real, t, _config_of(real, config), source,
-                                Path(sysroot).resolve() if sysroot else None))
-
-
-_DESCRIBE = r"""
-import json, sys, sysconfig
-v = sysconfig.get_config_var
-vi = sys.version_info
-level = {"alpha": "a", "beta": "b", "candidate": "rc"}.get(vi.releaselevel)
-print(json.dumps({
-    "version": "%d.%d.%d" % vi[:3] + ("%s%d" % (level, vi.serial) if level else ""),
-    "hexversion": sys.hexversion,
-    "include": sysconfig.get_paths()["include"], "abiflags": getattr(sys, "abiflags", ""),
-    "config": {"Py_DEBUG": bool(v("Py_DEBUG")), "Py_GIL_DISABLED": bool(v("Py_GIL_DISABLED")),
-               "Py_TRACE_REFS": bool(v("Py_TRACE_REFS")) or hasattr(sys, "getobjects"),
-               "Py_REF_DEBUG": bool(v("Py_REF_DEBUG")) or hasattr(sys, "gettotalrefcount"),
-               "Py_STATS": bool(v("Py_STATS"))},
-    "multiarch": v("MULTIARCH") or "",
-    "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4,
-    "libdir": v("LIBDIR") or "", "soname": v("INSTSONAME") or "", "ldlibrary": v("LDLIBRARY") or "",
-    "executable": sys.executable,
-}))
-"""
+                                Path(sysroot).resolve() if sysroot else None, vendor, cflags))
 
 
 def describe(python: str) -> dict:
-    """What interpreter `python` says of its build, by running it (never importing it here)."""
+    """What interpreter `python` says of its build (identity.running()), by running identity.py
+    with it (never importing it here)."""
     try:
-        proc = subprocess.run([python, "-I", "-c", _DESCRIBE], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([python, "-I", identity.__file__], capture_output=True, text=True, timeout=120)
     except OSError as e:
         raise BuildError(f"cannot run {python}: {e.strerror}") from None
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"{python} did not describe itself within 120 s") from None
     if proc.returncode:
-        raise BuildError(f"{python} failed to describe itself: {proc.stderr.strip().splitlines()[-1:]}")
+        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        hint = (" (a pyenv shim with no version selected: pick one with `pyenv shell`/`pyenv local`, or pass the "
+                "interpreter's full path)") if "pyenv" in proc.stderr else ""
+        raise BuildError(f"{python} failed to describe itself: {last}{hint}")
     return json.loads(proc.stdout)
 
 
@@ -230,7 +263,8 @@ def from_python(python: str = sys.executable, source=None, config=None) -> Build
         raise BuildError(f"{python} has no C headers at {inc} (install its -dev package)")
     t = targets.by_multiarch(info["multiarch"]) or targets.host()
     chosen = config or native_config(info)
-    return from_prefix(inc.parent.parent, source=source, target=t.triple, config=chosen, include_dir=inc)
+    return from_prefix(inc.parent.parent, source=source, target=t.triple, config=chosen, include_dir=inc,
+                       vendor=info["vendor"] or identity.UPSTREAM, cflags=info["cflags"])
 
 
 def _checked(b: BuildInputs) -> BuildInputs:
@@ -245,19 +279,10 @@ def _checked(b: BuildInputs) -> BuildInputs:
     return b
 
 
-def digest_files(paths, base: Path) -> str:
-    """One sha256 over the relative names and contents of `paths`, in sorted order."""
-    h = hashlib.sha256()
-    for p in sorted(paths, key=lambda p: str(Path(p).relative_to(base))):
-        h.update(str(Path(p).relative_to(base)).encode() + b"\0")
-        h.update(Path(p).read_bytes() + b"\0")
-    return "sha256:" + h.hexdigest()
+digest_files = identity.digest_files
+headers_digest = identity.headers_digest
 
 
 def header_files(b: BuildInputs) -> list[Path]:
-    """Every header of the build's include directory (public, cpython/, internal/), following
-    symlinked directories (Debian's python3.Xd/internal -> ../python3.X/internal)."""
-    found = []
-    for root, _, names in os.walk(b.include_dir, followlinks=True):
-        found += [Path(root) / n for n in names if n.endswith(".h") and (Path(root) / n).is_file()]
-    return sorted(found)
+    """Every header of the build's include directory (identity.header_files)."""
+    return sorted(Path(p) for p in identity.header_files(str(b.include_dir)))

@@ -15,6 +15,11 @@ SCAN_EPILOG = """examples:
                                                 Debian's unpacked libpython3.11-dbg for arm64
   offsets scan --source cpython/ --pyconfig build/pyconfig.h -o t.yaml
                                                 a bare source tree with a configure-made pyconfig.h
+  offsets scan --python /usr/bin/python3.13 --install
+                                                make that interpreter's own table and install it where
+                                                its runtime finds it ($OFFSETS_TABLES, else
+                                                ~/.cache/offsets/tables): offsets.get() inside it is
+                                                then exact for every struct of its headers
 
 Any clang error aborts the scan (exit 2) and no table is written, unless --keep-going, which
 writes a table listing what was skipped. Results are cached per translation unit in
@@ -45,6 +50,13 @@ def register(sub) -> None:
                                                    "DWARF, after checking it agrees on every struct both have "
                                                    "(default with --python: its libpython, if it has DWARF)")
     p.add_argument("--no-dwarf", action="store_true", help="do not read DWARF")
+    p.add_argument("--vendor", metavar="WHO", help="who built it: 'upstream' (pristine python.org sources) or "
+                                                 "'DISTRIBUTOR PACKAGE-VERSION', e.g. 'debian 3.13.5-2' (default: "
+                                                 "with --python, what its package records say; else upstream)")
+    p.add_argument("--install", action="store_true", help="also install the table (compact form) where the "
+                                                        "runtime of that build finds it: --tables, $OFFSETS_TABLES, "
+                                                        "or ~/.cache/offsets/tables")
+    p.add_argument("--tables", metavar="DIR", help="with --install: the directory to install into")
     p.add_argument("--keep-going", action="store_true", help="skip translation units that fail, and list them in the table")
     p.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="parallel parsers (default: one per core)")
     p.add_argument("--no-cache", action="store_true", help="parse everything again, ignoring the cache")
@@ -69,15 +81,27 @@ def register(sub) -> None:
 
 
 def build_inputs(args):
-    from . import build_inputs as build
+    from dataclasses import replace
 
+    from . import build_inputs as build, identity
+
+    vendor = getattr(args, "vendor", None)
     if args.prefix:
-        return build.from_prefix(args.prefix, source=args.source, target=args.target, config=args.config,
-                                 pyconfig=args.pyconfig, include_dir=args.include_dir, sysroot=args.sysroot)
-    if args.source and args.pyconfig and not args.python:
-        return build.from_source(args.source, args.pyconfig, target=args.target, config=args.config,
-                                 sysroot=args.sysroot)
-    return build.from_python(args.python or sys.executable, source=args.source, config=args.config)
+        b = build.from_prefix(args.prefix, source=args.source, target=args.target, config=args.config,
+                              pyconfig=args.pyconfig, include_dir=args.include_dir, sysroot=args.sysroot)
+    elif args.source and args.pyconfig and not args.python:
+        b = build.from_source(args.source, args.pyconfig, target=args.target, config=args.config,
+                              sysroot=args.sysroot)
+    else:
+        b = build.from_python(args.python or sys.executable, source=args.source, config=args.config)
+    if vendor:
+        if not identity.VENDOR.fullmatch(vendor):
+            from .errors import BuildError
+
+            raise BuildError(f"--vendor {vendor!r}: say 'upstream' or 'DISTRIBUTOR PACKAGE-VERSION' "
+                             f"(e.g. 'debian 3.13.5-2')")
+        b = replace(b, vendor=vendor)
+    return b
 
 
 def scan_table(args, say=lambda msg: None):
@@ -107,14 +131,40 @@ def run_scan(args) -> int:
     out = args.output or "."
     if out != "-" and (out.endswith("/") or Path(out).is_dir()):
         out = str(Path(out) / f"{table.build.table_name}.yaml")
+    counts = (f"{len(table.structs)} structs, {table.field_count} fields"
+              + (f", {len(table.skipped)} skipped" if table.skipped else "")
+              + (f", {len(table.conflicts)} conflicting definitions" if table.conflicts else ""))
+    if args.install:
+        path = install(table, args.tables)
+        say(f"installed {path}: {counts}")
+        if not args.output:
+            return 0
     if out == "-":
         sys.stdout.write(table_yaml.dumps(table))
     else:
         table_yaml.write(table, Path(out))
-    say(f"{'stdout' if out == '-' else out}: {len(table.structs)} structs, {table.field_count} fields"
-        + (f", {len(table.skipped)} skipped" if table.skipped else "")
-        + (f", {len(table.conflicts)} conflicting definitions" if table.conflicts else ""))
+    say(f"{'stdout' if out == '-' else out}: {counts}")
     return 0
+
+
+def install(table, tables=None) -> Path:
+    """Write `table` in compact form where the runtime looks for this build's own table."""
+    import os
+
+    from . import compact, runtime
+    from .errors import OffsetsError
+
+    d = Path(tables or runtime.tables_dir())
+    path = d / runtime.own_table_file(compact.build_dict(table.build))
+    text = compact.dumps(table, "offsets scan --install")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f".{path.name}.{os.getpid()}.tmp"
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError as e:
+        raise OffsetsError(f"cannot install the table into {d}: {e.strerror}") from None
+    return path
 
 
 def _default_dwarf(args, b):

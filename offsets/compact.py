@@ -49,9 +49,7 @@ def dumps(table, source: str, source_sha256: str = None) -> str:
     b = table.build
     order = sorted(table.structs)
     head = {"format": FORMAT, "note": NOTE.format(source=source), "source_sha256": source_sha256,
-            "build": {"version": b.version, "hexversion": b.hexversion, "config": dict(b.config),
-                      "target": {"triple": b.target.triple, "pointer_size": b.target.pointer_size},
-                      "inputs": dict(sorted(b.inputs.items()))},
+            "build": build_dict(b),
             "scanner": dict(sorted(table.scanner.items())), "names": dict(sorted(table.names.items())),
             "skipped": list(table.skipped), "conflicts": list(table.conflicts), "structs": order}
     return assemble(head, [_dump(struct_row(table.structs[n])) for n in order])
@@ -65,10 +63,21 @@ def assemble(head: dict, lines: list) -> str:
     return "\n".join([_dump(head)] + lines) + "\n"
 
 
+def build_dict(b) -> dict:
+    """A `model.Build` as the runtime reads it (the compact header's `build`)."""
+    return {"version": b.version, "hexversion": b.hexversion, "config": dict(b.config),
+            "target": {"triple": b.target.triple, "pointer_size": b.target.pointer_size},
+            "vendor": b.vendor, "defines": None if b.defines is None else dict(sorted(b.defines.items())),
+            "inputs": dict(sorted(b.inputs.items()))}
+
+
 def identity(table, file: str) -> dict:
+    """A table's row in index.json: everything the runtime compares before opening the table."""
     b = table.build
     return {"name": b.table_name, "file": file, "version": b.version, "hexversion": b.hexversion,
-            "config": dict(b.config), "triple": b.target.triple, "pointer_size": b.target.pointer_size}
+            "config": dict(b.config), "triple": b.target.triple, "pointer_size": b.target.pointer_size,
+            "vendor": b.vendor, "defines": None if b.defines is None else dict(sorted(b.defines.items())),
+            "inputs": {k: v for k, v in sorted(b.inputs.items()) if k in ("pyconfig_h", "headers")}}
 
 
 def index_text(entries: list, aliases: dict) -> str:
@@ -119,7 +128,8 @@ def table_from_head(head: dict, lines: list[str]):
     b = head["build"]
     try:
         build = Build(version=b["version"], hexversion=b["hexversion"], config=dict(b["config"]),
-                      target=Target(**b["target"]), inputs=dict(b["inputs"]))
+                      target=Target(**b["target"]), inputs=dict(b["inputs"]), vendor=b.get("vendor", "upstream"),
+                      defines=b.get("defines"))
         structs = {}
         for line in lines:
             s = struct_from_row(json.loads(line))

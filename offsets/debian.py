@@ -90,12 +90,13 @@ def download(packages: list[str], arch: str, suite: str) -> list[Path]:
     dest.mkdir(parents=True, exist_ok=True)
     found = []
     for pkg in packages:
-        name = pkg.split("=")[0]
-        have = sorted(dest.glob(f"{name}_*.deb"))
+        name, _, version = pkg.partition("=")
+        pattern = f"{name}_{version.split(':')[-1]}_*.deb" if version else f"{name}_*.deb"
+        have = sorted(dest.glob(pattern))
         if not have:
             _progress(f"downloading {pkg} ({suite}/{arch})")
             _run(["apt-get", *opts, "download", pkg], f"downloading {pkg} for {arch} from {suite}", cwd=dest)
-            have = sorted(dest.glob(f"{name}_*.deb"))
+            have = sorted(dest.glob(pattern))
         if not have:
             raise FetchError(f"downloading {pkg} for {arch} from {suite} gave no .deb file")
         found.append(have[-1])
@@ -143,4 +144,24 @@ def source(package: str, suite: str, version: str | None = None) -> Path:
     _progress(f"unpacking {dsc.name}")
     _run(["dpkg-source", "--no-check", "-x", dsc.name, tree.name], f"unpacking {dsc.name}", cwd=dest)
     (tree / ".complete").write_text(dsc.name + "\n")
+    return tree
+
+
+def orig(package: str, suite: str, version: str) -> Path:
+    """The pristine upstream sources inside Debian's source package `package` at `version`: its
+    orig tarball unpacked as it is, without Debian's patches (python.org's release, byte for byte)."""
+    source(package, suite, version)
+    dest = cache_dir() / "sources" / suite
+    upstream = version.split(":")[-1].rsplit("-", 1)[0]
+    tree = dest / f"{package}-{upstream}-orig"
+    if (tree / ".complete").exists():
+        return tree
+    tarballs = sorted(dest.glob(f"{package}_{upstream}.orig.tar.*"))
+    if not tarballs:
+        raise FetchError(f"source {package}={version} from {suite}: no orig tarball beside its .dsc")
+    shutil.rmtree(tree, ignore_errors=True)
+    tree.mkdir(parents=True)
+    _progress(f"unpacking {tarballs[0].name} (pristine, no Debian patches)")
+    _run(["tar", "-xf", str(tarballs[0]), "-C", str(tree), "--strip-components=1"], f"unpacking {tarballs[0].name}")
+    (tree / ".complete").write_text(tarballs[0].name + "\n")
     return tree

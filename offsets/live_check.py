@@ -93,6 +93,8 @@ class Result:
         self.passed: list = []
         self.failed: list = []
         self.skipped: list = []
+        #: what the passed checks read: (struct key, field path), or (struct key, None) for its size
+        self.proven: set = set()
 
     @property
     def ok(self) -> bool:
@@ -159,6 +161,10 @@ class _Checker:
     def __init__(self, table, mem: Memory, result: Result) -> None:
         self.t, self.mem, self.r = table, mem, result
         self.psize = 8 if sys.maxsize > 2 ** 32 else 4
+        self.used: list = []     # what the table gave since the last expectation
+
+    def mark(self, key: str, path=None) -> None:
+        self.used.append((key, path))
 
     # -- the table, through the runtime's view (`runtime.Loaded`) --
     def row(self, struct: str, *paths: str):
@@ -169,6 +175,7 @@ class _Checker:
         fields = self.t.fields(key)
         for p in paths:
             if p in fields:
+                self.mark(key, p)
                 return p, fields[p]
         return None
 
@@ -178,14 +185,20 @@ class _Checker:
 
     def size(self, struct: str):
         key = self.t.resolve_struct(struct)
-        return None if key is None else self.t.size(key)
+        if key is None:
+            return None
+        self.mark(key)
+        return self.t.size(key)
 
     # -- recording --
     def expect(self, what: str, expected, actual) -> None:
+        """Record a check; what the table gave for it is proven when it passes."""
         if expected == actual:
             self.r.passed.append(what)
+            self.r.proven.update(self.used)
         else:
             self.r.failed.append(f"{what}: the running interpreter says {expected!r}, the table gives {actual!r}")
+        self.used = []
 
     def skip(self, what: str, why: str) -> None:
         self.r.skipped.append(f"{what}: {why}")
@@ -208,6 +221,7 @@ class _Checker:
         return self.mem.int(addr + offset, self.psize)
 
     def run(self, what: str, fn) -> None:
+        self.used = []
         try:
             fn()
         except LookupError as e:
@@ -223,6 +237,7 @@ def _basicsize(c: _Checker) -> None:
             c.skip(f"{label}.__basicsize__", f"no {struct} in the table")
             continue
         for terms in expectations:
+            c.used = []
             values = [_term(c, key, struct, term) for term in terms]
             if None not in values:
                 spelled = " + ".join(f"offsetof({struct}, {t})" if isinstance(t, str) and t != "size" and t[0] != "@"
@@ -238,7 +253,7 @@ def _term(c: _Checker, key: str, struct: str, term):
     if isinstance(term, int):
         return term
     if term == "size":
-        return c.t.size(key)
+        return c.size(struct)
     if term.startswith("@"):
         other, _, path = term[1:].partition(".")
         return c.off(other, path)
@@ -439,12 +454,14 @@ def _current_frame(c: _Checker, ts: int) -> None:
     addr, names = ts, []
     for struct, field in hops[:-1]:
         off = c.t.fields(c.t.resolve_struct(struct))[field][0]
+        c.mark(c.t.resolve_struct(struct), field)
         if not addr or write(wfd, addr + off, psize) != psize:
             raise Fault(f"no readable pointer at {struct}.{field}")
         addr = int.from_bytes(_read_all(rfd, psize), sys.byteorder)
         names.append(f"{struct}.{field}")
     code = sys._getframe().f_code
     struct, field = hops[-1]
+    c.mark(struct, field)
     got = c.ptr(addr, c.t.fields(struct)[field][0]) if addr else 0
     c.expect(f"current frame's code via {' -> '.join(names + [struct + '.' + field])}", id(code), got)
 

@@ -50,10 +50,11 @@ def _pyenv_python(version: str) -> Path:
     return Path(prefix) / "bin" / f"python{'.'.join(version.split('.')[:2])}"
 
 
-def _configured_pyconfig(tree: Path, config: str) -> Path:
-    """pyconfig.h made by the tree's own ./configure (cached beside the tree)."""
-    flags = {"release": [], "debug": ["--with-pydebug"], "free-threaded": ["--disable-gil"]}[config]
-    out = tree.parent / f"{tree.name}-configure-{config}"
+def _configured_pyconfig(tree: Path, config: str, extra: tuple = ()) -> Path:
+    """pyconfig.h made by the tree's own ./configure (cached beside the tree; configure also makes
+    the Makefile beside it, from which the core's flags are read)."""
+    flags = {"release": [], "debug": ["--with-pydebug"], "free-threaded": ["--disable-gil"]}[config] + list(extra)
+    out = tree.parent / f"{tree.name}-configure-{config}{''.join(extra)}"
     if not (out / "pyconfig.h").is_file():
         out.mkdir(parents=True, exist_ok=True)
         say(f"running {tree.name}/configure {' '.join(flags)} for its pyconfig.h")
@@ -73,7 +74,25 @@ def jobs() -> list[Job]:
         for config, triple in e["builds"]:
             out.append(Job(f"debian {e['version']} {config} {triple}",
                            lambda e=e, c=config, t=triple: _debian_inputs(e, c, t)))
+        for config, triple in e.get("upstream", ()):
+            out.append(Job(f"upstream {e['version']} {config} {triple}",
+                           lambda e=e, c=config, t=triple: _upstream_inputs(e, c, t)))
     return out
+
+
+#: How the upstream tables' pyconfig.h is made: python.org's own ./configure, shared libpython (as
+#: pyenv, Docker's python images and most distributors build it).
+UPSTREAM_CONFIGURE = ("--enable-shared",)
+
+
+def _upstream_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
+    """python.org's sources of this version: the pristine orig tarball inside Debian's source
+    package, configured on this machine (`./configure --enable-shared` plus the config's flag)."""
+    if triple != "x86_64-linux-gnu":
+        raise BuildError(f"upstream {e['version']}: ./configure makes a pyconfig.h for this machine only, not {triple}")
+    tree = debian.orig(e["source"], e["suite"], e["deb"])
+    return build.from_source(tree, _configured_pyconfig(tree, config, UPSTREAM_CONFIGURE), target=triple,
+                             config=config, vendor="upstream")
 
 
 def _debian_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
@@ -85,11 +104,13 @@ def _debian_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
         if t.triple != "x86_64-linux-gnu":
             raise BuildError(f"{e['version']}: ./configure makes a pyconfig.h for this machine only, not {triple}")
         derived = "release" if config == "free-threaded" else config  # free-threaded is derived, see docs
-        return build.from_source(tree, _configured_pyconfig(tree, derived), target=triple, config=config)
+        return build.from_source(tree, _configured_pyconfig(tree, derived), target=triple, config=config,
+                                 vendor=f"debian {e['deb']}")
     packages = [f"{e['dev']}={e['deb']}"] + ([f"{e['dbg']}={e['deb']}"] if config == "debug" else [])
     root = debian.unpacked(packages, t.deb_arch, e["suite"])
     abiflags = "d" if config == "debug" else ""
-    return build.from_prefix(root / "usr", source=tree, target=triple, config=config, abiflags=abiflags)
+    return build.from_prefix(root / "usr", source=tree, target=triple, config=config, abiflags=abiflags,
+                             vendor=f"debian {e['deb']}")
 
 
 def make(job: Job, opts: scanner.ScanOptions) -> Table:
@@ -139,7 +160,8 @@ def b_table_name(b: build.BuildInputs) -> str:
     from .model import CONFIGS, Build, Target
 
     flags = {flag: True for flag in CONFIGS[b.config]}
-    return Build(b.version, b.hexversion, flags, Target(b.target.triple, b.target.pointer_size)).table_name
+    return Build(b.version, b.hexversion, flags, Target(b.target.triple, b.target.pointer_size),
+                 vendor=b.vendor).table_name
 
 
 def index_rows(tables: dict[str, Table]) -> list[dict]:

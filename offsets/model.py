@@ -8,10 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
+from . import identity
 from .errors import ModelError
-
-#: Configuration macros that change struct layouts, in the order tables list them.
-LAYOUT_FLAGS = ("Py_DEBUG", "Py_GIL_DISABLED", "Py_TRACE_REFS", "Py_REF_DEBUG", "Py_STATS")
+from .identity import LAYOUT_FLAGS, UPSTREAM
 
 #: The configs a build can be scanned in, and the macros each one turns on.
 CONFIGS = {"release": (), "debug": ("Py_DEBUG",), "free-threaded": ("Py_GIL_DISABLED",)}
@@ -38,13 +37,17 @@ class Target:
 
 @dataclass(frozen=True)
 class Build:
-    """What a layout depends on: version, layout-changing config flags, target, input digests."""
+    """What a layout depends on (identity.py): version, layout-changing config flags, target, the
+    vendor (`upstream`, or `debian 3.13.5-2+deb13u5`), the core's layout-relevant defines (None:
+    not known, so never an exact match by digest), and the input digests."""
 
     version: str
     hexversion: int
     config: Mapping[str, bool]
     target: Target
     inputs: Mapping[str, Optional[str]] = field(default_factory=dict)
+    vendor: str = UPSTREAM
+    defines: Optional[Mapping[str, str]] = None
 
     def __post_init__(self) -> None:
         major, minor = (int(x) for x in self.version.split(".")[:2])
@@ -53,6 +56,8 @@ class Build:
         unknown = set(self.config) - set(LAYOUT_FLAGS)
         if unknown:
             raise ModelError(f"unknown config flags {sorted(unknown)}; known: {', '.join(LAYOUT_FLAGS)}")
+        if not identity.VENDOR.fullmatch(self.vendor):
+            raise ModelError(f"vendor {self.vendor!r} is neither 'upstream' nor 'DISTRIBUTOR PACKAGE-VERSION'")
 
     @property
     def minor(self) -> str:
@@ -61,15 +66,13 @@ class Build:
     @property
     def config_name(self) -> str:
         """`release`, `debug`, `freethreaded` or `freethreaded-debug`: the word used in table names."""
-        words = [w for flag, w in (("Py_GIL_DISABLED", "freethreaded"), ("Py_DEBUG", "debug"))
-                 if self.config.get(flag)]
-        return "-".join(words) or "release"
+        return "-".join(identity.config_words(self.config)) or "release"
 
     @property
     def table_name(self) -> str:
-        """`cpython-3.13.5-freethreaded-aarch64-linux-gnu`: what the table file is called."""
-        config = "" if self.config_name == "release" else self.config_name + "-"
-        return f"cpython-{self.version}-{config}{self.target.triple}"
+        """`cpython-3.13.5-debian-freethreaded-aarch64-linux-gnu`: what the table file is called
+        (the distributor's word only for a vendor other than upstream)."""
+        return identity.table_name(self.version, self.config, self.target.triple, self.vendor)
 
 
 @dataclass(frozen=True)

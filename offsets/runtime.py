@@ -2,33 +2,131 @@
 
     offsets.get("listiterobject.it_index")    # byte offset (a bitfield: its storage unit's)
     offsets.sizeof("listiterobject")          # struct size
-    offsets.field("PyASCIIObject.state.kind") # model.Field: offset, size, type, bits, array length
-    offsets.build()                           # the table in use and how it was matched
+    offsets.field("PyASCIIObject.state.kind") # the field: offset, size, type, bits, ... and `earned`
+    offsets.build()                           # the table in use, how it matched, how each struct is earned
     offsets.use_table("mine.yaml")            # a table of your own (a patched or forked CPython)
 
-The table is picked from the shipped compact tables (`compact.py`) on first use: exactly this
-build's identity (hexversion, layout flags, target triple, pointer size) is used as is; a table of
-the same minor version and another patch level only if the live check (`live_check.py`) passes,
-and never with OFFSETS_STRICT=1. Nothing here imports yaml or clang or parses YAML, and a struct's
-fields are decoded only when one of them is first asked for.
+Every answer is earned (docs/identity.md), one of:
 
-`get` and `sizeof` are the `__getitem__` of dicts filled on demand, so a known name costs one
-C-level dict lookup; `__missing__` resolves the rest (typedef and tag names, the aliases of
-`data/aliases.yaml`) or raises `UnknownNameError` with the closest names.
+- **exact**: the table's identity is this build's (identity.py): version, layout flags, target,
+  and the digests of `pyconfig.h` and every header plus the core's layout defines, compared with
+  the headers this interpreter has installed; without installed headers, the distributor's
+  package version instead. Structs of `.c` files (or DWARF) also need the same vendor.
+- **proven**: the live check (`live_check.py`) read that very field (or that struct's size) in
+  this process and found what the table says.
+
+Nothing else is answered: a table of another patch level, vendor or CPU answers only what the live
+check proved, and `OFFSETS_STRICT` (any value but empty, 0, false, no) allows exact answers only.
+Tables are looked for in this order: this build's own table, made by
+`offsets scan --python PY --install` into `$OFFSETS_TABLES` or the user cache
+(`~/.cache/offsets/tables`); the shipped compact tables (`compact.py`); and, when the running
+interpreter has its headers and the scanner is importable, a table made now from its own headers
+(once: it is installed like the first kind; `OFFSETS_AUTOSCAN=0` turns that off).
+
+Nothing here imports yaml or clang or parses YAML. `get` and `sizeof` are the `__getitem__` of
+dicts filled on demand under a lock, so a known name costs one C-level dict lookup, and after
+`use_table()` returns no thread gets an answer of the old table.
 """
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+import threading
 
+from dataclasses import dataclass
+
+from . import identity
 from .errors import NoMatchingTable, OffsetsError, TableError, UnknownNameError
+from .model import Field
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 COMPACT_DIR = os.path.join(_HERE, "data", "compact")
-#: Flags that `Py_DEBUG` turns on by itself (pyport.h), so tables and interpreters agree on them.
-_IMPLIED = {"Py_DEBUG": ("Py_REF_DEBUG",)}
-_FLAGS = ("Py_DEBUG", "Py_GIL_DISABLED", "Py_TRACE_REFS", "Py_REF_DEBUG", "Py_STATS")
+_lock = threading.RLock()
+
+
+def _flags(config: dict) -> tuple:
+    return identity.flag_set(config)
+
+
+def strict_mode() -> bool:
+    """OFFSETS_STRICT is on for any value but empty, 0, false and no (any case)."""
+    return os.environ.get("OFFSETS_STRICT", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def tables_dir() -> str:
+    """Where this build's own tables are installed: $OFFSETS_TABLES, else the user cache."""
+    if os.environ.get("OFFSETS_TABLES"):
+        return os.environ["OFFSETS_TABLES"]
+    base = os.environ.get("OFFSETS_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "offsets")
+    return os.path.join(base, "tables")
+
+
+def own_table_file(build: dict) -> str:
+    """The file name an installed table gets: its table name and its headers digest."""
+    b = build
+    name = identity.table_name(b["version"], b["config"], b["target"]["triple"], b.get("vendor"))
+    key = (b.get("inputs") or {}).get("headers") or "sha256:none"
+    return f"{name}-{key.split(':')[1][:16]}.jsonl"
+
+
+@dataclass(frozen=True)
+class EarnedField(Field):
+    """A field as the runtime answers it: `earned` says how ('exact' or 'proven')."""
+
+    earned: str = "exact"
+
+
+# ---------------------------------------------------------------- how a table earns its answers
+class Earning:
+    """How a table's answers are earned in this process: which structs are exact, and which fields
+    the live check proved (filled on first need)."""
+
+    def __init__(self, headers: bool, sources: bool, why: str) -> None:
+        self.headers, self.sources, self.why = headers, sources, why
+        self.check = None            # live_check.Result, once run
+        self.proven: set = set()     # (struct key, path) read live; (struct key, None): its size
+
+    @property
+    def exact(self) -> bool:
+        return self.headers
+
+
+def earning(b: dict, me: dict) -> Earning:
+    """Compare a table's build `b` (compact form) with the running identity `me`."""
+    t = b["target"]
+    same = (b["version"], b["hexversion"], _flags(b["config"]), t["triple"], t["pointer_size"]) == \
+           (me["version"], me["hexversion"], _flags(me["config"]), me["triple"], me["pointer_size"])
+    if not same:
+        return Earning(False, False, f"it is for {describe_build(b)}")
+    mine, inputs = me.get("inputs"), b.get("inputs") or {}
+    vendor = me.get("vendor") or identity.UPSTREAM
+    if mine:
+        if (inputs.get("pyconfig_h"), inputs.get("headers")) != (mine["pyconfig_h"], mine["headers"]):
+            return Earning(False, False, "its pyconfig.h or headers differ from the ones this interpreter installed "
+                                         "(another vendor or configuration)")
+        if b.get("defines") != mine["defines"]:
+            return Earning(False, False, f"its core was compiled with defines {b.get('defines')}, this one with "
+                                         f"{mine['defines']}")
+        same_vendor = b.get("vendor", identity.UPSTREAM) == vendor
+        return Earning(True, same_vendor, "same version, flags, target, defines and header digests" +
+                       ("" if same_vendor else f"; its .c structs are {b.get('vendor')}'s, this is {vendor}"))
+    if me.get("vendor") and b.get("vendor") == me["vendor"]:
+        return Earning(True, True, f"same package ({me['vendor']}; no headers installed to compare digests)")
+    return Earning(False, False, "this interpreter has no headers installed to compare digests with, and no "
+                                 f"distributor package of the table's vendor ({b.get('vendor')}) claims it")
+
+
+def describe_build(b: dict) -> str:
+    flags = ", ".join(_flags(b["config"])) or "release"
+    return (f"CPython {b['version']} ({b.get('vendor') or identity.UPSTREAM}, {flags}, {b['target']['triple']}, "
+            f"{b['target']['pointer_size']}-byte pointers)")
+
+
+def describe(me: dict) -> str:
+    return describe_build(dict(me, target={"triple": me["triple"], "pointer_size": me["pointer_size"]}))
 
 
 # ---------------------------------------------------------------- the table in use
@@ -40,12 +138,11 @@ class Loaded:
         self.head, self.lines, self.source, self.aliases = head, lines, source, aliases
         b = head["build"]
         self.build = b
-        self.name = table_name(b["version"], b["config"], b["target"]["triple"])
+        self.name = identity.table_name(b["version"], b["config"], b["target"]["triple"], b.get("vendor"))
         self.order = {n: i for i, n in enumerate(head["structs"])}
         self.names = head["names"]
         self._rows: dict = {}
-        #: struct key -> why it is not answered (a loose match: it moved between shipped patch releases)
-        self.refused: dict = {}
+        self.earning = Earning(True, True, "not compared (a table read for itself)")
         if lines is None:
             self._starts, at = [], base
             for size in head["sizes"]:
@@ -87,6 +184,32 @@ class Loaded:
     def size(self, key: str) -> int:
         return self._row(key)[2]
 
+    def exact(self, key: str) -> bool:
+        """Whether the struct's answers are exact here (see `Earning`)."""
+        e = self.earning
+        if not e.headers:
+            return False
+        row = self._row(key)
+        return e.sources or not identity.source_dependent(row[4], row[5])
+
+    def earned(self, key: str, path=None):
+        """'exact', 'proven' (the live check read it), or None: how an answer about STRUCT (its
+        size when `path` is None) or STRUCT.PATH is earned."""
+        if self.exact(key):
+            return "exact"
+        self.prove()
+        return "proven" if (key, path) in self.earning.proven else None
+
+    def prove(self):
+        """Run the live check once (for the structs that are not exact)."""
+        e = self.earning
+        if e.check is None:
+            from .live_check import check
+
+            e.check = check(self)
+            e.proven = set(e.check.proven) if e.check.ok else set()
+        return e.check
+
     def struct_names(self) -> list:
         return list(self.order) + list(self.names)
 
@@ -94,9 +217,8 @@ class Loaded:
         return f"table {self.name}"
 
 
-def table_name(version: str, config: dict, triple: str) -> str:
-    words = [w for flag, w in (("Py_GIL_DISABLED", "freethreaded"), ("Py_DEBUG", "debug")) if config.get(flag)]
-    return f"cpython-{version}-{'-'.join(words) + '-' if words else ''}{triple}"
+def table_name(version: str, config: dict, triple: str, vendor: str = identity.UPSTREAM) -> str:
+    return identity.table_name(version, config, triple, vendor)
 
 
 _index_doc = None
@@ -113,6 +235,9 @@ def shipped_index() -> dict:
         except OSError as e:
             raise TableError(f"the shipped tables are missing ({path}: {e.strerror}); reinstall offsets, "
                              f"or in a checkout run `python -m offsets.compact --write`") from None
+        except ValueError:
+            raise TableError(f"{path} is corrupt (not JSON); reinstall offsets, or in a checkout run "
+                             f"`python -m offsets.compact --write`") from None
     return _index_doc
 
 
@@ -136,64 +261,86 @@ def load_shipped(entry: dict) -> Loaded:
     return load_compact(os.path.join(COMPACT_DIR, entry["file"]))
 
 
+def entry_build(e: dict) -> dict:
+    """An index entry in the compact header's `build` form."""
+    return {"version": e["version"], "hexversion": e["hexversion"], "config": e["config"],
+            "target": {"triple": e["triple"], "pointer_size": e["pointer_size"]}, "vendor": e.get("vendor"),
+            "defines": e.get("defines"), "inputs": e.get("inputs") or {}}
+
+
+def installed_entries(me: dict) -> list:
+    """This build's own tables in `tables_dir()` (made by `offsets scan --install`), as entries."""
+    d = tables_dir()
+    prefix = f"cpython-{me['version']}-"
+    try:
+        files = sorted(f for f in os.listdir(d) if f.startswith(prefix) and f.endswith(".jsonl"))
+    except OSError:
+        return []
+    out = []
+    for f in files:
+        try:
+            t = load_compact(os.path.join(d, f))
+        except TableError:
+            continue
+        b = t.build
+        out.append({"name": t.name, "file": os.path.join(d, f), "version": b["version"], "hexversion": b["hexversion"],
+                    "config": b["config"], "triple": b["target"]["triple"], "pointer_size": b["target"]["pointer_size"],
+                    "vendor": b.get("vendor"), "defines": b.get("defines"), "inputs": b.get("inputs") or {},
+                    "own": True})
+    return out
+
+
+def _load_entry(e: dict) -> Loaded:
+    return load_compact(e["file"]) if e.get("own") else load_shipped(e)
+
+
 # ---------------------------------------------------------------- which table
+_me = None
+
+
 def running_identity() -> dict:
-    """This interpreter's build identity, in the terms of the tables (read from sys and sysconfig)."""
-    import sysconfig
-
-    v = sysconfig.get_config_var
-    config = {"Py_DEBUG": bool(v("Py_DEBUG")), "Py_GIL_DISABLED": bool(v("Py_GIL_DISABLED")),
-              "Py_TRACE_REFS": bool(v("Py_TRACE_REFS")) or hasattr(sys, "getobjects"),
-              "Py_REF_DEBUG": bool(v("Py_REF_DEBUG")) or hasattr(sys, "gettotalrefcount"),
-              "Py_STATS": bool(v("Py_STATS"))}
-    triple = v("MULTIARCH") or _normalize_triple(v("HOST_GNU_TYPE") or "")
-    vi = sys.version_info
-    version = f"{vi.major}.{vi.minor}.{vi.micro}" + ("" if vi.releaselevel == "final" else
-                                                      {"alpha": "a", "beta": "b", "candidate": "rc"}[vi.releaselevel]
-                                                      + str(vi.serial))
-    return {"version": version, "hexversion": sys.hexversion, "config": config, "triple": triple,
-            "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4}
-
-
-def _normalize_triple(host: str) -> str:
-    parts = host.split("-")
-    if len(parts) == 4 and parts[1] in ("pc", "unknown"):
-        parts.pop(1)
-    return "-".join(parts)
-
-
-def _flags(config: dict) -> tuple:
-    on = {f for f in _FLAGS if config.get(f)}
-    for flag, implied in _IMPLIED.items():
-        if flag in on:
-            on.update(implied)
-    return tuple(sorted(on))
-
-
-def describe(identity: dict) -> str:
-    flags = ", ".join(_flags(identity["config"])) or "release"
-    return f"CPython {identity['version']} ({flags}, {identity['triple']}, {identity['pointer_size']}-byte pointers)"
+    """This interpreter's identity (identity.running()), computed once."""
+    global _me
+    with _lock:
+        if _me is None:
+            _me = identity.running()
+        return _me
 
 
 class Match:
-    """The table in use and how it was chosen: `kind` is exact, loose or user."""
+    """The table in use and how it was chosen: `kind` is exact, proven or user."""
 
-    def __init__(self, table: str, kind: str, detail: str, source: str, build: dict, check=None) -> None:
+    def __init__(self, table: str, kind: str, detail: str, source: str, build: dict, check=None,
+                 loaded: Loaded = None) -> None:
         self.table, self.kind, self.detail, self.source, self._build, self.check = \
             table, kind, detail, source, build, check
+        self._loaded = loaded
 
     @property
     def build(self):
-        """The table's `model.Build` (version, hexversion, config, target, input digests)."""
+        """The table's `model.Build` (version, hexversion, config, target, vendor, defines, digests)."""
         from .model import Build, Target
 
         b = self._build
         return Build(version=b["version"], hexversion=b["hexversion"], config=dict(b["config"]),
-                     target=Target(**b["target"]), inputs=dict(b.get("inputs", {})))
+                     target=Target(**b["target"]), inputs=dict(b.get("inputs", {})),
+                     vendor=b.get("vendor") or identity.UPSTREAM, defines=b.get("defines"))
 
     @property
     def version(self) -> str:
         return self._build["version"]
+
+    def earned(self, struct: str) -> str:
+        """How answers about `struct` are earned: 'exact', 'proven (N fields)' or 'refused'."""
+        t = self._loaded
+        key = t.resolve_struct(struct) if t else None
+        if key is None:
+            raise UnknownNameError(struct, [], where=f"table {self.table}")
+        if t.exact(key):
+            return "exact"
+        t.prove()
+        n = sum(1 for k, _ in t.earning.proven if k == key)
+        return f"proven ({n} field{'s' if n != 1 else ''} read live)" if n else "refused"
 
     def __repr__(self) -> str:
         return f"<offsets table {self.table}: {self.kind} match: {self.detail}>"
@@ -201,64 +348,84 @@ class Match:
     __str__ = __repr__
 
 
-def select(identity: dict, entries: list, load=load_shipped, check=None, strict: bool = False):
-    """The table for `identity` among the shipped `entries`, and how it matched: exact, else the
-    same minor version at the nearest patch level whose live `check` passes (not in `strict` mode);
-    `NoMatchingTable` otherwise."""
-    def same_abi(e):
-        return (_flags(e["config"]) == _flags(identity["config"]) and e["triple"] == identity["triple"]
-                and e["pointer_size"] == identity["pointer_size"])
-
+def select(me: dict, entries: list, load=_load_entry, check=None, strict: bool = False, autoscan=None):
+    """The table for identity `me` among `entries` (own tables first, then shipped), and how it
+    matched: an exact one; else, unless `strict`, one made now by `autoscan()` (when given); else,
+    unless `strict`, the nearest table of the same minor version, flags and target whose live
+    `check` passes, answering only what that check proved. `NoMatchingTable` otherwise."""
+    why = []
     for e in entries:
-        if e["hexversion"] == identity["hexversion"] and same_abi(e):
+        earn = earning(entry_build(e), me)
+        if earn.exact:
             t = load(e)
-            return t, Match(t.name, "exact", f"built for {describe(identity)}", t.source, t.build)
-    minor = identity["hexversion"] >> 16
-    near = sorted((e for e in entries if e["hexversion"] >> 16 == minor and same_abi(e)),
-                  key=lambda e: (abs(e["hexversion"] - identity["hexversion"]), -e["hexversion"]))
-    failures = []
+            t.earning = earn
+            return t, Match(t.name, "exact", f"built for {describe(me)}: {earn.why}", t.source, t.build, loaded=t)
+        if (e["hexversion"], e["triple"]) == (me["hexversion"], me["triple"]):
+            why.append(f"{e['name']}: {earn.why}")
+    if autoscan is not None:
+        made = autoscan()
+        if made is not None:
+            t, earn = made
+            t.earning = earn
+            return t, Match(t.name, "exact", f"made from this interpreter's own headers now: {earn.why}", t.source,
+                            t.build, loaded=t)
+    near = sorted((e for e in entries if e["hexversion"] >> 16 == me["hexversion"] >> 16 and
+                   (_flags(e["config"]), e["triple"], e["pointer_size"]) ==
+                   (_flags(me["config"]), me["triple"], me["pointer_size"])),
+                  key=lambda e: (abs(e["hexversion"] - me["hexversion"]), -e["hexversion"], e["name"]))
     if near and strict:
-        raise _no_match(identity, entries, f"OFFSETS_STRICT=1 refuses the looser match "
-                                           f"{', '.join(e['name'] for e in near)} (same minor version, other patch level)")
+        raise _no_match(me, entries, "OFFSETS_STRICT allows exact tables only, and none is exactly this build "
+                                     f"({'; '.join(why) or 'no table of this version'}); nearest: "
+                                     f"{', '.join(e['name'] for e in near)}")
     if check is None:
         from .live_check import check
+    failures = []
     for e in near:
         t = load(e)
         result = check(t)
         if result.ok:
-            t.refused = moved_within_minor(near, load)
-            refused = (f"; refused, as they differ between the shipped {e['version'].rsplit('.', 1)[0]} tables: "
-                       f"{', '.join(sorted(t.refused))}" if t.refused else "")
-            return t, Match(t.name, "loose", f"table of CPython {e['version']} used for {identity['version']}: "
-                                             f"same minor version and layout flags, live check: {result.summary()}"
-                                             + refused, t.source, t.build, result)
+            t.earning = earn = earning(entry_build(e), me)
+            earn.check, earn.proven = result, set(result.proven)
+            return t, Match(t.name, "proven", f"table of {describe_build(entry_build(e))} for {describe(me)}: not "
+                                              f"exact ({earn.why}); it answers only the {len(earn.proven)} fields and "
+                                              f"sizes the live check read ({result.summary()})",
+                            t.source, t.build, result, loaded=t)
         failures.append(f"{e['name']} failed the live check: {result.summary()}")
-    raise _no_match(identity, entries, "; ".join(failures) or
+    raise _no_match(me, entries, "; ".join(failures + why) or
                     "none is of this minor version with these layout flags, target and pointer size")
 
 
-def moved_within_minor(tables: list, load) -> dict:
-    """Structs whose layout differs between shipped tables of one minor version (patch releases do
-    move fields: 3.11.2 and 3.11.7 differ in _sre's SRE_STATE): struct -> which versions say what.
-    A loosely matched table cannot vouch for these, whatever the live check says about others."""
-    if len(tables) < 2:
-        return {}
-    layouts: dict = {}
-    for e in tables:
-        t = load(e)
-        for key in t.order:
-            layouts.setdefault(key, {}).setdefault(t.layout(key), []).append(e["version"])
-    return {key: " vs ".join(f"{'/'.join(v)}: {len(json.loads(lay)[3])} fields, {json.loads(lay)[1]} bytes"
-                             for lay, v in seen.items())
-            for key, seen in layouts.items() if len(seen) > 1}
+def _how_to_scan() -> str:
+    return (f"make this build's own table with `offsets scan --python {sys.executable} --install` (needs its C "
+            f"headers, e.g. the python3.X-dev package), or load one with offsets.use_table('table.yaml')")
 
 
-def _no_match(identity: dict, entries: list, why: str) -> NoMatchingTable:
-    shipped = ", ".join(e["name"] for e in sorted(entries, key=lambda e: (e["triple"], e["hexversion"])))
-    return NoMatchingTable(
-        f"no shipped table fits {describe(identity)}{': ' + why if why else ''}; shipped: {shipped or 'none'}; "
-        f"scan this build with `offsets scan -o table.yaml` (needs its C headers) and load it with "
-        f"offsets.use_table('table.yaml')")
+def _no_match(me: dict, entries: list, why: str) -> NoMatchingTable:
+    shipped = ", ".join(e["name"] for e in sorted(entries, key=lambda e: (e["triple"], e["hexversion"], e["name"])))
+    return NoMatchingTable(f"no table fits {describe(me)}{': ' + why if why else ''}; shipped: {shipped or 'none'}; "
+                           + _how_to_scan())
+
+
+def _autoscan_allowed(me: dict) -> bool:
+    if os.environ.get("OFFSETS_AUTOSCAN", "1").strip().lower() in ("0", "false", "no") or not me.get("inputs"):
+        return False
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("clang", "yaml", "jsonschema"))
+
+
+def autoscan(me: dict):
+    """Make and install this build's own table (headers only), once; (Loaded, Earning) or None."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(_HERE)] + sys.path))
+    proc = subprocess.run([sys.executable, "-m", "offsets", "scan", "--python", sys.executable, "--install",
+                           "--no-dwarf", "-q"], capture_output=True, text=True, env=env)
+    if proc.returncode:
+        return None
+    for e in installed_entries(me):
+        earn = earning(entry_build(e), me)
+        if earn.exact:
+            return _load_entry(e), earn
+    return None
 
 
 # ---------------------------------------------------------------- state and the public API
@@ -266,30 +433,38 @@ _state = None      # (Loaded, Match)
 
 
 def _current() -> Loaded:
-    global _state
-    if _state is None:
-        strict = os.environ.get("OFFSETS_STRICT", "") not in ("", "0")
-        _set(*select(running_identity(), shipped_index()["tables"], load=load_shipped, strict=strict))
-    return _state[0]
+    state = _state
+    if state is None:
+        with _lock:
+            if _state is None:
+                me = running_identity()
+                entries = installed_entries(me) + shipped_index()["tables"]
+                _set(*select(me, entries, strict=strict_mode(),
+                             autoscan=(lambda: autoscan(me)) if _autoscan_allowed(me) else None))
+            state = _state
+    return state[0]
 
 
 def _set(table: Loaded, match: Match) -> None:
+    """Switch tables: the answer caches are emptied under the lock, so no thread keeps an old answer."""
     global _state
-    _state = (table, match)
-    _offsets_index.clear()
-    _sizes.clear()
-    c = sys.modules.get("offsets._offsets")
-    if c is not None:
-        c._reset()
+    with _lock:
+        _state = (table, match)
+        _offsets_index.clear()
+        _sizes.clear()
+        c = sys.modules.get("offsets._offsets")
+        if c is not None:
+            c._reset()
 
 
 def _set_none() -> None:
-    """Forget the table in use (the next lookup chooses again); for tests. The capsule refreshes
-    its cache when the next table is set."""
-    global _state
-    _state = None
-    _offsets_index.clear()
-    _sizes.clear()
+    """Forget the table in use and the identity (the next lookup chooses again); for tests."""
+    global _state, _me
+    with _lock:
+        _state = None
+        _me = None
+        _offsets_index.clear()
+        _sizes.clear()
 
 
 def _unknown_struct(t: Loaded, name: str, struct: str) -> UnknownNameError:
@@ -297,6 +472,13 @@ def _unknown_struct(t: Loaded, name: str, struct: str) -> UnknownNameError:
 
     return UnknownNameError(name, difflib.get_close_matches(struct, t.struct_names(), n=3, cutoff=0.6),
                             where=t.where())
+
+
+def _refused(t: Loaded, name: str) -> NoMatchingTable:
+    check = t.earning.check
+    seen = f"; live check: {check.summary()}" if check is not None else ""
+    return NoMatchingTable(f"{name}: not answered: {t.name} is not exactly this build's table ({t.earning.why}) and "
+                           f"the live check did not read this{seen}; {_how_to_scan()}")
 
 
 def _lookup(name, what: str):
@@ -307,88 +489,100 @@ def _lookup(name, what: str):
     key = t.resolve_struct(struct)
     if key is None:
         raise _unknown_struct(t, name, struct)
-    if key in t.refused:
-        raise NoMatchingTable(f"{name}: {key}'s layout differs between the shipped tables of this minor version "
-                              f"({t.refused[key]}) and none is exactly this {describe(running_identity())}, so "
-                              f"the loosely matched {t.name} cannot vouch for it; scan this build with "
-                              f"`offsets scan -o table.yaml` and load it with offsets.use_table('table.yaml')")
     return t, key, path
 
 
 class _Offsets(dict):
-    """name -> byte offset, filled a struct at a time on first use."""
+    """name -> byte offset, filled on first use with the answers the table has earned."""
 
     def __missing__(self, name):
-        t, key, path = _lookup(name, "get")
-        fields = t.fields(key)
-        if not path:
-            raise UnknownNameError(name, [f"{name}.{p}" for p in list(fields)[:3]],
-                                   where=f"{t.where()} as a field (it is a struct: offsets.sizeof({name!r}) is its size)")
-        row = fields.get(path)
-        if row is None:
-            import difflib
+        with _lock:
+            t, key, path = _lookup(name, "get")
+            fields = t.fields(key)
+            if not path:
+                raise UnknownNameError(name, [f"{name}.{p}" for p in list(fields)[:3]],
+                                       where=f"{t.where()} as a field (it is a struct: offsets.sizeof({name!r}) "
+                                             f"is its size)")
+            row = fields.get(path)
+            if row is None:
+                import difflib
 
-            close = difflib.get_close_matches(path, list(fields), n=3, cutoff=0.5)
-            raise UnknownNameError(name, [f"{name.partition('.')[0]}.{p}" for p in close],
-                                   where=f"struct {key} of {t.where()}")
-        prefix = key + "."
-        self.update((prefix + p, r[0]) for p, r in fields.items())
-        self[name] = row[0]
-        return row[0]
+                close = difflib.get_close_matches(path, list(fields), n=3, cutoff=0.5)
+                raise UnknownNameError(name, [f"{name.partition('.')[0]}.{p}" for p in close],
+                                       where=f"struct {key} of {t.where()}")
+            if t.earned(key, path) is None:
+                raise _refused(t, name)
+            if t is _state[0]:
+                prefix = key + "."
+                if t.exact(key):
+                    self.update((prefix + p, r[0]) for p, r in fields.items())
+                self[name] = row[0]
+            return row[0]
 
 
 class _Sizes(dict):
-    """struct name -> size, filled on first use."""
+    """struct name -> size, filled on first use with the answers the table has earned."""
 
     def __missing__(self, name):
-        t, key, path = _lookup(name, "sizeof")
-        if path:
-            raise UnknownNameError(name, [name.partition(".")[0]],
-                                   where=f"{t.where()} as a struct (offsets.field({name!r}).size is a field's size)")
-        self[name] = size = t.size(key)
-        return size
+        with _lock:
+            t, key, path = _lookup(name, "sizeof")
+            if path:
+                raise UnknownNameError(name, [name.partition(".")[0]],
+                                       where=f"{t.where()} as a struct (offsets.field({name!r}).size is a field's size)")
+            if t.earned(key) is None:
+                raise _refused(t, name)
+            size = t.size(key)
+            if t is _state[0]:
+                self[name] = size
+            return size
 
 
 _offsets_index = _Offsets()
 _sizes = _Sizes()
 
 #: get(name) -> int: the byte offset of STRUCT.FIELD (nested paths: PyTypeObject.ob_base.ob_base.ob_type;
-#: a bitfield: the offset of its storage unit, see field()). Raises UnknownNameError (a KeyError).
+#: a bitfield: the offset of its storage unit, see field()). Raises UnknownNameError (a KeyError), or
+#: NoMatchingTable when the answer is not earned.
 get = _offsets_index.__getitem__
 #: sizeof(struct) -> int: the size of a struct (typedef, tag and alias names work too).
 sizeof = _sizes.__getitem__
 
 
 def field(name: str):
-    """The `model.Field` of STRUCT.FIELD: offset, size, type, bit_offset/bit_width, array_len, flexible."""
-    from .model import Field
-
-    t, key, path = _lookup(name, "field")
-    get(name)   # the same errors as get()
-    o, size, type_, bo, bw, al, fl = t.fields(key)[path]
-    return Field(path=path, offset=o, size=size, type=type_, bit_offset=bo, bit_width=bw, array_len=al,
-                 flexible=bool(fl))
+    """The field STRUCT.FIELD (a `model.Field` with `earned`: 'exact' or 'proven')."""
+    with _lock:
+        get(name)   # the same errors as get()
+        t, key, path = _lookup(name, "field")
+        o, size, type_, bo, bw, al, fl = t.fields(key)[path]
+        return EarnedField(path=path, offset=o, size=size, type=type_, bit_offset=bo, bit_width=bw, array_len=al,
+                           flexible=bool(fl), earned=t.earned(key, path))
 
 
 def build() -> Match:
-    """The table in use: its name, build identity, and how it matched this interpreter."""
+    """The table in use: its name, build identity, how it matched, and `earned(struct)`."""
     _current()
     return _state[1]
 
 
 def current_table():
-    """The table in use as a full `model.Table` (every struct decoded): for the CLI."""
+    """The table in use as a full `model.Table`, with only the structs it answers exactly: for the CLI."""
     from .compact import table_from_head
 
     t = _current()
-    return table_from_head(t.head, [t._line(i) for i in range(len(t.order))])
+    keep = [i for key, i in t.order.items() if t.exact(key)]
+    head = dict(t.head, structs=[s for s in t.head["structs"] if t.exact(s)],
+                names={a: k for a, k in t.head["names"].items() if k in t.order and t.exact(k)})
+    return table_from_head(head, [t._line(i) for i in keep])
 
 
 def use_table(path, verify: bool = True) -> Match:
     """Use the table at `path` (`offsets scan` YAML, or a compact .jsonl) from now on, for Python and C.
 
-    It must be for this interpreter's minor version, layout flags and pointer size (TableError
-    otherwise); with `verify` the live check must pass too (VerifyError otherwise).
+    It must be for this interpreter's minor version, layout flags, target and pointer size
+    (TableError otherwise). Its answers are earned as the shipped tables' are: exact when its
+    identity (digests included) is this build's, else only what the live check proves (which must
+    pass: VerifyError otherwise; OFFSETS_STRICT refuses such a table). `verify` also runs the live
+    check on an exact table.
     """
     path = os.fspath(path)
     if path.endswith(".jsonl"):
@@ -400,22 +594,29 @@ def use_table(path, verify: bool = True) -> Match:
         t = Loaded(head, lines, path, shipped_index()["aliases"])
     me = running_identity()
     b = t.build
-    mine = (me["hexversion"] >> 16, _flags(me["config"]), me["pointer_size"])
-    theirs = (b["hexversion"] >> 16, _flags(b["config"]), b["target"]["pointer_size"])
+    mine = (me["hexversion"] >> 16, _flags(me["config"]), me["triple"], me["pointer_size"])
+    theirs = (b["hexversion"] >> 16, _flags(b["config"]), b["target"]["triple"], b["target"]["pointer_size"])
     if mine != theirs:
-        raise TableError(f"{path} is for {t.name}, not for this {describe(me)}: scan this build with "
-                         f"`offsets scan -o table.yaml`")
-    result = None
-    if verify:
-        from .errors import VerifyError
-        from .live_check import check
+        raise TableError(f"{path} is for {t.name}, not for this {describe(me)}: {_how_to_scan()}")
+    from .errors import VerifyError
 
-        result = check(t)
+    earn = earning(b, me)
+    t.earning = earn
+    if not earn.exact and strict_mode():
+        raise TableError(f"{path} is not exactly this build's table ({earn.why}) and OFFSETS_STRICT allows exact "
+                         f"tables only")
+    result = None
+    if verify or not earn.exact:
+        result = t.prove()
         if not result.ok:
             raise VerifyError(f"{path} does not describe this interpreter: {result.summary()}")
-    how = "live check: " + result.summary() if result else "not checked (verify=False)"
-    _set(t, Match(t.name, "user", f"loaded from {path}; {how}", path, t.build, result))
-    return _state[1]
+    how = ("exact: " + earn.why if earn.exact else
+           f"not exact ({earn.why}): answers only the {len(earn.proven)} fields the live check read")
+    with _lock:
+        _set(t, Match(t.name, "user", f"loaded from {path}; {how}" + (f"; live check: {result.summary()}"
+                                                                      if result else ""),
+                      path, t.build, result, loaded=t))
+        return _state[1]
 
 
 def live_check(table: Loaded = None):
@@ -431,3 +632,31 @@ def get_include() -> str:
         if os.path.isfile(os.path.join(d, "pyoffsets.h")):
             return d
     raise OffsetsError(f"pyoffsets.h is in neither {_HERE}/include nor the checkout's headers/: reinstall offsets")
+
+
+def main(argv=None) -> int:
+    """`python -m offsets.runtime NAME...`: the table this interpreter uses, and each answer with how
+    it was earned (runs on any interpreter, with no third-party package)."""
+    names = sys.argv[1:] if argv is None else argv
+    try:
+        m = build()
+    except OffsetsError as e:
+        print(f"offsets: error: {e}", file=sys.stderr)
+        return e.exit_code
+    print(f"table: {m.table} ({m.kind}: {m.detail})")
+    status = 0
+    for name in names:
+        try:
+            if "." in name:
+                f = field(name)
+                print(f"  {name:<34} {f.offset:>6}  {f.earned}")
+            else:
+                print(f"  {name:<34} {sizeof(name):>6}  {m.earned(name)} (size)")
+        except (OffsetsError, KeyError) as e:
+            status = 2
+            print(f"  {name:<34} {'-':>6}  refused: {e}")
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

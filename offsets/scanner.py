@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import __version__, storage, units
-from .build_inputs import BuildInputs, digest_files, header_files
+from .build_inputs import BuildInputs, digest_files, headers_digest
 from .clang_scan import Unit, UnitResult, libclang_version, parse_unit
 from .debian import cache_dir
 from .errors import BuildError, ScanError
@@ -167,8 +167,9 @@ def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
                   config={k: v for k, v in sorted(head.flags.items())},
                   target=Target(b.target.triple, head.pointer_size),
                   inputs={"pyconfig_h": digest_files([b.pyconfig], b.pyconfig.parent),
-                          "headers": digest_files(header_files(b), b.include_dir),
-                          "source": source_digest})
+                          "headers": headers_digest(b.include_dir),
+                          "source": source_digest},
+                  vendor=b.vendor, defines=b.layout_defines())
     return Table(build=build, scanner={"offsets": __version__, "libclang": libclang_version()},
                  structs=structs, names=names, skipped=tuple(skipped), conflicts=tuple(conflicts))
 

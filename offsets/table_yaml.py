@@ -51,6 +51,10 @@ def dumps(table: Table) -> str:
     out += ["schema: 1", "build:", f"  version: {_q(b.version)}", f"  hexversion: '{b.hexversion:#010x}'",
             "  config: {" + ", ".join(f"{k}: {str(b.config[k]).lower()}" for k in LAYOUT_FLAGS if k in b.config) + "}",
             f"  target: {{triple: {b.target.triple}, pointer_size: {b.target.pointer_size}}}",
+            f"  vendor: {_q(b.vendor)}"]
+    if b.defines is not None:
+        out.append("  defines: {" + ", ".join(f"{_q(k)}: {_q(v)}" for k, v in sorted(b.defines.items())) + "}")
+    out += [
             "  inputs: {" + ", ".join(f"{k}: {_q(v) if v else 'null'}" for k, v in sorted(b.inputs.items())) + "}",
             "scanner: {" + ", ".join(f"{k}: {_q(v)}" for k, v in sorted(table.scanner.items())) + "}"]
     for key, values in (("skipped", table.skipped), ("conflicts", table.conflicts)):
@@ -107,7 +111,8 @@ def from_data(data: object, origin: str = "table") -> Table:
     try:
         b = data["build"]
         build = Build(version=b["version"], hexversion=int(b["hexversion"], 16), config=dict(b["config"]),
-                      target=Target(**b["target"]), inputs=dict(b["inputs"]))
+                      target=Target(**b["target"]), inputs=dict(b["inputs"]), vendor=b["vendor"],
+                      defines=None if b.get("defines") is None else dict(b["defines"]))
         structs = {}
         for name, s in data["structs"].items():
             fields = tuple(Field(path=p, **f) for p, f in s["fields"].items())

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
-from .build_inputs import BuildInputs, describe, shared_libpython, digest_files, header_files, pyconfig_defines
+from .build_inputs import BuildInputs, describe, headers_digest, pyconfig_defines, shared_libpython
 from .errors import BuildError
 from .model import CONFIGS, Table
 
@@ -111,7 +111,7 @@ def headers_digest_differs(table: Table, b: BuildInputs) -> Optional[str]:
     want = table.build.inputs.get("headers")
     if not want:
         return None
-    got = digest_files(header_files(b), b.include_dir)
+    got = headers_digest(b.include_dir)
     return None if got == want else f"the headers of {b.include_dir} are not the ones the table was scanned from"
 
 

@@ -1,0 +1,269 @@
+"""Build identity: what a table is for, and what a running interpreter is.
+
+A build is its layout inputs, not its version number (docs/identity.md):
+
+- version and hexversion; the layout flags (`Py_DEBUG`, `Py_GIL_DISABLED`, ...); the target triple
+  and pointer size;
+- the vendor: `upstream` (pristine python.org sources), or a distributor and its package version
+  (`debian 3.13.5-2+deb13u5`): Debian's 3.13 patches `PyGC_Head`'s alignment;
+- the defines the core is compiled with (sysconfig's `PY_CORE_CFLAGS`) that some header tests:
+  Debian's 3.15 adds `-D_Py_TIER2=3 -D_Py_JIT`, which change `PyInterpreterState`;
+- the digests of the layout inputs: `pyconfig.h`, every header, the sources (and, for a table made
+  from a build's own headers, the libpython whose DWARF gave the `.c`-only structs).
+
+Both sides use this module: the scanner to stamp a table, the runtime to compute the running
+interpreter's identity and compare. Standard library only, and old syntax only: interpreters down
+to 3.6 run this file as a script to describe themselves (`python identity.py` prints JSON).
+"""
+import gzip
+import hashlib
+import json
+import os
+import re
+import shlex
+import sys
+
+#: Configuration macros that change struct layouts, in the order tables list them.
+LAYOUT_FLAGS = ("Py_DEBUG", "Py_GIL_DISABLED", "Py_TRACE_REFS", "Py_REF_DEBUG", "Py_STATS")
+#: Flags that another flag turns on by itself (pyport.h: Py_DEBUG implies Py_REF_DEBUG).
+IMPLIED = {"Py_DEBUG": ("Py_REF_DEBUG",)}
+#: Defines every scan applies itself (units.py), so they say nothing about one build.
+NOT_IDENTITY = frozenset(("Py_BUILD_CORE", "Py_BUILD_CORE_BUILTIN", "Py_BUILD_CORE_MODULE"))
+UPSTREAM = "upstream"
+#: `upstream`, or a distributor's word and its package version.
+VENDOR = re.compile(r"upstream|[a-z][a-z0-9]* [0-9][A-Za-z0-9.+~:-]*")
+
+
+# ---------------------------------------------------------------- names
+def flag_set(config):
+    """The layout flags a config turns on, with the implied ones, sorted."""
+    on = {f for f in LAYOUT_FLAGS if config.get(f)}
+    for flag, implied in IMPLIED.items():
+        if flag in on:
+            on.update(implied)
+    return tuple(sorted(on))
+
+
+def config_words(config):
+    return [w for flag, w in (("Py_GIL_DISABLED", "freethreaded"), ("Py_DEBUG", "debug")) if config.get(flag)]
+
+
+def distributor(vendor):
+    """`debian` for `debian 3.13.5-2`; `upstream` for `upstream` (or no vendor)."""
+    return (vendor or UPSTREAM).split()[0]
+
+
+def table_name(version, config, triple, vendor=UPSTREAM):
+    """`cpython-3.13.5-debian-freethreaded-aarch64-linux-gnu`: version, the distributor unless
+    upstream, the config words, the triple."""
+    words = [version] + ([] if distributor(vendor) == UPSTREAM else [distributor(vendor)])
+    return "cpython-" + "-".join(words + config_words(config) + [triple])
+
+
+def source_dependent(defined_in, origin):
+    """Whether a struct's layout comes from a `.c` file (or a binary's DWARF), not from the headers."""
+    return origin == "dwarf" or ".c:" in defined_in or defined_in.endswith(".c")
+
+
+# ---------------------------------------------------------------- digests and defines
+def header_files(include_dir):
+    """Every header of an include directory (public, cpython/, internal/), following symlinked
+    directories (Debian's python3.Xd/internal -> ../python3.X/internal), sorted."""
+    found = []
+    for root, _, names in os.walk(include_dir, followlinks=True):
+        found += [os.path.join(root, n) for n in names if n.endswith(".h") and os.path.isfile(os.path.join(root, n))]
+    return sorted(found)
+
+
+def headers_digest(include_dir):
+    """The digest of a build's headers: every header but the top-level pyconfig.h, which has a
+    digest of its own (so a source tree's Include/ and the same headers installed compare equal,
+    and Debian's multiarch forwarder does not count)."""
+    top = os.path.join(str(include_dir), "pyconfig.h")
+    return digest_files([p for p in header_files(str(include_dir)) if p != top], include_dir)
+
+
+def digest_files(paths, base):
+    """One sha256 over the relative names and contents of `paths`, in sorted order."""
+    h = hashlib.sha256()
+    rel = sorted((os.path.relpath(str(p), str(base)), str(p)) for p in paths)
+    for name, path in rel:
+        h.update(name.encode() + b"\0")
+        with open(path, "rb") as f:
+            h.update(f.read() + b"\0")
+    return "sha256:" + h.hexdigest()
+
+
+_CONDITION = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b(.*)$", re.M)
+
+
+def tested_names(texts):
+    """The identifiers that preprocessor conditionals of `texts` test."""
+    names = set()
+    for text in texts:
+        for cond in _CONDITION.findall(text):
+            names.update(re.findall(r"[A-Za-z_]\w*", cond))
+    return names
+
+
+def core_defines(cflags):
+    """The -D macros of a compile command line, name -> value ('' for a bare -DNAME), -U applied."""
+    try:
+        words = shlex.split(cflags or "")
+    except ValueError:
+        words = (cflags or "").split()
+    out = {}
+    it = iter(words)
+    for w in it:
+        if w in ("-D", "-U"):
+            w += next(it, "")
+        if w.startswith("-D") and len(w) > 2:
+            name, _, value = w[2:].partition("=")
+            out[name] = value
+        elif w.startswith("-U"):
+            out.pop(w[2:], None)
+    return {k: v for k, v in out.items() if k not in NOT_IDENTITY}
+
+
+def layout_defines(cflags, header_texts):
+    """The core's defines that some header tests: the ones that can change a layout."""
+    tested = tested_names(header_texts)
+    return {k: v for k, v in sorted(core_defines(cflags).items()) if k in tested}
+
+
+def real_pyconfig(include_dir):
+    """The pyconfig.h that applies, following Debian's multiarch forwarder
+    (`#include <x86_64-linux-gnu/python3.13/pyconfig.h>`) for this interpreter's multiarch."""
+    path = os.path.join(include_dir, "pyconfig.h")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    if "SIZEOF_VOID_P" in text:
+        return path
+    import sysconfig
+
+    arch = sysconfig.get_config_var("MULTIARCH") or ""
+    forwarded = os.path.join(os.path.dirname(include_dir), arch, os.path.basename(include_dir), "pyconfig.h")
+    return forwarded if arch and os.path.isfile(forwarded) else path
+
+
+def _memo_dir():
+    base = os.environ.get("OFFSETS_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "offsets")
+    return os.path.join(base, "digests")
+
+
+def installed_inputs(include_dir, cflags):
+    """The layout inputs of installed headers: {pyconfig_h, headers, defines}, or None when the
+    directory has no headers. Hashing ~300 headers takes tens of milliseconds, so the result is
+    kept in the cache, keyed by every file's name, size, mtime and ctime (any change is a miss)."""
+    files = header_files(include_dir)
+    pyconfig = real_pyconfig(include_dir)
+    if pyconfig is None or not os.path.isfile(os.path.join(include_dir, "Python.h")):
+        return None
+    stamp = hashlib.sha256(repr(cflags).encode())
+    for p in files + [pyconfig]:
+        st = os.stat(p)
+        stamp.update(("%s\0%d\0%d\0%d\0" % (p, st.st_size, st.st_mtime_ns, st.st_ctime_ns)).encode())
+    memo = os.path.join(_memo_dir(), stamp.hexdigest()[:32] + ".json")
+    try:
+        with open(memo, encoding="utf-8") as f:
+            found = json.load(f)
+        if isinstance(found, dict) and set(found) == {"pyconfig_h", "headers", "defines"}:
+            return found
+    except (OSError, ValueError):
+        pass
+    texts = []
+    for p in files:
+        with open(p, encoding="utf-8", errors="replace") as f:
+            texts.append(f.read())
+    found = {"pyconfig_h": digest_files([pyconfig], os.path.dirname(pyconfig)),
+             "headers": headers_digest(include_dir), "defines": layout_defines(cflags, texts)}
+    try:
+        os.makedirs(os.path.dirname(memo), exist_ok=True)
+        tmp = "%s.%d.tmp" % (memo, os.getpid())
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(found, f)
+        os.replace(tmp, memo)
+    except OSError:
+        pass   # a read-only cache only costs the hashing next time
+    return found
+
+
+# ---------------------------------------------------------------- the vendor
+def vendor_evidence(prefix, minor):
+    """(vendor, evidence) for the build installed at `prefix`, or (None, why not) when no
+    distributor claims it. Debian (and Ubuntu) record the package version in the changelog beside
+    the prefix (`share/doc/libpython3.X-minimal/changelog.Debian.gz`) and in dpkg's database; a
+    build that neither knows is taken as upstream, and only its digests can make it exact."""
+    for package in ("libpython%s-minimal" % minor, "python%s-minimal" % minor, "libpython%s" % minor):
+        path = os.path.join(prefix, "share", "doc", package, "changelog.Debian.gz")
+        try:
+            with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
+                first = f.readline()
+        except OSError:
+            continue
+        m = re.match(r"^\S+ \(([^)]+)\)", first)
+        if m:
+            return "%s %s" % (_distributor_of(m.group(1)), m.group(1)), path
+    if os.path.realpath(prefix) == "/usr":
+        version = _dpkg_version("libpython%s-minimal" % minor)
+        if version:
+            return "%s %s" % (_distributor_of(version), version), "/var/lib/dpkg/status"
+    return None, "no distributor's package record beside %s" % prefix
+
+
+def _distributor_of(package_version):
+    return "ubuntu" if "ubuntu" in package_version else "debian"
+
+
+def _dpkg_version(package):
+    try:
+        with open("/var/lib/dpkg/status", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    for para in text.split("\n\n"):
+        if re.search(r"^Package: %s$" % re.escape(package), para, re.M) and "ok installed" in para:
+            m = re.search(r"^Version: (\S+)$", para, re.M)
+            if m:
+                return m.group(1)
+    return None
+
+
+# ---------------------------------------------------------------- the running interpreter
+def running(with_inputs=True):
+    """This interpreter's identity in the terms of the tables, plus where its build lives."""
+    import sysconfig
+
+    v = sysconfig.get_config_var
+    vi = sys.version_info
+    level = {"alpha": "a", "beta": "b", "candidate": "rc"}.get(vi.releaselevel)
+    version = "%d.%d.%d" % vi[:3] + ("%s%d" % (level, vi.serial) if level else "")
+    config = {"Py_DEBUG": bool(v("Py_DEBUG")), "Py_GIL_DISABLED": bool(v("Py_GIL_DISABLED")),
+              "Py_TRACE_REFS": bool(v("Py_TRACE_REFS")) or hasattr(sys, "getobjects"),
+              "Py_REF_DEBUG": bool(v("Py_REF_DEBUG")) or hasattr(sys, "gettotalrefcount"),
+              "Py_STATS": bool(v("Py_STATS"))}
+    host = (v("HOST_GNU_TYPE") or "").split("-")
+    if len(host) == 4 and host[1] in ("pc", "unknown"):
+        host.pop(1)
+    include = sysconfig.get_paths()["include"]
+    cflags = " ".join(x for x in (v("PY_CORE_CFLAGS"), v("CFLAGS_NODIST")) if x)
+    minor = "%d.%d" % vi[:2]
+    prefix = sys.base_prefix
+    vendor, evidence = vendor_evidence(prefix, minor)
+    me = {"version": version, "hexversion": sys.hexversion, "config": config,
+          "triple": v("MULTIARCH") or "-".join(host), "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4,
+          "vendor": vendor, "vendor_evidence": evidence, "include": include, "cflags": cflags,
+          "abiflags": getattr(sys, "abiflags", ""), "multiarch": v("MULTIARCH") or "",
+          "libdir": v("LIBDIR") or "", "soname": v("INSTSONAME") or "", "ldlibrary": v("LDLIBRARY") or "",
+          "executable": sys.executable, "inputs": None}
+    if with_inputs:
+        me["inputs"] = installed_inputs(include, cflags)
+    return me
+
+
+if __name__ == "__main__":
+    print(json.dumps(running(with_inputs="--no-inputs" not in sys.argv)))
