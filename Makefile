@@ -26,12 +26,13 @@ $(VENV)/.installed: pyproject.toml setup.py
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
-# The main job: scan the running interpreter, then show where well-known fields live.
+# The main job: make the interpreter's own table (installed where its runtime finds it), then ask
+# that interpreter where well-known fields live: which table answered, and how each answer was earned.
 run: venv
 	@mkdir -p .cache
-	$(BIN)/offsets scan --python $(PYTHON) -o $(RUNNING)
-	@for name in PyListObject.ob_item PyThreadState.interp listiterobject.it_index; do \
-	  printf '%-28s ' $$name; $(BIN)/offsets get $$name -t $(RUNNING) || true; done
+	$(BIN)/offsets scan --python $(PYTHON) --install -o $(RUNNING)
+	@PYTHONPATH=$(CURDIR) $(PYTHON) -m offsets.runtime PyListObject.ob_item PyThreadState.interp \
+	  listiterobject.it_index PyInterpreterState.gc PyInterpreterState
 
 test: venv
 	$(BIN)/python -m pytest -q -ra tests

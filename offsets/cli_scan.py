@@ -190,6 +190,11 @@ def describe_field(f) -> str:
 
 
 def run_get(args) -> int:
+    if args.table is None:   # this interpreter's table, under the runtime's rules (docs/identity.md)
+        from . import runtime
+
+        print(describe_field(runtime.field(args.name)) if "." in args.name else runtime.sizeof(args.name))
+        return 0
     from .names import resolve
 
     s, f = resolve(load_table(args.table), args.name)

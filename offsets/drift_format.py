@@ -42,7 +42,7 @@ class Report:
 
 
 def build_label(b: Build) -> str:
-    return f"CPython {b.version} ({b.config_name}, {b.target.triple})"
+    return f"CPython {b.release} ({b.config_name}, {b.target.triple})"
 
 
 def _field_where(f: Field) -> str:
@@ -158,7 +158,7 @@ def _value(v):
 
 
 def _build(b: Build) -> dict:
-    return {"version": b.version, "config": b.config_name, "triple": b.target.triple,
+    return {"version": b.version, "vendor": b.vendor, "config": b.config_name, "triple": b.target.triple,
             "pointer_size": b.target.pointer_size, "table": b.table_name}
 
 

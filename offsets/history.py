@@ -53,7 +53,7 @@ def group_key(b: Build) -> tuple[str, str]:
 
 def ordered(tables: Sequence[Table]) -> list[Table]:
     """By config, target, then version (hexversion, so 3.9 comes before 3.10)."""
-    return sorted(tables, key=lambda t: (group_key(t.build), t.build.hexversion))
+    return sorted(tables, key=lambda t: (group_key(t.build), t.build.hexversion, t.build.vendor))
 
 
 @dataclass(frozen=True)
@@ -126,11 +126,11 @@ def format_text(name: str, groups: dict[tuple[str, str], list[Point]]) -> str:
            f"{sum(map(len, groups.values()))} tables (* = changed from the version above)"]
     for (config, triple), rows in groups.items():
         out.append(f"{config} {triple}")
-        width = max(len(p.build.version) for p in rows)
+        width = max(len(p.build.release) for p in rows)
         for p in rows:
             mark = "*" if p.change else " "
             if not p.present:
-                out.append(f" {mark} {p.build.version:<{width}}  -" + (f"      ({p.change})" if p.change else ""))
+                out.append(f" {mark} {p.build.release:<{width}}  -" + (f"      ({p.change})" if p.change else ""))
                 continue
             cells = f"size {p.size:>4}" if is_struct else f"offset {p.offset:>4}  size {p.size:>3}"
             if p.bits:
@@ -142,5 +142,5 @@ def format_text(name: str, groups: dict[tuple[str, str], list[Point]]) -> str:
                 cells += f"  [as {p.struct}]"
             if p.change:
                 cells += f"  ({p.change})"
-            out.append(f" {mark} {p.build.version:<{width}}  {cells}")
+            out.append(f" {mark} {p.build.release:<{width}}  {cells}")
     return "\n".join(out) + "\n"

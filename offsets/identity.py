@@ -234,14 +234,19 @@ def _dpkg_version(package):
 
 
 # ---------------------------------------------------------------- the running interpreter
+def version_string(vi):
+    """`3.14.0rc1` for sys.version_info (3, 14, 0, 'candidate', 1): CPython's own PY_VERSION spelling."""
+    level = {"alpha": "a", "beta": "b", "candidate": "rc"}.get(vi[3])
+    return "%d.%d.%d" % tuple(vi[:3]) + ("%s%d" % (level, vi[4]) if level else "")
+
+
 def running(with_inputs=True):
     """This interpreter's identity in the terms of the tables, plus where its build lives."""
     import sysconfig
 
     v = sysconfig.get_config_var
     vi = sys.version_info
-    level = {"alpha": "a", "beta": "b", "candidate": "rc"}.get(vi.releaselevel)
-    version = "%d.%d.%d" % vi[:3] + ("%s%d" % (level, vi.serial) if level else "")
+    version = version_string(vi)
     config = {"Py_DEBUG": bool(v("Py_DEBUG")), "Py_GIL_DISABLED": bool(v("Py_GIL_DISABLED")),
               "Py_TRACE_REFS": bool(v("Py_TRACE_REFS")) or hasattr(sys, "getobjects"),
               "Py_REF_DEBUG": bool(v("Py_REF_DEBUG")) or hasattr(sys, "gettotalrefcount"),

@@ -64,6 +64,12 @@ class Build:
         return ".".join(self.version.split(".")[:2])
 
     @property
+    def release(self) -> str:
+        """`3.13.15`, or `3.13.15-debian` for a distributor's build: the version as tables name it."""
+        who = identity.distributor(self.vendor)
+        return self.version if who == UPSTREAM else f"{self.version}-{who}"
+
+    @property
     def config_name(self) -> str:
         """`release`, `debug`, `freethreaded` or `freethreaded-debug`: the word used in table names."""
         return "-".join(identity.config_words(self.config)) or "release"

@@ -208,7 +208,7 @@ def _find(table: Table, name: str) -> Optional[Struct]:
 def column(table: Table, s: Optional[Struct], prev: Optional[tuple[Table, Struct]]) -> str:
     b = table.build
     e = html.escape
-    head = f'<h3>{e(b.version)} {e(b.config_name)}</h3><div class="meta">{e(b.target.triple)}'
+    head = f'<h3>{e(b.release)} {e(b.config_name)}</h3><div class="meta">{e(b.target.triple)}'
     if s is None:
         return f'<div class="col">{head}</div><div class="absent">not in this table</div></div>'
     status, removed, notes = _status(prev[1] if prev else None, s)

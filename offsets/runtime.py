@@ -353,15 +353,18 @@ def select(me: dict, entries: list, load=_load_entry, check=None, strict: bool =
     matched: an exact one; else, unless `strict`, one made now by `autoscan()` (when given); else,
     unless `strict`, the nearest table of the same minor version, flags and target whose live
     `check` passes, answering only what that check proved. `NoMatchingTable` otherwise."""
-    why = []
+    why, exact = [], []
     for e in entries:
         earn = earning(entry_build(e), me)
         if earn.exact:
             t = load(e)
             t.earning = earn
-            return t, Match(t.name, "exact", f"built for {describe(me)}: {earn.why}", t.source, t.build, loaded=t)
-        if (e["hexversion"], e["triple"]) == (me["hexversion"], me["triple"]):
+            exact.append(t)
+        elif (e["hexversion"], e["triple"]) == (me["hexversion"], me["triple"]):
             why.append(f"{e['name']}: {earn.why}")
+    if exact:   # the one that answers most exactly: .c structs too, then the most structs
+        t = max(exact, key=lambda t: (t.earning.sources, len(t.order)))
+        return t, Match(t.name, "exact", f"built for {describe(me)}: {t.earning.why}", t.source, t.build, loaded=t)
     if autoscan is not None:
         made = autoscan()
         if made is not None:

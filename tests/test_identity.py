@@ -1,0 +1,338 @@
+"""Identity and earned answers (docs/identity.md): a table answers exactly only when its identity,
+digests included, is this build's; otherwise only what the live check read in this process.
+
+The truth each test compares with is named: the running interpreter (`__basicsize__`, objects read
+with ctypes), CPython's own spellings (PY_VERSION in patchlevel.h), or the compiler's view recorded
+in gcc-verified committed tables (tests/test_committed_tables.py proves those).
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+import offsets
+from offsets import compact, identity, runtime
+from offsets.errors import NoMatchingTable, TableError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def fresh_runtime(monkeypatch, tmp_path):
+    """No table chosen, no own tables, no autoscan, not strict; nothing left behind."""
+    monkeypatch.delenv("OFFSETS_STRICT", raising=False)
+    monkeypatch.setenv("OFFSETS_TABLES", str(tmp_path / "own-tables"))
+    monkeypatch.setenv("OFFSETS_AUTOSCAN", "0")
+    runtime._set_none()
+    yield
+    runtime._set_none()
+
+
+def entries():
+    return runtime.shipped_index()["tables"]
+
+
+def running_entry():
+    me = runtime.running_identity()
+    for e in entries():
+        if runtime.earning(runtime.entry_build(e), me).exact:
+            return e
+    pytest.fail(f"no shipped table is exactly {runtime.describe(me)}: run `make tables`")
+
+
+def copy_table(tmp_path, entry, name="copy", **build) -> Path:
+    """A copy of a shipped compact table with its build identity changed (`inputs` merged)."""
+    head, raw = compact.header(compact.COMPACT_DIR / entry["file"])
+    b = dict(head["build"])
+    inputs = dict(b["inputs"], **build.pop("inputs", {}))
+    b.update(build, inputs=inputs)
+    out = tmp_path / f"{name}.jsonl"
+    out.write_text(compact.assemble(dict(head, build=b), [line.decode() for line in raw]))
+    return out
+
+
+def as_entry(path: Path) -> dict:
+    t = runtime.load_compact(str(path))
+    b = t.build
+    return {"name": t.name, "file": str(path), "version": b["version"], "hexversion": b["hexversion"],
+            "config": b["config"], "triple": b["target"]["triple"], "pointer_size": b["target"]["pointer_size"],
+            "vendor": b["vendor"], "defines": b["defines"], "inputs": b["inputs"], "own": True}
+
+
+def unproven_field(t) -> str:
+    """A field of PyInterpreterState the live check does not read (so only digests can vouch for it)."""
+    key = t.resolve_struct("PyInterpreterState")
+    t.prove()
+    for path in t.fields(key):
+        if (key, path) not in t.earning.proven:
+            return f"PyInterpreterState.{path}"
+    pytest.fail("the live check read every field of PyInterpreterState")
+
+
+# ---------------------------------------------------------------- exact
+def test_the_running_interpreter_is_answered_exactly_by_digest():
+    e = running_entry()
+    m = offsets.build()
+    assert (m.kind, m.table) == ("exact", e["name"]) and "header digests" in m.detail
+    f = offsets.field("PyTupleObject.ob_item")
+    assert f.earned == "exact" and f.offset == tuple.__basicsize__          # truth: the interpreter
+    assert m.earned("PyInterpreterState") == "exact"
+    lst = [1, 2, 3]
+    assert ctypes.c_ssize_t.from_address(id(lst) + offsets.get("PyListObject.ob_base.ob_size")).value == 3
+
+
+def test_a_table_of_other_headers_with_the_same_version_is_not_exact(tmp_path):
+    """An upstream and a Debian 3.13.15 share version, flags and triple; their headers differ."""
+    e = running_entry()
+    other = as_entry(copy_table(tmp_path, e, inputs={"headers": "sha256:" + "0" * 64}, vendor="debian 1.0-1"))
+    t, m = runtime.select(runtime.running_identity(), [other], load=runtime._load_entry)
+    assert m.kind == "proven" and "headers differ" in m.detail
+    runtime._set(t, m)
+    assert offsets.get("PyTupleObject.ob_item") == tuple.__basicsize__       # proven: read live
+    assert offsets.field("PyTupleObject.ob_item").earned == "proven"
+    with pytest.raises(NoMatchingTable, match=r"not answered: .* offsets scan --python .* --install"):
+        offsets.get(unproven_field(t))
+
+
+def test_other_core_defines_are_not_exact(tmp_path):
+    """Debian's 3.15 core is compiled with -D_Py_JIT: a table scanned without it is another build."""
+    e = running_entry()
+    other = as_entry(copy_table(tmp_path, e, defines={"_Py_JIT": ""}))
+    t, m = runtime.select(runtime.running_identity(), [other], load=runtime._load_entry)
+    assert m.kind == "proven" and "_Py_JIT" in m.detail
+
+
+def test_a_vendor_mismatch_leaves_only_c_structs_to_the_live_check(tmp_path):
+    e = running_entry()
+    other = as_entry(copy_table(tmp_path, e, vendor="debian 9.9-1"))
+    t, m = runtime.select(runtime.running_identity(), [other], load=runtime._load_entry)
+    assert m.kind == "exact"
+    runtime._set(t, m)
+    c_structs = [k for k in t.order if identity.source_dependent(t._row(k)[4], t._row(k)[5])]
+    assert c_structs, "the running interpreter's table has no .c structs (DWARF-filled): make tables"
+    assert offsets.field("PyListObject.ob_item").earned == "exact"
+    if t.resolve_struct("listiterobject") in c_structs:      # a .c struct the live check reads
+        assert offsets.field("listiterobject.it_index").earned == "proven"
+    unread = next(k for k in c_structs if not any(p[0] == k for p in t.earning.proven) and t.fields(k))
+    with pytest.raises(NoMatchingTable, match="debian 9.9-1"):
+        offsets.get(f"{unread}.{next(iter(t.fields(unread)))}")
+
+
+def test_debug_interpreters_match_debug_tables_whatever_sysconfig_says_of_py_ref_debug():
+    """pyport.h: Py_DEBUG implies Py_REF_DEBUG. The compiler saw both in every shipped debug table;
+    a debug interpreter's sysconfig may list only Py_DEBUG."""
+    debug = [e for e in entries() if e["config"].get("Py_DEBUG")]
+    assert debug and all(e["config"]["Py_REF_DEBUG"] for e in debug)
+    e = debug[0]
+    me = {"version": e["version"], "hexversion": e["hexversion"], "triple": e["triple"],
+          "pointer_size": e["pointer_size"], "config": {"Py_DEBUG": True}, "vendor": e["vendor"],
+          "inputs": dict(e["inputs"], defines=e["defines"])}
+    assert runtime.earning(runtime.entry_build(e), me).exact
+
+
+@pytest.mark.parametrize("info,spelled", [((3, 14, 0, "candidate", 1), "3.14.0rc1"), ((3, 13, 0, "beta", 2), "3.13.0b2"),
+                                          ((3, 15, 0, "alpha", 7), "3.15.0a7"), ((3, 13, 18, "final", 0), "3.13.18")])
+def test_pre_release_versions_are_spelled_as_cpython_spells_them(info, spelled):
+    """Truth: PY_VERSION of those releases' patchlevel.h."""
+    assert identity.version_string(info) == spelled
+
+
+# ---------------------------------------------------------------- proven and refused
+def test_another_patch_level_answers_only_what_the_live_check_read():
+    e = running_entry()
+    me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
+    t, m = runtime.select(me, [e], load=runtime.load_shipped)
+    assert m.kind == "proven" and m.check.ok and "answers only" in m.detail
+    assert ("PyTupleObject" in {k for k, _ in t.earning.proven})
+    assert not t.exact("PyTupleObject")
+    assert t.earned(t.resolve_struct("PyTupleObject"), "ob_item") == "proven"
+    assert t.earned(t.resolve_struct("PyInterpreterState"), unproven_field(t).split(".", 1)[1]) is None
+
+
+def test_a_failed_live_check_falls_through_to_the_next_candidate(tmp_path):
+    e = running_entry()
+    head, raw = compact.header(compact.COMPACT_DIR / e["file"])
+    lines = [line.decode() for line in raw]
+    i = head["structs"].index("PyListObject")
+    row = json.loads(lines[i])
+    next(f for f in row[6] if f[0] == "ob_item")[1] += 8
+    lines[i] = json.dumps(row)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(compact.assemble(dict(head, build=dict(head["build"], hexversion=e["hexversion"] + 0x100)), lines))
+    good = as_entry(copy_table(tmp_path, e, name="good", hexversion=e["hexversion"] - 0x100))
+    me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
+    t, m = runtime.select(me, [as_entry(bad), good], load=runtime._load_entry)
+    assert m.kind == "proven" and t.source == good["file"]
+
+
+@pytest.mark.parametrize("value,strict", [("", False), ("0", False), ("false", False), ("No", False),
+                                          ("1", True), ("yes", True), ("true", True), ("anything", True)])
+def test_offsets_strict_values(monkeypatch, value, strict):
+    monkeypatch.setenv("OFFSETS_STRICT", value)
+    assert runtime.strict_mode() is strict
+
+
+def test_strict_mode_refuses_what_is_only_proven(monkeypatch):
+    e = running_entry()
+    me = dict(runtime.running_identity(), hexversion=e["hexversion"] + 0x100)
+    with pytest.raises(NoMatchingTable, match="OFFSETS_STRICT allows exact tables only"):
+        runtime.select(me, [e], load=runtime.load_shipped, strict=True)
+    monkeypatch.setenv("OFFSETS_STRICT", "1")
+    assert offsets.build().kind == "exact"
+
+
+# ---------------------------------------------------------------- use_table
+def test_use_table_of_another_patch_level_answers_only_proven_fields(tmp_path):
+    e = running_entry()
+    other = copy_table(tmp_path, e, hexversion=e["hexversion"] + 0x100, version="9.9.9")
+    m = offsets.use_table(other)
+    assert m.kind == "user" and "not exact" in m.detail
+    assert offsets.get("PyTupleObject.ob_item") == tuple.__basicsize__
+    t = runtime._current()
+    with pytest.raises(NoMatchingTable):
+        offsets.get(unproven_field(t))
+
+
+def test_use_table_of_another_vendor_answers_only_proven_fields(tmp_path):
+    e = running_entry()
+    other = copy_table(tmp_path, e, vendor="debian 3.0-1", inputs={"headers": "sha256:" + "1" * 64})
+    offsets.use_table(other)
+    with pytest.raises(NoMatchingTable, match="headers differ"):
+        offsets.get(unproven_field(runtime._current()))
+
+
+@pytest.mark.parametrize("change", [{"target": {"triple": "aarch64-linux-gnu", "pointer_size": 8}},
+                                    {"target": {"triple": "i686-linux-gnu", "pointer_size": 4}},
+                                    {"config": {"Py_DEBUG": True, "Py_REF_DEBUG": True}},
+                                    {"config": {"Py_GIL_DISABLED": True}}])
+def test_use_table_refuses_another_cpu_pointer_size_or_flags(tmp_path, change):
+    e = running_entry()
+    with pytest.raises(TableError, match="not for this CPython"):
+        offsets.use_table(copy_table(tmp_path, e, **change))
+
+
+def test_use_table_refuses_a_non_exact_table_in_strict_mode(tmp_path, monkeypatch):
+    e = running_entry()
+    monkeypatch.setenv("OFFSETS_STRICT", "yes")
+    with pytest.raises(TableError, match="OFFSETS_STRICT"):
+        offsets.use_table(copy_table(tmp_path, e, hexversion=e["hexversion"] + 0x100))
+
+
+# ---------------------------------------------------------------- own tables
+SHIPPED_HIDDEN = """
+import json, sys
+from offsets import runtime
+runtime.shipped_index = lambda: {"tables": [], "aliases": {}}
+m = runtime.build()
+f = runtime.field("PyTupleObject.ob_item")
+print(json.dumps({"kind": m.kind, "detail": m.detail, "table": m.table, "offset": f.offset, "earned": f.earned,
+                  "truth": tuple.__basicsize__}))
+"""
+
+
+def run_hidden(env_extra: dict):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **env_extra}
+    return subprocess.run([sys.executable, "-c", SHIPPED_HIDDEN], capture_output=True, text=True, env=env, cwd=ROOT)
+
+
+def test_scan_install_makes_the_table_the_runtime_uses(tmp_path):
+    own = tmp_path / "tables"
+    scan = subprocess.run([sys.executable, "-m", "offsets", "scan", "--install", "--tables", str(own), "--no-dwarf",
+                           "-q"], capture_output=True, text=True, cwd=ROOT)
+    assert scan.returncode == 0, scan.stderr
+    [installed] = own.glob("*.jsonl")
+    out = run_hidden({"OFFSETS_TABLES": str(own), "OFFSETS_AUTOSCAN": "0"})
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["kind"] == "exact" and got["earned"] == "exact" and got["offset"] == got["truth"]
+    assert installed.name.startswith(got["table"])
+
+
+def test_autoscan_makes_this_builds_table_once(tmp_path):
+    own = tmp_path / "tables"
+    first = run_hidden({"OFFSETS_TABLES": str(own), "OFFSETS_AUTOSCAN": "1"})
+    assert first.returncode == 0, first.stderr
+    got = json.loads(first.stdout)
+    assert got["kind"] == "exact" and "made from this interpreter's own headers now" in got["detail"]
+    assert got["offset"] == got["truth"] and len(list(own.glob("*.jsonl"))) == 1
+    second = json.loads(run_hidden({"OFFSETS_TABLES": str(own), "OFFSETS_AUTOSCAN": "1"}).stdout)
+    assert second["kind"] == "exact" and "made" not in second["detail"]
+    off = run_hidden({"OFFSETS_TABLES": str(tmp_path / "none"), "OFFSETS_AUTOSCAN": "0"})
+    assert off.returncode != 0 and "NoMatchingTable" in off.stderr and "--install" in off.stderr
+
+
+# ---------------------------------------------------------------- threads
+def test_no_thread_sees_the_old_table_once_use_table_returns(tmp_path):
+    """Hammering threads refill the answer cache while the main thread switches tables; after each
+    use_table() returns, the answer must be the new table's."""
+    e = running_entry()
+    t = runtime.load_shipped(e)
+    name = unproven_field(t)
+    path = name.split(".", 1)[1]
+    key = t.resolve_struct("PyInterpreterState")
+    head, raw = compact.header(compact.COMPACT_DIR / e["file"])
+    lines = [line.decode() for line in raw]
+    i = head["structs"].index(key)
+    row = json.loads(lines[i])
+    field = next(f for f in row[6] if f[0] == path)
+    truth_a = field[1]
+    field[1] += 8 if field[1] + field[2] + 8 <= row[2] else -8
+    truth_b = field[1]
+    lines[i] = json.dumps(row)
+    b = tmp_path / "b.jsonl"
+    b.write_text(compact.assemble(head, lines))
+    a = compact.COMPACT_DIR / e["file"]
+    stop, errors = threading.Event(), []
+
+    def hammer():
+        while not stop.is_set():
+            try:
+                offsets.get(name)
+            except Exception as err:       # noqa: BLE001 - any failure is the test's failure
+                errors.append(repr(err))
+                return
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for th in threads:
+        th.start()
+    wrong = 0
+    try:
+        for n in range(150):
+            which, truth = (b, truth_b) if n % 2 else (a, truth_a)
+            offsets.use_table(which, verify=False)
+            wrong += offsets.get(name) != truth
+    finally:
+        stop.set()
+        for th in threads:
+            th.join()
+    assert not errors and wrong == 0
+
+
+COLD_START = """
+import json, threading, offsets
+barrier, out = threading.Barrier(16), []
+def first():
+    barrier.wait()
+    try:
+        out.append(offsets.get("PyTupleObject.ob_item"))
+    except Exception as e:
+        out.append(repr(e))
+ts = [threading.Thread(target=first) for _ in range(16)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(json.dumps(out))
+"""
+
+
+def test_a_cold_first_use_from_16_threads_never_fails():
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", COLD_START], capture_output=True, text=True, cwd=ROOT,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout) == [tuple.__basicsize__] * 16
