@@ -1,0 +1,58 @@
+"""CPython describes itself: every slot of `_PyRuntime.debug_offsets`, read live inside Debian sid's
+own interpreters, against what `offsets.get`/`offsets.sizeof` answer there for the same field.
+
+The slot -> field map comes from each build's installed headers (debug_offsets.py), never from our
+tables; the values are the running interpreter's own. Two runs per interpreter:
+
+- shipped: only the tables in the package (OFFSETS_TABLES is an empty directory). A refusal is
+  allowed, a wrong number never.
+- own build: after `offsets scan --python PY --install`. Every slot must be exact.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import realbuilds
+from debug_offsets import LIVE, slots_of
+
+MINORS = sorted(realbuilds.SID_PYTHON)
+
+
+def _live(python, headers, tables_dir) -> dict:
+    """Run LIVE inside `python`: each slot's live value and offsets' answer, counted."""
+    slots, _ = slots_of(headers.initializer())
+    assert slots, f"no offsetof/sizeof slot in {headers.include}'s debug offsets initializer"
+    pos = headers.positions([s.path for s in slots] + ["cookie", "version"])
+    assert all(size == 8 for _, size in pos.values()), f"a debug offsets slot is not 8 bytes: {pos}"
+    todo = {"cookie": pos["cookie"][0], "version": pos["version"][0],
+            "slots": [[s.path, s.kind, s.name, pos[s.path][0]] for s in slots]}
+    out = json.loads(realbuilds.run_in(python, LIVE, json.dumps(todo), env={"OFFSETS_TABLES": str(tables_dir)}))
+    # gcc's slot positions are right only if they find the cookie and the running version there
+    assert out["cookie"] == "xdebugpy" and out["version"] == out["hexversion"], (out["cookie"], out["version"])
+    out["refused"] = [s for s in out["slots"] if isinstance(s[3], str)]
+    out["wrong"] = [s for s in out["slots"] if not isinstance(s[3], str) and s[2] != s[3]]
+    out["exact"] = len(out["slots"]) - len(out["refused"]) - len(out["wrong"])
+    print(f"\n{python.name} {hex(out['hexversion'])}: {out['exact']} of {len(out['slots'])} slots exact, "
+          f"{len(out['refused'])} refused, {len(out['wrong'])} wrong; table: {out['table'][:160]}")
+    for path, name, live, ours in out["wrong"]:
+        print(f"  WRONG {path} = {name}: CPython says {live}, offsets {ours}")
+    for path, name, live, ours in out["refused"]:
+        print(f"  refused {path} = {name} (CPython says {live}): {ours[:160]}")
+    return out
+
+
+@pytest.mark.parametrize("minor", MINORS)
+def test_shipped_tables_are_never_wrong(minor, sid_python, headers_of, tmp_path):
+    py = sid_python(minor)
+    out = _live(py, headers_of(py), tmp_path)
+    assert not out["wrong"], f"{len(out['wrong'])} wrong answers on sid's {minor}: {out['wrong']}"
+
+
+@pytest.mark.parametrize("minor", MINORS)
+def test_own_build_table_is_exact_on_every_slot(minor, sid_python, headers_of, installed_tables):
+    py = sid_python(minor)
+    out = _live(py, headers_of(py), installed_tables(py))
+    assert out["exact"] == len(out["slots"]), \
+        f"sid's {minor}: {len(out['refused'])} refused, {len(out['wrong'])} wrong of {len(out['slots'])}"
