@@ -31,6 +31,12 @@ def upstream_python():
     return realbuilds.upstream_python
 
 
+@pytest.fixture(scope="session")
+def interpreter():
+    """interpreter("sid-3.13" | "upstream-3.13.15-release" | ...) -> path of that interpreter."""
+    return realbuilds.interpreter
+
+
 _DESCRIBE = "import json, sysconfig; print(json.dumps([sysconfig.get_paths()['include'], " \
             "sysconfig.get_config_var('PY_CORE_CFLAGS') or '', sysconfig.get_config_var('prefix')]))"
 

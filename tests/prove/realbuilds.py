@@ -87,6 +87,16 @@ def upstream_python(config: str, version: str = UPSTREAM_VERSION) -> Path:
     return upstream_prefix(config, version) / "bin" / f"python{minor}{'t' if config == 'free-threaded' else ''}"
 
 
+def interpreter(build: str) -> Path:
+    """The interpreter named `sid-3.X` (sid_python) or `upstream-VERSION-CONFIG` (upstream_python)."""
+    if build.startswith("sid-"):
+        return sid_python(build[len("sid-"):])
+    kind, version, config = build.split("-", 2)
+    if kind != "upstream":
+        raise ValueError(f"unknown build {build!r}: want sid-3.X or upstream-VERSION-CONFIG")
+    return upstream_python(config, version)
+
+
 def clean_env() -> dict:
     """This process's environment without the variables that steer offsets' choice of table."""
     return {k: v for k, v in os.environ.items() if k not in ("OFFSETS_TABLES", "OFFSETS_STRICT", "PYTHONPATH")}

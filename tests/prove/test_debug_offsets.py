@@ -1,5 +1,6 @@
 """CPython describes itself: every slot of `_PyRuntime.debug_offsets`, read live inside Debian sid's
-own interpreters, against what `offsets.get`/`offsets.sizeof` answer there for the same field.
+own interpreters (3.13, 3.14, 3.15) and upstream 3.13.15 (release and free-threaded, compiled from
+the pristine tarball), against what `offsets.get`/`offsets.sizeof` answer there for the same field.
 
 The slot -> field map comes from each build's installed headers (debug_offsets.py), never from our
 tables; the values are the running interpreter's own. Two runs per interpreter:
@@ -17,7 +18,8 @@ import pytest
 import realbuilds
 from debug_offsets import LIVE, slots_of
 
-MINORS = sorted(realbuilds.SID_PYTHON)
+BUILDS = [f"sid-{m}" for m in sorted(realbuilds.SID_PYTHON)] + \
+    [f"upstream-{realbuilds.UPSTREAM_VERSION}-{c}" for c in ("release", "free-threaded")]
 
 
 def _live(python, headers, tables_dir) -> dict:
@@ -43,16 +45,16 @@ def _live(python, headers, tables_dir) -> dict:
     return out
 
 
-@pytest.mark.parametrize("minor", MINORS)
-def test_shipped_tables_are_never_wrong(minor, sid_python, headers_of, tmp_path):
-    py = sid_python(minor)
+@pytest.mark.parametrize("build", BUILDS)
+def test_shipped_tables_are_never_wrong(build, interpreter, headers_of, tmp_path):
+    py = interpreter(build)
     out = _live(py, headers_of(py), tmp_path)
-    assert not out["wrong"], f"{len(out['wrong'])} wrong answers on sid's {minor}: {out['wrong']}"
+    assert not out["wrong"], f"{len(out['wrong'])} wrong answers on {build}: {out['wrong']}"
 
 
-@pytest.mark.parametrize("minor", MINORS)
-def test_own_build_table_is_exact_on_every_slot(minor, sid_python, headers_of, installed_tables):
-    py = sid_python(minor)
+@pytest.mark.parametrize("build", BUILDS)
+def test_own_build_table_is_exact_on_every_slot(build, interpreter, headers_of, installed_tables):
+    py = interpreter(build)
     out = _live(py, headers_of(py), installed_tables(py))
     assert out["exact"] == len(out["slots"]), \
-        f"sid's {minor}: {len(out['refused'])} refused, {len(out['wrong'])} wrong of {len(out['slots'])}"
+        f"{build}: {len(out['refused'])} refused, {len(out['wrong'])} wrong of {len(out['slots'])}"
