@@ -55,7 +55,11 @@ def sid_packages(minor: str) -> list[str]:
 def sid_root(minor: str) -> Path:
     """The unpacked root of sid's python`minor` (downloaded on first use; FetchError if sid dropped
     one of the pinned versions)."""
-    return debian.unpacked(sid_packages(minor), "amd64", "sid")
+    try:
+        return debian.unpacked(sid_packages(minor), "amd64", "sid")
+    except FetchError as e:
+        raise FetchError(f"{e} (sid may have dropped a pinned version: pin the current one in SID_PYTHON/SID_LIBS "
+                         f"of tests/prove/realbuilds.py, and update the expected figures)") from None
 
 
 def sid_python(minor: str) -> Path:
