@@ -24,8 +24,11 @@ BUILDS = [f"sid-{m}" for m in sorted(realbuilds.SID_PYTHON)] + \
 
 def _live(python, headers, tables_dir) -> dict:
     """Run LIVE inside `python`: each slot's live value and offsets' answer, counted."""
-    slots, _ = slots_of(headers.initializer())
+    init = headers.initializer()
+    slots, _ = slots_of(init)
     assert slots, f"no offsetof/sizeof slot in {headers.include}'s debug offsets initializer"
+    # every member is 8 bytes (the cookie char[8], the rest uint64_t): the initializer names them all
+    assert headers.values(["sizeof(_Py_DebugOffsets)"]) == [8 * len(init)], "the initializer leaves slots out"
     pos = headers.positions([s.path for s in slots] + ["cookie", "version"])
     assert all(size == 8 for _, size in pos.values()), f"a debug offsets slot is not 8 bytes: {pos}"
     todo = {"cookie": pos["cookie"][0], "version": pos["version"][0],
