@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Downloads and scan results are cached in $OFFSETS_CACHE (default ~/.cache/offsets).
 RUNNING := .cache/running.yaml
 
-.PHONY: run test bench tables venv clean
+.PHONY: run test prove bench tables venv clean
 
 venv: $(VENV)/.installed
 
@@ -36,6 +36,14 @@ run: venv
 
 test: venv
 	$(BIN)/python -m pytest -q -ra tests
+
+# Proof on real builds no table ships (tests/prove, not part of `make test`): upstream CPython
+# 3.13.15 compiled from the pristine tarball in Debian's source package (both configs, cached in
+# $OFFSETS_CACHE/build), and Debian sid's own 3.13/3.14/3.15 run through sid's libc loader.
+prove: venv
+	scripts/build-cpython 3.13.15 free-threaded
+	scripts/build-cpython 3.13.15 release
+	$(BIN)/python -m pytest -q -ra -s tests/prove
 
 bench: venv
 	$(BIN)/python -m offsets.bench

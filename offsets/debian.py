@@ -91,7 +91,8 @@ def download(packages: list[str], arch: str, suite: str) -> list[Path]:
     found = []
     for pkg in packages:
         name, _, version = pkg.partition("=")
-        pattern = f"{name}_{version.split(':')[-1]}_*.deb" if version else f"{name}_*.deb"
+        # apt-get download spells an epoch `1%3a`; a pinned version takes only its own file
+        pattern = f"{name}_{version.replace(':', '%3a')}_*.deb" if version else f"{name}_*.deb"
         have = sorted(dest.glob(pattern))
         if not have:
             _progress(f"downloading {pkg} ({suite}/{arch})")
@@ -118,26 +119,45 @@ def unpacked(packages: list[str], arch: str, suite: str) -> Path:
     return root
 
 
-def source(package: str, suite: str, version: str | None = None) -> Path:
-    """The unpacked Debian source package `package` (at `version` if given) from `suite`."""
+def _source_dsc(package: str, suite: str, version: str | None) -> Path:
+    """The .dsc of source package `package` (at `version` if given), downloaded with its files."""
     opts = _apt("amd64", suite)
     dest = cache_dir() / "sources" / suite
     dest.mkdir(parents=True, exist_ok=True)
     spec = f"{package}={version}" if version else package
+    prefix = f"{package}_{version.split(':')[-1]}." if version else f"{package}_"
+    dscs = sorted(dest.glob(f"{prefix}*dsc"))
+    if not dscs:
+        _progress(f"downloading source package {spec} ({suite})")
+        _run(["apt-get", *opts, "source", "--download-only", spec], f"downloading source {spec} from {suite}",
+             cwd=dest)
+        dscs = sorted(dest.glob(f"{prefix}*dsc"))
+    if not dscs:
+        raise FetchError(f"source {spec} from {suite}: no .dsc downloaded")
+    return dscs[-1]
+
+
+def orig_tarball(package: str, suite: str, version: str) -> Path:
+    """The pristine upstream tarball (`PACKAGE_UPSTREAM.orig.tar.*`) inside source package `package`=`version`."""
+    dsc = _source_dsc(package, suite, version)
+    upstream = version.split(":")[-1].rsplit("-", 1)[0]
+    tarballs = sorted(dsc.parent.glob(f"{package}_{upstream}.orig.tar.*"))
+    if not tarballs:
+        raise FetchError(f"source {package}={version} from {suite} has no {package}_{upstream}.orig.tar.* file")
+    return tarballs[0]
+
+
+def source(package: str, suite: str, version: str | None = None) -> Path:
+    """The unpacked Debian source package `package` (at `version` if given) from `suite`."""
+    dest = cache_dir() / "sources" / suite
+    dest.mkdir(parents=True, exist_ok=True)
     trees = sorted(p for p in dest.glob(f"{package}-*") if p.is_dir() and (p / ".complete").exists())
     if version:
         upstream = version.split(":")[-1].rsplit("-", 1)[0]
         trees = [p for p in trees if p.name == f"{package}-{upstream}"]
     if trees:
         return trees[-1]
-    _progress(f"downloading source package {spec} ({suite})")
-    _run(["apt-get", *opts, "source", "--download-only", spec], f"downloading source {spec} from {suite}", cwd=dest)
-    dscs = sorted(dest.glob(f"{package}_*.dsc"))
-    if version:
-        dscs = [d for d in dscs if d.name.startswith(f"{package}_{version.split(':')[-1]}")]
-    if not dscs:
-        raise FetchError(f"source {spec} from {suite}: no .dsc downloaded")
-    dsc = dscs[-1]
+    dsc = _source_dsc(package, suite, version)
     upstream = dsc.name[len(package) + 1:-4].rsplit("-", 1)[0]
     tree = dest / f"{package}-{upstream}"
     shutil.rmtree(tree, ignore_errors=True)
@@ -150,18 +170,14 @@ def source(package: str, suite: str, version: str | None = None) -> Path:
 def orig(package: str, suite: str, version: str) -> Path:
     """The pristine upstream sources inside Debian's source package `package` at `version`: its
     orig tarball unpacked as it is, without Debian's patches (python.org's release, byte for byte)."""
-    source(package, suite, version)
-    dest = cache_dir() / "sources" / suite
+    tarball = orig_tarball(package, suite, version)
     upstream = version.split(":")[-1].rsplit("-", 1)[0]
-    tree = dest / f"{package}-{upstream}-orig"
+    tree = tarball.parent / f"{package}-{upstream}-orig"
     if (tree / ".complete").exists():
         return tree
-    tarballs = sorted(dest.glob(f"{package}_{upstream}.orig.tar.*"))
-    if not tarballs:
-        raise FetchError(f"source {package}={version} from {suite}: no orig tarball beside its .dsc")
     shutil.rmtree(tree, ignore_errors=True)
     tree.mkdir(parents=True)
-    _progress(f"unpacking {tarballs[0].name} (pristine, no Debian patches)")
-    _run(["tar", "-xf", str(tarballs[0]), "-C", str(tree), "--strip-components=1"], f"unpacking {tarballs[0].name}")
-    (tree / ".complete").write_text(tarballs[0].name + "\n")
+    _progress(f"unpacking {tarball.name} (pristine, no Debian patches)")
+    _run(["tar", "-xf", str(tarball), "-C", str(tree), "--strip-components=1"], f"unpacking {tarball.name}")
+    (tree / ".complete").write_text(tarball.name + "\n")
     return tree

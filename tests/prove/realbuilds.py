@@ -1,0 +1,117 @@
+"""Real CPython builds no table ships, made runnable from the cache (for `make prove`).
+
+- Debian sid's own interpreters (`sid_python`): the python/libpython packages of one minor with
+  the C library and the few libraries they load, all at pinned versions, unpacked by package name
+  into one root (`offsets/debian.py`). sid's libc is newer than this machine's, so the interpreter
+  runs through that libc's own loader; a small wrapper script in the root does that, so the
+  interpreter is one executable path (`offsets scan --python` runs it to describe itself).
+- Upstream CPython compiled from the pristine orig tarball (`upstream_python`), by
+  `scripts/build-cpython`.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from offsets import debian
+from offsets.errors import FetchError
+
+REPO = Path(__file__).resolve().parents[2]
+MULTIARCH = "x86_64-linux-gnu"
+
+#: sid's interpreter of each minor, pinned: a new upload must be a deliberate change here.
+SID_PYTHON = {"3.13": "3.13.18-1", "3.14": "3.14.10-1", "3.15": "3.15.2-1"}
+
+#: The libraries those interpreters load (libc's loader included), pinned likewise.
+SID_LIBS = {
+    "libc6": "2.43-7", "libgcc-s1": "16.2.0-4", "libffi8": "3.8.0-2",
+    "zlib1g": "1:1.3.dfsg+really1.3.2-4", "libexpat1": "2.9.0-1", "libzstd1": "1.5.7+dfsg-4",
+    "liblzma5": "5.8.4-1", "libbz2-1.0": "1.0.8-6+b2", "libssl3t64": "3.6.5-1",
+    "libuuid1": "2.42.4-1", "libsqlite3-0": "3.53.4-2",
+}
+
+#: What `scripts/build-cpython` builds: upstream 3.13.15, each config.
+UPSTREAM_VERSION = "3.13.15"
+
+_WRAPPER = """#!/bin/sh
+# Debian sid's python{minor}, run through sid's own libc loader (written by tests/prove/realbuilds.py)
+root=$(dirname "$(readlink -f "$0")")
+PYTHONHOME="$root/usr" exec "$root/usr/lib/{multiarch}/ld-linux-x86-64.so.2" --library-path "$root/usr/lib/{multiarch}" \\
+  "$root/usr/bin/python{minor}" "$@"
+"""
+
+
+def sid_packages(minor: str) -> list[str]:
+    """`name=version` of every package sid's python`minor` root is unpacked from."""
+    if minor not in SID_PYTHON:
+        raise FetchError(f"no pinned sid interpreter for {minor}; known: {', '.join(SID_PYTHON)}")
+    v = SID_PYTHON[minor]
+    names = [f"python{minor}", f"python{minor}-minimal", f"libpython{minor}", f"libpython{minor}-minimal",
+             f"libpython{minor}-stdlib", f"libpython{minor}-dev"]
+    return [f"{n}={v}" for n in names] + [f"{n}={lv}" for n, lv in SID_LIBS.items()]
+
+
+def sid_root(minor: str) -> Path:
+    """The unpacked root of sid's python`minor` (downloaded on first use; FetchError if sid dropped
+    one of the pinned versions)."""
+    try:
+        return debian.unpacked(sid_packages(minor), "amd64", "sid")
+    except FetchError as e:
+        raise FetchError(f"{e} (sid may have dropped a pinned version: pin the current one in SID_PYTHON/SID_LIBS "
+                         f"of tests/prove/realbuilds.py, and update the expected figures)") from None
+
+
+def sid_python(minor: str) -> Path:
+    """An executable that runs sid's python`minor` (a wrapper script in its root)."""
+    root = sid_root(minor)
+    exe = root / f"python{minor}"
+    text = _WRAPPER.format(minor=minor, multiarch=MULTIARCH)
+    if not exe.is_file() or exe.read_text() != text:
+        tmp = exe.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.chmod(0o755)
+        os.replace(tmp, exe)
+    return exe
+
+
+def upstream_prefix(config: str, version: str = UPSTREAM_VERSION) -> Path:
+    """The install prefix of upstream CPython `version` built as `config` (built on first use)."""
+    proc = subprocess.run([str(REPO / "scripts" / "build-cpython"), version, config],
+                          stdout=subprocess.PIPE, text=True)
+    if proc.returncode:
+        raise RuntimeError(f"scripts/build-cpython {version} {config} failed (exit {proc.returncode}); see its "
+                           f"messages above")
+    return Path(proc.stdout.strip().splitlines()[-1])
+
+
+def upstream_python(config: str, version: str = UPSTREAM_VERSION) -> Path:
+    """bin/python3.X[t] of upstream CPython `version` built as `config`."""
+    minor = version.rsplit(".", 1)[0]
+    return upstream_prefix(config, version) / "bin" / f"python{minor}{'t' if config == 'free-threaded' else ''}"
+
+
+def interpreter(build: str) -> Path:
+    """The interpreter named `sid-3.X` (sid_python) or `upstream-VERSION-CONFIG` (upstream_python)."""
+    if build.startswith("sid-"):
+        return sid_python(build[len("sid-"):])
+    kind, version, config = build.split("-", 2)
+    if kind != "upstream":
+        raise ValueError(f"unknown build {build!r}: want sid-3.X or upstream-VERSION-CONFIG")
+    return upstream_python(config, version)
+
+
+def clean_env() -> dict:
+    """This process's environment without the variables that steer offsets' choice of table."""
+    return {k: v for k, v in os.environ.items() if k not in ("OFFSETS_TABLES", "OFFSETS_STRICT", "PYTHONPATH")}
+
+
+def run_in(python: Path, code: str, *args: str, env: dict | None = None, timeout: int = 600) -> str:
+    """Run `code` (with `args`) in interpreter `python` with the checkout importable; its stdout, or an
+    AssertionError with its stderr."""
+    full = {**clean_env(), "PYTHONPATH": str(REPO), **(env or {})}
+    proc = subprocess.run([str(python), "-c", code, *args], capture_output=True, text=True, env=full,
+                          timeout=timeout)
+    if proc.returncode:
+        raise AssertionError(f"{python} failed (exit {proc.returncode}):\n{proc.stderr.strip()[-3000:]}")
+    return proc.stdout
