@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from offsets import build_inputs as build, dwarf, scanner
+from conftest import fetched
+from offsets import build_inputs as build, debian, dwarf, scanner
 from offsets.errors import BuildError
 from offsets.model import Field
 
@@ -175,13 +176,7 @@ def test_separate_debug_file(fixture_dir):
 def test_dwz_supplementary_file(fixture_dir):
     """Debian-style dwz: types moved into a shared file named by .gnu_debugaltlink with an absolute
     /usr/lib/debug/.dwz/ path, resolved inside the unpacked tree. dwz comes from Debian by name."""
-    from offsets import debian
-    from offsets.errors import FetchError
-
-    try:
-        dwz = debian.unpacked(["dwz"], "amd64", "bookworm") / "usr/bin/dwz"
-    except FetchError as e:
-        pytest.skip(f"cannot fetch Debian's dwz: {e}")
+    dwz = fetched("Debian's dwz", debian.unpacked, ["dwz"], "amd64", "bookworm") / "usr/bin/dwz"
     tree = fixture_dir / "dwz-tree"
     (tree / "usr/lib/debug/.dwz").mkdir(parents=True)
     one = compile_so(fixture_dir, EDGES, ["-g"], "dwz_one")
@@ -378,13 +373,7 @@ DEBIAN_311 = ["libpython3.11", "libpython3.11-dev", "libpython3.11-dbg", "python
 
 @lru_cache(maxsize=None)
 def debian_311():
-    from offsets import debian
-    from offsets.errors import FetchError
-
-    try:
-        return debian.unpacked(DEBIAN_311, "amd64", "bookworm")
-    except FetchError as e:
-        pytest.skip(f"cannot fetch Debian's CPython 3.11 packages: {e}")
+    return fetched("Debian's CPython 3.11 packages", debian.unpacked, DEBIAN_311, "amd64", "bookworm")
 
 
 @pytest.mark.slow
@@ -423,14 +412,11 @@ def test_debian_bookworm_311(config):
 def test_debian_bookworm_311_debug_other_cpus(arch, triple):
     """Alignment comes from the target's rules, not from DWARF: i686 (8-byte scalars aligned to 4
     in structs) and aarch64 builds of Debian's debug libpython, against libclang for that target."""
-    from offsets import debian, targets
-    from offsets.errors import FetchError
+    from offsets import targets
 
-    try:
-        root = debian.unpacked(["libpython3.11-dev", "libpython3.11-dbg"], arch, "bookworm")
-        table = scanner.scan(build.from_prefix(root / "usr", target=triple, config="debug", abiflags="d"))
-    except FetchError as e:
-        pytest.skip(f"cannot fetch Debian's CPython 3.11 packages for {arch}: {e}")
+    root = fetched(f"Debian's CPython 3.11 packages for {arch}", debian.unpacked,
+                   ["libpython3.11-dev", "libpython3.11-dbg"], arch, "bookworm")
+    table = scanner.scan(build.from_prefix(root / "usr", target=triple, config="debug", abiflags="d"))
     info = dwarf.read(root / "usr/lib" / targets.target(triple).multiarch / "libpython3.11d.so.1.0")
     r = dwarf.compare_report(table, info)
     print(f"\nDebian CPython 3.11.2 debug {triple}: libclang and DWARF compared {r.structs} structs, "
