@@ -62,12 +62,12 @@ typedef union { uint64_t u; unsigned char bytes[8]; struct { uint32_t lo, hi; } 
 """
 
 
-def compile_so(tmp: Path, source: str, flags: list[str], name: str) -> Path:
+def compile_so(tmp: Path, source: str, flags: list[str], name: str, cc: str = GCC) -> Path:
     """A shared object with DWARF for every type of `source` (types unused are kept)."""
     src = tmp / f"{name}.c"
     src.write_text(source)
     out = tmp / f"{name}.so"
-    subprocess.run([GCC, "-shared", "-fPIC", "-fno-eliminate-unused-debug-types", *flags,
+    subprocess.run([cc, "-shared", "-fPIC", "-fno-eliminate-unused-debug-types", *flags,
                     "-IInclude", src.name, "-o", out.name], cwd=tmp, check=True)
     return out
 
@@ -207,6 +207,35 @@ def test_fixture_agrees_with_the_libclang_scanner(fixture_dir, flavour):
     assert report.structs == len(table.structs) and report.fields == table.field_count
     assert {s.defined_in for s in info.structs.values() if s.name in table.structs} == \
         {s.defined_in for s in table.structs.values()}
+
+
+#: Compilers for another CPU than the fixture table's x86_64, and what ELF calls that CPU.
+OTHER_CPUS = {"aarch64": (["aarch64-linux-gnu-gcc"], "EM_AARCH64"), "i686": ([GCC or "gcc", "-m32"], "EM_386")}
+
+
+@pytest.mark.parametrize("cpu", OTHER_CPUS)
+def test_dwarf_of_another_cpu_is_refused(fixture_dir, cpu, tmp_path, capsys):
+    """The fake headers compiled for another CPU have DWARF of the same structs, at other offsets:
+    an x86_64 table is not compared with it (nor filled from it), and `offsets verify --binary`
+    says why in one line, exit 2. The ELF header's e_machine is the truth, not the file name."""
+    from offsets import table_yaml
+    from offsets.cli import main
+
+    (cc, *flags), machine = OTHER_CPUS[cpu]
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} is not installed (the Makefile installs gcc-aarch64-linux-gnu)")
+    so = compile_so(fixture_dir, '#include "Python.h"\n', ["-g", "-ffreestanding", "-nostdlib", *flags], f"fake_{cpu}", cc=cc)
+    table = scanner.scan(build.from_prefix(FAKE.parent.parent, target="x86_64-linux-gnu"))
+    info = dwarf.read(so, use_cache=False)
+    assert info.machine == machine
+    for use in (dwarf.compare_report, dwarf.fill):
+        with pytest.raises(BuildError, match=f"{so.name} is for {machine}.*the table for x86_64-linux-gnu"):
+            use(table, info)
+    table_yaml.write(table, tmp_path / "t.yaml")
+    code = main(["verify", str(tmp_path / "t.yaml"), "--binary", str(so), "--skip", "gcc", "--skip", "live"])
+    out, err = capsys.readouterr()
+    assert (code, err.count("\n")) == (2, 1) and f"is for {machine}" in err, (code, out, err)
+    assert dwarf.read(compile_so(fixture_dir, '#include "Python.h"\n', ["-g"], "fake_x86_64")).machine == "EM_X86_64"
 
 
 def test_not_an_elf_file(tmp_path):
