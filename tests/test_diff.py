@@ -101,6 +101,38 @@ def test_align_kind_flexible_and_array_length():
                             C("retyped", "S", "S", "items", "long[] (flexible)", "long[2]")]
 
 
+def test_array_length_change_with_the_same_spelling():
+    """A typedef'd array (`arr_t`, `typedef long arr_t[N]`) keeps its spelling when N changes: the
+    change says the lengths, and text output shows them."""
+    a = table("3.11.7", struct("S", 40, ("n", 0, 8, "long"), ("v", 8, 32, "arr_t", None, None, 4)))
+    b = table("3.12.1", struct("S", 72, ("n", 0, 8, "long"), ("v", 8, 64, "arr_t", None, None, 8)))
+    changes = D.diff(a, b)
+    assert changes == [C("size", "S", "S", old=40, new=72), C("resized", "S", "S", "v", 32, 64),
+                       C("retyped", "S", "S", "v", "arr_t (length 4)", "arr_t (length 8)")]
+    c = table("3.12.1", struct("S", 40, ("n", 0, 8, "long"), ("v", 8, 32, "arr_t", None, None, 4)))
+    assert D.diff(a, c) == []
+    assert "  ~ v: retyped: arr_t (length 4) -> arr_t (length 8)\n" in F.text(F.Report(a.build, b.build, changes))
+
+
+def test_watching_a_parent_path_sees_changes_below_it():
+    """`S.ob_base` watches `ob_base.ob_refcnt` too; `S.ob_base.ob_ref` is not a parent of `ob_refcnt`."""
+    a = table("3.11.7", struct("S", 24, ("ob_base", 0, 16, "PyObject"), ("ob_base.ob_refcnt", 0, 8, "Py_ssize_t"),
+                               ("ob_base.ob_ref", 8, 4, "int"), ("ob_base.ob_type", 8, 8, "PyTypeObject *"),
+                               ("x", 16, 8, "long")))
+    b = table("3.12.1", struct("S", 24, ("ob_base", 0, 16, "PyObject"), ("ob_base.ob_refcnt", 4, 4, "uint32_t"),
+                               ("ob_base.ob_ref", 8, 4, "int"), ("ob_base.ob_type", 8, 8, "PyTypeObject *"),
+                               ("x", 16, 8, "long")))
+    changes = D.diff(a, b)
+    assert [(c.kind, c.name) for c in changes] == [("moved", "S.ob_base.ob_refcnt"), ("resized", "S.ob_base.ob_refcnt"),
+                                                   ("retyped", "S.ob_base.ob_refcnt")]
+    parent = D.resolve_watch([(1, "S.ob_base")], a, b)
+    assert [c for c in changes if D.watchers(c, parent)] == changes
+    for other in ("S.ob_base.ob_ref", "S.ob_base.ob_type", "S.x"):
+        assert [c for c in changes if D.watchers(c, D.resolve_watch([(1, other)], a, b))] == [], other
+    assert F.Report(a.build, b.build, changes, parent, "jit.txt").exit_code == 1
+    assert F.Report(a.build, b.build, changes, D.resolve_watch([(1, "S.ob_base.ob_ref")], a, b), "jit.txt").exit_code == 0
+
+
 WATCH_FILE = """\
 # fields my JIT reads
 Obj.count          # the counter
