@@ -202,3 +202,91 @@ def test_check_catches_a_stale_or_missing_table(tmp_path):
     assert (code, out) == (1, "")
     assert err == (f"offsets: error: no committed table {copy} for CPython 3.12.1 (release, x86_64-linux-gnu): "
                    "run `make tables` and commit it\n")
+
+
+# -- check on the golden fixture (a scan takes a moment): each branch -----------------------------
+
+FAKE = REPO / "tests" / "fixtures" / "fakepy"
+FAKE_BUILD = ("--prefix", FAKE, "--target", "x86_64-linux-gnu", "-j", "1")
+
+
+@pytest.fixture
+def fake_baseline(tmp_path):
+    """A baseline directory holding the fixture's table under the name `check` looks for."""
+    from offsets import table_yaml
+
+    scanned = tmp_path / "scan.yaml"
+    assert offsets("scan", "-q", *FAKE_BUILD, "-o", scanned)[0] == 0
+    base = tmp_path / "baseline"
+    base.mkdir()
+    path = base / f"{table_yaml.load(scanned).build.table_name}.yaml"
+    scanned.rename(path)
+    return path
+
+
+def test_check_branches_on_the_fixture(fake_baseline):
+    base, path = fake_baseline.parent, fake_baseline
+    good = path.read_text()
+    assert offsets("check", "--baseline", base, *FAKE_BUILD) == (0, f"{path}: up to date\n", "")
+    # not the layout: a digest of the inputs and a definition line; the unified diff shows both lines
+    digest = re.search(r"pyconfig_h: \"?(sha256:\w+)", good).group(1)
+    line = re.search(r"defined_in: \"?(Include/[^\":]+:)(\d+)", good)
+    stale = good.replace(digest, "sha256:" + "0" * 64).replace(line[0], line[0][:-len(line[2])] + str(int(line[2]) + 1), 1)
+    path.write_text(stale)
+    code, out, err = offsets("check", "--baseline", base, *FAKE_BUILD)
+    assert code == 1 and out.startswith(f"--- {path}\n+++ rescan\n@@ ")
+    changed = [ln for ln in out.splitlines() if ln[:1] in "-+" and not ln.startswith(("---", "+++"))]
+    assert [ln[0] for ln in changed] == ["-", "+", "-", "+"]
+    assert "sha256:" + "0" * 64 in changed[0] and digest in changed[1] and digest not in changed[0]
+    assert f"{line[1]}{int(line[2]) + 1}" in changed[2] and f"{line[1]}{line[2]}" in changed[3]
+    assert err == (f"offsets: error: {path} is stale: no layout change; differs in build inputs, definition lines; "
+                   "run `make tables` and commit the result\n")
+    # the layout: a field moved, reported as a change, not as text
+    moved = re.sub(r"(\n      ob_type: \{offset: )8,", r"\g<1>0,", good, count=1)
+    assert moved != good
+    path.write_text(moved)
+    code, out, err = offsets("check", "--baseline", base, *FAKE_BUILD)
+    assert code == 1 and "  ~ ob_type: moved: offset 0 -> 8\n" in out and "+++" not in out
+    assert err.startswith(f"offsets: error: {path} is stale: 1 layout change(s)") and err.count("\n") == 1
+
+
+def test_diff_colour(fake_baseline, tmp_path):
+    """--color always/never; auto colours a terminal unless NO_COLOR is set, and never a pipe."""
+    import os
+    import pty
+
+    moved = tmp_path / "moved.yaml"
+    moved.write_text(re.sub(r"(\n      ob_type: \{offset: )8,", r"\g<1>0,", fake_baseline.read_text(), count=1))
+    args = ("diff", fake_baseline, moved)
+    plain = "  ~ ob_type: moved: offset 8 -> 0\n"
+    painted = "  \033[33m~\033[0m ob_type: moved: offset 8 -> 0\n"
+
+    def on_terminal(*extra, env=None):
+        """stdout of `offsets diff` on a pseudo-terminal."""
+        main_fd, tty = pty.openpty()
+        proc = subprocess.run([sys.executable, "-m", "offsets", *map(str, args), *extra], stdout=tty,
+                              stderr=subprocess.PIPE, env=env or dict(os.environ), text=True)
+        os.close(tty)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(main_fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(main_fd)
+        assert proc.returncode == 1, proc.stderr
+        return b"".join(chunks).decode().replace("\r\n", "\n")
+
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    for extra, want in ((("--color", "always"), painted), (("--color", "never"), plain), ((), plain)):
+        proc = subprocess.run([sys.executable, "-m", "offsets", *map(str, args), *extra], capture_output=True,
+                              text=True, env=env)
+        assert proc.returncode == 1 and want in proc.stdout and ("\033[" in proc.stdout) == (want == painted), extra
+    assert painted in on_terminal(env=env)
+    out = on_terminal(env={**env, "NO_COLOR": "1"})
+    assert plain in out and "\033[" not in out
+    assert painted in on_terminal("--color", "always", env={**env, "NO_COLOR": "1"})
+    assert "\033[" not in on_terminal("--color", "never", env=env)
