@@ -1,8 +1,9 @@
 """The DWARF reader against independent truth: gcc, the libclang scanner, live interpreters.
 
 - gcc: a fixture compiled with DWARF 2, 4 (old big-endian bitfield encoding) and 5, compressed, and
-  split into a separate debug file; every field is checked against a probe program gcc compiles
-  from the same source (`offsetof`, `sizeof`, and the bits a bitfield really sets).
+  split into a separate debug file; every member libclang's AST of the same source lists must be
+  in the reader's result and nothing else, each checked against a probe program gcc compiles
+  (`offsetof`, `sizeof`, and the bits a bitfield really sets).
 - libclang: for every pyenv build, the scan of its headers and the DWARF of its libpython must
   agree on every struct both see (zero mismatches; the counts are printed, run with -s).
 - live interpreters: `listiterobject`, which only DWARF has for builds without sources, is checked
@@ -72,27 +73,57 @@ def compile_so(tmp: Path, source: str, flags: list[str], name: str, cc: str = GC
     return out
 
 
-def gcc_truth(tmp: Path, source: str, s) -> dict:
-    """What gcc itself says about each field of struct `s`: (offset, size) from offsetof/sizeof,
-    and for a bitfield the set of bits (from the start of the struct) that setting it to all ones
-    changes."""
+def clang_members(tmp: Path, source: str) -> dict:
+    """Typedef name -> its members as clang's AST of `source` lists them, as `offsetof` designators
+    with a kind ("bits", "flexible" or "plain"): named members, and the members of anonymous
+    structs and unions as the struct's own; unnamed bitfields name nothing. This list comes from
+    libclang parsing the source, not from the DWARF reader, so a member the reader drops shows."""
+    import clang.cindex as ci
+
+    from offsets.clang_headers import builtin_include
+
+    src = tmp / "members.c"
+    src.write_text(source)
+    tu = ci.Index.create().parse(str(src), args=[f"-I{builtin_include()}", "-std=gnu11"])
+    assert not [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error], list(tu.diagnostics)
+
+    def members(record, prefix=""):
+        for m in record.get_fields():
+            t = m.type.get_canonical()
+            if not m.spelling:
+                if t.kind == ci.TypeKind.RECORD:
+                    yield from members(t, prefix)
+                continue
+            path = prefix + m.spelling
+            yield path, "bits" if m.is_bitfield() else "flexible" if t.kind == ci.TypeKind.INCOMPLETEARRAY else "plain"
+            if t.kind == ci.TypeKind.RECORD:
+                yield from members(t, path + ".")
+
+    return {c.spelling: dict(members(c.type.get_canonical())) for c in tu.cursor.get_children()
+            if c.kind == ci.CursorKind.TYPEDEF_DECL and c.type.get_canonical().kind == ci.TypeKind.RECORD}
+
+
+def gcc_truth(tmp: Path, source: str, name: str, members: dict) -> dict:
+    """What gcc itself says about each member of struct `name` (path -> kind, from `clang_members`):
+    (offset, size) from offsetof/sizeof, and for a bitfield the set of bits (from the start of the
+    struct) that setting it to all ones changes."""
     lines = [source, "#include <stdio.h>\n#include <string.h>\nint main(void) {",
-             f"  printf(\"size %zu\\n\", sizeof({s.name}));"]
-    for f in s.fields:
-        if f.is_bitfield:
-            lines.append(f"  {{ {s.name} v; memset(&v, 0, sizeof v); v.{f.path} = -1;"
-                         f" unsigned char *p = (unsigned char *)&v; printf(\"bits {f.path}\");"
+             f"  printf(\"size %zu\\n\", sizeof({name}));"]
+    for path, kind in members.items():
+        if kind == "bits":
+            lines.append(f"  {{ {name} v; memset(&v, 0, sizeof v); v.{path} = -1;"
+                         f" unsigned char *p = (unsigned char *)&v; printf(\"bits {path}\");"
                          f" for (size_t i = 0; i < 8 * sizeof v; i++) if (p[i / 8] >> (i % 8) & 1) printf(\" %zu\", i);"
                          f" printf(\"\\n\"); }}")
-        elif f.flexible:
-            lines.append(f"  printf(\"field {f.path} %zu 0\\n\", offsetof({s.name}, {f.path}));")
+        elif kind == "flexible":
+            lines.append(f"  printf(\"field {path} %zu 0\\n\", offsetof({name}, {path}));")
         else:
-            lines.append(f"  printf(\"field {f.path} %zu %zu\\n\", offsetof({s.name}, {f.path}),"
-                         f" sizeof((({s.name} *)0)->{f.path}));")
+            lines.append(f"  printf(\"field {path} %zu %zu\\n\", offsetof({name}, {path}),"
+                         f" sizeof((({name} *)0)->{path}));")
     lines.append("  return 0;\n}\n")
-    src = tmp / f"truth_{s.name}.c"
+    src = tmp / f"truth_{name}.c"
     src.write_text("\n".join(lines))
-    exe = tmp / f"truth_{s.name}"
+    exe = tmp / f"truth_{name}"
     subprocess.run([GCC, "-w", str(src), "-o", str(exe)], check=True)
     got = {}
     for line in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines():
@@ -137,11 +168,15 @@ def test_fixture_layouts_match_gcc(fixture_dir, flavour):
     if old:  # strict DWARF < 5 does not record _Alignas: Aligned's alignment is not earned, so it is left out
         assert "Aligned" not in got.structs
         assert any(c.startswith("Aligned (") and "alignment attribute" in c for c in got.conflicts)
+    # both directions: every member clang's AST lists is in the reader's result, and nothing else;
+    # each with the offset, size or bits gcc's own probe gives
+    members = clang_members(fixture_dir, EDGES)
     for name in ("Edge", "Packed", "Word") + (() if old else ("Aligned",)):
         s = got.structs[name]
-        truth = gcc_truth(fixture_dir, EDGES, s)
+        truth = gcc_truth(fixture_dir, EDGES, name, members[name])
         assert s.size == truth.pop("<size>"), name
         assert {f.path: as_truth(f) for f in s.fields} == truth, f"{name} ({flavour})"
+        assert [f.path for f in s.fields] == list(members[name]), f"{name} ({flavour}): declaration order"
     edge = got.structs["Edge"]
     paths = [f.path for f in edge.fields]
     assert "as_int" in paths and "outer.inner.deep" in paths          # anonymous flattened, named dotted
