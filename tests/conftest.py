@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,27 @@ def pyenv_python(minor: str) -> Path | None:
             if exe.is_file():
                 found.append((int(parts[2]), exe))
     return max(found)[1] if found else None
+
+
+@lru_cache(maxsize=None)
+def pyenv_dwarf(version: str):
+    """The DWARF of pyenv's CPython `version` libpython (`offsets.dwarf.read`, checked against gcc
+    in test_dwarf.py): gcc's own record of that build's layouts, an independent truth for numbers
+    the committed tables also hold. A missing build is a missing input."""
+    from offsets import dwarf
+
+    root = pyenv_root()
+    minor = ".".join(version.split(".")[:2])
+    lib = root / "versions" / version / "lib" / f"libpython{minor}.so.1.0" if root else None
+    if lib is None or not lib.is_file():
+        missing_input(f"no shared libpython of pyenv's CPython {version} (`pyenv install {version}` "
+                      "with --enable-shared)")
+    return dwarf.read(lib)
+
+
+def dwarf_fields(version: str, struct: str) -> dict:
+    """path -> Field of `struct` in the DWARF of pyenv's CPython `version` (see `pyenv_dwarf`)."""
+    return {f.path: f for f in pyenv_dwarf(version).structs[struct].fields}
 
 
 class PyenvScans:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import dwarf_fields, pyenv_dwarf
 from offsets import diff as D
 from offsets import drift_format as F
 from offsets.errors import UnknownNameError
@@ -268,29 +269,38 @@ def of(changes, struct):
 
 
 def test_frame_object_3_10_to_3_11():
+    """What the differ finds between the committed tables, with every number and type taken from
+    the DWARF of pyenv's libpython3.10 and 3.11 (gcc's record, not the tables)."""
     old, new = committed("3.10.13"), committed("3.11.7")
     changes = D.diff(old, new)
+    o, n = dwarf_fields("3.10.13", "PyFrameObject"), dwarf_fields("3.11.7", "PyFrameObject")
+    size = {v: pyenv_dwarf(v).structs["PyFrameObject"].size for v in ("3.10.13", "3.11.7")}
+    # 3.11 moved the frame's state to _PyInterpreterFrame and made PyFrameObject a PyObject
     removed = ["ob_base.ob_base", "ob_base.ob_size", "f_code", "f_builtins", "f_globals", "f_locals", "f_valuestack",
                "f_stackdepth", "f_gen", "f_lasti", "f_iblock", "f_state", "f_blockstack", "f_localsplus"]
+    renamed = {"ob_base.ob_refcnt": "ob_base.ob_base.ob_refcnt", "ob_base.ob_type": "ob_base.ob_base.ob_type"}
+    added = ["f_frame", "f_fast_as_locals", "_f_frame_data"]
+    assert sorted(removed) == sorted(set(o) - set(n) - set(renamed.values()))       # DWARF agrees on the names
+    assert sorted(added) == sorted(set(n) - set(o) - set(renamed))
+    moved = [("moved", p, o[p].offset, n[p].offset) for p in ("f_trace", "f_lineno", "f_trace_lines", "f_trace_opcodes")]
     assert of(changes, "PyFrameObject") == [
-        ("size", None, 360, 56),
+        ("size", None, size["3.10.13"], size["3.11.7"]),
         *[("field-removed", p, None, None) for p in removed],
-        ("resized", "ob_base", 24, 16), ("retyped", "ob_base", "PyVarObject", "PyObject"),
-        ("renamed", "ob_base.ob_refcnt", "ob_base.ob_base.ob_refcnt", "ob_base.ob_refcnt"),
-        ("renamed", "ob_base.ob_type", "ob_base.ob_base.ob_type", "ob_base.ob_type"),
-        ("moved", "f_back", 24, 16), ("retyped", "f_back", "struct _frame *", "PyFrameObject *"),
-        ("field-added", "f_frame", None, None),
-        ("moved", "f_trace", 72, 32), ("moved", "f_lineno", 100, 40),
-        ("moved", "f_trace_lines", 84, 44), ("moved", "f_trace_opcodes", 85, 45),
+        ("resized", "ob_base", o["ob_base"].size, n["ob_base"].size),
+        ("retyped", "ob_base", o["ob_base"].type, n["ob_base"].type),
+        *[("renamed", p, q, p) for p, q in renamed.items()],
+        ("moved", "f_back", o["f_back"].offset, n["f_back"].offset),
+        ("retyped", "f_back", o["f_back"].type, n["f_back"].type),
+        ("field-added", "f_frame", None, None), *moved,
         ("field-added", "f_fast_as_locals", None, None), ("field-added", "_f_frame_data", None, None)]
     assert of(changes, "_PyInterpreterFrame") == [("struct-added", None, None, None)]
-    assert "_PyInterpreterFrame" not in old.structs
-    # independent truth: 3.10's frame type has tp_basicsize == sizeof(PyFrameObject)
+    assert "_PyInterpreterFrame" not in old.structs and "_PyInterpreterFrame" not in pyenv_dwarf("3.10.13").structs
+    # and a live 3.10: its frame type's tp_basicsize is sizeof(PyFrameObject)
     py310 = pyenv_python("3.10.13")
     if py310:
         out = subprocess.run([py310, "-c", "import sys; print(type(sys._getframe()).__basicsize__)"],
                              capture_output=True, text=True, check=True).stdout
-        assert int(out) == 360
+        assert int(out) == size["3.10.13"]
 
 
 def test_refcount_into_anonymous_union_3_11_to_3_12_is_not_a_move():
