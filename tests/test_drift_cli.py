@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import dwarf_fields, pyenv_dwarf
 from offsets.cli import main
 
 REPO = Path(__file__).parent.parent
@@ -97,13 +98,17 @@ def test_diff_watch_verdicts_on_real_tables(tmp_path, capsys):
     watch.write_text("PyFrameObject.f_back\n_PyInterpreterFrame.f_code  # moved to the front in 3.12\n")
     code, out, _ = run(capsys, "diff", table_path("3.10.13"), old, "--watch", watch, "--format", "markdown")
     assert code == 1
-    assert "| ~ | `PyFrameObject` | `f_back` | moved: offset 24 -> 16 |" in out.splitlines()
-    assert "| + | `_PyInterpreterFrame` |  | struct added (80 bytes, align 8) |" in out.splitlines()
+    # the numbers: the DWARF of pyenv's libpython3.10 and 3.11 (gcc's record), not the tables
+    back = [dwarf_fields(v, "PyFrameObject")["f_back"].offset for v in ("3.10.13", "3.11.7")]
+    frame = pyenv_dwarf("3.11.7").structs["_PyInterpreterFrame"]
+    assert f"| ~ | `PyFrameObject` | `f_back` | moved: offset {back[0]} -> {back[1]} |" in out.splitlines()
+    assert f"| + | `_PyInterpreterFrame` |  | struct added ({frame.size} bytes, align {frame.align}) |" in out.splitlines()
     code, out, _ = run(capsys, "diff", old, new, "--watch", watch, "--format", "json")
     doc = json.loads(out)
     assert code == 1 and doc["watch"] == ["PyFrameObject.f_back", "_PyInterpreterFrame.f_code"]
+    code_at = [dwarf_fields(v, "_PyInterpreterFrame")["f_code"].offset for v in ("3.11.7", "3.12.1")]
     assert [(c["kind"], c["field"], c["old"], c["new"]) for c in doc["changes"] if c["watched"]
-            and c["field"] == "f_code"] == [("moved", "f_code", 32, 0)]
+            and c["field"] == "f_code"] == [("moved", "f_code", *code_at)]
 
 
 def test_diff_errors_exit_2(tmp_path, capsys):
@@ -143,32 +148,49 @@ def tables_dir(tmp_path):
     return d
 
 
+def history_row(version, changed, field=None, note=""):
+    """A `history` row, its numbers from the DWARF of pyenv's libpython `version` (not the tables)."""
+    mark = "*" if changed else " "
+    if field is None:
+        return f" {mark} {version:<7}  -" + (f"      ({note})" if note else "")
+    return f" {mark} {version:<7}  offset {field.offset:>4}  size {field.size:>3}  {field.type}" + (f"  ({note})" if note else "")
+
+
 def test_history_of_a_field(tables_dir, capsys):
-    assert run(capsys, "history", "PyFrameObject.f_back", "--tables", tables_dir) == (0, """\
-PyFrameObject.f_back: offset and size in 4 tables (* = changed from the version above)
-release x86_64-linux-gnu
-   3.10.13  offset   24  size   8  struct _frame *
- * 3.11.7   offset   16  size   8  PyFrameObject *  (offset 24 -> 16, type struct _frame * -> PyFrameObject *)
-   3.12.1   offset   16  size   8  PyFrameObject *
-   3.13.0   offset   16  size   8  PyFrameObject *
-""", "")
+    f = {v: dwarf_fields(v, "PyFrameObject")["f_back"] for v in ("3.10.13", "3.11.7", "3.12.1", "3.13.0")}
+    assert (f["3.10.13"].offset, f["3.10.13"].type) != (f["3.11.7"].offset, f["3.11.7"].type)
+    assert f["3.11.7"] == f["3.12.1"] == f["3.13.0"]
+    change = (f"offset {f['3.10.13'].offset} -> {f['3.11.7'].offset}, "
+              f"type {f['3.10.13'].type} -> {f['3.11.7'].type}")
+    assert run(capsys, "history", "PyFrameObject.f_back", "--tables", tables_dir) == (0, "\n".join([
+        "PyFrameObject.f_back: offset and size in 4 tables (* = changed from the version above)",
+        "release x86_64-linux-gnu",
+        history_row("3.10.13", False, f["3.10.13"]),
+        history_row("3.11.7", True, f["3.11.7"], change),
+        history_row("3.12.1", False, f["3.12.1"]),
+        history_row("3.13.0", False, f["3.13.0"])]) + "\n", "")
 
 
 def test_history_of_a_struct_and_of_an_alias(tables_dir, capsys):
-    assert run(capsys, "history", "PyFrameObject", "--tables", tables_dir)[1] == """\
-PyFrameObject: size of the struct in 4 tables (* = changed from the version above)
-release x86_64-linux-gnu
-   3.10.13  size  360
- * 3.11.7   size   56  (size 360 -> 56)
-   3.12.1   size   56
- * 3.13.0   size   72  (size 56 -> 72)
-"""
+    size = {v: pyenv_dwarf(v).structs["PyFrameObject"].size for v in ("3.10.13", "3.11.7", "3.12.1", "3.13.0")}
+    rows, before = [], None
+    for v, s in size.items():
+        rows.append(f" {'*' if before not in (None, s) else ' '} {v:<7}  size {s:>4}"
+                    + (f"  (size {before} -> {s})" if before not in (None, s) else ""))
+        before = s
+    assert run(capsys, "history", "PyFrameObject", "--tables", tables_dir)[1] == "\n".join([
+        "PyFrameObject: size of the struct in 4 tables (* = changed from the version above)",
+        "release x86_64-linux-gnu", *rows]) + "\n"
+    assert [r[1] for r in rows] == [" ", "*", " ", "*"]   # 3.11 shrank it, 3.13 grew it
     code, out, _ = run(capsys, "history", "_PyInterpreterFrame.f_code", "--tables", tables_dir)
+    f = {v: dwarf_fields(v, "_PyInterpreterFrame").get("f_code") for v in ("3.11.7", "3.12.1", "3.13.0")}
+    assert "_PyInterpreterFrame" not in pyenv_dwarf("3.10.13").structs
+    assert f["3.13.0"] is None   # 3.13 made it `PyObject *f_executable`
     assert code == 0 and out.splitlines()[2:] == [
-        "   3.10.13  -",
-        " * 3.11.7   offset   32  size   8  PyCodeObject *  (appears)",
-        " * 3.12.1   offset    0  size   8  PyCodeObject *  (offset 32 -> 0)",
-        " * 3.13.0   -      (gone)"]  # 3.13 made it `PyObject *f_executable`
+        history_row("3.10.13", False),
+        history_row("3.11.7", True, f["3.11.7"], "appears"),
+        history_row("3.12.1", True, f["3.12.1"], f"offset {f['3.11.7'].offset} -> {f['3.12.1'].offset}"),
+        history_row("3.13.0", True, None, "gone")]
     code, out, err = run(capsys, "history", "PyFrameObject.f_bak", "--tables", tables_dir)
     assert (code, out) == (2, "") and "did you mean PyFrameObject.f_back" in err
 
