@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import replace
 from functools import lru_cache
@@ -440,9 +441,22 @@ def debian_311():
     return fetched("Debian's CPython 3.11 packages", debian.unpacked, DEBIAN_311, "amd64", "bookworm")
 
 
+def gcc_sizeof(tree: Path, unit: str, type_name: str, pyconfig_dir: Path) -> int:
+    """sizeof(`type_name`) as gcc compiles `unit` of the source `tree` (Py_BUILD_CORE) with the
+    pyconfig.h of `pyconfig_dir`: the size of an array object of that many bytes, read by nm."""
+    out = Path(tempfile.mkdtemp(prefix="offsets-sizeof-"))
+    (out / "probe.c").write_text(f'#include "{unit}"\nchar sizeof_probe[sizeof({type_name})];\n')
+    subprocess.run([GCC, "-c", "-w", "-DPy_BUILD_CORE", f"-I{tree}", f"-I{tree}/Include", f"-I{tree}/Include/internal",
+                    f"-I{pyconfig_dir}", "probe.c", "-o", "probe.o"], cwd=out, check=True)
+    nm = subprocess.run(["nm", "-S", "probe.o"], cwd=out, capture_output=True, text=True, check=True).stdout
+    (size,) = [int(line.split()[1], 16) for line in nm.splitlines() if line.endswith(" sizeof_probe")]
+    shutil.rmtree(out)
+    return size
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("config", ["release", "debug"])
-def test_debian_bookworm_311(config):
+def test_debian_bookworm_311(config, debian311):
     """Release: libpython3.11.so is stripped, its DWARF is in python3.11-dbg's build-id file.
     Debug: libpython3.11d.so (Py_DEBUG) carries its DWARF. Each against libclang's scan of the
     matching headers (usr/include/python3.11 or python3.11d)."""
@@ -467,8 +481,13 @@ def test_debian_bookworm_311(config):
     assert r.structs >= 0.9 * len(table.structs) and r.fields >= 0.9 * table.field_count
     s = dwarf.fill(table, info).structs["listiterobject"]
     assert (s.origin, s.size, s.field("it_index").offset) == ("dwarf", 32, 16)
-    # Py_DEBUG changes no header struct in 3.11, but it does change PyArena (Python/pyarena.c)
-    assert info.structs["PyArena"].size == (24 if config == "release" else 64)
+    # Py_DEBUG changes no header struct in 3.11, but it does change PyArena (Python/pyarena.c): gcc
+    # compiles that file of the same source (Debian's python3.11) with this build's pyconfig.h
+    assert f'"{table.build.version}"' in (debian311.tree / "Include/patchlevel.h").read_text()   # the same release
+    size = gcc_sizeof(debian311.tree, "Python/pyarena.c", "PyArena",
+                      root / "usr/include/x86_64-linux-gnu" / inc.name)
+    assert size == (24 if config == "release" else 64)      # 3 pointers; 5 more size_t counters with Py_DEBUG
+    assert info.structs["PyArena"].size == size
 
 
 @pytest.mark.slow
