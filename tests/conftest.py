@@ -105,7 +105,7 @@ class PyenvScans:
                 b = build.from_python(str(exe))
                 self._cache[minor] = (exe, b, scanner.scan(b, scanner.ScanOptions(jobs=1)))
         if self._cache[minor] is None:
-            pytest.skip(f"pyenv has no CPython {minor} on this machine")
+            missing_input(f"pyenv has no CPython {minor} on this machine")
         return self._cache[minor]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import dwarf_fields, pyenv_dwarf
+from conftest import dwarf_fields, missing_input, pyenv_dwarf
 from offsets.cli import main
 
 REPO = Path(__file__).parent.parent
@@ -23,7 +23,7 @@ GENERATED = REPO / "generated"
 def table_path(version):
     path = GENERATED / f"cpython-{version}-x86_64-linux-gnu.yaml"
     if not path.exists():
-        pytest.skip(f"{path.name} is not committed")
+        missing_input(f"{path.name} is not committed")
     return path
 
 
@@ -127,7 +127,7 @@ def test_diff_errors_exit_2(tmp_path, capsys):
 def test_diff_against_a_build_scanned_on_the_fly(capsys):
     py = pyenv_python("3.12.1")
     if py is None:
-        pytest.skip("no pyenv 3.12.1")
+        missing_input("no pyenv 3.12.1")
     code, out, err = run(capsys, "diff", table_path("3.11.7"), "--python", py, "--format", "json")
     doc = json.loads(out)
     assert doc["new"]["version"] == "3.12.1" and code == 1
@@ -213,7 +213,7 @@ def test_check_pyenv_build(version):
 def test_check_catches_a_stale_or_missing_table(tmp_path):
     py = pyenv_python("3.12.1")
     if py is None:
-        pytest.skip("no pyenv 3.12.1")
+        missing_input("no pyenv 3.12.1")
     copy, _ = altered(tmp_path)
     code, out, err = offsets("check", "--baseline", tmp_path, "--python", py, "-j", "1")
     assert code == 1

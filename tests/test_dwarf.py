@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fetched
+from conftest import fetched, missing_input
 from offsets import build_inputs as build, debian, dwarf, scanner
 from offsets.errors import BuildError
 from offsets.model import Field
@@ -305,12 +305,12 @@ def pyenv_build(version: str):
     """(table from libclang, DwarfInfo of its libpython, seconds the DWARF read took)."""
     py = pyenv_python(version)
     if py is None:
-        pytest.skip(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
+        missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
     info = json.loads(subprocess.run([str(py), "-I", "-c", _PROBE], capture_output=True, text=True,
                                      check=True).stdout)
     lib = Path(info["libdir"]) / info["soname"]
     if not lib.is_file():
-        pytest.skip(f"CPython {version} has no shared libpython ({lib}); build it with --enable-shared")
+        missing_input(f"CPython {version} has no shared libpython ({lib}); build it with --enable-shared")
     table = scanner.scan(build.from_python(str(py)))
     start = time.perf_counter()
     d = dwarf.read(lib)
@@ -422,7 +422,7 @@ def test_reading_each_definition_once_loses_nothing():
     unit in full: the same structs, names and conflicts."""
     py = pyenv_python("3.6.15")
     if py is None:
-        pytest.skip("no pyenv CPython 3.6.15")
+        missing_input("no pyenv CPython 3.6.15")
     lib = Path(subprocess.run(["pyenv", "prefix", "3.6.15"], capture_output=True, text=True).stdout.strip()) \
         / "lib" / "libpython3.6m.so.1.0"
     fast, full = dwarf.read(lib), dwarf.read(lib, thorough=True)
