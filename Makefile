@@ -21,6 +21,10 @@ $(VENV)/.installed: pyproject.toml setup.py
 	@command -v dtrace >/dev/null || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends systemtap-sdt-dev; } || \
 	  echo "no dtrace: source units that include pydtrace.h will be skipped (with that reason)"
+	@# Debian's chromium renders `offsets report` headless (tests/test_report.py)
+	@command -v chromium >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; } || \
+	  echo "no chromium: the report's browser test will fail"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'

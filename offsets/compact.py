@@ -185,19 +185,21 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m offsets.compact",
                                 description="Check (default) or rewrite offsets/data/compact/ from generated/*.yaml.")
     p.add_argument("--write", action="store_true", help="rewrite the files that differ")
-    p.add_argument("--root", default=str(PACKAGE_DIR.parent), help="the repository (holding generated/)")
+    p.add_argument("--root", default=str(PACKAGE_DIR.parent),
+                   help="the repository (reads its generated/, writes its offsets/data/compact/)")
     args = p.parse_args(argv)
     want = expected_files(Path(args.root))
+    out = Path(args.root) / COMPACT_DIR.relative_to(PACKAGE_DIR.parent)
     stale = []
-    have = {p.name for p in COMPACT_DIR.glob("*")} if COMPACT_DIR.is_dir() else set()
+    have = {p.name for p in out.glob("*")} if out.is_dir() else set()
     for name, text in sorted(want.items()):
-        path = COMPACT_DIR / name
+        path = out / name
         old = path.read_text() if path.exists() else ""
         if old == text:
             continue
         stale.append(name)
         if args.write:
-            COMPACT_DIR.mkdir(parents=True, exist_ok=True)
+            out.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
         elif name == "index.json":
             sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), text.splitlines(True),
@@ -205,7 +207,7 @@ def main(argv=None) -> int:
     extra = sorted(have - set(want))
     for name in extra:
         if args.write:
-            (COMPACT_DIR / name).unlink()
+            (out / name).unlink()
     if not args.write and (stale or extra):
         print(f"offsets/data/compact is stale: {', '.join(stale + extra)} differ from generated/; "
               f"run `python -m offsets.compact --write`", file=sys.stderr)

@@ -30,8 +30,8 @@ from .model import Struct, Table
 #: Bump when the reader's output changes, so cached results are not reused.
 READER_VERSION = 11
 
-__all__ = ["TREE_DIRS", "DwarfInfo", "Comparison", "read", "read_structs", "compare", "compare_report",
-           "compare_keys", "fill", "build_id", "has_dwarf", "debug_file_for"]
+__all__ = ["TREE_DIRS", "DwarfInfo", "Comparison", "read", "read_structs", "check_target", "compare",
+           "compare_report", "compare_keys", "fill", "build_id", "has_dwarf", "debug_file_for"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,8 @@ class DwarfInfo:
     digest: str                     # sha256 over the binary (and its debug file)
     units: int                      # compile (and partial) units read
     seconds: float                  # time the read took (0 when it came from the cache)
+    binary: str = ""                # the binary's file name
+    machine: str = ""               # its ELF header's e_machine (EM_X86_64...), read on every call
 
 
 @dataclass(frozen=True)
@@ -200,20 +202,43 @@ def read(binary, debug_file=None, use_cache: bool = True, thorough: bool = False
     store = cache_dir() / "dwarf"
     mode = "-thorough" if thorough else ""
     path = store / f"{digest.split(':')[1]}-r{READER_VERSION}-{__version__}-{storage.digest()}{mode}.pickle"
+    mine = {"binary": binary.name, "machine": _machine(binary)}
     if use_cache:
         try:
-            return pickle.loads(path.read_bytes())
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+            return replace(pickle.loads(path.read_bytes()), **mine)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError):
             pass
     start = time.perf_counter()
     structs, names, conflicts, units = _read_uncached(binary, debug, thorough)
-    result = DwarfInfo(structs, names, conflicts, digest, units, round(time.perf_counter() - start, 2))
+    result = DwarfInfo(structs, names, conflicts, digest, units, round(time.perf_counter() - start, 2), **mine)
     if use_cache:
         store.mkdir(parents=True, exist_ok=True)
         tmp = store / f".{os.getpid()}.tmp"
         tmp.write_bytes(pickle.dumps(replace(result, seconds=0.0)))
         tmp.replace(path)
     return result
+
+
+def _machine(path: Path) -> str:
+    """The e_machine of ELF file `path` (EM_X86_64, EM_AARCH64, EM_386...)."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    with open(path, "rb") as stream:
+        try:
+            return ELFFile(stream)["e_machine"]
+        except ELFError as e:
+            raise BuildError(f"{path}: not a readable ELF file ({e})") from None
+
+
+def check_target(table: Table, info: DwarfInfo) -> None:
+    """`BuildError` unless `info`'s binary is for the CPU of `table`'s target."""
+    from .targets import target
+
+    want = target(table.build.target.triple).elf_machine
+    if info.machine != want:
+        raise BuildError(f"{info.binary} is for {info.machine}, the table for {table.build.target.triple} "
+                         f"({want}): pass a binary of the table's own build")
 
 
 def read_structs(binary, debug_file=None) -> dict:
@@ -225,8 +250,9 @@ def read_structs(binary, debug_file=None) -> dict:
 # Using it with a libclang table
 
 
-def _as_info(dwarf: Union[DwarfInfo, dict]) -> tuple[dict, dict]:
+def _as_info(dwarf: Union[DwarfInfo, dict], table: Table) -> tuple[dict, dict]:
     if isinstance(dwarf, DwarfInfo):
+        check_target(table, dwarf)
         return dwarf.structs, dwarf.names
     return dwarf, {}
 
@@ -252,7 +278,7 @@ def _counterpart(table: Table, name: str, s: Struct, aliases: dict) -> Optional[
 
 def compare_keys(table: Table, dwarf: Union[DwarfInfo, dict]) -> list[str]:
     """The table's structs that `compare_report` checks against `dwarf` (same C type, same file)."""
-    structs, aliases = _as_info(dwarf)
+    structs, aliases = _as_info(dwarf, table)
     keys = []
     for name, d in structs.items():
         key = _counterpart(table, name, d, aliases)
@@ -265,7 +291,7 @@ def compare_report(table: Table, dwarf: Union[DwarfInfo, dict]) -> Comparison:
     """Check every struct both `table` and `dwarf` have: kind, size, alignment, and every common
     field's offset, size, bits and array length. Structs DWARF lacks (declared but unused in the
     binary) are fine; structs of the same name defined in different files are not compared."""
-    structs, aliases = _as_info(dwarf)
+    structs, aliases = _as_info(dwarf, table)
     n_structs = n_fields = 0
     mismatches, one_sided, not_compared = [], [], []
     for name, d in structs.items():
@@ -305,7 +331,7 @@ def compare(table: Table, dwarf: Union[DwarfInfo, dict]) -> tuple[int, list[str]
 def fill(table: Table, dwarf: Union[DwarfInfo, dict]) -> Table:
     """`table` plus the structs of the CPython tree that only DWARF has (origin "dwarf"), and
     their other names. Structs of system headers are left out; nothing the table has is changed."""
-    structs, aliases = _as_info(dwarf)
+    structs, aliases = _as_info(dwarf, table)
     new = dict(table.structs)
     names = dict(table.names)
     for name, s in structs.items():

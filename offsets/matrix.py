@@ -198,6 +198,10 @@ def main(argv=None) -> int:
                    "matrix against gcc's offsetof probes over its own inputs (and DWARF where a binary exists)")
     args = p.parse_args(argv)
     todo = [j for j in jobs() if not args.only or args.only in j.label]
+    if not todo:  # a selection of nothing would check nothing and pass
+        print(f"offsets: error: --only {args.only!r} matches no job of data/matrix.yaml (labels look like "
+              f"{jobs()[0].label!r})", file=sys.stderr)
+        return 2
     if args.verify:
         return verify_all(todo, args.out)
     opts = scanner.ScanOptions(progress=None)

@@ -17,12 +17,13 @@ class TargetInfo:
     deb_arch: str
     pointer_size: int
     cpu_macro: str  # what Debian's forwarding pyconfig.h tests to pick this target
+    elf_machine: str  # e_machine of its ELF binaries, as pyelftools names it
 
 
 TARGETS = {t.triple: t for t in (
-    TargetInfo("x86_64-linux-gnu", "x86_64-linux-gnu", "amd64", 8, "__x86_64__"),
-    TargetInfo("aarch64-linux-gnu", "aarch64-linux-gnu", "arm64", 8, "__aarch64__"),
-    TargetInfo("i686-linux-gnu", "i386-linux-gnu", "i386", 4, "__i386__"),
+    TargetInfo("x86_64-linux-gnu", "x86_64-linux-gnu", "amd64", 8, "__x86_64__", "EM_X86_64"),
+    TargetInfo("aarch64-linux-gnu", "aarch64-linux-gnu", "arm64", 8, "__aarch64__", "EM_AARCH64"),
+    TargetInfo("i686-linux-gnu", "i386-linux-gnu", "i386", 4, "__i386__", "EM_386"),
 )}
 
 _ALIASES = {"x86_64": "x86_64-linux-gnu", "amd64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu",

@@ -62,6 +62,15 @@ def test_regenerating_a_table_from_cached_inputs_gives_the_committed_bytes(only)
     assert "generated/ is up to date" in proc.stderr
 
 
+@pytest.mark.parametrize("mode", ["--check", "--verify"])
+def test_only_matching_no_job_is_refused(mode):
+    """A selection that matches nothing would check nothing and pass: it is an error, exit 2."""
+    proc = run("offsets.matrix", mode, "--only", "no such build")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.startswith("offsets: error: --only 'no such build' matches no job") and \
+        proc.stderr.count("\n") == 1, proc.stderr
+
+
 PYENV = matrix()["pyenv"]
 
 

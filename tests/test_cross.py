@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from offsets import build_inputs as build, scanner, sources, table_yaml, targets
+from offsets import build_inputs as build, probe, scanner, sources, table_yaml, targets
 from offsets.errors import BuildError
 
 CROSS = {"i686-linux-gnu": ("i386", "i386-linux-gnu", 4), "aarch64-linux-gnu": ("arm64", "aarch64-linux-gnu", 8)}
@@ -47,7 +47,6 @@ def test_listiterobject_for_another_cpu(triple, debian311):
     s = result.structs["listiterobject"]
     assert s.field("it_seq").size == pointer    # PyListObject *
     assert s.field("it_index").offset == {4: 8, 8: 16}[pointer] and s.size == 4 * pointer
-    probe = pytest.importorskip("offsets.probe")
     try:
         cc = probe.compiler_for(b.target)     # gcc -m32; aarch64-linux-gnu-gcc (the Makefile installs it)
     except BuildError as e:

@@ -1,8 +1,9 @@
 """The DWARF reader against independent truth: gcc, the libclang scanner, live interpreters.
 
 - gcc: a fixture compiled with DWARF 2, 4 (old big-endian bitfield encoding) and 5, compressed, and
-  split into a separate debug file; every field is checked against a probe program gcc compiles
-  from the same source (`offsetof`, `sizeof`, and the bits a bitfield really sets).
+  split into a separate debug file; every member libclang's AST of the same source lists must be
+  in the reader's result and nothing else, each checked against a probe program gcc compiles
+  (`offsetof`, `sizeof`, and the bits a bitfield really sets).
 - libclang: for every pyenv build, the scan of its headers and the DWARF of its libpython must
   agree on every struct both see (zero mismatches; the counts are printed, run with -s).
 - live interpreters: `listiterobject`, which only DWARF has for builds without sources, is checked
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import replace
 from functools import lru_cache
@@ -20,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from offsets import build_inputs as build, dwarf, scanner
+from conftest import fetched, missing_input
+from offsets import build_inputs as build, debian, dwarf, scanner
 from offsets.errors import BuildError
 from offsets.model import Field
 
@@ -61,37 +64,67 @@ typedef union { uint64_t u; unsigned char bytes[8]; struct { uint32_t lo, hi; } 
 """
 
 
-def compile_so(tmp: Path, source: str, flags: list[str], name: str) -> Path:
+def compile_so(tmp: Path, source: str, flags: list[str], name: str, cc: str = GCC) -> Path:
     """A shared object with DWARF for every type of `source` (types unused are kept)."""
     src = tmp / f"{name}.c"
     src.write_text(source)
     out = tmp / f"{name}.so"
-    subprocess.run([GCC, "-shared", "-fPIC", "-fno-eliminate-unused-debug-types", *flags,
+    subprocess.run([cc, "-shared", "-fPIC", "-fno-eliminate-unused-debug-types", *flags,
                     "-IInclude", src.name, "-o", out.name], cwd=tmp, check=True)
     return out
 
 
-def gcc_truth(tmp: Path, source: str, s) -> dict:
-    """What gcc itself says about each field of struct `s`: (offset, size) from offsetof/sizeof,
-    and for a bitfield the set of bits (from the start of the struct) that setting it to all ones
-    changes."""
+def clang_members(tmp: Path, source: str) -> dict:
+    """Typedef name -> its members as clang's AST of `source` lists them, as `offsetof` designators
+    with a kind ("bits", "flexible" or "plain"): named members, and the members of anonymous
+    structs and unions as the struct's own; unnamed bitfields name nothing. This list comes from
+    libclang parsing the source, not from the DWARF reader, so a member the reader drops shows."""
+    import clang.cindex as ci
+
+    from offsets.clang_headers import builtin_include
+
+    src = tmp / "members.c"
+    src.write_text(source)
+    tu = ci.Index.create().parse(str(src), args=[f"-I{builtin_include()}", "-std=gnu11"])
+    assert not [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error], list(tu.diagnostics)
+
+    def members(record, prefix=""):
+        for m in record.get_fields():
+            t = m.type.get_canonical()
+            if not m.spelling:
+                if t.kind == ci.TypeKind.RECORD:
+                    yield from members(t, prefix)
+                continue
+            path = prefix + m.spelling
+            yield path, "bits" if m.is_bitfield() else "flexible" if t.kind == ci.TypeKind.INCOMPLETEARRAY else "plain"
+            if t.kind == ci.TypeKind.RECORD:
+                yield from members(t, path + ".")
+
+    return {c.spelling: dict(members(c.type.get_canonical())) for c in tu.cursor.get_children()
+            if c.kind == ci.CursorKind.TYPEDEF_DECL and c.type.get_canonical().kind == ci.TypeKind.RECORD}
+
+
+def gcc_truth(tmp: Path, source: str, name: str, members: dict) -> dict:
+    """What gcc itself says about each member of struct `name` (path -> kind, from `clang_members`):
+    (offset, size) from offsetof/sizeof, and for a bitfield the set of bits (from the start of the
+    struct) that setting it to all ones changes."""
     lines = [source, "#include <stdio.h>\n#include <string.h>\nint main(void) {",
-             f"  printf(\"size %zu\\n\", sizeof({s.name}));"]
-    for f in s.fields:
-        if f.is_bitfield:
-            lines.append(f"  {{ {s.name} v; memset(&v, 0, sizeof v); v.{f.path} = -1;"
-                         f" unsigned char *p = (unsigned char *)&v; printf(\"bits {f.path}\");"
+             f"  printf(\"size %zu\\n\", sizeof({name}));"]
+    for path, kind in members.items():
+        if kind == "bits":
+            lines.append(f"  {{ {name} v; memset(&v, 0, sizeof v); v.{path} = -1;"
+                         f" unsigned char *p = (unsigned char *)&v; printf(\"bits {path}\");"
                          f" for (size_t i = 0; i < 8 * sizeof v; i++) if (p[i / 8] >> (i % 8) & 1) printf(\" %zu\", i);"
                          f" printf(\"\\n\"); }}")
-        elif f.flexible:
-            lines.append(f"  printf(\"field {f.path} %zu 0\\n\", offsetof({s.name}, {f.path}));")
+        elif kind == "flexible":
+            lines.append(f"  printf(\"field {path} %zu 0\\n\", offsetof({name}, {path}));")
         else:
-            lines.append(f"  printf(\"field {f.path} %zu %zu\\n\", offsetof({s.name}, {f.path}),"
-                         f" sizeof((({s.name} *)0)->{f.path}));")
+            lines.append(f"  printf(\"field {path} %zu %zu\\n\", offsetof({name}, {path}),"
+                         f" sizeof((({name} *)0)->{path}));")
     lines.append("  return 0;\n}\n")
-    src = tmp / f"truth_{s.name}.c"
+    src = tmp / f"truth_{name}.c"
     src.write_text("\n".join(lines))
-    exe = tmp / f"truth_{s.name}"
+    exe = tmp / f"truth_{name}"
     subprocess.run([GCC, "-w", str(src), "-o", str(exe)], check=True)
     got = {}
     for line in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines():
@@ -136,11 +169,15 @@ def test_fixture_layouts_match_gcc(fixture_dir, flavour):
     if old:  # strict DWARF < 5 does not record _Alignas: Aligned's alignment is not earned, so it is left out
         assert "Aligned" not in got.structs
         assert any(c.startswith("Aligned (") and "alignment attribute" in c for c in got.conflicts)
+    # both directions: every member clang's AST lists is in the reader's result, and nothing else;
+    # each with the offset, size or bits gcc's own probe gives
+    members = clang_members(fixture_dir, EDGES)
     for name in ("Edge", "Packed", "Word") + (() if old else ("Aligned",)):
         s = got.structs[name]
-        truth = gcc_truth(fixture_dir, EDGES, s)
+        truth = gcc_truth(fixture_dir, EDGES, name, members[name])
         assert s.size == truth.pop("<size>"), name
         assert {f.path: as_truth(f) for f in s.fields} == truth, f"{name} ({flavour})"
+        assert [f.path for f in s.fields] == list(members[name]), f"{name} ({flavour}): declaration order"
     edge = got.structs["Edge"]
     paths = [f.path for f in edge.fields]
     assert "as_int" in paths and "outer.inner.deep" in paths          # anonymous flattened, named dotted
@@ -175,13 +212,7 @@ def test_separate_debug_file(fixture_dir):
 def test_dwz_supplementary_file(fixture_dir):
     """Debian-style dwz: types moved into a shared file named by .gnu_debugaltlink with an absolute
     /usr/lib/debug/.dwz/ path, resolved inside the unpacked tree. dwz comes from Debian by name."""
-    from offsets import debian
-    from offsets.errors import FetchError
-
-    try:
-        dwz = debian.unpacked(["dwz"], "amd64", "bookworm") / "usr/bin/dwz"
-    except FetchError as e:
-        pytest.skip(f"cannot fetch Debian's dwz: {e}")
+    dwz = fetched("Debian's dwz", debian.unpacked, ["dwz"], "amd64", "bookworm") / "usr/bin/dwz"
     tree = fixture_dir / "dwz-tree"
     (tree / "usr/lib/debug/.dwz").mkdir(parents=True)
     one = compile_so(fixture_dir, EDGES, ["-g"], "dwz_one")
@@ -212,6 +243,35 @@ def test_fixture_agrees_with_the_libclang_scanner(fixture_dir, flavour):
     assert report.structs == len(table.structs) and report.fields == table.field_count
     assert {s.defined_in for s in info.structs.values() if s.name in table.structs} == \
         {s.defined_in for s in table.structs.values()}
+
+
+#: Compilers for another CPU than the fixture table's x86_64, and what ELF calls that CPU.
+OTHER_CPUS = {"aarch64": (["aarch64-linux-gnu-gcc"], "EM_AARCH64"), "i686": ([GCC or "gcc", "-m32"], "EM_386")}
+
+
+@pytest.mark.parametrize("cpu", OTHER_CPUS)
+def test_dwarf_of_another_cpu_is_refused(fixture_dir, cpu, tmp_path, capsys):
+    """The fake headers compiled for another CPU have DWARF of the same structs, at other offsets:
+    an x86_64 table is not compared with it (nor filled from it), and `offsets verify --binary`
+    says why in one line, exit 2. The ELF header's e_machine is the truth, not the file name."""
+    from offsets import table_yaml
+    from offsets.cli import main
+
+    (cc, *flags), machine = OTHER_CPUS[cpu]
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} is not installed (the Makefile installs gcc-aarch64-linux-gnu)")
+    so = compile_so(fixture_dir, '#include "Python.h"\n', ["-g", "-ffreestanding", "-nostdlib", *flags], f"fake_{cpu}", cc=cc)
+    table = scanner.scan(build.from_prefix(FAKE.parent.parent, target="x86_64-linux-gnu"))
+    info = dwarf.read(so, use_cache=False)
+    assert info.machine == machine
+    for use in (dwarf.compare_report, dwarf.fill):
+        with pytest.raises(BuildError, match=f"{so.name} is for {machine}.*the table for x86_64-linux-gnu"):
+            use(table, info)
+    table_yaml.write(table, tmp_path / "t.yaml")
+    code = main(["verify", str(tmp_path / "t.yaml"), "--binary", str(so), "--skip", "gcc", "--skip", "live"])
+    out, err = capsys.readouterr()
+    assert (code, err.count("\n")) == (2, 1) and f"is for {machine}" in err, (code, out, err)
+    assert dwarf.read(compile_so(fixture_dir, '#include "Python.h"\n', ["-g"], "fake_x86_64")).machine == "EM_X86_64"
 
 
 def test_not_an_elf_file(tmp_path):
@@ -245,12 +305,12 @@ def pyenv_build(version: str):
     """(table from libclang, DwarfInfo of its libpython, seconds the DWARF read took)."""
     py = pyenv_python(version)
     if py is None:
-        pytest.skip(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
+        missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
     info = json.loads(subprocess.run([str(py), "-I", "-c", _PROBE], capture_output=True, text=True,
                                      check=True).stdout)
     lib = Path(info["libdir"]) / info["soname"]
     if not lib.is_file():
-        pytest.skip(f"CPython {version} has no shared libpython ({lib}); build it with --enable-shared")
+        missing_input(f"CPython {version} has no shared libpython ({lib}); build it with --enable-shared")
     table = scanner.scan(build.from_python(str(py)))
     start = time.perf_counter()
     d = dwarf.read(lib)
@@ -362,7 +422,7 @@ def test_reading_each_definition_once_loses_nothing():
     unit in full: the same structs, names and conflicts."""
     py = pyenv_python("3.6.15")
     if py is None:
-        pytest.skip("no pyenv CPython 3.6.15")
+        missing_input("no pyenv CPython 3.6.15")
     lib = Path(subprocess.run(["pyenv", "prefix", "3.6.15"], capture_output=True, text=True).stdout.strip()) \
         / "lib" / "libpython3.6m.so.1.0"
     fast, full = dwarf.read(lib), dwarf.read(lib, thorough=True)
@@ -378,18 +438,25 @@ DEBIAN_311 = ["libpython3.11", "libpython3.11-dev", "libpython3.11-dbg", "python
 
 @lru_cache(maxsize=None)
 def debian_311():
-    from offsets import debian
-    from offsets.errors import FetchError
+    return fetched("Debian's CPython 3.11 packages", debian.unpacked, DEBIAN_311, "amd64", "bookworm")
 
-    try:
-        return debian.unpacked(DEBIAN_311, "amd64", "bookworm")
-    except FetchError as e:
-        pytest.skip(f"cannot fetch Debian's CPython 3.11 packages: {e}")
+
+def gcc_sizeof(tree: Path, unit: str, type_name: str, pyconfig_dir: Path) -> int:
+    """sizeof(`type_name`) as gcc compiles `unit` of the source `tree` (Py_BUILD_CORE) with the
+    pyconfig.h of `pyconfig_dir`: the size of an array object of that many bytes, read by nm."""
+    out = Path(tempfile.mkdtemp(prefix="offsets-sizeof-"))
+    (out / "probe.c").write_text(f'#include "{unit}"\nchar sizeof_probe[sizeof({type_name})];\n')
+    subprocess.run([GCC, "-c", "-w", "-DPy_BUILD_CORE", f"-I{tree}", f"-I{tree}/Include", f"-I{tree}/Include/internal",
+                    f"-I{pyconfig_dir}", "probe.c", "-o", "probe.o"], cwd=out, check=True)
+    nm = subprocess.run(["nm", "-S", "probe.o"], cwd=out, capture_output=True, text=True, check=True).stdout
+    (size,) = [int(line.split()[1], 16) for line in nm.splitlines() if line.endswith(" sizeof_probe")]
+    shutil.rmtree(out)
+    return size
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("config", ["release", "debug"])
-def test_debian_bookworm_311(config):
+def test_debian_bookworm_311(config, debian311):
     """Release: libpython3.11.so is stripped, its DWARF is in python3.11-dbg's build-id file.
     Debug: libpython3.11d.so (Py_DEBUG) carries its DWARF. Each against libclang's scan of the
     matching headers (usr/include/python3.11 or python3.11d)."""
@@ -414,8 +481,13 @@ def test_debian_bookworm_311(config):
     assert r.structs >= 0.9 * len(table.structs) and r.fields >= 0.9 * table.field_count
     s = dwarf.fill(table, info).structs["listiterobject"]
     assert (s.origin, s.size, s.field("it_index").offset) == ("dwarf", 32, 16)
-    # Py_DEBUG changes no header struct in 3.11, but it does change PyArena (Python/pyarena.c)
-    assert info.structs["PyArena"].size == (24 if config == "release" else 64)
+    # Py_DEBUG changes no header struct in 3.11, but it does change PyArena (Python/pyarena.c): gcc
+    # compiles that file of the same source (Debian's python3.11) with this build's pyconfig.h
+    assert f'"{table.build.version}"' in (debian311.tree / "Include/patchlevel.h").read_text()   # the same release
+    size = gcc_sizeof(debian311.tree, "Python/pyarena.c", "PyArena",
+                      root / "usr/include/x86_64-linux-gnu" / inc.name)
+    assert size == (24 if config == "release" else 64)      # 3 pointers; 5 more size_t counters with Py_DEBUG
+    assert info.structs["PyArena"].size == size
 
 
 @pytest.mark.slow
@@ -423,14 +495,11 @@ def test_debian_bookworm_311(config):
 def test_debian_bookworm_311_debug_other_cpus(arch, triple):
     """Alignment comes from the target's rules, not from DWARF: i686 (8-byte scalars aligned to 4
     in structs) and aarch64 builds of Debian's debug libpython, against libclang for that target."""
-    from offsets import debian, targets
-    from offsets.errors import FetchError
+    from offsets import targets
 
-    try:
-        root = debian.unpacked(["libpython3.11-dev", "libpython3.11-dbg"], arch, "bookworm")
-        table = scanner.scan(build.from_prefix(root / "usr", target=triple, config="debug", abiflags="d"))
-    except FetchError as e:
-        pytest.skip(f"cannot fetch Debian's CPython 3.11 packages for {arch}: {e}")
+    root = fetched(f"Debian's CPython 3.11 packages for {arch}", debian.unpacked,
+                   ["libpython3.11-dev", "libpython3.11-dbg"], arch, "bookworm")
+    table = scanner.scan(build.from_prefix(root / "usr", target=triple, config="debug", abiflags="d"))
     info = dwarf.read(root / "usr/lib" / targets.target(triple).multiarch / "libpython3.11d.so.1.0")
     r = dwarf.compare_report(table, info)
     print(f"\nDebian CPython 3.11.2 debug {triple}: libclang and DWARF compared {r.structs} structs, "

@@ -8,10 +8,13 @@ import shutil
 import struct as binary
 import subprocess
 import zlib
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+import yaml
 
+from conftest import missing_input
 from offsets import report
 from offsets.cli import main
 from offsets.errors import UnknownNameError
@@ -81,18 +84,67 @@ def test_unknown_struct_is_an_error():
 
 # -- the real page in a real browser -------------------------------------------------------------
 
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--enable-logging=stderr", "--v=0", "--window-size=1400,900"]
+
+
 def chromium() -> str:
+    """Debian's chromium, which `make venv` installs (apt-get install --no-install-recommends chromium)."""
     exe = shutil.which("chromium")
-    if exe:
-        return exe
-    if os.geteuid() == 0 and os.environ.get("CI"):
-        install = ["apt-get", "install", "-y", "-q", "chromium"]
-        if subprocess.run(install, capture_output=True).returncode != 0:
-            subprocess.run(["apt-get", "update", "-q"], check=True, capture_output=True)
-            subprocess.run(install, check=True, capture_output=True)
-        return shutil.which("chromium")
-    pytest.skip("Debian's chromium is not installed; this test installs it (apt-get install -y chromium) "
-                "only as root with CI set")
+    if exe is None:
+        missing_input("Debian's chromium is not installed: `make venv` installs it")
+    return exe
+
+
+def browse(exe: str, page: Path, tmp_path: Path, *args: str) -> tuple[str, list[str]]:
+    """Chromium's stdout for `page` (with `args`) in a fresh profile, and the console lines it logged."""
+    profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
+    proc = subprocess.run([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout, [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
+
+
+class Seen(HTMLParser):
+    """What the browser's DOM holds per struct heading: each byte map's aria-label, the tooltips
+    of its field boxes, and the labels written on them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maps: dict[str, list[dict]] = {}
+        self._h2, self._struct, self._in = False, None, None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "h2":
+            self._h2 = True
+        elif tag == "svg" and self._struct:
+            self.maps[self._struct].append({"label": dict(attrs).get("aria-label"), "titles": [], "texts": []})
+        elif tag in ("title", "text") and self._struct and self.maps[self._struct]:
+            self._in = tag
+
+    def handle_endtag(self, tag):
+        self._h2 = False if tag == "h2" else self._h2
+        self._in = None if tag in ("title", "text") else self._in
+
+    def handle_data(self, data):
+        if self._h2:
+            self._struct = data
+            self.maps[data] = []
+        elif self._in:
+            self.maps[self._struct][-1]["titles" if self._in == "title" else "texts"].append(data)
+
+
+def raw_structs(row: dict) -> dict:
+    """The structs of an index row's table, read as plain YAML (not through `offsets`)."""
+    return yaml.load((GENERATED / row["file"]).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["structs"]
+
+
+def drawn_fields(fields: dict) -> list[str]:
+    """The fields a byte map must draw: every field with no sub-field that occupies bytes, and
+    every flexible array."""
+    return sorted(p for p, f in fields.items()
+                  if (f["size"] and not any(q.startswith(p + ".") for q in fields)) or f.get("flexible"))
 
 
 def png_pixels(path: Path) -> tuple[int, int, list[bytes]]:
@@ -135,18 +187,36 @@ def png_pixels(path: Path) -> tuple[int, int, list[bytes]]:
 
 @pytest.mark.slow
 def test_report_renders_in_headless_chromium(tmp_path):
-    versions = ("3.10.13", "3.11.7", "3.12.1", "3.13.0")
-    paths = [GENERATED / f"cpython-{v}-x86_64-linux-gnu.yaml" for v in versions]
-    if not all(p.exists() for p in paths):
-        pytest.skip("the committed 3.10-3.13 tables are needed")
+    """The page as Chromium loads it: one byte map per struct and table, a box for every field of
+    the table, the field names written on the boxes, nothing on the console, and a screenshot
+    (kept in the test's tmp folder) that shows the boxes in their colours."""
+    rows = [r for r in yaml.safe_load((GENERATED / "index.yaml").read_text())["tables"]
+            if r["version"] in ("3.10.13", "3.11.7", "3.12.1", "3.13.0")
+            and (r["config"], r["target"]) == ("release", "x86_64-linux-gnu")]
+    if len(rows) != 4:
+        missing_input(f"the committed release x86_64 tables of pyenv's 3.10-3.13 (found {len(rows)})")
     exe = chromium()
     page, shot = tmp_path / "layouts.html", tmp_path / "shot.png"
-    assert main(["report", *map(str, paths), "-s", "PyObject", "-s", "PyFrameObject", "-s", "_PyInterpreterFrame",
+    structs = ("PyObject", "PyFrameObject", "_PyInterpreterFrame")
+    assert main(["report", *(str(GENERATED / r["file"]) for r in rows), *(a for s in structs for a in ("-s", s)),
                  "-o", str(page)]) == 0
-    subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                    f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1400,900",
-                    page.as_uri()], check=True, capture_output=True, timeout=120)
+    dom, console = browse(exe, page, tmp_path, "--dump-dom")
+    assert console == []
+    seen = Seen()
+    seen.feed(dom)
+    assert list(seen.maps) == list(structs)
+    tables = [raw_structs(r) for r in rows]
+    for struct in structs:
+        present = [(r["file"], t[struct]["fields"]) for r, t in zip(rows, tables) if struct in t]
+        maps = seen.maps[struct]
+        assert [m["label"] for m in maps] == [f"{struct} byte map"] * len(present), struct
+        for m, (file, fields) in zip(maps, present):
+            assert sorted(t.split(":")[0] for t in m["titles"]) == drawn_fields(fields), (struct, file)
+            assert m["texts"] and all(t.strip() for t in m["texts"])
+    assert {"ob_refcnt", "ob_type"} <= set(seen.maps["PyObject"][0]["texts"])
+    assert "f_back" in seen.maps["PyFrameObject"][0]["texts"]
+    _, console = browse(exe, page, tmp_path, f"--screenshot={shot}")
+    assert console == []
     assert shot.exists() and shot.stat().st_size > 20_000
     width, height, sampled = png_pixels(shot)
     assert (width, height) == (1400, 900)

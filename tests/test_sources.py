@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import pyenv_python
-from offsets import build_inputs as build, scanner, sources
+from offsets import build_inputs as build, probe, scanner, sources
 from offsets.errors import BuildError
 from offsets.makefile import Makefile, compile_command, flags_of
 
@@ -49,7 +49,6 @@ def test_listiterobject_size_matches_a_live_311(debian311):
 
 
 def test_gcc_agrees_on_the_private_structs_of_objects_and_python(debian311):
-    probe = pytest.importorskip("offsets.probe")
     t, b = debian311.table(), amd64_inputs(debian311)
     items, _ = probe.source_probes(t, b)
     wanted = [i for i in items if re.match(r"(Objects|Python)/[^/]+\.c:", t.structs[i.struct].defined_in)]
@@ -253,7 +252,6 @@ def test_39_listiterobject_and_setup_py_modules(debian39):
 
 
 def test_39_gcc_agrees_on_objects_structs(debian39):
-    probe = pytest.importorskip("offsets.probe")
     t, b = debian39.table(), debian39.inputs
     items, _ = probe.source_probes(t, b)
     wanted = [i for i in items if re.match(r"Objects/[^/]+\.c:", t.structs[i.struct].defined_in)]
@@ -313,7 +311,6 @@ def test_dtrace_units_scanned_with_the_generated_header(debian311):
     assert gen and not (debian311.tree / "Include/pydtrace_probes.h").exists()   # made in the cache, not the tree
     header = (Path(gen[-1]) / "pydtrace_probes.h").read_text()
     assert "#define PyDTrace_FUNCTION_ENTRY(" in header and "PYTHON_FUNCTION_ENTRY" not in header
-    probe = pytest.importorskip("offsets.probe")
     items, _ = probe.source_probes(t, amd64_inputs(debian311))
     wanted = [i for i in items if t.structs[i.struct].defined_in.split(":")[0] in dtrace_units]
     report = probe.probe_sources(t, amd64_inputs(debian311), wanted)
@@ -323,7 +320,6 @@ def test_dtrace_units_scanned_with_the_generated_header(debian311):
 # --- 3.13: gcc probes the private structs of Objects/*.c (gcc needs the build's -std=c11)
 
 def test_313_gcc_agrees_on_objects_structs(tree313):
-    probe = pytest.importorskip("offsets.probe")
     from offsets.model import Build, Table, Target
 
     units = [u for u in sources.source_units(tree313)[0] if re.fullmatch(r"Objects/[^/]+\.c", u.name)]
