@@ -30,6 +30,8 @@ IMPLIED = {"Py_DEBUG": ("Py_REF_DEBUG",)}
 #: Defines every scan applies itself (units.py), so they say nothing about one build.
 NOT_IDENTITY = frozenset(("Py_BUILD_CORE", "Py_BUILD_CORE_BUILTIN", "Py_BUILD_CORE_MODULE"))
 UPSTREAM = "upstream"
+#: Bumped whenever what installed_inputs() computes changes, so older memos are not used.
+DIGESTS_REVISION = 2
 #: `upstream`, or a distributor's word and its package version.
 VENDOR = re.compile(r"upstream|[a-z][a-z0-9]* [0-9][A-Za-z0-9.+~:-]*")
 
@@ -163,7 +165,7 @@ def installed_inputs(include_dir, cflags):
     pyconfig = real_pyconfig(include_dir)
     if pyconfig is None or not os.path.isfile(os.path.join(include_dir, "Python.h")):
         return None
-    stamp = hashlib.sha256(repr(cflags).encode())
+    stamp = hashlib.sha256(repr((DIGESTS_REVISION, cflags)).encode())
     for p in files + [pyconfig]:
         st = os.stat(p)
         stamp.update(("%s\0%d\0%d\0%d\0" % (p, st.st_size, st.st_mtime_ns, st.st_ctime_ns)).encode())
