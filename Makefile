@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml setup.py
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends systemtap-sdt-dev; } || \
 	  echo "no dtrace: source units that include pydtrace.h will be skipped (with that reason)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q --upgrade pip 'setuptools>=68' wheel   # wheel: tests build the runtime wheel offline
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
