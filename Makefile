@@ -34,7 +34,8 @@ run: venv
 	  printf '%-28s ' $$name; $(BIN)/offsets get $$name -t $(RUNNING) || true; done
 
 test: venv
-	$(BIN)/python -m pytest -q -ra tests
+	@# per-file progress; what the tests download into the cache: README.md, "The cache"
+	$(BIN)/python -m pytest -ra tests
 
 bench: venv
 	$(BIN)/python -m offsets.bench

