@@ -17,6 +17,9 @@ from typing import Callable, Iterable, Optional
 from .clang_scan import Preamble, Unit, build_preamble
 
 _HEAD = 1 << 16     # a preamble ends within the first 64 KiB of a file, or there is none
+#: Precompiling costs about two parses of the text and saves nearly one in each unit that uses it
+#: (Debian 3.11.2: 0.33 s to build, 0.05 s instead of 0.15 s for a unit + walk), so fewer do not pay.
+MIN_UNITS = 3
 _TOKENS = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|[^/"\']+|.', re.S)
 _DIRECTIVE = re.compile(r"#\s*(\w+)(.*)", re.S)
 _INCLUDE = re.compile(r'\s*([<"])([^>"]+)[>"]\s*')
@@ -66,8 +69,8 @@ def preamble_text(path: str) -> Optional[str]:
 
 
 def prepare(units: list[Unit], workdir: str, mapper: Callable = map) -> list[Optional[Preamble]]:
-    """A precompiled preamble for each unit that shares its start with another unit of the list
-    (None for the others); built through `mapper` (a process pool's `map`), into `workdir`."""
+    """A precompiled preamble for each unit that shares its start with `MIN_UNITS - 1` others of the
+    list (None for the others); built through `mapper` (a process pool's `map`), into `workdir`."""
     keys = [(u.args, preamble_text(u.path)) if u.text is None and not any(a.startswith("-iquote") for a in u.args)
             else None
             for u in units]
@@ -75,7 +78,7 @@ def prepare(units: list[Unit], workdir: str, mapper: Callable = map) -> list[Opt
     for k in keys:
         if k is not None and k[1] is not None:
             count[k] = count.get(k, 0) + 1
-    groups = sorted(k for k, n in count.items() if n > 1)
+    groups = sorted(k for k, n in count.items() if n >= MIN_UNITS)
     jobs = [(text, args, os.path.join(workdir, f"preamble-{i}.h"), os.path.join(workdir, f"preamble-{i}.pch"))
             for i, (args, text) in enumerate(groups)]
     built = dict(zip(groups, mapper(_build, jobs)))
