@@ -20,6 +20,7 @@ Data flow, one module per stage:
     diff.py, drift_format.py          drift: Table x Table -> changes (+ watch lists); text/md/json/github
     history.py, report.py             one name across all tables; the HTML byte-map page
     cli_drift.py                      `offsets diff`, `history`, `check`, `report`
+    drift_tables.py                   their tables: compact data made from the YAML asked for, else YAML
     probe.py, verify.py, cli_verify.py  gcc offsetof/bitfield probes read from the object file; `offsets verify`
 """
 __version__ = "0.1.0"

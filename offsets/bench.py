@@ -86,6 +86,9 @@ def bench_scanner(rounds: int = 2) -> None:
 
 def main() -> int:
     bench_scanner()
+    from . import bench_drift
+
+    bench_drift.main()
     try:
         from . import bench_runtime
     except ImportError:
