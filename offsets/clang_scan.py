@@ -371,7 +371,7 @@ def _parse_and_walk(unit: Unit, preamble: Optional[Preamble]) -> UnitResult:
         for usr, name in preamble.typedefs:
             names_of.setdefault(usr, []).append(name)
         for loc, decl in records.items():
-            earlier = names_of.get(decl.get_usr()) if w.is_tagged(decl) else None
+            earlier = names_of.get(decl.get_usr())
             if earlier:     # the preamble's typedefs come before the unit's own
                 typedefs[loc] = [(n, decl.type.get_align()) for n in earlier] + typedefs.get(loc, [])
     for flag in LAYOUT_FLAGS:
