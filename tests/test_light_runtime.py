@@ -71,6 +71,8 @@ def test_the_runtime_wheel_answers_in_a_venv_with_nothing_else(tmp_path):
     assert [l.split("==")[0] for l in listed] == ["offsets"], listed
     offset, value = run([py, "-I", "-c", CHECK], cwd=tmp_path).split()
     assert int(value) == 2, f"it_index read at offset {offset} holds {value}, not 2"
+    # the command line answers too, through the alias map (listiterobject is _PyListIterObject in 3.12+)
+    assert run([py.parent / "offsets", "get", "listiterobject.it_index"]).split()[-1] == offset
 
 
 def test_the_runtime_imports_nothing_from_site_packages():
