@@ -26,7 +26,7 @@ $(VENV)/.installed: pyproject.toml setup.py
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; } || \
 	  echo "no chromium: the report's browser test will fail"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q --upgrade pip 'setuptools>=68' wheel   # wheel: tests build the runtime wheel offline
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
@@ -39,7 +39,8 @@ run: venv
 	  listiterobject.it_index PyInterpreterState.gc PyInterpreterState
 
 test: venv
-	$(BIN)/python -m pytest -q -ra tests
+	@# per-file progress; what the tests download into the cache: README.md, "The cache"
+	$(BIN)/python -m pytest -ra tests
 
 # Proof on real builds no table ships (tests/prove, not part of `make test`): upstream CPython
 # 3.13.15 compiled from the pristine tarball in Debian's source package (both configs, cached in

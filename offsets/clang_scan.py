@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -49,6 +50,21 @@ class UnitResult:
     flags: dict = field(default_factory=dict)        # layout flag -> defined after all includes
     pointer_size: Optional[int] = None
     files: dict = field(default_factory=dict)        # every file read -> sha256
+
+
+@dataclass(frozen=True)
+class Preamble:
+    """A precompiled header of the text several units start with (`preamble.py` picks the text).
+
+    `files` are the files it read, with digests; `typedefs` the typedefs it holds of records it
+    leaves incomplete, as (record USR, typedef name) in source order: a unit that completes such a
+    record (`typedef struct _dictkeysobject PyDictKeysObject;` in a header, the struct in a `.c`
+    file) names it by them, as a parse without the precompiled header would.
+    """
+
+    path: str
+    files: tuple[tuple[str, str], ...]
+    typedefs: tuple[tuple[str, str], ...]
 
 
 def flag_probes() -> str:
@@ -231,30 +247,99 @@ def clean_type(spelling: str) -> str:
     return _ANON.sub("<anonymous>", spelling)
 
 
-def parse_unit(unit: Unit) -> UnitResult:
-    """Parse one unit with libclang and return every complete struct and union it owns."""
-    ci = _cindex()
-    index = ci.Index.create()
+def _parse(ci, path: str, args: list, text: Optional[str], name: str, exclude_pch_decls: bool = False):
+    """A translation unit with skipped function bodies; a `ScanError` for any error diagnostic."""
     options = ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES | ci.TranslationUnit.PARSE_INCOMPLETE
-    unsaved = [(unit.path, unit.text + "\n" + flag_probes())] if unit.text is not None else None
+    unsaved = [(path, text)] if text is not None else None
     try:
-        tu = index.parse(unit.path, args=list(unit.args), unsaved_files=unsaved, options=options)
+        tu = ci.Index.create(excludeDecls=exclude_pch_decls).parse(path, args=args, unsaved_files=unsaved,
+                                                                   options=options)
     except ci.TranslationUnitLoadError as e:
-        raise ScanError(f"{unit.name}: libclang could not parse it at all ({e})") from None
+        raise ScanError(f"{name}: libclang could not parse it at all ({e})") from None
     for d in tu.diagnostics:
         if d.severity >= ci.Diagnostic.Error:
             loc = d.location
-            where = f"{loc.file.name}:{loc.line}:{loc.column}" if loc.file else unit.path
-            raise ScanError(f"{where}: error: {d.spelling} (in translation unit {unit.name})")
+            where = f"{loc.file.name}:{loc.line}:{loc.column}" if loc.file else path
+            raise ScanError(f"{where}: error: {d.spelling} (in translation unit {name})")
+    return tu
+
+
+_DIGESTS: dict = {}     # (path, inode, size, mtime) -> digest: one hash per file and process
+
+
+def _digest(path: str) -> str:
+    st = os.stat(path)
+    key = (path, st.st_ino, st.st_size, st.st_mtime_ns)
+    if key not in _DIGESTS:
+        _DIGESTS[key] = "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return _DIGESTS[key]
+
+
+def build_preamble(text: str, args: tuple, header: str, pch: str) -> Optional[Preamble]:
+    """Precompile `text` (written at the virtual path `header`) with a unit's `args` into `pch`.
+
+    None where sharing it could change a unit's result: an error in it, or a typedef with
+    attributes of a record it leaves incomplete (its alignment would need the complete record).
+    """
+    ci = _cindex()
+    header_args = ["c-header" if a == "c" and prev == "-x" else a for prev, a in zip(("",) + args, args)]
+    try:
+        tu = _parse(ci, header, header_args, text, header)
+    except ScanError:
+        return None
+    typedefs = []
+    typedef_kind, record = ci.CursorKind.TYPEDEF_DECL.value, ci.TypeKind.RECORD
+    for c in _children(ci, tu.cursor):
+        if c._kind_id != typedef_kind:
+            continue
+        canon = c.underlying_typedef_type.get_canonical()
+        if canon.kind != record:
+            continue
+        decl = canon.get_declaration()
+        if decl.get_definition() is None:
+            if any(k.kind.is_attribute() for k in _children(ci, c)):
+                return None
+            typedefs.append((decl.get_usr(), c.spelling))
+    files = dict.fromkeys(inc.include.name for inc in tu.get_includes())
+    try:
+        tu.save(pch)
+    except ci.TranslationUnitSaveError:
+        return None
+    return Preamble(pch, tuple((f, _digest(f)) for f in files), tuple(typedefs))
+
+
+def parse_unit(unit: Unit, preamble: Optional[Preamble] = None) -> UnitResult:
+    """Parse one unit with libclang and return every complete struct and union it owns.
+
+    With a `preamble` (a precompiled header of the text the unit's file starts with), only what
+    follows it is parsed and walked; the result is the same. A preamble that read a file the unit
+    owns is not used, and any error is reported as the parse without it reports it.
+    """
+    if preamble is not None and not any(f.startswith(unit.owned) for f, _ in preamble.files):
+        try:
+            return _parse_and_walk(unit, preamble)
+        except ScanError:
+            pass
+    return _parse_and_walk(unit, None)
+
+
+def _parse_and_walk(unit: Unit, preamble: Optional[Preamble]) -> UnitResult:
+    ci = _cindex()
+    text = unit.text + "\n" + flag_probes() if unit.text is not None else None
+    args = list(unit.args) + (["-include-pch", preamble.path] if preamble else [])
+    tu = _parse(ci, unit.path, args, text, unit.name, exclude_pch_decls=preamble is not None)
 
     w = _Walker(unit, ci)
     result = UnitResult(unit.name)
+    if preamble:
+        result.files.update(preamble.files)
     for inc in tu.get_includes():
-        result.files[inc.include.name] = None
+        result.files.setdefault(inc.include.name, None)
     if unit.text is None:
-        result.files[unit.path] = None
-    for path in result.files:
-        result.files[path] = "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        result.files.setdefault(unit.path, None)
+    for path, digest in result.files.items():
+        if digest is None:
+            result.files[path] = _digest(path)
 
     records: dict = {}      # location -> record cursor, in source order
     typedefs: dict = {}     # location -> [typedef names]
@@ -281,6 +366,14 @@ def parse_unit(unit: Unit) -> UnitResult:
                 result.flags[c.spelling[len(_FLAG_PREFIX):]] = True
 
     visit(tu.cursor)
+    if preamble and preamble.typedefs:
+        names_of: dict = {}
+        for usr, name in preamble.typedefs:
+            names_of.setdefault(usr, []).append(name)
+        for loc, decl in records.items():
+            earlier = names_of.get(decl.get_usr())
+            if earlier:     # the preamble's typedefs come before the unit's own
+                typedefs[loc] = [(n, decl.type.get_align()) for n in earlier] + typedefs.get(loc, [])
     for flag in LAYOUT_FLAGS:
         result.flags.setdefault(flag, False)
     for loc, decl in records.items():

@@ -55,6 +55,10 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+#: Modules of `pip install 'offsets[scan]'` (pyproject.toml); the runtime alone has none of them.
+SCAN_EXTRA = {"clang", "yaml", "jsonschema", "elftools"}
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     try:
@@ -62,6 +66,12 @@ def main(argv=None) -> int:
     except OffsetsError as e:
         print(f"offsets: error: {e}", file=sys.stderr)
         return e.exit_code
+    except ModuleNotFoundError as e:
+        if e.name not in SCAN_EXTRA:
+            raise
+        print(f"offsets: error: `offsets {args.command}` needs {e.name}, which comes with the scan extra: "
+              f"pip install 'offsets[scan]'", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("offsets: interrupted", file=sys.stderr)
         return 130

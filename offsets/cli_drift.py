@@ -111,12 +111,12 @@ def _scan(args):
 
 def run_diff(args) -> int:
     from . import diff, drift_format
-    from .history import load_table
+    from .drift_tables import load_one
 
-    old = load_table(args.old)
+    old = load_one(args.old)
     if args.new and _has_build_options(args):
         raise TableError("give either NEW.yaml or build options (--python, --prefix ...), not both")
-    new = load_table(args.new) if args.new else _scan(args)
+    new = load_one(args.new) if args.new else _scan(args)
     watches = None
     if args.watch:
         try:
@@ -132,10 +132,20 @@ def run_diff(args) -> int:
 
 
 def run_history(args) -> int:
-    from .history import format_text, history, load_tables
+    from .history import format_text, history, table_paths
 
-    sys.stdout.write(format_text(args.name, history(args.name, load_tables(args.tables))))
+    tables = _tables_for(table_paths(args.tables), [args.name])
+    sys.stdout.write(format_text(args.name, history(args.name, tables)))
     return 0
+
+
+def _tables_for(paths, names):
+    """The tables at `paths`, holding only the structs `names` name (all of them when one is unknown,
+    so that the error suggests the closest names)."""
+    from . import drift_tables
+
+    tables = drift_tables.load(paths, names)
+    return tables if drift_tables.names_found(tables, names) else drift_tables.load(paths)
 
 
 def run_check(args) -> int:
@@ -180,10 +190,10 @@ def run_check(args) -> int:
 
 
 def run_report(args) -> int:
-    from .history import load_table, load_tables
+    from .history import table_paths
     from .report import render
 
-    tables = [load_table(p) for p in args.tables] if args.tables else load_tables(args.tables_dir)
+    tables = _tables_for(args.tables or table_paths(args.tables_dir), args.struct)
     html = render(tables, args.struct)
     if args.output == "-":
         sys.stdout.write(html)

@@ -51,11 +51,13 @@ class Change:
         return self.kind not in INFO_KINDS
 
 
-def struct_names(table: Table, key: str) -> list[str]:
-    """Every name `key`'s struct goes by: itself, the table's tags/typedefs for it, their aliases."""
+def struct_names(table: Table, key: str, names_of: Optional[dict] = None) -> list[str]:
+    """Every name `key`'s struct goes by: itself, the table's tags/typedefs for it, their aliases
+    (`names_of`: the table's names by struct, when the caller asks for many structs)."""
     from .names import aliases
 
-    own = [key] + sorted(a for a, t in table.names.items() if t == key)
+    own = [key] + (sorted(names_of.get(key, ())) if names_of is not None
+                   else sorted(a for a, t in table.names.items() if t == key))
     out = list(own)
     for n in own:
         out += [a for a in aliases().get(n, ()) if a not in out]
@@ -66,9 +68,12 @@ def match_structs(old: Table, new: Table) -> list[tuple[Optional[str], Optional[
     """(old key, new key) pairs: matched structs, then removed (new None), then added (old None)."""
     pairs, taken = [], set()
     removed = []
+    names_of: dict = {}
+    for alias, target in old.names.items():
+        names_of.setdefault(target, []).append(alias)
     for key in sorted(old.structs):
         found = None
-        for name in struct_names(old, key):
+        for name in struct_names(old, key, names_of):
             candidate = name if name in new.structs else new.names.get(name)
             if candidate is not None and candidate not in taken:
                 found = candidate

@@ -13,9 +13,14 @@ from .model import Field, Struct, Table
 
 @lru_cache(maxsize=1)
 def aliases() -> dict[str, list[str]]:
-    """Every name -> the other names of the same struct (both directions of the alias file)."""
-    import yaml
+    """Every name -> the other names of the same struct (both directions of the alias file; without
+    pyyaml, as the runtime alone installs, the same groups from the compact index made of it)."""
+    try:
+        import yaml
+    except ImportError:
+        import json
 
+        return json.loads(resources.files("offsets").joinpath("data/compact/index.json").read_text())["aliases"]
     data = yaml.safe_load(resources.files("offsets").joinpath("data/aliases.yaml").read_text()) or {}
     groups: dict[str, list[str]] = {}
     for canonical, others in data.items():

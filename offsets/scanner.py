@@ -11,6 +11,7 @@ import json
 import os
 import pickle
 import sys
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ class ScanOptions:
     keep_going: bool = False
     jobs: int = 0                  # 0: one per core
     use_cache: bool = True
+    share_preambles: bool = True   # units starting with the same text share its parse (preamble.py)
     progress: Optional[Callable[[str], None]] = None
 
 
@@ -56,9 +58,9 @@ def _cached(path: Path, digests: dict) -> Optional[UnitResult]:
         return None
 
 
-def _parse_or_error(unit: Unit):
+def _parse_or_error(unit: Unit, shared=None):
     try:
-        return parse_unit(unit)
+        return parse_unit(unit, shared)
     except ScanError as e:
         return e
 
@@ -81,11 +83,12 @@ def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
         say(f"parsing {len(todo)} translation unit(s), {len(unit_list) - len(todo)} from cache")
     jobs = opts.jobs or os.cpu_count() or 1
     pool = None
-    if len(todo) <= 1 or jobs == 1:
-        outputs = map(_parse_or_error, (unit_list[i] for i in todo))
-    else:
+    mapper = map
+    if len(todo) > 1 and jobs > 1:
         pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)))
-        outputs = pool.map(_parse_or_error, (unit_list[i] for i in todo))
+        mapper = pool.map
+    shared, workdir = _shared_preambles([unit_list[i] for i in todo], opts, mapper)
+    outputs = mapper(_parse_or_error, (unit_list[i] for i in todo), shared)
     done = 0
     for i, out in zip(todo, outputs):
         done += 1
@@ -104,7 +107,21 @@ def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
             say(f"[{done}/{len(todo)}] {unit_list[i].name}")
     if pool is not None:
         pool.shutdown()
+    if workdir is not None:
+        workdir.cleanup()
     return results
+
+
+# --- Shared preambles (preamble.py): how units are parsed, not what is cached --------------------
+
+def _shared_preambles(todo: list[Unit], opts: ScanOptions, mapper) -> tuple[list, Optional[object]]:
+    """The precompiled preamble of each unit to parse (or None), and the directory holding them."""
+    if not opts.share_preambles or len(todo) < 2:
+        return [None] * len(todo), None
+    from . import preamble
+
+    workdir = tempfile.TemporaryDirectory(prefix="offsets-preamble-")
+    return preamble.prepare(todo, workdir.name, mapper), workdir
 
 
 def merge(results: list[UnitResult]) -> tuple[dict, dict, list[str]]:

@@ -1,0 +1,108 @@
+"""Tables for the drift tools (`diff`, `history`, `report`): read from the package's compact data
+(`offsets/data/compact/`) wherever it was made from the very YAML file asked for, else from YAML.
+
+A compact table names the sha256 of the YAML it was made from; a YAML file whose digest matches is
+read as its compact table (tests/test_committed_tables.py checks that both load to the same
+`Table`), decoding only the structs asked for when a tool names them. Any other YAML file, or
+compact data of another format, is read as YAML, announced on stderr when there are many.
+"""
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+from .errors import OffsetsError
+from .model import Table
+
+
+def _digest(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _compact(yml: Path) -> Optional[tuple[dict, list]]:
+    """The header and struct lines of the compact table made from `yml`, if there is one."""
+    from . import compact
+
+    path = compact.COMPACT_DIR / (yml.stem + ".jsonl")
+    try:
+        head, lines = compact.header(path)
+        if head.get("source_sha256") != _digest(yml):
+            return None
+    except (OSError, OffsetsError, ValueError, KeyError):
+        return None
+    return head, lines
+
+
+def _only(head: dict, lines: list, names: Iterable[str]) -> Table:
+    """The compact table with only the structs `names` (STRUCT or STRUCT.FIELD) resolve to."""
+    from .compact import table_from_head
+    from .names import aliases, split
+
+    index = {n: i for i, n in enumerate(head["structs"])}
+    chosen = {}
+    for name in names:
+        struct = split(name)[0]
+        for candidate in (struct, *aliases().get(struct, ())):
+            key = head["names"].get(candidate, candidate)
+            if key in index:
+                chosen[key] = lines[index[key]]
+                break
+    head = dict(head, names={a: t for a, t in head["names"].items() if t in chosen})
+    return table_from_head(head, [chosen[k] for k in sorted(chosen)])
+
+
+def load(paths: Sequence, names: Optional[Iterable[str]] = None) -> list[Table]:
+    """The tables at `paths`; with `names`, each holds only the structs those names resolve to
+    (enough for them, and only for them: a name none resolves to is for `load` without `names`)."""
+    from .history import load_table
+
+    names = list(names) if names is not None else None
+    tables: list = [None] * len(paths)
+    slow = []
+    for i, p in enumerate(paths):
+        found = _compact(Path(p))
+        if found is None:
+            slow.append(i)
+        elif names is None:
+            from .compact import table_from_head
+
+            tables[i] = table_from_head(*found)
+        else:
+            tables[i] = _only(*found, names)
+    if len(slow) > 3:
+        print(f"offsets: reading {len(slow)} tables from YAML (no compact data made from them)", file=sys.stderr,
+              flush=True)
+    for i in slow:
+        tables[i] = load_table(paths[i])
+    return tables
+
+
+def load_one(path) -> Table:
+    """One whole table (for `diff`)."""
+    if not Path(path).is_file():
+        from .history import load_table
+
+        return load_table(path)     # its error
+    (table,) = load([path])
+    return table
+
+
+def names_found(tables: Sequence[Table], names: Iterable[str]) -> bool:
+    """Whether every struct of `names` is in at least one of `tables` (else: load them whole, so that
+    the error lists the closest names)."""
+    from .errors import UnknownNameError
+    from .names import find_struct, split
+
+    for struct in {split(n)[0] for n in names}:
+        for t in tables:
+            try:
+                find_struct(t, struct)
+                break
+            except UnknownNameError:
+                continue
+        else:
+            return False
+    return True
+
