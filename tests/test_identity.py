@@ -97,7 +97,7 @@ def test_a_table_of_other_headers_with_the_same_version_is_not_exact(tmp_path):
     runtime._set(t, m)
     assert offsets.get("PyTupleObject.ob_item") == tuple.__basicsize__       # proven: read live
     assert offsets.field("PyTupleObject.ob_item").earned == "proven"
-    with pytest.raises(NoMatchingTable, match=r"not answered: .* offsets scan --python .* --install"):
+    with pytest.raises(NoMatchingTable, match=r"not answered: .*`offsets scan --python .* --install`"):
         offsets.get(unproven_field(t))
 
 
