@@ -115,3 +115,8 @@ def run_in(python: Path, code: str, *args: str, env: dict | None = None, timeout
     if proc.returncode:
         raise AssertionError(f"{python} failed (exit {proc.returncode}):\n{proc.stderr.strip()[-3000:]}")
     return proc.stdout
+
+
+if __name__ == "__main__":   # `make prove` fetches sid's interpreters while CPython compiles
+    for m in sorted(SID_PYTHON):
+        print(sid_python(m))
