@@ -1,6 +1,7 @@
 """The running build's own table (issue 8, rule 2), on real builds no table ships.
 
-For Debian sid's python3.13 and an upstream 3.13.15 compiled from the pristine tarball: after
+For Debian sid's python3.13 and upstream 3.13.15 compiled from the pristine tarball (release and
+free-threaded): after
 `offsets scan --python PY --install` (run from the project's environment), the runtime running
 inside PY answers every field of every header-defined struct of the installed table, and gcc's
 `offsetof`/`sizeof` over that build's own installed headers (offsets/probe.py) agrees with each
@@ -20,7 +21,7 @@ import realbuilds
 from offsets import build_inputs, compact, probe, table_yaml
 
 #: gcc's offsetof(PyInterpreterState, gc.generations) on each build (PyGC_Head's alignment differs).
-GENERATIONS = {"sid-3.13": 7420, "upstream-3.13.15-release": 7424}
+GENERATIONS = {"sid-3.13": 7420, "upstream-3.13.15-release": 7424, "upstream-3.13.15-free-threaded": 7424}
 
 #: Runs inside PY: offsets' answer for each (struct, field), and the table it chose.
 ASK = r"""
