@@ -46,8 +46,8 @@ test: venv
 # 3.13.15 compiled from the pristine tarball in Debian's source package (both configs, cached in
 # $OFFSETS_CACHE/build), and Debian sid's own 3.13/3.14/3.15 run through sid's libc loader.
 prove: venv
-	scripts/build-cpython 3.13.15 free-threaded
-	scripts/build-cpython 3.13.15 release
+	@$(BIN)/python tests/prove/realbuilds.py >/dev/null & fetch=$$!; \
+	  scripts/build-cpython 3.13.15 free-threaded && scripts/build-cpython 3.13.15 release && wait $$fetch
 	$(BIN)/python -m pytest -q -ra -s tests/prove
 
 bench: venv

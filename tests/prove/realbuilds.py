@@ -106,12 +106,18 @@ def clean_env() -> dict:
     return {k: v for k, v in os.environ.items() if k not in ("OFFSETS_TABLES", "OFFSETS_STRICT", "PYTHONPATH")}
 
 
-def run_in(python: Path, code: str, *args: str, env: dict | None = None, timeout: int = 600) -> str:
-    """Run `code` (with `args`) in interpreter `python` with the checkout importable; its stdout, or an
-    AssertionError with its stderr."""
+def run_in(python: Path, code: str, *args: str, env: dict | None = None, stdin: str | None = None,
+           timeout: int = 600) -> str:
+    """Run `code` (with `args`, and `stdin`) in interpreter `python` with the checkout importable; its
+    stdout, or an AssertionError with its stderr."""
     full = {**clean_env(), "PYTHONPATH": str(REPO), **(env or {})}
-    proc = subprocess.run([str(python), "-c", code, *args], capture_output=True, text=True, env=full,
+    proc = subprocess.run([str(python), "-c", code, *args], input=stdin, capture_output=True, text=True, env=full,
                           timeout=timeout)
     if proc.returncode:
         raise AssertionError(f"{python} failed (exit {proc.returncode}):\n{proc.stderr.strip()[-3000:]}")
     return proc.stdout
+
+
+if __name__ == "__main__":   # `make prove` fetches sid's interpreters while CPython compiles
+    for m in sorted(SID_PYTHON):
+        print(sid_python(m))
