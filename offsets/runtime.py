@@ -143,6 +143,8 @@ class Loaded:
         self.names = head["names"]
         self._rows: dict = {}
         self.earning = Earning(True, True, "not compared (a table read for itself)")
+        #: other tables, exact for this build too, that answer the structs this one lacks
+        self.fallbacks: list = []
         if lines is None:
             self._starts, at = [], base
             for size in head["sizes"]:
@@ -362,8 +364,12 @@ def select(me: dict, entries: list, load=_load_entry, check=None, strict: bool =
             exact.append(t)
         elif (e["hexversion"], e["triple"]) == (me["hexversion"], me["triple"]):
             why.append(f"{e['name']}: {earn.why}")
-    if exact:   # the one that answers most exactly: .c structs too, then the most structs
-        t = max(exact, key=lambda t: (t.earning.sources, len(t.order)))
+    if exact:   # the one that answers most exactly: .c structs too, then the most structs; the
+        # others answer the structs it lacks (a shipped table from sources lacks what an own table
+        # got from DWARF, and the other way round)
+        exact.sort(key=lambda t: (t.earning.sources, len(t.order)), reverse=True)
+        t = exact[0]
+        t.fallbacks = exact[1:]
         return t, Match(t.name, "exact", f"built for {describe(me)}: {t.earning.why}", t.source, t.build, loaded=t)
     if autoscan is not None:
         made = autoscan()
@@ -489,10 +495,11 @@ def _lookup(name, what: str):
         raise TypeError(f"offsets.{what}() takes a str, not {type(name).__name__}")
     t = _current()
     struct, _, path = name.partition(".")
-    key = t.resolve_struct(struct)
-    if key is None:
-        raise _unknown_struct(t, name, struct)
-    return t, key, path
+    for table in [t] + t.fallbacks:
+        key = table.resolve_struct(struct)
+        if key is not None:
+            return table, key, path
+    raise _unknown_struct(t, name, struct)
 
 
 class _Offsets(dict):
@@ -515,7 +522,7 @@ class _Offsets(dict):
                                        where=f"struct {key} of {t.where()}")
             if t.earned(key, path) is None:
                 raise _refused(t, name)
-            if t is _state[0]:
+            if _state is not None and t in [_state[0]] + _state[0].fallbacks:
                 prefix = key + "."
                 if t.exact(key):
                     self.update((prefix + p, r[0]) for p, r in fields.items())
@@ -535,7 +542,7 @@ class _Sizes(dict):
             if t.earned(key) is None:
                 raise _refused(t, name)
             size = t.size(key)
-            if t is _state[0]:
+            if _state is not None and t in [_state[0]] + _state[0].fallbacks:
                 self[name] = size
             return size
 
