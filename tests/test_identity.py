@@ -336,3 +336,23 @@ def test_a_cold_first_use_from_16_threads_never_fails():
                              env={**os.environ, "PYTHONPATH": str(ROOT)})
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout) == [tuple.__basicsize__] * 16
+
+
+def without(tmp_path, entry, struct: str) -> dict:
+    """An exact copy of a shipped table that lacks one struct."""
+    head, raw = compact.header(compact.COMPACT_DIR / entry["file"])
+    keep = [(n, line.decode()) for n, line in zip(head["structs"], raw) if n != struct]
+    names = {a: k for a, k in head["names"].items() if k != struct}
+    out = tmp_path / f"without-{struct}.jsonl"
+    out.write_text(compact.assemble(dict(head, structs=[n for n, _ in keep], names=names), [l for _, l in keep]))
+    return as_entry(out)
+
+
+def test_exact_tables_answer_for_each_other_what_one_lacks(tmp_path):
+    e = running_entry()
+    a, b = without(tmp_path, e, "PyListObject"), without(tmp_path, e, "PyTupleObject")
+    t, m = runtime.select(runtime.running_identity(), [a, b], load=runtime._load_entry)
+    runtime._set(t, m)
+    assert offsets.get("PyTupleObject.ob_item") == tuple.__basicsize__        # truth: the interpreter
+    assert offsets.sizeof("PyListObject") == list.__basicsize__
+    assert offsets.field("PyListObject.ob_item").earned == "exact"
