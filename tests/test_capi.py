@@ -289,3 +289,73 @@ def test_pyoffsets_h_compiles_cleanly_as_c99_and_cxx(compiler, tmp_path):
     proc = subprocess.run(compiler + ["-Wall", "-Wextra", "-Werror", "-fsyntax-only", f"-I{sysconfig.get_paths()['include']}",
                                       f"-I{ROOT / 'headers'}", str(src)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+# ---------------------------------------------------------------- the capsule without the GIL's help
+def capsule_run(code: str, cwd: Path) -> str:
+    if not any((ROOT / "offsets").glob("_offsets*.so")):
+        pytest.skip("offsets._offsets is not built in the checkout: `pip install -e .` builds it")
+    env = {k: v for k, v in os.environ.items() if k != "OFFSETS_STRICT"}
+    env["PYTHONPATH"] = str(ROOT)
+    return run([sys.executable, "-c", code], cwd=cwd, env=env)
+
+
+def test_a_lookup_without_a_thread_state_is_refused_not_a_crash(tmp_path):
+    """A cached name answers with no thread state; a miss is refused: -1, errno EPERM, no SIGSEGV."""
+    out = capsule_run("import errno, offsets._offsets as c\n"
+                      "print(c._get_detached('PyTupleObject.ob_item'), errno.EPERM)\n"
+                      "print(c._get('PyListObject.ob_item'), c._get_detached('PyListObject.ob_item'))\n", tmp_path)
+    miss, hit = out.splitlines()
+    assert miss == "(-1, 1) 1", out
+    value = hit.split()[0]
+    assert hit == f"{value} ({value}, 0)", out
+
+
+def test_a_huge_name_is_refused_with_a_bounded_message(tmp_path):
+    """A 16 MB name: UnknownNameError quoting 120 bytes of it, never the whole name."""
+    out = capsule_run("import offsets._offsets as c\n"
+                      "try:\n    c._get('PyListObject.' + 'x' * (16 << 20))\n"
+                      "except KeyError as e:\n    print(type(e).__name__, len(str(e)), str(e)[-80:])\n", tmp_path)
+    kind, length, tail = out.strip().split(" ", 2)
+    assert kind == "UnknownNameError" and int(length) < 300, out
+    assert "16777229 bytes" in tail, out
+
+
+RACE = ROOT / "tests" / "jitext" / "race_use_table.py"
+
+
+def race_in(python, tmp_path: Path, env: dict, threads=16, switches=20, prelude="") -> dict:
+    code = (f"import sys, json, runpy; sys.argv = ['race', {str(tmp_path)!r}]; {prelude}\n"
+            f"race = runpy.run_path({str(RACE)!r}, run_name='race')\n"
+            f"from pathlib import Path\nprint(json.dumps(race['main'](Path({str(tmp_path)!r}), {threads}, {switches})))\n")
+    return json.loads(run([python, "-c", code], cwd=tmp_path, env=env).strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def race(tmp_path_factory):
+    """16 threads (C through the capsule, Python through offsets.get, one C without a thread state)
+    look a name up while another switches among 20 tables that each answer it differently."""
+    tmp = tmp_path_factory.mktemp("race")
+    capsule_run("pass", tmp)       # skips if the extension is not built
+    env = {**{k: v for k, v in os.environ.items() if k != "OFFSETS_STRICT"}, "PYTHONPATH": str(ROOT)}
+    got = race_in(sys.executable, tmp, env)
+    assert got["switches"] == 20 and got["lookups"] > 1000 and got["errors"] == [], got
+    return got
+
+
+def test_use_table_switches_c_callers_atomically(race):
+    assert [w for w in race["wrong"] if not w.startswith("py: ")] == [], race
+
+
+def test_use_table_switches_python_callers_atomically(race):
+    assert [w for w in race["wrong"] if w.startswith("py: ")] == [], race
+
+
+def test_the_race_check_sees_a_switch_that_is_not_atomic(tmp_path):
+    """The same check, with the capsule's _reset() disabled: C callers keep the old answers, and it says so."""
+    capsule_run("pass", tmp_path)
+    env = {**{k: v for k, v in os.environ.items() if k != "OFFSETS_STRICT"}, "PYTHONPATH": str(ROOT)}
+    got = race_in(sys.executable, tmp_path, env, threads=4, switches=6,
+                  prelude="import offsets, offsets._offsets as c; offsets.get('PyObject.ob_type'); "
+                          "c._reset = lambda *a: None")
+    assert any(w.startswith("c: ") for w in got["wrong"]), got
