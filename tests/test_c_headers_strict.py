@@ -114,19 +114,18 @@ def test_layout_proof_after_its_own_python_h_is_strict_clean(header, builds, tmp
     src.write_text(f'#include <Python.h>\n#define PYOFFSETS_CHECK_LAYOUT 1\n#include "{header.name}"\n'
                    "int pyoffsets_proof_unit;\n")
     flags = [f"-I{b.include_dir}", f"-I{b.include_root}", f"-I{b.pyconfig.parent}", f"-I{GENERATED}", *b.defines()]
-    if b.target != targets.host() or b.sysroot is not None:
-        flags = ["-nostdinc"] + [f"-isystem{d}" for d in _builtin_and_system(b)] + flags
-    errors = [e for cname, cc in compilers(b.target.triple).items()
-              if (e := compile_clean(cc, lang_of(cname), src, flags))]
-    assert not errors, "\n".join(errors)
+    cross = b.target != targets.host() or b.sysroot is not None
+    system = [f"-isystem{d}" for d in targets.system_includes(b.target, b.sysroot)] if cross else []
+    errors = []
+    for cname, cc in compilers(b.target.triple).items():
+        own = ["-nostdinc", f"-isystem{builtin_include(cc)}", *system] if cross else []
+        errors.append(compile_clean(cc, lang_of(cname), src, own + flags))
+    assert not any(errors), "\n".join(errors)
 
 
-def _builtin_and_system(b) -> list:
-    """Cross builds: the compiler's own headers are kept by -isystem of its builtin directory (clang's
-    from libclang-common, via offsets.clang_headers) and the target's C library headers."""
-    from offsets import clang_headers, targets
-
-    return [str(clang_headers.builtin_include()), *map(str, targets.system_includes(b.target, b.sysroot))]
+def builtin_include(cc: list) -> str:
+    """The compiler's own headers (stddef.h...), kept when a cross compile drops the host's with -nostdinc."""
+    return subprocess.run(cc + ["-print-file-name=include"], capture_output=True, text=True, check=True).stdout.strip()
 
 
 def test_a_wrong_constant_fails_the_proof(tmp_path):
