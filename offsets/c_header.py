@@ -90,6 +90,9 @@ def c_types(table: Table) -> dict:
 
 #: Public headers that need a third-party header first (curses.h, expat.h): never asserted.
 _THIRD_PARTY = ("Include/py_curses.h", "Include/pyexpat.h")
+#: Public headers that define a static variable (the capsule pattern): the check block uses it, or every
+#: file that defines PYOFFSETS_CHECK_LAYOUT would get -Wunused-variable.
+_STATICS = {"datetime.h": "PyDateTimeAPI"}
 #: Public headers whose structs exist only with Py_BUILD_CORE (3.7's pyatomic.h): asserted with the internal ones.
 _CORE_ONLY = ("Include/pyatomic.h",)
 
@@ -184,8 +187,10 @@ def _asserts(table: Table) -> list:
         out += [f"#ifdef {switch}"]
         if group == "public":
             for h in _public_includes(table):
-                out += ["#if defined(__has_include)", f"#  if __has_include(<{h}>)", f"#    include <{h}>",
-                        "#  endif", "#endif"]
+                out += ["#if defined(__has_include)", f"#  if __has_include(<{h}>)", f"#    include <{h}>"]
+                if h in _STATICS:
+                    out.append(f'PYOFFSETS_STATIC_ASSERT(sizeof({_STATICS[h]}) == sizeof(void *), "{h} included");')
+                out += ["#  endif", "#endif"]
         out += ["#if defined(__GNUC__)", "#pragma GCC diagnostic push",
                 '#pragma GCC diagnostic ignored "-Wdeprecated-declarations"', "#endif"]
         for key in sorted(table.structs):

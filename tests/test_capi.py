@@ -359,3 +359,33 @@ def test_the_race_check_sees_a_switch_that_is_not_atomic(tmp_path):
                   prelude="import offsets, offsets._offsets as c; offsets.get('PyObject.ob_type'); "
                           "c._reset = lambda *a: None")
     assert any(w.startswith("c: ") for w in got["wrong"]), got
+
+
+# ---------------------------------------------------------------- examples/jitdemo, the worked example
+EXAMPLE = ROOT / "examples" / "jitdemo"
+
+
+def build_and_run_example(vpy: Path, work: Path) -> dict:
+    """The documented commands (`python setup.py build_ext`, then `python demo.py`), run by `vpy`
+    on a copy of the example (so that no build/ litters the checkout)."""
+    src = work / "jitdemo"
+    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.so", "__pycache__"))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OFFSETS_STRICT")}
+    env["PYOFFSETS_GENERATED"] = str(ROOT / "generated")
+    run([vpy, "setup.py", "-q", "build_ext", "--inplace"], cwd=src, env=env)
+    return json.loads(run([vpy, "demo.py"], cwd=src, env=env).strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", VERSIONS)
+def test_worked_example_on_every_cpython(version, tmp_path):
+    """Compile-time constants (proven by the generated header's static asserts) and run-time answers
+    read the same live objects as Python: a list iterator, a tuple, the current frame's code."""
+    python = pyenv_python(version)
+    if python is None:
+        pytest.skip(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
+    vpy, _ = prepared_venv(python, version)
+    got = build_and_run_example(vpy, tmp_path)
+    assert got["python"].startswith(version + "."), got
+    assert got["compiled_for"] == f"cpython-{got['python']}-x86_64-linux-gnu", got
+    assert len(got["checked"]) == 3, got
