@@ -8,6 +8,11 @@ capsule, `offsets._offsets._get`, half through `offsets.get`; plus one reading t
 thread state, `_get_detached`) look the name up without pause. A lookup that starts after switch j
 returned and ends before switch j+2 begins may only see table j or j+1: anything else is a wrong
 answer. Prints one JSON line: lookups made, wrong answers (with samples), errors.
+
+The capsule answers a miss by calling offsets.runtime.get(), so its answers can only be as fresh as
+the Python side's. `main(..., python_shim=True)` first replaces runtime.get with a lookup that reads
+the table in use under one lock that `runtime._set` also takes (what an atomic Python side gives),
+so that the capsule's own switching is tested alone; without it, both sides are tested as they are.
 """
 import dataclasses
 import json
@@ -17,7 +22,6 @@ import time
 from pathlib import Path
 
 import offsets
-import offsets._offsets as capsule
 from offsets import compact, runtime
 
 NAME = "PyTypeObject.tp_name"
@@ -37,7 +41,29 @@ def variants(work: Path, n: int) -> list:
     return paths
 
 
-def main(work: Path, threads: int = 16, switches: int = 30) -> dict:
+def atomic_python_shim() -> None:
+    """runtime.get and runtime._set made atomic with one lock; before offsets._offsets is imported."""
+    assert "offsets._offsets" not in sys.modules, "the shim must come before the capsule's import"
+    lock = threading.RLock()
+    set_ = runtime._set
+
+    def _set(table, match):
+        with lock:
+            set_(table, match)
+
+    def get(name):
+        with lock:
+            t, key, path = runtime._lookup(name, "get")
+            return t.fields(key)[path][0]
+
+    runtime._set, runtime.get = _set, get
+
+
+def main(work: Path, threads: int = 16, switches: int = 30, python_shim: bool = False) -> dict:
+    if python_shim:
+        atomic_python_shim()
+    import offsets._offsets as capsule
+
     paths = variants(work, switches)
     offsets.use_table(paths[0], verify=False)
     done = [0]          # switches that have returned: table done[0] - 1 is in use
@@ -77,7 +103,8 @@ def main(work: Path, threads: int = 16, switches: int = 30) -> dict:
             result["wrong"] += wrong[:5]
             result["errors"] += errors[:5]
 
-    kinds = ["c" if i % 2 else "py" for i in range(threads)] + ["detached"]
+    # with the shim, runtime.get is not offsets' own: every reader is a C one
+    kinds = ["c" if i % 2 or python_shim else "py" for i in range(threads)] + ["detached"]
     pool = [threading.Thread(target=reader, args=(k,)) for k in kinds]
     done[0] = 1
     for t in pool:
@@ -91,6 +118,7 @@ def main(work: Path, threads: int = 16, switches: int = 30) -> dict:
     for t in pool:
         t.join()
     result["switches"] = done[0]
+    result["python_shim"] = python_shim
     result["gil_enabled"] = getattr(sys, "_is_gil_enabled", lambda: True)()
     return result
 
