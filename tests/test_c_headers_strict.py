@@ -40,12 +40,23 @@ def lang_of(name: str) -> str:
     return "c++17" if name.endswith("++") else "c11"
 
 
+def compile_all(jobs: list) -> list:
+    """[(argv prefix, lang, source, flags)] compiled concurrently; the failures, each with its exit status
+    and every diagnostic (a clean compile has an empty stderr, not only exit status 0)."""
+    procs = [(cc, lang, subprocess.Popen(cc + LANGS[lang] + STRICT + list(flags) + [str(src)], text=True,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+             for cc, lang, src, flags in jobs]
+    errors = []
+    for cc, lang, p in procs:
+        _, err = p.communicate()
+        if p.returncode or err.strip():
+            errors.append(f"{' '.join(cc)} {lang}: exit {p.returncode}\n{err[-2500:]}")
+    return errors
+
+
 def compile_clean(cc: list, lang: str, src: Path, flags=()) -> str:
     """'' when the compile is clean; else the exit status and every diagnostic."""
-    proc = subprocess.run(cc + LANGS[lang] + STRICT + list(flags) + [str(src)], capture_output=True, text=True)
-    if proc.returncode == 0 and not proc.stderr.strip():
-        return ""
-    return f"{' '.join(cc)} {lang}: exit {proc.returncode}\n{proc.stderr[-2500:]}"
+    return "".join(compile_all([(cc, lang, src, flags)]))
 
 
 def triple_of(header: Path) -> str:
@@ -58,7 +69,7 @@ def test_generated_header_alone_is_strict_clean(header, tmp_path):
     src.write_text(f'#include "{header.name}"\nint pyoffsets_table_len = (int)sizeof(PYOFFSETS_TABLE);\n')
     ccs = compilers(triple_of(header))
     assert ccs, "no compiler for this target"
-    errors = [e for name, cc in ccs.items() if (e := compile_clean(cc, lang_of(name), src, [f"-I{GENERATED}"]))]
+    errors = compile_all([(cc, lang_of(name), src, [f"-I{GENERATED}"]) for name, cc in ccs.items()])
     assert not errors, "\n".join(errors)
 
 
@@ -116,11 +127,12 @@ def test_layout_proof_after_its_own_python_h_is_strict_clean(header, builds, tmp
     flags = [f"-I{b.include_dir}", f"-I{b.include_root}", f"-I{b.pyconfig.parent}", f"-I{GENERATED}", *b.defines()]
     cross = b.target != targets.host() or b.sysroot is not None
     system = [f"-isystem{d}" for d in targets.system_includes(b.target, b.sysroot)] if cross else []
-    errors = []
+    jobs = []
     for cname, cc in compilers(b.target.triple).items():
         own = ["-nostdinc", f"-isystem{builtin_include(cc)}", *system] if cross else []
-        errors.append(compile_clean(cc, lang_of(cname), src, own + flags))
-    assert not any(errors), "\n".join(errors)
+        jobs.append((cc, lang_of(cname), src, own + flags))
+    errors = compile_all(jobs)
+    assert not errors, "\n".join(errors)
 
 
 def builtin_include(cc: list) -> str:
@@ -145,3 +157,19 @@ def test_a_wrong_constant_fails_the_proof(tmp_path):
     src.write_text(f'#include <Python.h>\n#define PYOFFSETS_CHECK_LAYOUT 1\n#include "{header.name}"\n')
     err = compile_clean(["gcc"], "c11", src, [f"-I{sysconfig.get_paths()['include']}", f"-I{tmp_path}"])
     assert "PyListObject.ob_item" in err
+
+
+def test_a_warning_alone_fails_the_check(tmp_path):
+    """What the headers did before (`#define PYOFFSETS_block@Modules/x.c_leftlink 0`): gcc only warns
+    without -Werror, exit status 0; the check still fails, because it reads stderr."""
+    src = tmp_path / "old.c"
+    src.write_text("#define PYOFFSETS_block@Modules/x.c_leftlink 0\nint pyoffsets_unit;\n")
+    proc = subprocess.run(["gcc", "-x", "c", "-std=c11", "-pedantic", "-c", "-o", os.devnull, str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "whitespace after the macro name" in proc.stderr
+    global STRICT
+    saved, STRICT = STRICT, [f for f in STRICT if f != "-Werror"]
+    try:
+        assert "whitespace after the macro name" in compile_clean(["gcc"], "c11", src)
+    finally:
+        STRICT = saved
