@@ -465,13 +465,10 @@ mod_bench_get(PyObject *self, PyObject *args)
     Py_ssize_t n, i;
     volatile Py_ssize_t sink = 0;
     double t0;
-    PyOffsets_CAPI *saved = PyOffsetsAPI;
     if (!PyArg_ParseTuple(args, "sn", &name, &n)) {
         return NULL;
     }
-    PyOffsetsAPI = &capi;
-    if (PyOffsets_Get(name) < 0 || n <= 0) {
-        PyOffsetsAPI = saved;
+    if (PyOffsets_Get(name) < 0 || n <= 0) {     /* PyOffsetsAPI is &capi, set by module_exec */
         return n <= 0 ? PyErr_Format(PyExc_ValueError, "n must be positive") : NULL;
     }
     t0 = now_ns();
@@ -479,7 +476,6 @@ mod_bench_get(PyObject *self, PyObject *args)
         sink += PyOffsets_Get(name);
     }
     t0 = now_ns() - t0;
-    PyOffsetsAPI = saved;
     (void)sink;
     return PyFloat_FromDouble(t0 / (double)n);
 }
@@ -590,6 +586,7 @@ module_exec(PyObject *m)
     if (init_state() < 0) {
         return -1;
     }
+    PyOffsetsAPI = &capi;   /* this file's own pyoffsets.h getters (_bench_get) */
     capsule = PyCapsule_New(&capi, PYOFFSETS_CAPSULE_NAME, NULL);
     if (capsule == NULL || PyModule_AddObject(m, "_C_API", capsule) < 0) {
         Py_XDECREF(capsule);

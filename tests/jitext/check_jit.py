@@ -79,4 +79,5 @@ result = offsets.runtime.live_check()
 assert result.ok, result.summary()
 out["live_check"] = result.summary()
 assert "yaml" not in sys.modules and "clang" not in sys.modules
+out["gil_enabled"] = getattr(sys, "_is_gil_enabled", lambda: True)()
 print(json.dumps(out))

@@ -218,5 +218,13 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "jitext", NULL, -1, m
 PyMODINIT_FUNC
 PyInit_jitext(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+#ifdef Py_GIL_DISABLED
+    /* a JIT that uses offsets keeps a free-threaded interpreter free-threaded (single-phase init) */
+    if (m != NULL && PyUnstable_Module_SetGIL(m, Py_MOD_GIL_NOT_USED) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+#endif
+    return m;
 }

@@ -83,6 +83,7 @@ def test_jit_extension_and_worked_example_without_the_gil(venv, tmp_path):
     got = capi.check_in(vpy, ext, tmp_path)
     assert capi.REQUIRED <= set(got["checked"]), got
     assert capi.LISTITER in got["checked"], got
+    assert got["gil_enabled"] is False, got
     demo = capi.build_and_run_example(vpy, tmp_path)
     assert demo["gil_enabled"] is False, demo
     assert demo["compiled_for"].startswith("cpython-3.13.15-freethreaded-"), demo
