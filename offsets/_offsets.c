@@ -336,11 +336,10 @@ capi_field(const char *name, PyOffsets_FieldInfo *out)
          || attr_long(f, "array_len", -1, &out->array_len);
     if (rc == 0) {
         PyObject *flex = PyObject_GetAttrString(f, "flexible");
-        rc = flex == NULL ? -1 : 0;
-        if (flex != NULL) {
-            out->flexible = PyObject_IsTrue(flex);
-            Py_DECREF(flex);
-        }
+        int truth = flex == NULL ? -1 : PyObject_IsTrue(flex);
+        Py_XDECREF(flex);
+        rc = truth < 0 ? -1 : 0;
+        out->flexible = truth > 0;
         out->bit_offset = (int)bo;
         out->bit_width = (int)bw;
     }
