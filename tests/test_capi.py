@@ -24,7 +24,8 @@ VERSIONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13")
 REQUIRED = {"getters fail before PyOffsets_Import()", "table identity through the capsule",
             "C and Python answers agree", "unknown name -> UnknownNameError with a suggestion",
             "PyListObject.ob_item[i] is lst[i]", "PyTupleObject.ob_item[i] is t[i]", "PyLongObject digits",
-            "current frame's code object through the thread state"}
+            "current frame's code object through the thread state",
+            "no thread state: a miss refused with EPERM, a cached name answered"}
 LISTITER = "listiterobject.it_index == 3 and it_seq is lst"
 
 
