@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -80,9 +81,11 @@ def prepared_venv(python: Path, version: str) -> tuple[Path, Path]:
     venv = cache_dir() / "venvs" / f"{version}-{source_digest()}"
     vpy, ext = venv / "bin" / "python", venv / "jitext-build"
     if (venv / ".ok").exists():
+        os.utime(venv)            # in use: kept by the clean-up below
         return vpy, ext
-    for old in venv.parent.glob(f"{version}-*"):   # venvs of older sources
-        shutil.rmtree(old, ignore_errors=True)
+    for old in venv.parent.glob(f"{version}-*"):   # venvs of older sources, unused for two days (not those
+        if time.time() - old.stat().st_mtime > 2 * 86400:   # of another checkout sharing the cache now)
+            shutil.rmtree(old, ignore_errors=True)
     run([python, "-m", "venv", venv])
     run([vpy, "-m", "pip", "install", "-q", "--disable-pip-version-check", "setuptools>=68", "wheel"])
     src = venv / "src"        # a copy, so that no build/ litters the checkout other builds share
