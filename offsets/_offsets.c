@@ -235,30 +235,15 @@ may_call_python(const char *name, size_t len)
     return 0;
 }
 
+/* The first lookup of a name (kept out of line, so that the cached path stays small). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static Py_ssize_t
-lookup(int sizes, const char *name)
+lookup_miss(State *st, Cache *c, int sizes, const char *name, size_t len, uint64_t h)
 {
-    uint64_t h;
-    size_t len;
-    State *st;
-    Cache *c;
     PyObject *r;
     Py_ssize_t value;
-    if (name == NULL) {
-        if (attached()) {
-            PyErr_SetString(PyExc_TypeError, "pyoffsets.h: the name is NULL");
-        }
-        errno = EINVAL;
-        return -1;
-    }
-    len = strlen(name);
-    h = hash_name(name, len);
-    st = LOAD_ACQ(&current);
-    c = sizes ? &st->sizes : &st->offsets;
-    value = cache_get(c, name, len, h);
-    if (value >= 0) {
-        return value;
-    }
     if (may_call_python(name, len) < 0) {
         return -1;
     }
@@ -280,6 +265,29 @@ lookup(int sizes, const char *name)
     }
     PyThread_release_lock(write_lock);
     return value;
+}
+
+static inline Py_ssize_t
+lookup(int sizes, const char *name)
+{
+    uint64_t h;
+    size_t len;
+    State *st;
+    Cache *c;
+    Py_ssize_t value;
+    if (name == NULL) {
+        if (attached()) {
+            PyErr_SetString(PyExc_TypeError, "pyoffsets.h: the name is NULL");
+        }
+        errno = EINVAL;
+        return -1;
+    }
+    len = strlen(name);
+    h = hash_name(name, len);
+    st = LOAD_ACQ(&current);
+    c = sizes ? &st->sizes : &st->offsets;
+    value = cache_get(c, name, len, h);
+    return value >= 0 ? value : lookup_miss(st, c, sizes, name, len, h);
 }
 
 static Py_ssize_t
