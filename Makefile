@@ -17,6 +17,13 @@ $(VENV)/.installed: pyproject.toml setup.py
 	@command -v aarch64-linux-gnu-gcc >/dev/null || [ "$$(uname -m)" != x86_64 ] || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc-aarch64-linux-gnu; } || \
 	  echo "no aarch64 cross gcc: the aarch64 compiler check will be skipped"
+	@# clang, g++ and the aarch64 cross g++ compile every generated header as C and C++ (tests/test_c_headers_strict.py)
+	@command -v clang >/dev/null && command -v g++ >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends clang g++; } || \
+	  echo "no clang: the generated headers will be checked with gcc only"
+	@command -v aarch64-linux-gnu-g++ >/dev/null || [ "$$(uname -m)" != x86_64 ] || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends g++-aarch64-linux-gnu; } || \
+	  echo "no aarch64 cross g++: aarch64 headers will be checked as C++ with clang++ only"
 	@# dtrace makes the pydtrace_probes.h a --with-dtrace build (Debian's) generates; ceval.c and others include it
 	@command -v dtrace >/dev/null || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends systemtap-sdt-dev; } || \

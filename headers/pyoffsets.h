@@ -18,8 +18,13 @@
  * The table is the one `offsets.build()` reports (chosen by the build's exact identity, or a
  * live-checked table of another patch level of the same minor version; see docs/c-api.md).
  *
- * Every function needs the GIL (an attached thread state): a lookup may call into Python and may
- * set an exception. Before PyOffsets_Import() succeeds, every getter fails cleanly (RuntimeError,
+ * Threads: any thread may call the getters, with or without the GIL (free-threaded builds stay
+ * free-threaded: the capsule's module declares Py_MOD_GIL_NOT_USED). A name already looked up is
+ * answered from a lock-free cache, even with no thread state. A first lookup calls into Python:
+ * with no attached thread state it returns -1 with errno = EPERM and no exception (nothing can hold
+ * one); otherwise errors are -1 with an exception set. After offsets.use_table() returns, no lookup
+ * gets the old table's answer. PyOffsets_Import() needs an attached thread state.
+ * Before PyOffsets_Import() succeeds, every getter fails cleanly (RuntimeError,
  * -1 / NULL) instead of reading garbage. Repeated lookups of a name cost a string hash and compare
  * (tens of nanoseconds); still, look names up once, when generating code, not per event.
  *
@@ -62,9 +67,9 @@ typedef struct {
     /* v1 */
     unsigned int api_version;                                   /* >= PYOFFSETS_API_VERSION */
     unsigned int reserved;
-    Py_ssize_t (*get)(const char *name);                        /* -1 + exception if unknown */
-    Py_ssize_t (*size_of)(const char *struct_name);             /* -1 + exception if unknown */
-    int (*field)(const char *name, PyOffsets_FieldInfo *out);   /* 0, or -1 + exception */
+    Py_ssize_t (*get)(const char *name);                        /* -1 + exception if unknown; */
+    Py_ssize_t (*size_of)(const char *struct_name);             /* -1 + errno EPERM if a miss */
+    int (*field)(const char *name, PyOffsets_FieldInfo *out);   /* has no thread state */
     const char *(*table_name)(void);     /* "cpython-3.13.0-x86_64-linux-gnu" */
     const char *(*match)(void);          /* "exact", "loose" (live-checked) or "user" (use_table) */
     unsigned long (*hexversion)(void);   /* PY_VERSION_HEX of the table's build */

@@ -12,10 +12,13 @@
     #define PYOFFSETS_BITWIDTH_PyASCIIObject_state__kind 3
 
 Naming: `PYOFFSETS_` + struct + `_` + field path with each `.` written `__`; struct sizes are
-`PYOFFSETS_SIZEOF_<struct>`, bitfields add `PYOFFSETS_BITOFFSET_`/`PYOFFSETS_BITWIDTH_` names. C
-identifiers may contain `_` and `__`, so two different names could in principle spell the same
-macro (`a_b.c` and `a.b_c`); the emitter checks that every macro of a header is unique and refuses
-to write one otherwise (TableError naming both), so a collision can never reach a header.
+`PYOFFSETS_SIZEOF_<struct>`, bitfields add `PYOFFSETS_BITOFFSET_`/`PYOFFSETS_BITWIDTH_` names. A
+struct private to a source file is keyed `name@path` (`block@Modules/_collectionsmodule.c`): its
+`@` is written `_AT_` and every other character that cannot be in a C identifier `_`
+(`PYOFFSETS_block_AT_Modules__collectionsmodule_c_leftlink`). Since `_` is both a separator and a
+character of names, two different names could spell the same macro (`a_b.c` and `a.b_c`); the
+emitter checks that every macro of a header is unique and refuses to write one otherwise
+(TableError naming both), so a collision can never reach a header.
 
 The header refuses (#error) another CPU or pointer size, and after Python.h a CPython of another
 version or config. With
@@ -46,8 +49,16 @@ _ARCH_MACROS = {"x86_64": "__x86_64__", "aarch64": "__aarch64__", "i686": "__i38
                 "s390x": "__s390x__", "riscv64": "__riscv"}
 
 
+_NOT_IDENT = re.compile(r"[^A-Za-z0-9_]")
+
+
+def identifier(name: str) -> str:
+    """A struct key or field path as part of a C identifier (the scheme of docs/c-api.md)."""
+    return _NOT_IDENT.sub("_", name.replace("@", "_AT_").replace(".", "__"))
+
+
 def macro(struct: str, path: str = "", prefix: str = "") -> str:
-    return f"PYOFFSETS_{prefix}{struct}" + (f"_{path.replace('.', '__')}" if path else "")
+    return f"PYOFFSETS_{prefix}{identifier(struct)}" + (f"_{identifier(path)}" if path else "")
 
 
 def header_name(table: Table) -> str:
@@ -56,19 +67,47 @@ def header_name(table: Table) -> str:
 
 def c_types(table: Table) -> dict:
     """struct key -> how C names its type (`PyListObject`, `struct _gil_runtime_state`), for the
-    structs whose spelling the table proves: a field declared with that type, or a typedef alias."""
+    structs whose spelling the table proves: a field declared with that type, or a typedef alias.
+    A tag (`struct wrapperbase`) is preferred to a typedef, since the tag is declared where the body
+    is, while a typedef may live elsewhere (3.12's `pytype_slotdef`, declared in an internal header)."""
     seen = set()
     for s in table.structs.values():
         for f in s.fields:
             seen.add(" ".join(_BARE.sub(" ", f.type).split()))
     typedef_keys = set(table.names.values())   # clang_scan: a struct with aliases is keyed by a typedef
+    aliases: dict = {}
+    for alias, key in table.names.items():
+        aliases.setdefault(key, []).append(alias)
     out = {}
     for key, s in table.structs.items():
-        if f"{s.kind} {key}" in seen:
-            out[key] = f"{s.kind} {key}"
+        tags = [f"{s.kind} {n}" for n in [key] + sorted(aliases.get(key, ())) if f"{s.kind} {n}" in seen]
+        if tags:
+            out[key] = tags[0]
         elif key in seen or key in typedef_keys:
             out[key] = key
     return out
+
+
+#: Public headers that need a third-party header first (curses.h, expat.h): never asserted.
+_THIRD_PARTY = ("Include/py_curses.h", "Include/pyexpat.h")
+#: Public headers that define a static variable (the capsule pattern): the check block uses it, or every
+#: file that defines PYOFFSETS_CHECK_LAYOUT would get -Wunused-variable.
+_STATICS = {"datetime.h": "PyDateTimeAPI"}
+#: Public headers whose structs exist only with Py_BUILD_CORE (3.7's pyatomic.h): asserted with the internal ones.
+_CORE_ONLY = ("Include/pyatomic.h",)
+
+
+def _public_includes(table: Table) -> list:
+    """The public headers, besides Python.h, that define the structs PYOFFSETS_CHECK_LAYOUT asserts
+    (`Include/cpython/X.h` comes through `X.h`, CPython's rule), included by the check block itself so
+    that `Python.h` is the only include a user needs: structmember.h (PyMemberDef before 3.12),
+    frameobject.h (PyFrameObject up to 3.10), datetime.h... Each is included only if it exists
+    (`__has_include`), as `cpython/pytime.h` of 3.12 has no `pytime.h`."""
+    heads = set()
+    for s in table.structs.values():
+        if _group(s) == "public":
+            heads.add(s.defined_in.split(":", 1)[0].replace("Include/cpython/", "Include/", 1)[len("Include/"):])
+    return sorted(heads)
 
 
 def _group(s) -> str:
@@ -78,7 +117,9 @@ def _group(s) -> str:
     where = s.defined_in.split(":", 1)[0]
     if s.origin != "clang":
         return "source"
-    if where.startswith("Include/internal/"):
+    if where in _THIRD_PARTY:
+        return "source"
+    if where.startswith("Include/internal/") or where in _CORE_ONLY:
         return "internal"
     if where.startswith("Include/"):
         return "public"
@@ -136,11 +177,21 @@ def emit(table: Table, source: str, source_sha256: str = None) -> str:
 
 def _asserts(table: Table) -> list:
     spell = c_types(table)
-    out = []
+    out = ["#if defined(PYOFFSETS_CHECK_LAYOUT) || defined(PYOFFSETS_CHECK_INTERNAL_LAYOUT)",
+           "#include <stddef.h>", "#ifdef __cplusplus",
+           "#  define PYOFFSETS_STATIC_ASSERT(cond, what) static_assert(cond, what)", "#else",
+           "#  define PYOFFSETS_STATIC_ASSERT(cond, what) _Static_assert(cond, what)", "#endif", "#endif"]
     unprovable = []
     foreign = 0
     for group, switch in (("public", "PYOFFSETS_CHECK_LAYOUT"), ("internal", "PYOFFSETS_CHECK_INTERNAL_LAYOUT")):
-        out += [f"#ifdef {switch}", "#include <stddef.h>", "#if defined(__GNUC__)", "#pragma GCC diagnostic push",
+        out += [f"#ifdef {switch}"]
+        if group == "public":
+            for h in _public_includes(table):
+                out += ["#if defined(__has_include)", f"#  if __has_include(<{h}>)", f"#    include <{h}>"]
+                if h in _STATICS:
+                    out.append(f'PYOFFSETS_STATIC_ASSERT(sizeof({_STATICS[h]}) == sizeof(void *), "{h} included");')
+                out += ["#  endif", "#endif"]
+        out += ["#if defined(__GNUC__)", "#pragma GCC diagnostic push",
                 '#pragma GCC diagnostic ignored "-Wdeprecated-declarations"', "#endif"]
         for key in sorted(table.structs):
             s = table.structs[key]
@@ -150,7 +201,7 @@ def _asserts(table: Table) -> list:
             if t is None:
                 unprovable.append(f"{key} (its C spelling, typedef or tag, is not known from the table)")
                 continue
-            out.append(f'_Static_assert(sizeof({t}) == {s.size}, "sizeof({t})");')
+            out.append(f'PYOFFSETS_STATIC_ASSERT(sizeof({t}) == {s.size}, "sizeof({t})");')
             types = {f.path: f.type for f in s.fields}
             for f in s.fields:
                 if f.is_bitfield:
@@ -158,10 +209,11 @@ def _asserts(table: Table) -> list:
                 if not _designator_ok(table, types, f.path):
                     foreign += 1
                     continue
-                out.append(f'_Static_assert(offsetof({t}, {f.path}) == {f.offset}, "{key}.{f.path}");')
+                out.append(f'PYOFFSETS_STATIC_ASSERT(offsetof({t}, {f.path}) == {f.offset}, "{key}.{f.path}");')
         out += ["#if defined(__GNUC__)", "#pragma GCC diagnostic pop", "#endif", f"#endif /* {switch} */"]
     source = sorted(k for k, s in table.structs.items() if _group(s) == "source")
-    out.append("/* Not asserted: bitfields (offsetof cannot name them); structs of .c files or found in DWARF only: "
+    out.append("/* Not asserted: bitfields (offsetof cannot name them); structs of .c files, of headers that need a "
+               "third-party header (py_curses.h, pyexpat.h) or found in DWARF only: "
                + (", ".join(source) or "none") + "; structs of unknown spelling: "
                + (", ".join(unprovable) or "none") + f"; {foreign} fields inside arrays or inside members of "
                "types the table does not hold (a C library's struct, whose member names may be macros). */")

@@ -56,11 +56,20 @@ def _configured_pyconfig(tree: Path, config: str, extra: tuple = ()) -> Path:
     flags = {"release": [], "debug": ["--with-pydebug"], "free-threaded": ["--disable-gil"]}[config] + list(extra)
     out = tree.parent / f"{tree.name}-configure-{config}{''.join(extra)}"
     if not (out / "pyconfig.h").is_file():
-        out.mkdir(parents=True, exist_ok=True)
+        import shutil
+        import tempfile
+
+        # configure in a private directory, then rename: two processes never share a half-made one
+        work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
         say(f"running {tree.name}/configure {' '.join(flags)} for its pyconfig.h")
-        proc = subprocess.run([str(tree / "configure"), "-q", *flags], cwd=out, capture_output=True, text=True)
-        if proc.returncode or not (out / "pyconfig.h").is_file():
+        proc = subprocess.run([str(tree / "configure"), "-q", *flags], cwd=work, capture_output=True, text=True)
+        if proc.returncode or not (work / "pyconfig.h").is_file():
+            shutil.rmtree(work, ignore_errors=True)
             raise BuildError(f"{tree}/configure {' '.join(flags)} failed: {proc.stderr.strip().splitlines()[-1:]}")
+        try:
+            work.rename(out)
+        except OSError:              # another process finished first: use its result
+            shutil.rmtree(work, ignore_errors=True)
     return out / "pyconfig.h"
 
 

@@ -463,7 +463,7 @@ def _set(table: Loaded, match: Match) -> None:
         _sizes.clear()
         c = sys.modules.get("offsets._offsets")
         if c is not None:
-            c._reset()
+            c._reset(match)
 
 
 def _set_none() -> None:
@@ -490,9 +490,16 @@ def _refused(t: Loaded, name: str) -> NoMatchingTable:
                            f"the live check did not read this{seen}; {_how_to_scan()}")
 
 
+#: No struct.field name is longer; a longer one is refused at once, quoting only its start.
+MAX_NAME = 1024
+
+
 def _lookup(name, what: str):
     if not isinstance(name, str):
         raise TypeError(f"offsets.{what}() takes a str, not {type(name).__name__}")
+    if len(name) > MAX_NAME:
+        raise UnknownNameError(f"{name[:120]}... ({len(name)} characters)", [],
+                               where=f"any table: names are at most {MAX_NAME} characters")
     t = _current()
     struct, _, path = name.partition(".")
     for table in [t] + t.fallbacks:

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,8 @@ VERSIONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13")
 REQUIRED = {"getters fail before PyOffsets_Import()", "table identity through the capsule",
             "C and Python answers agree", "unknown name -> UnknownNameError with a suggestion",
             "PyListObject.ob_item[i] is lst[i]", "PyTupleObject.ob_item[i] is t[i]", "PyLongObject digits",
-            "current frame's code object through the thread state"}
+            "current frame's code object through the thread state",
+            "no thread state: a miss refused with EPERM, a cached name answered"}
 LISTITER = "listiterobject.it_index == 3 and it_seq is lst"
 
 
@@ -79,9 +81,11 @@ def prepared_venv(python: Path, version: str) -> tuple[Path, Path]:
     venv = cache_dir() / "venvs" / f"{version}-{source_digest()}"
     vpy, ext = venv / "bin" / "python", venv / "jitext-build"
     if (venv / ".ok").exists():
+        os.utime(venv)            # in use: kept by the clean-up below
         return vpy, ext
-    for old in venv.parent.glob(f"{version}-*"):   # venvs of older sources
-        shutil.rmtree(old, ignore_errors=True)
+    for old in venv.parent.glob(f"{version}-*"):   # venvs of older sources, unused for two days (not those
+        if time.time() - old.stat().st_mtime > 2 * 86400:   # of another checkout sharing the cache now)
+            shutil.rmtree(old, ignore_errors=True)
     run([python, "-m", "venv", venv])
     run([vpy, "-m", "pip", "install", "-q", "--disable-pip-version-check", "setuptools>=68", "wheel"])
     src = venv / "src"        # a copy, so that no build/ litters the checkout other builds share
@@ -146,7 +150,6 @@ def test_jit_extension_on_this_interpreter(tmp_path):
     env["PYTHONPATH"] = os.pathsep.join([str(ext), str(ROOT)])
     got = json.loads(run([sys.executable, JITEXT / "check_jit.py"], cwd=tmp_path, env=env).strip().splitlines()[-1])
     assert REQUIRED <= set(got["checked"])
-    assert got["bench_ns"] < 1000
 
 
 def test_capsule_refuses_without_a_table(tmp_path):
@@ -188,7 +191,7 @@ def test_c_header_text_for_a_tiny_table():
                  "#define PYOFFSETS_SIZEOF_S 16", "#define PYOFFSETS_S_a 0", "#define PYOFFSETS_S_in__x 8",
                  "#define PYOFFSETS_S_in__bits 12", "#define PYOFFSETS_BITOFFSET_S_in__bits 3",
                  "#define PYOFFSETS_BITWIDTH_S_in__bits 2", "#  if PY_VERSION_HEX != 0x030b07f0",
-                 '_Static_assert(offsetof(S, in.x) == 8, "S.in.x");',
+                 'PYOFFSETS_STATIC_ASSERT(offsetof(S, in.x) == 8, "S.in.x");',
                  "#if !(defined(__x86_64__) && defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8)"):
         assert line in text.splitlines(), line
     assert "offsetof(S, in.bits)" not in text          # a bitfield has no offsetof
@@ -243,7 +246,7 @@ def test_generated_header_static_asserts_compile_against_that_cpython(version, t
     if python is None:
         pytest.skip(f"no pyenv CPython {version} on this machine")
     header = header_for(python)
-    if "_Static_assert(" not in header.read_text():
+    if "PYOFFSETS_STATIC_ASSERT(offsetof(" not in header.read_text():
         pytest.fail(f"{header.name} asserts nothing")
     proc = compile_check(python, header, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -255,8 +258,8 @@ def test_a_wrong_constant_or_the_wrong_cpython_fails_to_compile(tmp_path):
     if python is None or other is None:
         pytest.skip("needs pyenv CPython 3.11 and 3.12")
     header = header_for(python)
-    bad = compile_check(python, header, tmp_path, lambda t: t.replace(
-        '_Static_assert(offsetof(PyListObject, ob_item) == 24,', '_Static_assert(offsetof(PyListObject, ob_item) == 32,'))
+    right = "PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_item) == 24,"
+    bad = compile_check(python, header, tmp_path, lambda t: t.replace(right, right.replace("== 24", "== 32")))
     assert bad.returncode and "PyListObject.ob_item" in bad.stderr
     (tmp_path / "other").mkdir()
     wrong = compile_check(other, header, tmp_path / "other")
@@ -290,3 +293,105 @@ def test_pyoffsets_h_compiles_cleanly_as_c99_and_cxx(compiler, tmp_path):
     proc = subprocess.run(compiler + ["-Wall", "-Wextra", "-Werror", "-fsyntax-only", f"-I{sysconfig.get_paths()['include']}",
                                       f"-I{ROOT / 'headers'}", str(src)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+# ---------------------------------------------------------------- the capsule without the GIL's help
+def capsule_run(code: str, cwd: Path) -> str:
+    if not any((ROOT / "offsets").glob("_offsets*.so")):
+        pytest.skip("offsets._offsets is not built in the checkout: `pip install -e .` builds it")
+    env = {k: v for k, v in os.environ.items() if k != "OFFSETS_STRICT"}
+    env["PYTHONPATH"] = str(ROOT)
+    return run([sys.executable, "-c", code], cwd=cwd, env=env)
+
+
+def test_a_lookup_without_a_thread_state_is_refused_not_a_crash(tmp_path):
+    """A cached name answers with no thread state; a miss is refused: -1, errno EPERM, no SIGSEGV."""
+    out = capsule_run("import errno, offsets._offsets as c\n"
+                      "print(c._get_detached('PyTupleObject.ob_item'), errno.EPERM)\n"
+                      "print(c._get('PyListObject.ob_item'), c._get_detached('PyListObject.ob_item'))\n", tmp_path)
+    miss, hit = out.splitlines()
+    assert miss == "(-1, 1) 1", out
+    value = hit.split()[0]
+    assert hit == f"{value} ({value}, 0)", out
+
+
+def test_a_huge_name_is_refused_with_a_bounded_message(tmp_path):
+    """A 16 MB name: UnknownNameError quoting 120 bytes of it, never the whole name."""
+    out = capsule_run("import offsets._offsets as c\n"
+                      "try:\n    c._get('PyListObject.' + 'x' * (16 << 20))\n"
+                      "except KeyError as e:\n    print(type(e).__name__, len(str(e)), str(e)[-80:])\n", tmp_path)
+    kind, length, tail = out.strip().split(" ", 2)
+    assert kind == "UnknownNameError" and int(length) < 300, out
+    assert "16777229 bytes" in tail, out
+
+
+RACE = ROOT / "tests" / "jitext" / "race_use_table.py"
+
+
+def race_in(python, tmp_path: Path, env: dict, threads=16, switches=20, prelude="", python_shim=False) -> dict:
+    code = (f"import sys, json, runpy; sys.argv = ['race', {str(tmp_path)!r}]; {prelude}\n"
+            f"race = runpy.run_path({str(RACE)!r}, run_name='race')\n"
+            f"from pathlib import Path\nprint(json.dumps(race['main'](Path({str(tmp_path)!r}), {threads}, {switches}, "
+            f"{python_shim})))\n")
+    return json.loads(run([python, "-c", code], cwd=tmp_path, env=env).strip().splitlines()[-1])
+
+
+def race_env() -> dict:
+    return {**{k: v for k, v in os.environ.items() if k != "OFFSETS_STRICT"}, "PYTHONPATH": str(ROOT)}
+
+
+def test_use_table_switches_c_callers_atomically(tmp_path):
+    """16 C threads (one without a thread state) look a name up while another switches among 20 tables
+    that each answer it differently; the Python side is made atomic by race_use_table's shim, so this
+    tests the capsule's own switch."""
+    capsule_run("pass", tmp_path)       # skips if the extension is not built
+    got = race_in(sys.executable, tmp_path, race_env(), python_shim=True)
+    assert got["switches"] == 20 and got["lookups"] > 1000 and got["errors"] == [], got
+    assert got["wrong"] == [], got
+
+
+def test_use_table_switches_c_and_python_callers_atomically(tmp_path):
+    """The same with offsets.get() as it is: 8 threads in Python, 8 in C, one in C without a thread state."""
+    capsule_run("pass", tmp_path)
+    got = race_in(sys.executable, tmp_path, race_env())
+    assert got["switches"] == 20 and got["lookups"] > 1000 and got["errors"] == [], got
+    assert got["wrong"] == [], got
+
+
+def test_the_race_check_sees_a_switch_that_is_not_atomic(tmp_path):
+    """The same check, with the capsule's _reset() disabled: C callers keep the old answers, and it says so."""
+    capsule_run("pass", tmp_path)
+    got = race_in(sys.executable, tmp_path, race_env(), threads=4, switches=6,
+                  prelude="import offsets, offsets._offsets as c; offsets.get('PyObject.ob_type'); "
+                          "c._reset = lambda *a: None")
+    assert any(w.startswith("c: ") for w in got["wrong"]), got
+
+
+# ---------------------------------------------------------------- examples/jitdemo, the worked example
+EXAMPLE = ROOT / "examples" / "jitdemo"
+
+
+def build_and_run_example(vpy: Path, work: Path) -> dict:
+    """The documented commands (`python setup.py build_ext`, then `python demo.py`), run by `vpy`
+    on a copy of the example (so that no build/ litters the checkout)."""
+    src = work / "jitdemo"
+    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.so", "__pycache__"))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OFFSETS_STRICT")}
+    env["PYOFFSETS_GENERATED"] = str(ROOT / "generated")
+    run([vpy, "setup.py", "-q", "build_ext", "--inplace"], cwd=src, env=env)
+    return json.loads(run([vpy, "demo.py"], cwd=src, env=env).strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", VERSIONS)
+def test_worked_example_on_every_cpython(version, tmp_path):
+    """Compile-time constants (proven by the generated header's static asserts) and run-time answers
+    read the same live objects as Python: a list iterator, a tuple, the current frame's code."""
+    python = pyenv_python(version)
+    if python is None:
+        pytest.skip(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
+    vpy, _ = prepared_venv(python, version)
+    got = build_and_run_example(vpy, tmp_path)
+    assert got["python"].startswith(version + "."), got
+    assert got["compiled_for"] == f"cpython-{got['python']}-x86_64-linux-gnu", got
+    assert len(got["checked"]) == 3, got

@@ -4,7 +4,6 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
-#include <time.h>
 
 #include "pyoffsets.h"
 
@@ -199,36 +198,6 @@ frame_code(PyObject *self, PyObject *unused)
     return code;
 }
 
-static double
-now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-/* bench(name, n) -> ns per PyOffsets_Get(name) */
-static PyObject *
-bench(PyObject *self, PyObject *args)
-{
-    const char *name;
-    Py_ssize_t n, i;
-    volatile Py_ssize_t sink = 0;
-    double t0;
-    if (!PyArg_ParseTuple(args, "sn", &name, &n)) {
-        return NULL;
-    }
-    if (PyOffsets_Get(name) < 0) {
-        return NULL;
-    }
-    t0 = now_ns();
-    for (i = 0; i < n; i++) {
-        sink += PyOffsets_Get(name);
-    }
-    (void)sink;
-    return PyFloat_FromDouble((now_ns() - t0) / (double)n);
-}
-
 static PyMethodDef methods[] = {
     {"do_import", do_import, METH_NOARGS, NULL},
     {"get", get, METH_VARARGS, NULL},
@@ -240,7 +209,6 @@ static PyMethodDef methods[] = {
     {"tuple_item", tuple_item, METH_VARARGS, NULL},
     {"long_digits", long_digits, METH_VARARGS, NULL},
     {"frame_code", frame_code, METH_NOARGS, NULL},
-    {"bench", bench, METH_VARARGS, NULL},
     {"noimport_get", noimport_get, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -250,5 +218,13 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "jitext", NULL, -1, m
 PyMODINIT_FUNC
 PyInit_jitext(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+#ifdef Py_GIL_DISABLED
+    /* a JIT that uses offsets keeps a free-threaded interpreter free-threaded (single-phase init) */
+    if (m != NULL && PyUnstable_Module_SetGIL(m, Py_MOD_GIL_NOT_USED) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+#endif
+    return m;
 }

@@ -1,0 +1,28 @@
+"""Runs jitdemo against live objects and checks each read with Python (python demo.py, after building).
+Prints one JSON line: the table it was compiled for, and what was checked."""
+import json
+import sys
+
+import jitdemo
+
+lst = [object(), "x", 3]
+it = iter(lst)
+next(it)
+next(it)
+compiled, runtime = jitdemo.listiter(it)
+assert compiled == runtime == (2, lst), (compiled, runtime)
+
+tup = (object(), lst, "y")
+for i, want in enumerate(tup):
+    assert jitdemo.tuple_item(tup, i) == (want, want), i
+
+
+def a_function():
+    return jitdemo.frame_code(), sys._getframe().f_code
+
+
+(c1, c2), truth = a_function()
+assert c1 is truth and c2 is truth, (c1, c2, truth)
+print(json.dumps({"python": sys.version.split()[0], "compiled_for": jitdemo.COMPILED_FOR,
+                  "checked": ["list iterator it_index/it_seq", "tuple items", "current frame's code object"],
+                  "gil_enabled": getattr(sys, "_is_gil_enabled", lambda: True)()}))

@@ -1,0 +1,161 @@
+/* jitdemo: what a JIT needs from `offsets`, in one file to copy.
+ *
+ * Two ways to know where CPython keeps a field, used together:
+ *   - compile time: generated/pyoffsets_<table>.h, the header of the exact build this extension is
+ *     compiled for (setup.py picks it and passes it as PYOFFSETS_BUILD_HEADER). Its constants can
+ *     be baked into generated code; with PYOFFSETS_CHECK_LAYOUT the compiler proves them against
+ *     this build's own headers (_Static_assert(offsetof(...) == N)) for every public struct.
+ *   - run time: pyoffsets.h (directory: offsets.get_include()), which asks the `offsets` package
+ *     about the interpreter that is actually running, for any struct (also .c-private ones such as
+ *     the list iterator before 3.12, which no compile-time proof can reach).
+ * At import, every constant used below is compared with the run-time answer; a difference refuses
+ * the import, so the module never runs with a layout it was not compiled for.
+ *
+ * Build and run (docs/c-api.md, "A worked example"):
+ *     cd examples/jitdemo && python setup.py build_ext --inplace && python demo.py
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#include "pyoffsets.h"                 /* run time */
+#define PYOFFSETS_CHECK_LAYOUT 1       /* compile time, proven against this build's headers */
+#include PYOFFSETS_BUILD_HEADER
+
+/* One name per field, whichever struct name the build's table uses. */
+#if defined(PYOFFSETS__PyListIterObject_it_index)              /* 3.12+: Include/internal/pycore_list.h */
+#  define IT_INDEX PYOFFSETS__PyListIterObject_it_index
+#  define IT_SEQ PYOFFSETS__PyListIterObject_it_seq
+#else                                                          /* up to 3.11: Objects/listobject.c */
+#  define IT_INDEX PYOFFSETS_listiterobject_it_index
+#  define IT_SEQ PYOFFSETS_listiterobject_it_seq
+#endif
+#define TUPLE_ITEMS PYOFFSETS_PyTupleObject_ob_item
+
+/* The current frame's code object: thread state -> frame -> code, a path that changed twice. */
+#if defined(PYOFFSETS_PyThreadState_current_frame)             /* 3.13+ */
+#  define FRAME_PATH "PyThreadState.current_frame", NULL, "_PyInterpreterFrame.f_executable"
+static const Py_ssize_t frame_ct[3] = {PYOFFSETS_PyThreadState_current_frame, -1,
+                                       PYOFFSETS__PyInterpreterFrame_f_executable};
+#elif defined(PYOFFSETS__PyCFrame_current_frame)               /* 3.11, 3.12 */
+#  define FRAME_PATH "PyThreadState.cframe", "_PyCFrame.current_frame", "_PyInterpreterFrame.f_code"
+static const Py_ssize_t frame_ct[3] = {PYOFFSETS_PyThreadState_cframe, PYOFFSETS__PyCFrame_current_frame,
+                                       PYOFFSETS__PyInterpreterFrame_f_code};
+#else                                                          /* up to 3.10 */
+#  define FRAME_PATH "PyThreadState.frame", NULL, "PyFrameObject.f_code"
+static const Py_ssize_t frame_ct[3] = {PYOFFSETS_PyThreadState_frame, -1, PYOFFSETS_PyFrameObject_f_code};
+#endif
+
+#define AT(obj, off, type) (*(type *)((char *)(obj) + (off)))
+
+/* The same offsets, asked at run time (filled at import). */
+static Py_ssize_t it_index_rt, it_seq_rt, tuple_items_rt, frame_rt[3];
+
+static PyObject *
+listiter(PyObject *self, PyObject *it)
+{
+    PyObject *a, *b;
+    if (strcmp(Py_TYPE(it)->tp_name, "list_iterator") != 0) {
+        PyErr_SetString(PyExc_TypeError, "listiter() takes a list iterator");
+        return NULL;
+    }
+    a = AT(it, IT_SEQ, PyObject *);
+    b = AT(it, it_seq_rt, PyObject *);
+    return Py_BuildValue("(nO)(nO)", AT(it, IT_INDEX, Py_ssize_t), a ? a : Py_None,
+                         AT(it, it_index_rt, Py_ssize_t), b ? b : Py_None);
+}
+
+static PyObject *
+tuple_item(PyObject *self, PyObject *args)
+{
+    PyObject *t;
+    Py_ssize_t i;
+    if (!PyArg_ParseTuple(args, "O!n", &PyTuple_Type, &t, &i)) {
+        return NULL;
+    }
+    if (i < 0 || i >= PyTuple_GET_SIZE(t)) {
+        PyErr_SetString(PyExc_IndexError, "tuple index out of range");
+        return NULL;
+    }
+    return Py_BuildValue("OO", ((PyObject **)((char *)t + TUPLE_ITEMS))[i],
+                         ((PyObject **)((char *)t + tuple_items_rt))[i]);
+}
+
+static PyObject *
+code_through(const Py_ssize_t off[3])
+{
+    char *frame = AT(PyThreadState_Get(), off[0], char *);
+    if (off[1] >= 0) {
+        frame = AT(frame, off[1], char *);
+    }
+    return AT(frame, off[2], PyObject *);
+}
+
+/* frame_code() -> (code, code): the calling Python function's code object, read both ways. */
+static PyObject *
+frame_code(PyObject *self, PyObject *unused)
+{
+    return Py_BuildValue("OO", code_through(frame_ct), code_through(frame_rt));
+}
+
+/* Each constant against the run-time answer: the import fails on any difference. */
+static int
+same(const char *name, Py_ssize_t compiled, Py_ssize_t *out)
+{
+    if (name == NULL) {
+        *out = -1;
+        return 0;
+    }
+    *out = PyOffsets_Get(name);
+    if (*out < 0) {
+        return -1;
+    }
+    if (*out != compiled) {
+        PyErr_Format(PyExc_ImportError, "jitdemo was compiled for %s, where %s is at %zd; the running "
+                     "interpreter (table %s) has it at %zd: rebuild jitdemo", PYOFFSETS_TABLE, name, compiled,
+                     PyOffsets_TableName(), *out);
+        return -1;
+    }
+    return 0;
+}
+
+static PyMethodDef methods[] = {
+    {"listiter", listiter, METH_O, "listiter(it) -> ((it_index, it_seq) at compile time, (...) at run time)"},
+    {"tuple_item", tuple_item, METH_VARARGS, "tuple_item(t, i) -> (t[i] at compile time, t[i] at run time)"},
+    {"frame_code", frame_code, METH_NOARGS, "frame_code() -> the caller's code object, read both ways"},
+    {NULL, NULL, 0, NULL},
+};
+
+static int
+jitdemo_exec(PyObject *m)
+{
+    const char *frame_names[3] = {FRAME_PATH};
+    int i;
+    if (PyOffsets_Import() < 0 || same("listiterobject.it_index", IT_INDEX, &it_index_rt) < 0
+        || same("listiterobject.it_seq", IT_SEQ, &it_seq_rt) < 0
+        || same("PyTupleObject.ob_item", TUPLE_ITEMS, &tuple_items_rt) < 0) {
+        return -1;
+    }
+    for (i = 0; i < 3; i++) {
+        if (same(frame_names[i], frame_ct[i], &frame_rt[i]) < 0) {
+            return -1;
+        }
+    }
+    return PyModule_AddStringConstant(m, "COMPILED_FOR", PYOFFSETS_TABLE);
+}
+
+static PyModuleDef_Slot slots[] = {
+    {Py_mod_exec, (void *)jitdemo_exec},
+#ifdef Py_mod_gil
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},   /* it keeps no mutable state after import */
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "jitdemo", NULL, 0, methods, slots, NULL, NULL, NULL};
+
+PyMODINIT_FUNC
+PyInit_jitdemo(void)
+{
+    return PyModuleDef_Init(&module);
+}

@@ -1,0 +1,175 @@
+"""Every committed generated/pyoffsets_<table>.h survives a JIT's build flags: gcc and clang, C11 and
+C++17, `-Wall -Wextra -Werror -pedantic`, alone and after its own build's Python.h with the layout
+proof on (PYOFFSETS_CHECK_LAYOUT, the only include being Python.h, as docs/c-api.md says).
+
+Any diagnostic fails, not only a non-zero exit status: stderr must be empty. The truth is the
+compilers: `_Static_assert(offsetof(...) == N)` over the build's own headers.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from offsets import c_header, table_yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATED = ROOT / "generated"
+HEADERS = sorted(GENERATED.glob("pyoffsets_cpython-*.h"))
+STRICT = ["-Wall", "-Wextra", "-Werror", "-pedantic", "-c", "-o", os.devnull]   # a real compile: -Wunused too
+LANGS = {"c11": ["-x", "c", "-std=c11"], "c++17": ["-x", "c++", "-std=c++17"]}
+
+
+def compilers(triple: str) -> dict:
+    """name -> argv prefix of each compiler that targets `triple` (gcc: native, -m32 or the cross gcc)."""
+    arch = triple.split("-", 1)[0]
+    gcc = {"x86_64": ["gcc"], "i686": ["gcc", "-m32"], "aarch64": ["aarch64-linux-gnu-gcc"]}[arch]
+    gxx = {"x86_64": ["g++"], "i686": ["g++", "-m32"], "aarch64": ["aarch64-linux-gnu-g++"]}[arch]
+    clang = ["clang", f"--target={triple}"]
+    out = {"gcc": gcc, "g++": gxx, "clang": clang, "clang++": ["clang++", f"--target={triple}"]}
+    missing = [n for n, cc in out.items() if shutil.which(cc[0]) is None]
+    if missing and os.environ.get("CI"):
+        pytest.fail(f"missing compilers {missing} (make venv installs gcc and clang)")
+    return {n: cc for n, cc in out.items() if n not in missing}
+
+
+def lang_of(name: str) -> str:
+    return "c++17" if name.endswith("++") else "c11"
+
+
+def compile_all(jobs: list) -> list:
+    """[(argv prefix, lang, source, flags)] compiled concurrently; the failures, each with its exit status
+    and every diagnostic (a clean compile has an empty stderr, not only exit status 0)."""
+    procs = [(cc, lang, subprocess.Popen(cc + LANGS[lang] + STRICT + list(flags) + [str(src)], text=True,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+             for cc, lang, src, flags in jobs]
+    errors = []
+    for cc, lang, p in procs:
+        _, err = p.communicate()
+        if p.returncode or err.strip():
+            errors.append(f"{' '.join(cc)} {lang}: exit {p.returncode}\n{err[-2500:]}")
+    return errors
+
+
+def compile_clean(cc: list, lang: str, src: Path, flags=()) -> str:
+    """'' when the compile is clean; else the exit status and every diagnostic."""
+    return "".join(compile_all([(cc, lang, src, flags)]))
+
+
+def triple_of(header: Path) -> str:
+    return "-".join(header.name[:-2].split("-")[-3:])
+
+
+@pytest.mark.parametrize("header", HEADERS, ids=[h.name for h in HEADERS])
+def test_generated_header_alone_is_strict_clean(header, tmp_path):
+    src = tmp_path / "alone.c"
+    src.write_text(f'#include "{header.name}"\nint pyoffsets_table_len = (int)sizeof(PYOFFSETS_TABLE);\n')
+    ccs = compilers(triple_of(header))
+    assert ccs, "no compiler for this target"
+    errors = compile_all([(cc, lang_of(name), src, [f"-I{GENERATED}"]) for name, cc in ccs.items()])
+    assert not errors, "\n".join(errors)
+
+
+def test_qualified_names_become_valid_unique_identifiers():
+    """block@Modules/_collectionsmodule.c -> PYOFFSETS_block_AT_Modules__collectionsmodule__c_...; every
+    macro of every header a C identifier, defined once (the preprocessor's truth is the test above)."""
+    import re
+
+    assert c_header.macro("block@Modules/_collectionsmodule.c", "leftlink") == \
+        "PYOFFSETS_block_AT_Modules__collectionsmodule__c_leftlink"
+    for h in HEADERS:
+        names = re.findall(r"^#define (\S+) ", h.read_text(), re.M)
+        bad = [n for n in names if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)]
+        assert not bad, (h.name, bad[:5])
+        assert len(names) == len(set(names)), h.name
+
+
+def _build_inputs() -> dict:
+    """table name -> BuildInputs of every build of the matrix whose inputs are already cached."""
+    from offsets import matrix
+
+    out = {}
+    for job in matrix.jobs():
+        try:
+            b = job.inputs()
+        except Exception as e:   # an input not fetched yet: reported by the test that needs it
+            out.setdefault("_errors", []).append(f"{job.label}: {e}")
+            continue
+        out[matrix.b_table_name(b)] = b
+    return out
+
+
+@pytest.fixture(scope="module")
+def builds():
+    return _build_inputs()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("header", HEADERS, ids=[h.name for h in HEADERS])
+def test_layout_proof_after_its_own_python_h_is_strict_clean(header, builds, tmp_path):
+    """Python.h, then PYOFFSETS_CHECK_LAYOUT and the header: thousands of static assertions, 0 diagnostics."""
+    from offsets import targets
+
+    name = header.name[len("pyoffsets_"):-2]
+    b = builds.get(name)
+    if b is None:
+        why = [e for e in builds.get("_errors", []) if name.split("-")[1] in e]
+        pytest.fail(f"no inputs for {name}: {why or 'not in offsets/data/matrix.yaml'}")
+    text = header.read_text()
+    n = text.count("PYOFFSETS_STATIC_ASSERT(")
+    assert n > 100, f"{header.name} asserts only {n} things"
+    src = tmp_path / "proof.c"
+    src.write_text(f'#include <Python.h>\n#define PYOFFSETS_CHECK_LAYOUT 1\n#include "{header.name}"\n'
+                   "int pyoffsets_proof_unit;\n")
+    flags = [f"-I{b.include_dir}", f"-I{b.include_root}", f"-I{b.pyconfig.parent}", f"-I{GENERATED}", *b.defines()]
+    cross = b.target != targets.host() or b.sysroot is not None
+    system = [f"-isystem{d}" for d in targets.system_includes(b.target, b.sysroot)] if cross else []
+    jobs = []
+    for cname, cc in compilers(b.target.triple).items():
+        own = ["-nostdinc", f"-isystem{builtin_include(cc)}", *system] if cross else []
+        jobs.append((cc, lang_of(cname), src, own + flags))
+    errors = compile_all(jobs)
+    assert not errors, "\n".join(errors)
+
+
+def builtin_include(cc: list) -> str:
+    """The compiler's own headers (stddef.h...), kept when a cross compile drops the host's with -nostdinc."""
+    return subprocess.run(cc + ["-print-file-name=include"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_a_wrong_constant_fails_the_proof(tmp_path):
+    """The proof can fail: one wrong offset in the running interpreter's own header stops the compile."""
+    import sysconfig
+
+    import offsets
+
+    header = GENERATED / f"pyoffsets_{offsets.build().table}.h"
+    if not header.exists():
+        pytest.skip(f"no generated header for {offsets.build().table}")
+    text = header.read_text()
+    right = "PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_item) == 24,"
+    assert right in text
+    (tmp_path / header.name).write_text(text.replace(right, right.replace("== 24", "== 32")))
+    src = tmp_path / "proof.c"
+    src.write_text(f'#include <Python.h>\n#define PYOFFSETS_CHECK_LAYOUT 1\n#include "{header.name}"\n')
+    err = compile_clean(["gcc"], "c11", src, [f"-I{sysconfig.get_paths()['include']}", f"-I{tmp_path}"])
+    assert "PyListObject.ob_item" in err
+
+
+def test_a_warning_alone_fails_the_check(tmp_path):
+    """What the headers did before (`#define PYOFFSETS_block@Modules/x.c_leftlink 0`): gcc only warns
+    without -Werror, exit status 0; the check still fails, because it reads stderr."""
+    src = tmp_path / "old.c"
+    src.write_text("#define PYOFFSETS_block@Modules/x.c_leftlink 0\nint pyoffsets_unit;\n")
+    proc = subprocess.run(["gcc", "-x", "c", "-std=c11", "-pedantic", "-c", "-o", os.devnull, str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "whitespace after the macro name" in proc.stderr
+    global STRICT
+    saved, STRICT = STRICT, [f for f in STRICT if f != "-Werror"]
+    try:
+        assert "whitespace after the macro name" in compile_clean(["gcc"], "c11", src)
+    finally:
+        STRICT = saved
