@@ -2411,15 +2411,15 @@
 #define PYOFFSETS_BITWIDTH_basicblock_b_return 1
 #define PYOFFSETS_basicblock_b_startdepth 36
 #define PYOFFSETS_basicblock_b_offset 40
-#define PYOFFSETS_SIZEOF_block@Modules/_collectionsmodule.c 528
-#define PYOFFSETS_block@Modules/_collectionsmodule.c_leftlink 0
-#define PYOFFSETS_block@Modules/_collectionsmodule.c_data 8
-#define PYOFFSETS_block@Modules/_collectionsmodule.c_rightlink 520
-#define PYOFFSETS_SIZEOF_block@Python/pyarena.c 32
-#define PYOFFSETS_block@Python/pyarena.c_ab_size 0
-#define PYOFFSETS_block@Python/pyarena.c_ab_offset 8
-#define PYOFFSETS_block@Python/pyarena.c_ab_next 16
-#define PYOFFSETS_block@Python/pyarena.c_ab_mem 24
+#define PYOFFSETS_SIZEOF_block_AT_Modules__collectionsmodule__c 528
+#define PYOFFSETS_block_AT_Modules__collectionsmodule__c_leftlink 0
+#define PYOFFSETS_block_AT_Modules__collectionsmodule__c_data 8
+#define PYOFFSETS_block_AT_Modules__collectionsmodule__c_rightlink 520
+#define PYOFFSETS_SIZEOF_block_AT_Python_pyarena__c 32
+#define PYOFFSETS_block_AT_Python_pyarena__c_ab_size 0
+#define PYOFFSETS_block_AT_Python_pyarena__c_ab_offset 8
+#define PYOFFSETS_block_AT_Python_pyarena__c_ab_next 16
+#define PYOFFSETS_block_AT_Python_pyarena__c_ab_mem 24
 #define PYOFFSETS_SIZEOF_bootstate 40
 #define PYOFFSETS_bootstate_interp 0
 #define PYOFFSETS_bootstate_func 8
@@ -3430,1086 +3430,1323 @@
 #define PYOFFSETS_zipobject_ittuple 24
 #define PYOFFSETS_zipobject_result 32
 
-#ifdef PYOFFSETS_CHECK_LAYOUT
+#if defined(PYOFFSETS_CHECK_LAYOUT) || defined(PYOFFSETS_CHECK_INTERNAL_LAYOUT)
 #include <stddef.h>
+#ifdef __cplusplus
+#  define PYOFFSETS_STATIC_ASSERT(cond, what) static_assert(cond, what)
+#else
+#  define PYOFFSETS_STATIC_ASSERT(cond, what) _Static_assert(cond, what)
+#endif
+#endif
+#ifdef PYOFFSETS_CHECK_LAYOUT
+#if defined(__has_include)
+#  if __has_include(<Python-ast.h>)
+#    include <Python-ast.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<accu.h>)
+#    include <accu.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<asdl.h>)
+#    include <asdl.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<bytearrayobject.h>)
+#    include <bytearrayobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<bytesobject.h>)
+#    include <bytesobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<cellobject.h>)
+#    include <cellobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<classobject.h>)
+#    include <classobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<code.h>)
+#    include <code.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<compile.h>)
+#    include <compile.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<complexobject.h>)
+#    include <complexobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<datetime.h>)
+#    include <datetime.h>
+PYOFFSETS_STATIC_ASSERT(sizeof(PyDateTimeAPI) == sizeof(void *), "datetime.h included");
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<descrobject.h>)
+#    include <descrobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<dictobject.h>)
+#    include <dictobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<floatobject.h>)
+#    include <floatobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<frameobject.h>)
+#    include <frameobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<funcobject.h>)
+#    include <funcobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<genobject.h>)
+#    include <genobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<grammar.h>)
+#    include <grammar.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<import.h>)
+#    include <import.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<listobject.h>)
+#    include <listobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<longintrepr.h>)
+#    include <longintrepr.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<memoryobject.h>)
+#    include <memoryobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<methodobject.h>)
+#    include <methodobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<modsupport.h>)
+#    include <modsupport.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<moduleobject.h>)
+#    include <moduleobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<node.h>)
+#    include <node.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<object.h>)
+#    include <object.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<objimpl.h>)
+#    include <objimpl.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<parsetok.h>)
+#    include <parsetok.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<pyerrors.h>)
+#    include <pyerrors.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<pyhash.h>)
+#    include <pyhash.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<pylifecycle.h>)
+#    include <pylifecycle.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<pymem.h>)
+#    include <pymem.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<pystate.h>)
+#    include <pystate.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<pythread.h>)
+#    include <pythread.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<pytime.h>)
+#    include <pytime.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<setobject.h>)
+#    include <setobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<sliceobject.h>)
+#    include <sliceobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<structmember.h>)
+#    include <structmember.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<structseq.h>)
+#    include <structseq.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<symtable.h>)
+#    include <symtable.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<traceback.h>)
+#    include <traceback.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<tupleobject.h>)
+#    include <tupleobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<ucnhash.h>)
+#    include <ucnhash.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<unicodeobject.h>)
+#    include <unicodeobject.h>
+#  endif
+#endif
+#if defined(__has_include)
+#  if __has_include(<weakrefobject.h>)
+#    include <weakrefobject.h>
+#  endif
+#endif
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #endif
-_Static_assert(sizeof(PyASCIIObject) == 48, "sizeof(PyASCIIObject)");
-_Static_assert(offsetof(PyASCIIObject, ob_base) == 0, "PyASCIIObject.ob_base");
-_Static_assert(offsetof(PyASCIIObject, ob_base.ob_refcnt) == 0, "PyASCIIObject.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyASCIIObject, ob_base.ob_type) == 8, "PyASCIIObject.ob_base.ob_type");
-_Static_assert(offsetof(PyASCIIObject, length) == 16, "PyASCIIObject.length");
-_Static_assert(offsetof(PyASCIIObject, hash) == 24, "PyASCIIObject.hash");
-_Static_assert(offsetof(PyASCIIObject, state) == 32, "PyASCIIObject.state");
-_Static_assert(offsetof(PyASCIIObject, wstr) == 40, "PyASCIIObject.wstr");
-_Static_assert(sizeof(PyAddrPair) == 8, "sizeof(PyAddrPair)");
-_Static_assert(offsetof(PyAddrPair, ap_lower) == 0, "PyAddrPair.ap_lower");
-_Static_assert(offsetof(PyAddrPair, ap_upper) == 4, "PyAddrPair.ap_upper");
-_Static_assert(sizeof(PyAsyncGenObject) == 112, "sizeof(PyAsyncGenObject)");
-_Static_assert(offsetof(PyAsyncGenObject, ob_base) == 0, "PyAsyncGenObject.ob_base");
-_Static_assert(offsetof(PyAsyncGenObject, ob_base.ob_refcnt) == 0, "PyAsyncGenObject.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyAsyncGenObject, ob_base.ob_type) == 8, "PyAsyncGenObject.ob_base.ob_type");
-_Static_assert(offsetof(PyAsyncGenObject, ag_frame) == 16, "PyAsyncGenObject.ag_frame");
-_Static_assert(offsetof(PyAsyncGenObject, ag_running) == 24, "PyAsyncGenObject.ag_running");
-_Static_assert(offsetof(PyAsyncGenObject, ag_code) == 32, "PyAsyncGenObject.ag_code");
-_Static_assert(offsetof(PyAsyncGenObject, ag_weakreflist) == 40, "PyAsyncGenObject.ag_weakreflist");
-_Static_assert(offsetof(PyAsyncGenObject, ag_name) == 48, "PyAsyncGenObject.ag_name");
-_Static_assert(offsetof(PyAsyncGenObject, ag_qualname) == 56, "PyAsyncGenObject.ag_qualname");
-_Static_assert(offsetof(PyAsyncGenObject, ag_exc_state) == 64, "PyAsyncGenObject.ag_exc_state");
-_Static_assert(offsetof(PyAsyncGenObject, ag_exc_state.exc_type) == 64, "PyAsyncGenObject.ag_exc_state.exc_type");
-_Static_assert(offsetof(PyAsyncGenObject, ag_exc_state.exc_value) == 72, "PyAsyncGenObject.ag_exc_state.exc_value");
-_Static_assert(offsetof(PyAsyncGenObject, ag_exc_state.exc_traceback) == 80, "PyAsyncGenObject.ag_exc_state.exc_traceback");
-_Static_assert(offsetof(PyAsyncGenObject, ag_exc_state.previous_item) == 88, "PyAsyncGenObject.ag_exc_state.previous_item");
-_Static_assert(offsetof(PyAsyncGenObject, ag_finalizer) == 96, "PyAsyncGenObject.ag_finalizer");
-_Static_assert(offsetof(PyAsyncGenObject, ag_hooks_inited) == 104, "PyAsyncGenObject.ag_hooks_inited");
-_Static_assert(offsetof(PyAsyncGenObject, ag_closed) == 108, "PyAsyncGenObject.ag_closed");
-_Static_assert(sizeof(PyAsyncMethods) == 24, "sizeof(PyAsyncMethods)");
-_Static_assert(offsetof(PyAsyncMethods, am_await) == 0, "PyAsyncMethods.am_await");
-_Static_assert(offsetof(PyAsyncMethods, am_aiter) == 8, "PyAsyncMethods.am_aiter");
-_Static_assert(offsetof(PyAsyncMethods, am_anext) == 16, "PyAsyncMethods.am_anext");
-_Static_assert(sizeof(PyBufferProcs) == 16, "sizeof(PyBufferProcs)");
-_Static_assert(offsetof(PyBufferProcs, bf_getbuffer) == 0, "PyBufferProcs.bf_getbuffer");
-_Static_assert(offsetof(PyBufferProcs, bf_releasebuffer) == 8, "PyBufferProcs.bf_releasebuffer");
-_Static_assert(sizeof(PyByteArrayObject) == 56, "sizeof(PyByteArrayObject)");
-_Static_assert(offsetof(PyByteArrayObject, ob_base) == 0, "PyByteArrayObject.ob_base");
-_Static_assert(offsetof(PyByteArrayObject, ob_base.ob_base) == 0, "PyByteArrayObject.ob_base.ob_base");
-_Static_assert(offsetof(PyByteArrayObject, ob_base.ob_base.ob_refcnt) == 0, "PyByteArrayObject.ob_base.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyByteArrayObject, ob_base.ob_base.ob_type) == 8, "PyByteArrayObject.ob_base.ob_base.ob_type");
-_Static_assert(offsetof(PyByteArrayObject, ob_base.ob_size) == 16, "PyByteArrayObject.ob_base.ob_size");
-_Static_assert(offsetof(PyByteArrayObject, ob_alloc) == 24, "PyByteArrayObject.ob_alloc");
-_Static_assert(offsetof(PyByteArrayObject, ob_bytes) == 32, "PyByteArrayObject.ob_bytes");
-_Static_assert(offsetof(PyByteArrayObject, ob_start) == 40, "PyByteArrayObject.ob_start");
-_Static_assert(offsetof(PyByteArrayObject, ob_exports) == 48, "PyByteArrayObject.ob_exports");
-_Static_assert(sizeof(PyBytesObject) == 40, "sizeof(PyBytesObject)");
-_Static_assert(offsetof(PyBytesObject, ob_base) == 0, "PyBytesObject.ob_base");
-_Static_assert(offsetof(PyBytesObject, ob_base.ob_base) == 0, "PyBytesObject.ob_base.ob_base");
-_Static_assert(offsetof(PyBytesObject, ob_base.ob_base.ob_refcnt) == 0, "PyBytesObject.ob_base.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyBytesObject, ob_base.ob_base.ob_type) == 8, "PyBytesObject.ob_base.ob_base.ob_type");
-_Static_assert(offsetof(PyBytesObject, ob_base.ob_size) == 16, "PyBytesObject.ob_base.ob_size");
-_Static_assert(offsetof(PyBytesObject, ob_shash) == 24, "PyBytesObject.ob_shash");
-_Static_assert(offsetof(PyBytesObject, ob_sval) == 32, "PyBytesObject.ob_sval");
-_Static_assert(sizeof(PyCodeObject) == 144, "sizeof(PyCodeObject)");
-_Static_assert(offsetof(PyCodeObject, ob_base) == 0, "PyCodeObject.ob_base");
-_Static_assert(offsetof(PyCodeObject, ob_base.ob_refcnt) == 0, "PyCodeObject.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyCodeObject, ob_base.ob_type) == 8, "PyCodeObject.ob_base.ob_type");
-_Static_assert(offsetof(PyCodeObject, co_argcount) == 16, "PyCodeObject.co_argcount");
-_Static_assert(offsetof(PyCodeObject, co_kwonlyargcount) == 20, "PyCodeObject.co_kwonlyargcount");
-_Static_assert(offsetof(PyCodeObject, co_nlocals) == 24, "PyCodeObject.co_nlocals");
-_Static_assert(offsetof(PyCodeObject, co_stacksize) == 28, "PyCodeObject.co_stacksize");
-_Static_assert(offsetof(PyCodeObject, co_flags) == 32, "PyCodeObject.co_flags");
-_Static_assert(offsetof(PyCodeObject, co_firstlineno) == 36, "PyCodeObject.co_firstlineno");
-_Static_assert(offsetof(PyCodeObject, co_code) == 40, "PyCodeObject.co_code");
-_Static_assert(offsetof(PyCodeObject, co_consts) == 48, "PyCodeObject.co_consts");
-_Static_assert(offsetof(PyCodeObject, co_names) == 56, "PyCodeObject.co_names");
-_Static_assert(offsetof(PyCodeObject, co_varnames) == 64, "PyCodeObject.co_varnames");
-_Static_assert(offsetof(PyCodeObject, co_freevars) == 72, "PyCodeObject.co_freevars");
-_Static_assert(offsetof(PyCodeObject, co_cellvars) == 80, "PyCodeObject.co_cellvars");
-_Static_assert(offsetof(PyCodeObject, co_cell2arg) == 88, "PyCodeObject.co_cell2arg");
-_Static_assert(offsetof(PyCodeObject, co_filename) == 96, "PyCodeObject.co_filename");
-_Static_assert(offsetof(PyCodeObject, co_name) == 104, "PyCodeObject.co_name");
-_Static_assert(offsetof(PyCodeObject, co_lnotab) == 112, "PyCodeObject.co_lnotab");
-_Static_assert(offsetof(PyCodeObject, co_zombieframe) == 120, "PyCodeObject.co_zombieframe");
-_Static_assert(offsetof(PyCodeObject, co_weakreflist) == 128, "PyCodeObject.co_weakreflist");
-_Static_assert(offsetof(PyCodeObject, co_extra) == 136, "PyCodeObject.co_extra");
-_Static_assert(sizeof(PyCompactUnicodeObject) == 72, "sizeof(PyCompactUnicodeObject)");
-_Static_assert(offsetof(PyCompactUnicodeObject, _base) == 0, "PyCompactUnicodeObject._base");
-_Static_assert(offsetof(PyCompactUnicodeObject, _base.ob_base) == 0, "PyCompactUnicodeObject._base.ob_base");
-_Static_assert(offsetof(PyCompactUnicodeObject, _base.ob_base.ob_refcnt) == 0, "PyCompactUnicodeObject._base.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyCompactUnicodeObject, _base.ob_base.ob_type) == 8, "PyCompactUnicodeObject._base.ob_base.ob_type");
-_Static_assert(offsetof(PyCompactUnicodeObject, _base.length) == 16, "PyCompactUnicodeObject._base.length");
-_Static_assert(offsetof(PyCompactUnicodeObject, _base.hash) == 24, "PyCompactUnicodeObject._base.hash");
-_Static_assert(offsetof(PyCompactUnicodeObject, _base.state) == 32, "PyCompactUnicodeObject._base.state");
-_Static_assert(offsetof(PyCompactUnicodeObject, _base.wstr) == 40, "PyCompactUnicodeObject._base.wstr");
-_Static_assert(offsetof(PyCompactUnicodeObject, utf8_length) == 48, "PyCompactUnicodeObject.utf8_length");
-_Static_assert(offsetof(PyCompactUnicodeObject, utf8) == 56, "PyCompactUnicodeObject.utf8");
-_Static_assert(offsetof(PyCompactUnicodeObject, wstr_length) == 64, "PyCompactUnicodeObject.wstr_length");
-_Static_assert(sizeof(PyCompilerFlags) == 4, "sizeof(PyCompilerFlags)");
-_Static_assert(offsetof(PyCompilerFlags, cf_flags) == 0, "PyCompilerFlags.cf_flags");
-_Static_assert(sizeof(PyCoroObject) == 104, "sizeof(PyCoroObject)");
-_Static_assert(offsetof(PyCoroObject, ob_base) == 0, "PyCoroObject.ob_base");
-_Static_assert(offsetof(PyCoroObject, ob_base.ob_refcnt) == 0, "PyCoroObject.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyCoroObject, ob_base.ob_type) == 8, "PyCoroObject.ob_base.ob_type");
-_Static_assert(offsetof(PyCoroObject, cr_frame) == 16, "PyCoroObject.cr_frame");
-_Static_assert(offsetof(PyCoroObject, cr_running) == 24, "PyCoroObject.cr_running");
-_Static_assert(offsetof(PyCoroObject, cr_code) == 32, "PyCoroObject.cr_code");
-_Static_assert(offsetof(PyCoroObject, cr_weakreflist) == 40, "PyCoroObject.cr_weakreflist");
-_Static_assert(offsetof(PyCoroObject, cr_name) == 48, "PyCoroObject.cr_name");
-_Static_assert(offsetof(PyCoroObject, cr_qualname) == 56, "PyCoroObject.cr_qualname");
-_Static_assert(offsetof(PyCoroObject, cr_exc_state) == 64, "PyCoroObject.cr_exc_state");
-_Static_assert(offsetof(PyCoroObject, cr_exc_state.exc_type) == 64, "PyCoroObject.cr_exc_state.exc_type");
-_Static_assert(offsetof(PyCoroObject, cr_exc_state.exc_value) == 72, "PyCoroObject.cr_exc_state.exc_value");
-_Static_assert(offsetof(PyCoroObject, cr_exc_state.exc_traceback) == 80, "PyCoroObject.cr_exc_state.exc_traceback");
-_Static_assert(offsetof(PyCoroObject, cr_exc_state.previous_item) == 88, "PyCoroObject.cr_exc_state.previous_item");
-_Static_assert(offsetof(PyCoroObject, cr_origin) == 96, "PyCoroObject.cr_origin");
-_Static_assert(sizeof(PyDescrObject) == 40, "sizeof(PyDescrObject)");
-_Static_assert(offsetof(PyDescrObject, ob_base) == 0, "PyDescrObject.ob_base");
-_Static_assert(offsetof(PyDescrObject, ob_base.ob_refcnt) == 0, "PyDescrObject.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyDescrObject, ob_base.ob_type) == 8, "PyDescrObject.ob_base.ob_type");
-_Static_assert(offsetof(PyDescrObject, d_type) == 16, "PyDescrObject.d_type");
-_Static_assert(offsetof(PyDescrObject, d_name) == 24, "PyDescrObject.d_name");
-_Static_assert(offsetof(PyDescrObject, d_qualname) == 32, "PyDescrObject.d_qualname");
-_Static_assert(sizeof(PyDictObject) == 48, "sizeof(PyDictObject)");
-_Static_assert(offsetof(PyDictObject, ob_base) == 0, "PyDictObject.ob_base");
-_Static_assert(offsetof(PyDictObject, ob_base.ob_refcnt) == 0, "PyDictObject.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyDictObject, ob_base.ob_type) == 8, "PyDictObject.ob_base.ob_type");
-_Static_assert(offsetof(PyDictObject, ma_used) == 16, "PyDictObject.ma_used");
-_Static_assert(offsetof(PyDictObject, ma_version_tag) == 24, "PyDictObject.ma_version_tag");
-_Static_assert(offsetof(PyDictObject, ma_keys) == 32, "PyDictObject.ma_keys");
-_Static_assert(offsetof(PyDictObject, ma_values) == 40, "PyDictObject.ma_values");
-_Static_assert(sizeof(PyFrameObject) == 368, "sizeof(PyFrameObject)");
-_Static_assert(offsetof(PyFrameObject, ob_base) == 0, "PyFrameObject.ob_base");
-_Static_assert(offsetof(PyFrameObject, ob_base.ob_base) == 0, "PyFrameObject.ob_base.ob_base");
-_Static_assert(offsetof(PyFrameObject, ob_base.ob_base.ob_refcnt) == 0, "PyFrameObject.ob_base.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyFrameObject, ob_base.ob_base.ob_type) == 8, "PyFrameObject.ob_base.ob_base.ob_type");
-_Static_assert(offsetof(PyFrameObject, ob_base.ob_size) == 16, "PyFrameObject.ob_base.ob_size");
-_Static_assert(offsetof(PyFrameObject, f_back) == 24, "PyFrameObject.f_back");
-_Static_assert(offsetof(PyFrameObject, f_code) == 32, "PyFrameObject.f_code");
-_Static_assert(offsetof(PyFrameObject, f_builtins) == 40, "PyFrameObject.f_builtins");
-_Static_assert(offsetof(PyFrameObject, f_globals) == 48, "PyFrameObject.f_globals");
-_Static_assert(offsetof(PyFrameObject, f_locals) == 56, "PyFrameObject.f_locals");
-_Static_assert(offsetof(PyFrameObject, f_valuestack) == 64, "PyFrameObject.f_valuestack");
-_Static_assert(offsetof(PyFrameObject, f_stacktop) == 72, "PyFrameObject.f_stacktop");
-_Static_assert(offsetof(PyFrameObject, f_trace) == 80, "PyFrameObject.f_trace");
-_Static_assert(offsetof(PyFrameObject, f_trace_lines) == 88, "PyFrameObject.f_trace_lines");
-_Static_assert(offsetof(PyFrameObject, f_trace_opcodes) == 89, "PyFrameObject.f_trace_opcodes");
-_Static_assert(offsetof(PyFrameObject, f_gen) == 96, "PyFrameObject.f_gen");
-_Static_assert(offsetof(PyFrameObject, f_lasti) == 104, "PyFrameObject.f_lasti");
-_Static_assert(offsetof(PyFrameObject, f_lineno) == 108, "PyFrameObject.f_lineno");
-_Static_assert(offsetof(PyFrameObject, f_iblock) == 112, "PyFrameObject.f_iblock");
-_Static_assert(offsetof(PyFrameObject, f_executing) == 116, "PyFrameObject.f_executing");
-_Static_assert(offsetof(PyFrameObject, f_blockstack) == 120, "PyFrameObject.f_blockstack");
-_Static_assert(offsetof(PyFrameObject, f_localsplus) == 360, "PyFrameObject.f_localsplus");
-_Static_assert(sizeof(PyFutureFeatures) == 8, "sizeof(PyFutureFeatures)");
-_Static_assert(offsetof(PyFutureFeatures, ff_features) == 0, "PyFutureFeatures.ff_features");
-_Static_assert(offsetof(PyFutureFeatures, ff_lineno) == 4, "PyFutureFeatures.ff_lineno");
-_Static_assert(sizeof(PyGC_Head) == 32, "sizeof(PyGC_Head)");
-_Static_assert(offsetof(PyGC_Head, gc) == 0, "PyGC_Head.gc");
-_Static_assert(offsetof(PyGC_Head, gc.gc_next) == 0, "PyGC_Head.gc.gc_next");
-_Static_assert(offsetof(PyGC_Head, gc.gc_prev) == 8, "PyGC_Head.gc.gc_prev");
-_Static_assert(offsetof(PyGC_Head, gc.gc_refs) == 16, "PyGC_Head.gc.gc_refs");
-_Static_assert(offsetof(PyGC_Head, dummy) == 0, "PyGC_Head.dummy");
-_Static_assert(sizeof(struct PyGetSetDef) == 40, "sizeof(struct PyGetSetDef)");
-_Static_assert(offsetof(struct PyGetSetDef, name) == 0, "PyGetSetDef.name");
-_Static_assert(offsetof(struct PyGetSetDef, get) == 8, "PyGetSetDef.get");
-_Static_assert(offsetof(struct PyGetSetDef, set) == 16, "PyGetSetDef.set");
-_Static_assert(offsetof(struct PyGetSetDef, doc) == 24, "PyGetSetDef.doc");
-_Static_assert(offsetof(struct PyGetSetDef, closure) == 32, "PyGetSetDef.closure");
-_Static_assert(sizeof(PyHeapTypeObject) == 864, "sizeof(PyHeapTypeObject)");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type) == 0, "PyHeapTypeObject.ht_type");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.ob_base) == 0, "PyHeapTypeObject.ht_type.ob_base");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.ob_base.ob_base) == 0, "PyHeapTypeObject.ht_type.ob_base.ob_base");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.ob_base.ob_base.ob_refcnt) == 0, "PyHeapTypeObject.ht_type.ob_base.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.ob_base.ob_base.ob_type) == 8, "PyHeapTypeObject.ht_type.ob_base.ob_base.ob_type");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.ob_base.ob_size) == 16, "PyHeapTypeObject.ht_type.ob_base.ob_size");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_name) == 24, "PyHeapTypeObject.ht_type.tp_name");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_basicsize) == 32, "PyHeapTypeObject.ht_type.tp_basicsize");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_itemsize) == 40, "PyHeapTypeObject.ht_type.tp_itemsize");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_dealloc) == 48, "PyHeapTypeObject.ht_type.tp_dealloc");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_print) == 56, "PyHeapTypeObject.ht_type.tp_print");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_getattr) == 64, "PyHeapTypeObject.ht_type.tp_getattr");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_setattr) == 72, "PyHeapTypeObject.ht_type.tp_setattr");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_as_async) == 80, "PyHeapTypeObject.ht_type.tp_as_async");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_repr) == 88, "PyHeapTypeObject.ht_type.tp_repr");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_as_number) == 96, "PyHeapTypeObject.ht_type.tp_as_number");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_as_sequence) == 104, "PyHeapTypeObject.ht_type.tp_as_sequence");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_as_mapping) == 112, "PyHeapTypeObject.ht_type.tp_as_mapping");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_hash) == 120, "PyHeapTypeObject.ht_type.tp_hash");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_call) == 128, "PyHeapTypeObject.ht_type.tp_call");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_str) == 136, "PyHeapTypeObject.ht_type.tp_str");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_getattro) == 144, "PyHeapTypeObject.ht_type.tp_getattro");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_setattro) == 152, "PyHeapTypeObject.ht_type.tp_setattro");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_as_buffer) == 160, "PyHeapTypeObject.ht_type.tp_as_buffer");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_flags) == 168, "PyHeapTypeObject.ht_type.tp_flags");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_doc) == 176, "PyHeapTypeObject.ht_type.tp_doc");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_traverse) == 184, "PyHeapTypeObject.ht_type.tp_traverse");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_clear) == 192, "PyHeapTypeObject.ht_type.tp_clear");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_richcompare) == 200, "PyHeapTypeObject.ht_type.tp_richcompare");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_weaklistoffset) == 208, "PyHeapTypeObject.ht_type.tp_weaklistoffset");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_iter) == 216, "PyHeapTypeObject.ht_type.tp_iter");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_iternext) == 224, "PyHeapTypeObject.ht_type.tp_iternext");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_methods) == 232, "PyHeapTypeObject.ht_type.tp_methods");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_members) == 240, "PyHeapTypeObject.ht_type.tp_members");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_getset) == 248, "PyHeapTypeObject.ht_type.tp_getset");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_base) == 256, "PyHeapTypeObject.ht_type.tp_base");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_dict) == 264, "PyHeapTypeObject.ht_type.tp_dict");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_descr_get) == 272, "PyHeapTypeObject.ht_type.tp_descr_get");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_descr_set) == 280, "PyHeapTypeObject.ht_type.tp_descr_set");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_dictoffset) == 288, "PyHeapTypeObject.ht_type.tp_dictoffset");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_init) == 296, "PyHeapTypeObject.ht_type.tp_init");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_alloc) == 304, "PyHeapTypeObject.ht_type.tp_alloc");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_new) == 312, "PyHeapTypeObject.ht_type.tp_new");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_free) == 320, "PyHeapTypeObject.ht_type.tp_free");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_is_gc) == 328, "PyHeapTypeObject.ht_type.tp_is_gc");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_bases) == 336, "PyHeapTypeObject.ht_type.tp_bases");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_mro) == 344, "PyHeapTypeObject.ht_type.tp_mro");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_cache) == 352, "PyHeapTypeObject.ht_type.tp_cache");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_subclasses) == 360, "PyHeapTypeObject.ht_type.tp_subclasses");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_weaklist) == 368, "PyHeapTypeObject.ht_type.tp_weaklist");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_del) == 376, "PyHeapTypeObject.ht_type.tp_del");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_version_tag) == 384, "PyHeapTypeObject.ht_type.tp_version_tag");
-_Static_assert(offsetof(PyHeapTypeObject, ht_type.tp_finalize) == 392, "PyHeapTypeObject.ht_type.tp_finalize");
-_Static_assert(offsetof(PyHeapTypeObject, as_async) == 400, "PyHeapTypeObject.as_async");
-_Static_assert(offsetof(PyHeapTypeObject, as_async.am_await) == 400, "PyHeapTypeObject.as_async.am_await");
-_Static_assert(offsetof(PyHeapTypeObject, as_async.am_aiter) == 408, "PyHeapTypeObject.as_async.am_aiter");
-_Static_assert(offsetof(PyHeapTypeObject, as_async.am_anext) == 416, "PyHeapTypeObject.as_async.am_anext");
-_Static_assert(offsetof(PyHeapTypeObject, as_number) == 424, "PyHeapTypeObject.as_number");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_add) == 424, "PyHeapTypeObject.as_number.nb_add");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_subtract) == 432, "PyHeapTypeObject.as_number.nb_subtract");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_multiply) == 440, "PyHeapTypeObject.as_number.nb_multiply");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_remainder) == 448, "PyHeapTypeObject.as_number.nb_remainder");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_divmod) == 456, "PyHeapTypeObject.as_number.nb_divmod");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_power) == 464, "PyHeapTypeObject.as_number.nb_power");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_negative) == 472, "PyHeapTypeObject.as_number.nb_negative");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_positive) == 480, "PyHeapTypeObject.as_number.nb_positive");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_absolute) == 488, "PyHeapTypeObject.as_number.nb_absolute");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_bool) == 496, "PyHeapTypeObject.as_number.nb_bool");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_invert) == 504, "PyHeapTypeObject.as_number.nb_invert");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_lshift) == 512, "PyHeapTypeObject.as_number.nb_lshift");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_rshift) == 520, "PyHeapTypeObject.as_number.nb_rshift");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_and) == 528, "PyHeapTypeObject.as_number.nb_and");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_xor) == 536, "PyHeapTypeObject.as_number.nb_xor");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_or) == 544, "PyHeapTypeObject.as_number.nb_or");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_int) == 552, "PyHeapTypeObject.as_number.nb_int");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_reserved) == 560, "PyHeapTypeObject.as_number.nb_reserved");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_float) == 568, "PyHeapTypeObject.as_number.nb_float");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_inplace_add) == 576, "PyHeapTypeObject.as_number.nb_inplace_add");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_inplace_subtract) == 584, "PyHeapTypeObject.as_number.nb_inplace_subtract");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_inplace_multiply) == 592, "PyHeapTypeObject.as_number.nb_inplace_multiply");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_inplace_remainder) == 600, "PyHeapTypeObject.as_number.nb_inplace_remainder");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_inplace_power) == 608, "PyHeapTypeObject.as_number.nb_inplace_power");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_inplace_lshift) == 616, "PyHeapTypeObject.as_number.nb_inplace_lshift");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_inplace_rshift) == 624, "PyHeapTypeObject.as_number.nb_inplace_rshift");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_inplace_and) == 632, "PyHeapTypeObject.as_number.nb_inplace_and");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_inplace_xor) == 640, "PyHeapTypeObject.as_number.nb_inplace_xor");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_inplace_or) == 648, "PyHeapTypeObject.as_number.nb_inplace_or");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_floor_divide) == 656, "PyHeapTypeObject.as_number.nb_floor_divide");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_true_divide) == 664, "PyHeapTypeObject.as_number.nb_true_divide");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_inplace_floor_divide) == 672, "PyHeapTypeObject.as_number.nb_inplace_floor_divide");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_inplace_true_divide) == 680, "PyHeapTypeObject.as_number.nb_inplace_true_divide");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_index) == 688, "PyHeapTypeObject.as_number.nb_index");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_matrix_multiply) == 696, "PyHeapTypeObject.as_number.nb_matrix_multiply");
-_Static_assert(offsetof(PyHeapTypeObject, as_number.nb_inplace_matrix_multiply) == 704, "PyHeapTypeObject.as_number.nb_inplace_matrix_multiply");
-_Static_assert(offsetof(PyHeapTypeObject, as_mapping) == 712, "PyHeapTypeObject.as_mapping");
-_Static_assert(offsetof(PyHeapTypeObject, as_mapping.mp_length) == 712, "PyHeapTypeObject.as_mapping.mp_length");
-_Static_assert(offsetof(PyHeapTypeObject, as_mapping.mp_subscript) == 720, "PyHeapTypeObject.as_mapping.mp_subscript");
-_Static_assert(offsetof(PyHeapTypeObject, as_mapping.mp_ass_subscript) == 728, "PyHeapTypeObject.as_mapping.mp_ass_subscript");
-_Static_assert(offsetof(PyHeapTypeObject, as_sequence) == 736, "PyHeapTypeObject.as_sequence");
-_Static_assert(offsetof(PyHeapTypeObject, as_sequence.sq_length) == 736, "PyHeapTypeObject.as_sequence.sq_length");
-_Static_assert(offsetof(PyHeapTypeObject, as_sequence.sq_concat) == 744, "PyHeapTypeObject.as_sequence.sq_concat");
-_Static_assert(offsetof(PyHeapTypeObject, as_sequence.sq_repeat) == 752, "PyHeapTypeObject.as_sequence.sq_repeat");
-_Static_assert(offsetof(PyHeapTypeObject, as_sequence.sq_item) == 760, "PyHeapTypeObject.as_sequence.sq_item");
-_Static_assert(offsetof(PyHeapTypeObject, as_sequence.was_sq_slice) == 768, "PyHeapTypeObject.as_sequence.was_sq_slice");
-_Static_assert(offsetof(PyHeapTypeObject, as_sequence.sq_ass_item) == 776, "PyHeapTypeObject.as_sequence.sq_ass_item");
-_Static_assert(offsetof(PyHeapTypeObject, as_sequence.was_sq_ass_slice) == 784, "PyHeapTypeObject.as_sequence.was_sq_ass_slice");
-_Static_assert(offsetof(PyHeapTypeObject, as_sequence.sq_contains) == 792, "PyHeapTypeObject.as_sequence.sq_contains");
-_Static_assert(offsetof(PyHeapTypeObject, as_sequence.sq_inplace_concat) == 800, "PyHeapTypeObject.as_sequence.sq_inplace_concat");
-_Static_assert(offsetof(PyHeapTypeObject, as_sequence.sq_inplace_repeat) == 808, "PyHeapTypeObject.as_sequence.sq_inplace_repeat");
-_Static_assert(offsetof(PyHeapTypeObject, as_buffer) == 816, "PyHeapTypeObject.as_buffer");
-_Static_assert(offsetof(PyHeapTypeObject, as_buffer.bf_getbuffer) == 816, "PyHeapTypeObject.as_buffer.bf_getbuffer");
-_Static_assert(offsetof(PyHeapTypeObject, as_buffer.bf_releasebuffer) == 824, "PyHeapTypeObject.as_buffer.bf_releasebuffer");
-_Static_assert(offsetof(PyHeapTypeObject, ht_name) == 832, "PyHeapTypeObject.ht_name");
-_Static_assert(offsetof(PyHeapTypeObject, ht_slots) == 840, "PyHeapTypeObject.ht_slots");
-_Static_assert(offsetof(PyHeapTypeObject, ht_qualname) == 848, "PyHeapTypeObject.ht_qualname");
-_Static_assert(offsetof(PyHeapTypeObject, ht_cached_keys) == 856, "PyHeapTypeObject.ht_cached_keys");
-_Static_assert(sizeof(PyInterpreterState) == 2568, "sizeof(PyInterpreterState)");
-_Static_assert(offsetof(PyInterpreterState, next) == 0, "PyInterpreterState.next");
-_Static_assert(offsetof(PyInterpreterState, tstate_head) == 8, "PyInterpreterState.tstate_head");
-_Static_assert(offsetof(PyInterpreterState, id) == 16, "PyInterpreterState.id");
-_Static_assert(offsetof(PyInterpreterState, id_refcount) == 24, "PyInterpreterState.id_refcount");
-_Static_assert(offsetof(PyInterpreterState, id_mutex) == 32, "PyInterpreterState.id_mutex");
-_Static_assert(offsetof(PyInterpreterState, modules) == 40, "PyInterpreterState.modules");
-_Static_assert(offsetof(PyInterpreterState, modules_by_index) == 48, "PyInterpreterState.modules_by_index");
-_Static_assert(offsetof(PyInterpreterState, sysdict) == 56, "PyInterpreterState.sysdict");
-_Static_assert(offsetof(PyInterpreterState, builtins) == 64, "PyInterpreterState.builtins");
-_Static_assert(offsetof(PyInterpreterState, importlib) == 72, "PyInterpreterState.importlib");
-_Static_assert(offsetof(PyInterpreterState, check_interval) == 80, "PyInterpreterState.check_interval");
-_Static_assert(offsetof(PyInterpreterState, num_threads) == 88, "PyInterpreterState.num_threads");
-_Static_assert(offsetof(PyInterpreterState, pythread_stacksize) == 96, "PyInterpreterState.pythread_stacksize");
-_Static_assert(offsetof(PyInterpreterState, codec_search_path) == 104, "PyInterpreterState.codec_search_path");
-_Static_assert(offsetof(PyInterpreterState, codec_search_cache) == 112, "PyInterpreterState.codec_search_cache");
-_Static_assert(offsetof(PyInterpreterState, codec_error_registry) == 120, "PyInterpreterState.codec_error_registry");
-_Static_assert(offsetof(PyInterpreterState, codecs_initialized) == 128, "PyInterpreterState.codecs_initialized");
-_Static_assert(offsetof(PyInterpreterState, fscodec_initialized) == 132, "PyInterpreterState.fscodec_initialized");
-_Static_assert(offsetof(PyInterpreterState, core_config) == 136, "PyInterpreterState.core_config");
-_Static_assert(offsetof(PyInterpreterState, core_config.install_signal_handlers) == 136, "PyInterpreterState.core_config.install_signal_handlers");
-_Static_assert(offsetof(PyInterpreterState, core_config.ignore_environment) == 140, "PyInterpreterState.core_config.ignore_environment");
-_Static_assert(offsetof(PyInterpreterState, core_config.use_hash_seed) == 144, "PyInterpreterState.core_config.use_hash_seed");
-_Static_assert(offsetof(PyInterpreterState, core_config.hash_seed) == 152, "PyInterpreterState.core_config.hash_seed");
-_Static_assert(offsetof(PyInterpreterState, core_config.allocator) == 160, "PyInterpreterState.core_config.allocator");
-_Static_assert(offsetof(PyInterpreterState, core_config.dev_mode) == 168, "PyInterpreterState.core_config.dev_mode");
-_Static_assert(offsetof(PyInterpreterState, core_config.faulthandler) == 172, "PyInterpreterState.core_config.faulthandler");
-_Static_assert(offsetof(PyInterpreterState, core_config.tracemalloc) == 176, "PyInterpreterState.core_config.tracemalloc");
-_Static_assert(offsetof(PyInterpreterState, core_config.import_time) == 180, "PyInterpreterState.core_config.import_time");
-_Static_assert(offsetof(PyInterpreterState, core_config.show_ref_count) == 184, "PyInterpreterState.core_config.show_ref_count");
-_Static_assert(offsetof(PyInterpreterState, core_config.show_alloc_count) == 188, "PyInterpreterState.core_config.show_alloc_count");
-_Static_assert(offsetof(PyInterpreterState, core_config.dump_refs) == 192, "PyInterpreterState.core_config.dump_refs");
-_Static_assert(offsetof(PyInterpreterState, core_config.malloc_stats) == 196, "PyInterpreterState.core_config.malloc_stats");
-_Static_assert(offsetof(PyInterpreterState, core_config.coerce_c_locale) == 200, "PyInterpreterState.core_config.coerce_c_locale");
-_Static_assert(offsetof(PyInterpreterState, core_config.coerce_c_locale_warn) == 204, "PyInterpreterState.core_config.coerce_c_locale_warn");
-_Static_assert(offsetof(PyInterpreterState, core_config.utf8_mode) == 208, "PyInterpreterState.core_config.utf8_mode");
-_Static_assert(offsetof(PyInterpreterState, core_config.program_name) == 216, "PyInterpreterState.core_config.program_name");
-_Static_assert(offsetof(PyInterpreterState, core_config.argc) == 224, "PyInterpreterState.core_config.argc");
-_Static_assert(offsetof(PyInterpreterState, core_config.argv) == 232, "PyInterpreterState.core_config.argv");
-_Static_assert(offsetof(PyInterpreterState, core_config.program) == 240, "PyInterpreterState.core_config.program");
-_Static_assert(offsetof(PyInterpreterState, core_config.nxoption) == 248, "PyInterpreterState.core_config.nxoption");
-_Static_assert(offsetof(PyInterpreterState, core_config.xoptions) == 256, "PyInterpreterState.core_config.xoptions");
-_Static_assert(offsetof(PyInterpreterState, core_config.nwarnoption) == 264, "PyInterpreterState.core_config.nwarnoption");
-_Static_assert(offsetof(PyInterpreterState, core_config.warnoptions) == 272, "PyInterpreterState.core_config.warnoptions");
-_Static_assert(offsetof(PyInterpreterState, core_config.module_search_path_env) == 280, "PyInterpreterState.core_config.module_search_path_env");
-_Static_assert(offsetof(PyInterpreterState, core_config.home) == 288, "PyInterpreterState.core_config.home");
-_Static_assert(offsetof(PyInterpreterState, core_config.nmodule_search_path) == 296, "PyInterpreterState.core_config.nmodule_search_path");
-_Static_assert(offsetof(PyInterpreterState, core_config.module_search_paths) == 304, "PyInterpreterState.core_config.module_search_paths");
-_Static_assert(offsetof(PyInterpreterState, core_config.executable) == 312, "PyInterpreterState.core_config.executable");
-_Static_assert(offsetof(PyInterpreterState, core_config.prefix) == 320, "PyInterpreterState.core_config.prefix");
-_Static_assert(offsetof(PyInterpreterState, core_config.base_prefix) == 328, "PyInterpreterState.core_config.base_prefix");
-_Static_assert(offsetof(PyInterpreterState, core_config.exec_prefix) == 336, "PyInterpreterState.core_config.exec_prefix");
-_Static_assert(offsetof(PyInterpreterState, core_config.base_exec_prefix) == 344, "PyInterpreterState.core_config.base_exec_prefix");
-_Static_assert(offsetof(PyInterpreterState, core_config._disable_importlib) == 352, "PyInterpreterState.core_config._disable_importlib");
-_Static_assert(offsetof(PyInterpreterState, config) == 360, "PyInterpreterState.config");
-_Static_assert(offsetof(PyInterpreterState, config.install_signal_handlers) == 360, "PyInterpreterState.config.install_signal_handlers");
-_Static_assert(offsetof(PyInterpreterState, config.argv) == 368, "PyInterpreterState.config.argv");
-_Static_assert(offsetof(PyInterpreterState, config.executable) == 376, "PyInterpreterState.config.executable");
-_Static_assert(offsetof(PyInterpreterState, config.prefix) == 384, "PyInterpreterState.config.prefix");
-_Static_assert(offsetof(PyInterpreterState, config.base_prefix) == 392, "PyInterpreterState.config.base_prefix");
-_Static_assert(offsetof(PyInterpreterState, config.exec_prefix) == 400, "PyInterpreterState.config.exec_prefix");
-_Static_assert(offsetof(PyInterpreterState, config.base_exec_prefix) == 408, "PyInterpreterState.config.base_exec_prefix");
-_Static_assert(offsetof(PyInterpreterState, config.warnoptions) == 416, "PyInterpreterState.config.warnoptions");
-_Static_assert(offsetof(PyInterpreterState, config.xoptions) == 424, "PyInterpreterState.config.xoptions");
-_Static_assert(offsetof(PyInterpreterState, config.module_search_path) == 432, "PyInterpreterState.config.module_search_path");
-_Static_assert(offsetof(PyInterpreterState, dlopenflags) == 440, "PyInterpreterState.dlopenflags");
-_Static_assert(offsetof(PyInterpreterState, builtins_copy) == 448, "PyInterpreterState.builtins_copy");
-_Static_assert(offsetof(PyInterpreterState, import_func) == 456, "PyInterpreterState.import_func");
-_Static_assert(offsetof(PyInterpreterState, eval_frame) == 464, "PyInterpreterState.eval_frame");
-_Static_assert(offsetof(PyInterpreterState, co_extra_user_count) == 472, "PyInterpreterState.co_extra_user_count");
-_Static_assert(offsetof(PyInterpreterState, co_extra_freefuncs) == 480, "PyInterpreterState.co_extra_freefuncs");
-_Static_assert(offsetof(PyInterpreterState, before_forkers) == 2520, "PyInterpreterState.before_forkers");
-_Static_assert(offsetof(PyInterpreterState, after_forkers_parent) == 2528, "PyInterpreterState.after_forkers_parent");
-_Static_assert(offsetof(PyInterpreterState, after_forkers_child) == 2536, "PyInterpreterState.after_forkers_child");
-_Static_assert(offsetof(PyInterpreterState, pyexitfunc) == 2544, "PyInterpreterState.pyexitfunc");
-_Static_assert(offsetof(PyInterpreterState, pyexitmodule) == 2552, "PyInterpreterState.pyexitmodule");
-_Static_assert(offsetof(PyInterpreterState, tstate_next_unique_id) == 2560, "PyInterpreterState.tstate_next_unique_id");
-_Static_assert(sizeof(PyListObject) == 40, "sizeof(PyListObject)");
-_Static_assert(offsetof(PyListObject, ob_base) == 0, "PyListObject.ob_base");
-_Static_assert(offsetof(PyListObject, ob_base.ob_base) == 0, "PyListObject.ob_base.ob_base");
-_Static_assert(offsetof(PyListObject, ob_base.ob_base.ob_refcnt) == 0, "PyListObject.ob_base.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyListObject, ob_base.ob_base.ob_type) == 8, "PyListObject.ob_base.ob_base.ob_type");
-_Static_assert(offsetof(PyListObject, ob_base.ob_size) == 16, "PyListObject.ob_base.ob_size");
-_Static_assert(offsetof(PyListObject, ob_item) == 24, "PyListObject.ob_item");
-_Static_assert(offsetof(PyListObject, allocated) == 32, "PyListObject.allocated");
-_Static_assert(sizeof(PyLongObject) == 32, "sizeof(PyLongObject)");
-_Static_assert(offsetof(PyLongObject, ob_base) == 0, "PyLongObject.ob_base");
-_Static_assert(offsetof(PyLongObject, ob_base.ob_base) == 0, "PyLongObject.ob_base.ob_base");
-_Static_assert(offsetof(PyLongObject, ob_base.ob_base.ob_refcnt) == 0, "PyLongObject.ob_base.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyLongObject, ob_base.ob_base.ob_type) == 8, "PyLongObject.ob_base.ob_base.ob_type");
-_Static_assert(offsetof(PyLongObject, ob_base.ob_size) == 16, "PyLongObject.ob_base.ob_size");
-_Static_assert(offsetof(PyLongObject, ob_digit) == 24, "PyLongObject.ob_digit");
-_Static_assert(sizeof(PyMappingMethods) == 24, "sizeof(PyMappingMethods)");
-_Static_assert(offsetof(PyMappingMethods, mp_length) == 0, "PyMappingMethods.mp_length");
-_Static_assert(offsetof(PyMappingMethods, mp_subscript) == 8, "PyMappingMethods.mp_subscript");
-_Static_assert(offsetof(PyMappingMethods, mp_ass_subscript) == 16, "PyMappingMethods.mp_ass_subscript");
-_Static_assert(sizeof(PyMemAllocatorEx) == 40, "sizeof(PyMemAllocatorEx)");
-_Static_assert(offsetof(PyMemAllocatorEx, ctx) == 0, "PyMemAllocatorEx.ctx");
-_Static_assert(offsetof(PyMemAllocatorEx, malloc) == 8, "PyMemAllocatorEx.malloc");
-_Static_assert(offsetof(PyMemAllocatorEx, calloc) == 16, "PyMemAllocatorEx.calloc");
-_Static_assert(offsetof(PyMemAllocatorEx, realloc) == 24, "PyMemAllocatorEx.realloc");
-_Static_assert(offsetof(PyMemAllocatorEx, free) == 32, "PyMemAllocatorEx.free");
-_Static_assert(sizeof(struct PyMemberDef) == 40, "sizeof(struct PyMemberDef)");
-_Static_assert(offsetof(struct PyMemberDef, name) == 0, "PyMemberDef.name");
-_Static_assert(offsetof(struct PyMemberDef, type) == 8, "PyMemberDef.type");
-_Static_assert(offsetof(struct PyMemberDef, offset) == 16, "PyMemberDef.offset");
-_Static_assert(offsetof(struct PyMemberDef, flags) == 24, "PyMemberDef.flags");
-_Static_assert(offsetof(struct PyMemberDef, doc) == 32, "PyMemberDef.doc");
-_Static_assert(sizeof(struct PyMethodDef) == 32, "sizeof(struct PyMethodDef)");
-_Static_assert(offsetof(struct PyMethodDef, ml_name) == 0, "PyMethodDef.ml_name");
-_Static_assert(offsetof(struct PyMethodDef, ml_meth) == 8, "PyMethodDef.ml_meth");
-_Static_assert(offsetof(struct PyMethodDef, ml_flags) == 16, "PyMethodDef.ml_flags");
-_Static_assert(offsetof(struct PyMethodDef, ml_doc) == 24, "PyMethodDef.ml_doc");
-_Static_assert(sizeof(struct PyModuleDef) == 104, "sizeof(struct PyModuleDef)");
-_Static_assert(offsetof(struct PyModuleDef, m_base) == 0, "PyModuleDef.m_base");
-_Static_assert(offsetof(struct PyModuleDef, m_base.ob_base) == 0, "PyModuleDef.m_base.ob_base");
-_Static_assert(offsetof(struct PyModuleDef, m_base.ob_base.ob_refcnt) == 0, "PyModuleDef.m_base.ob_base.ob_refcnt");
-_Static_assert(offsetof(struct PyModuleDef, m_base.ob_base.ob_type) == 8, "PyModuleDef.m_base.ob_base.ob_type");
-_Static_assert(offsetof(struct PyModuleDef, m_base.m_init) == 16, "PyModuleDef.m_base.m_init");
-_Static_assert(offsetof(struct PyModuleDef, m_base.m_index) == 24, "PyModuleDef.m_base.m_index");
-_Static_assert(offsetof(struct PyModuleDef, m_base.m_copy) == 32, "PyModuleDef.m_base.m_copy");
-_Static_assert(offsetof(struct PyModuleDef, m_name) == 40, "PyModuleDef.m_name");
-_Static_assert(offsetof(struct PyModuleDef, m_doc) == 48, "PyModuleDef.m_doc");
-_Static_assert(offsetof(struct PyModuleDef, m_size) == 56, "PyModuleDef.m_size");
-_Static_assert(offsetof(struct PyModuleDef, m_methods) == 64, "PyModuleDef.m_methods");
-_Static_assert(offsetof(struct PyModuleDef, m_slots) == 72, "PyModuleDef.m_slots");
-_Static_assert(offsetof(struct PyModuleDef, m_traverse) == 80, "PyModuleDef.m_traverse");
-_Static_assert(offsetof(struct PyModuleDef, m_clear) == 88, "PyModuleDef.m_clear");
-_Static_assert(offsetof(struct PyModuleDef, m_free) == 96, "PyModuleDef.m_free");
-_Static_assert(sizeof(PyModuleDef_Base) == 40, "sizeof(PyModuleDef_Base)");
-_Static_assert(offsetof(PyModuleDef_Base, ob_base) == 0, "PyModuleDef_Base.ob_base");
-_Static_assert(offsetof(PyModuleDef_Base, ob_base.ob_refcnt) == 0, "PyModuleDef_Base.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyModuleDef_Base, ob_base.ob_type) == 8, "PyModuleDef_Base.ob_base.ob_type");
-_Static_assert(offsetof(PyModuleDef_Base, m_init) == 16, "PyModuleDef_Base.m_init");
-_Static_assert(offsetof(PyModuleDef_Base, m_index) == 24, "PyModuleDef_Base.m_index");
-_Static_assert(offsetof(PyModuleDef_Base, m_copy) == 32, "PyModuleDef_Base.m_copy");
-_Static_assert(sizeof(struct PyModuleDef_Slot) == 16, "sizeof(struct PyModuleDef_Slot)");
-_Static_assert(offsetof(struct PyModuleDef_Slot, slot) == 0, "PyModuleDef_Slot.slot");
-_Static_assert(offsetof(struct PyModuleDef_Slot, value) == 8, "PyModuleDef_Slot.value");
-_Static_assert(sizeof(PyNumberMethods) == 288, "sizeof(PyNumberMethods)");
-_Static_assert(offsetof(PyNumberMethods, nb_add) == 0, "PyNumberMethods.nb_add");
-_Static_assert(offsetof(PyNumberMethods, nb_subtract) == 8, "PyNumberMethods.nb_subtract");
-_Static_assert(offsetof(PyNumberMethods, nb_multiply) == 16, "PyNumberMethods.nb_multiply");
-_Static_assert(offsetof(PyNumberMethods, nb_remainder) == 24, "PyNumberMethods.nb_remainder");
-_Static_assert(offsetof(PyNumberMethods, nb_divmod) == 32, "PyNumberMethods.nb_divmod");
-_Static_assert(offsetof(PyNumberMethods, nb_power) == 40, "PyNumberMethods.nb_power");
-_Static_assert(offsetof(PyNumberMethods, nb_negative) == 48, "PyNumberMethods.nb_negative");
-_Static_assert(offsetof(PyNumberMethods, nb_positive) == 56, "PyNumberMethods.nb_positive");
-_Static_assert(offsetof(PyNumberMethods, nb_absolute) == 64, "PyNumberMethods.nb_absolute");
-_Static_assert(offsetof(PyNumberMethods, nb_bool) == 72, "PyNumberMethods.nb_bool");
-_Static_assert(offsetof(PyNumberMethods, nb_invert) == 80, "PyNumberMethods.nb_invert");
-_Static_assert(offsetof(PyNumberMethods, nb_lshift) == 88, "PyNumberMethods.nb_lshift");
-_Static_assert(offsetof(PyNumberMethods, nb_rshift) == 96, "PyNumberMethods.nb_rshift");
-_Static_assert(offsetof(PyNumberMethods, nb_and) == 104, "PyNumberMethods.nb_and");
-_Static_assert(offsetof(PyNumberMethods, nb_xor) == 112, "PyNumberMethods.nb_xor");
-_Static_assert(offsetof(PyNumberMethods, nb_or) == 120, "PyNumberMethods.nb_or");
-_Static_assert(offsetof(PyNumberMethods, nb_int) == 128, "PyNumberMethods.nb_int");
-_Static_assert(offsetof(PyNumberMethods, nb_reserved) == 136, "PyNumberMethods.nb_reserved");
-_Static_assert(offsetof(PyNumberMethods, nb_float) == 144, "PyNumberMethods.nb_float");
-_Static_assert(offsetof(PyNumberMethods, nb_inplace_add) == 152, "PyNumberMethods.nb_inplace_add");
-_Static_assert(offsetof(PyNumberMethods, nb_inplace_subtract) == 160, "PyNumberMethods.nb_inplace_subtract");
-_Static_assert(offsetof(PyNumberMethods, nb_inplace_multiply) == 168, "PyNumberMethods.nb_inplace_multiply");
-_Static_assert(offsetof(PyNumberMethods, nb_inplace_remainder) == 176, "PyNumberMethods.nb_inplace_remainder");
-_Static_assert(offsetof(PyNumberMethods, nb_inplace_power) == 184, "PyNumberMethods.nb_inplace_power");
-_Static_assert(offsetof(PyNumberMethods, nb_inplace_lshift) == 192, "PyNumberMethods.nb_inplace_lshift");
-_Static_assert(offsetof(PyNumberMethods, nb_inplace_rshift) == 200, "PyNumberMethods.nb_inplace_rshift");
-_Static_assert(offsetof(PyNumberMethods, nb_inplace_and) == 208, "PyNumberMethods.nb_inplace_and");
-_Static_assert(offsetof(PyNumberMethods, nb_inplace_xor) == 216, "PyNumberMethods.nb_inplace_xor");
-_Static_assert(offsetof(PyNumberMethods, nb_inplace_or) == 224, "PyNumberMethods.nb_inplace_or");
-_Static_assert(offsetof(PyNumberMethods, nb_floor_divide) == 232, "PyNumberMethods.nb_floor_divide");
-_Static_assert(offsetof(PyNumberMethods, nb_true_divide) == 240, "PyNumberMethods.nb_true_divide");
-_Static_assert(offsetof(PyNumberMethods, nb_inplace_floor_divide) == 248, "PyNumberMethods.nb_inplace_floor_divide");
-_Static_assert(offsetof(PyNumberMethods, nb_inplace_true_divide) == 256, "PyNumberMethods.nb_inplace_true_divide");
-_Static_assert(offsetof(PyNumberMethods, nb_index) == 264, "PyNumberMethods.nb_index");
-_Static_assert(offsetof(PyNumberMethods, nb_matrix_multiply) == 272, "PyNumberMethods.nb_matrix_multiply");
-_Static_assert(offsetof(PyNumberMethods, nb_inplace_matrix_multiply) == 280, "PyNumberMethods.nb_inplace_matrix_multiply");
-_Static_assert(sizeof(PyOSErrorObject) == 104, "sizeof(PyOSErrorObject)");
-_Static_assert(offsetof(PyOSErrorObject, ob_base) == 0, "PyOSErrorObject.ob_base");
-_Static_assert(offsetof(PyOSErrorObject, ob_base.ob_refcnt) == 0, "PyOSErrorObject.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyOSErrorObject, ob_base.ob_type) == 8, "PyOSErrorObject.ob_base.ob_type");
-_Static_assert(offsetof(PyOSErrorObject, dict) == 16, "PyOSErrorObject.dict");
-_Static_assert(offsetof(PyOSErrorObject, args) == 24, "PyOSErrorObject.args");
-_Static_assert(offsetof(PyOSErrorObject, traceback) == 32, "PyOSErrorObject.traceback");
-_Static_assert(offsetof(PyOSErrorObject, context) == 40, "PyOSErrorObject.context");
-_Static_assert(offsetof(PyOSErrorObject, cause) == 48, "PyOSErrorObject.cause");
-_Static_assert(offsetof(PyOSErrorObject, suppress_context) == 56, "PyOSErrorObject.suppress_context");
-_Static_assert(offsetof(PyOSErrorObject, myerrno) == 64, "PyOSErrorObject.myerrno");
-_Static_assert(offsetof(PyOSErrorObject, strerror) == 72, "PyOSErrorObject.strerror");
-_Static_assert(offsetof(PyOSErrorObject, filename) == 80, "PyOSErrorObject.filename");
-_Static_assert(offsetof(PyOSErrorObject, filename2) == 88, "PyOSErrorObject.filename2");
-_Static_assert(offsetof(PyOSErrorObject, written) == 96, "PyOSErrorObject.written");
-_Static_assert(sizeof(PyObject) == 16, "sizeof(PyObject)");
-_Static_assert(offsetof(PyObject, ob_refcnt) == 0, "PyObject.ob_refcnt");
-_Static_assert(offsetof(PyObject, ob_type) == 8, "PyObject.ob_type");
-_Static_assert(sizeof(PySTEntryObject) == 104, "sizeof(PySTEntryObject)");
-_Static_assert(offsetof(PySTEntryObject, ob_base) == 0, "PySTEntryObject.ob_base");
-_Static_assert(offsetof(PySTEntryObject, ob_base.ob_refcnt) == 0, "PySTEntryObject.ob_base.ob_refcnt");
-_Static_assert(offsetof(PySTEntryObject, ob_base.ob_type) == 8, "PySTEntryObject.ob_base.ob_type");
-_Static_assert(offsetof(PySTEntryObject, ste_id) == 16, "PySTEntryObject.ste_id");
-_Static_assert(offsetof(PySTEntryObject, ste_symbols) == 24, "PySTEntryObject.ste_symbols");
-_Static_assert(offsetof(PySTEntryObject, ste_name) == 32, "PySTEntryObject.ste_name");
-_Static_assert(offsetof(PySTEntryObject, ste_varnames) == 40, "PySTEntryObject.ste_varnames");
-_Static_assert(offsetof(PySTEntryObject, ste_children) == 48, "PySTEntryObject.ste_children");
-_Static_assert(offsetof(PySTEntryObject, ste_directives) == 56, "PySTEntryObject.ste_directives");
-_Static_assert(offsetof(PySTEntryObject, ste_type) == 64, "PySTEntryObject.ste_type");
-_Static_assert(offsetof(PySTEntryObject, ste_nested) == 68, "PySTEntryObject.ste_nested");
-_Static_assert(offsetof(PySTEntryObject, ste_lineno) == 76, "PySTEntryObject.ste_lineno");
-_Static_assert(offsetof(PySTEntryObject, ste_col_offset) == 80, "PySTEntryObject.ste_col_offset");
-_Static_assert(offsetof(PySTEntryObject, ste_opt_lineno) == 84, "PySTEntryObject.ste_opt_lineno");
-_Static_assert(offsetof(PySTEntryObject, ste_opt_col_offset) == 88, "PySTEntryObject.ste_opt_col_offset");
-_Static_assert(offsetof(PySTEntryObject, ste_table) == 96, "PySTEntryObject.ste_table");
-_Static_assert(sizeof(PySequenceMethods) == 80, "sizeof(PySequenceMethods)");
-_Static_assert(offsetof(PySequenceMethods, sq_length) == 0, "PySequenceMethods.sq_length");
-_Static_assert(offsetof(PySequenceMethods, sq_concat) == 8, "PySequenceMethods.sq_concat");
-_Static_assert(offsetof(PySequenceMethods, sq_repeat) == 16, "PySequenceMethods.sq_repeat");
-_Static_assert(offsetof(PySequenceMethods, sq_item) == 24, "PySequenceMethods.sq_item");
-_Static_assert(offsetof(PySequenceMethods, was_sq_slice) == 32, "PySequenceMethods.was_sq_slice");
-_Static_assert(offsetof(PySequenceMethods, sq_ass_item) == 40, "PySequenceMethods.sq_ass_item");
-_Static_assert(offsetof(PySequenceMethods, was_sq_ass_slice) == 48, "PySequenceMethods.was_sq_ass_slice");
-_Static_assert(offsetof(PySequenceMethods, sq_contains) == 56, "PySequenceMethods.sq_contains");
-_Static_assert(offsetof(PySequenceMethods, sq_inplace_concat) == 64, "PySequenceMethods.sq_inplace_concat");
-_Static_assert(offsetof(PySequenceMethods, sq_inplace_repeat) == 72, "PySequenceMethods.sq_inplace_repeat");
-_Static_assert(sizeof(PySetObject) == 200, "sizeof(PySetObject)");
-_Static_assert(offsetof(PySetObject, ob_base) == 0, "PySetObject.ob_base");
-_Static_assert(offsetof(PySetObject, ob_base.ob_refcnt) == 0, "PySetObject.ob_base.ob_refcnt");
-_Static_assert(offsetof(PySetObject, ob_base.ob_type) == 8, "PySetObject.ob_base.ob_type");
-_Static_assert(offsetof(PySetObject, fill) == 16, "PySetObject.fill");
-_Static_assert(offsetof(PySetObject, used) == 24, "PySetObject.used");
-_Static_assert(offsetof(PySetObject, mask) == 32, "PySetObject.mask");
-_Static_assert(offsetof(PySetObject, table) == 40, "PySetObject.table");
-_Static_assert(offsetof(PySetObject, hash) == 48, "PySetObject.hash");
-_Static_assert(offsetof(PySetObject, finger) == 56, "PySetObject.finger");
-_Static_assert(offsetof(PySetObject, smalltable) == 64, "PySetObject.smalltable");
-_Static_assert(offsetof(PySetObject, weakreflist) == 192, "PySetObject.weakreflist");
-_Static_assert(sizeof(struct PyStructSequence_Field) == 16, "sizeof(struct PyStructSequence_Field)");
-_Static_assert(offsetof(struct PyStructSequence_Field, name) == 0, "PyStructSequence_Field.name");
-_Static_assert(offsetof(struct PyStructSequence_Field, doc) == 8, "PyStructSequence_Field.doc");
-_Static_assert(sizeof(PyThreadState) == 280, "sizeof(PyThreadState)");
-_Static_assert(offsetof(PyThreadState, prev) == 0, "PyThreadState.prev");
-_Static_assert(offsetof(PyThreadState, next) == 8, "PyThreadState.next");
-_Static_assert(offsetof(PyThreadState, interp) == 16, "PyThreadState.interp");
-_Static_assert(offsetof(PyThreadState, frame) == 24, "PyThreadState.frame");
-_Static_assert(offsetof(PyThreadState, recursion_depth) == 32, "PyThreadState.recursion_depth");
-_Static_assert(offsetof(PyThreadState, overflowed) == 36, "PyThreadState.overflowed");
-_Static_assert(offsetof(PyThreadState, recursion_critical) == 37, "PyThreadState.recursion_critical");
-_Static_assert(offsetof(PyThreadState, stackcheck_counter) == 40, "PyThreadState.stackcheck_counter");
-_Static_assert(offsetof(PyThreadState, tracing) == 44, "PyThreadState.tracing");
-_Static_assert(offsetof(PyThreadState, use_tracing) == 48, "PyThreadState.use_tracing");
-_Static_assert(offsetof(PyThreadState, c_profilefunc) == 56, "PyThreadState.c_profilefunc");
-_Static_assert(offsetof(PyThreadState, c_tracefunc) == 64, "PyThreadState.c_tracefunc");
-_Static_assert(offsetof(PyThreadState, c_profileobj) == 72, "PyThreadState.c_profileobj");
-_Static_assert(offsetof(PyThreadState, c_traceobj) == 80, "PyThreadState.c_traceobj");
-_Static_assert(offsetof(PyThreadState, curexc_type) == 88, "PyThreadState.curexc_type");
-_Static_assert(offsetof(PyThreadState, curexc_value) == 96, "PyThreadState.curexc_value");
-_Static_assert(offsetof(PyThreadState, curexc_traceback) == 104, "PyThreadState.curexc_traceback");
-_Static_assert(offsetof(PyThreadState, exc_state) == 112, "PyThreadState.exc_state");
-_Static_assert(offsetof(PyThreadState, exc_state.exc_type) == 112, "PyThreadState.exc_state.exc_type");
-_Static_assert(offsetof(PyThreadState, exc_state.exc_value) == 120, "PyThreadState.exc_state.exc_value");
-_Static_assert(offsetof(PyThreadState, exc_state.exc_traceback) == 128, "PyThreadState.exc_state.exc_traceback");
-_Static_assert(offsetof(PyThreadState, exc_state.previous_item) == 136, "PyThreadState.exc_state.previous_item");
-_Static_assert(offsetof(PyThreadState, exc_info) == 144, "PyThreadState.exc_info");
-_Static_assert(offsetof(PyThreadState, dict) == 152, "PyThreadState.dict");
-_Static_assert(offsetof(PyThreadState, gilstate_counter) == 160, "PyThreadState.gilstate_counter");
-_Static_assert(offsetof(PyThreadState, async_exc) == 168, "PyThreadState.async_exc");
-_Static_assert(offsetof(PyThreadState, thread_id) == 176, "PyThreadState.thread_id");
-_Static_assert(offsetof(PyThreadState, trash_delete_nesting) == 184, "PyThreadState.trash_delete_nesting");
-_Static_assert(offsetof(PyThreadState, trash_delete_later) == 192, "PyThreadState.trash_delete_later");
-_Static_assert(offsetof(PyThreadState, on_delete) == 200, "PyThreadState.on_delete");
-_Static_assert(offsetof(PyThreadState, on_delete_data) == 208, "PyThreadState.on_delete_data");
-_Static_assert(offsetof(PyThreadState, coroutine_origin_tracking_depth) == 216, "PyThreadState.coroutine_origin_tracking_depth");
-_Static_assert(offsetof(PyThreadState, coroutine_wrapper) == 224, "PyThreadState.coroutine_wrapper");
-_Static_assert(offsetof(PyThreadState, in_coroutine_wrapper) == 232, "PyThreadState.in_coroutine_wrapper");
-_Static_assert(offsetof(PyThreadState, async_gen_firstiter) == 240, "PyThreadState.async_gen_firstiter");
-_Static_assert(offsetof(PyThreadState, async_gen_finalizer) == 248, "PyThreadState.async_gen_finalizer");
-_Static_assert(offsetof(PyThreadState, context) == 256, "PyThreadState.context");
-_Static_assert(offsetof(PyThreadState, context_ver) == 264, "PyThreadState.context_ver");
-_Static_assert(offsetof(PyThreadState, id) == 272, "PyThreadState.id");
-_Static_assert(sizeof(PyTracebackObject) == 40, "sizeof(PyTracebackObject)");
-_Static_assert(offsetof(PyTracebackObject, ob_base) == 0, "PyTracebackObject.ob_base");
-_Static_assert(offsetof(PyTracebackObject, ob_base.ob_refcnt) == 0, "PyTracebackObject.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyTracebackObject, ob_base.ob_type) == 8, "PyTracebackObject.ob_base.ob_type");
-_Static_assert(offsetof(PyTracebackObject, tb_next) == 16, "PyTracebackObject.tb_next");
-_Static_assert(offsetof(PyTracebackObject, tb_frame) == 24, "PyTracebackObject.tb_frame");
-_Static_assert(offsetof(PyTracebackObject, tb_lasti) == 32, "PyTracebackObject.tb_lasti");
-_Static_assert(offsetof(PyTracebackObject, tb_lineno) == 36, "PyTracebackObject.tb_lineno");
-_Static_assert(sizeof(PyTryBlock) == 12, "sizeof(PyTryBlock)");
-_Static_assert(offsetof(PyTryBlock, b_type) == 0, "PyTryBlock.b_type");
-_Static_assert(offsetof(PyTryBlock, b_handler) == 4, "PyTryBlock.b_handler");
-_Static_assert(offsetof(PyTryBlock, b_level) == 8, "PyTryBlock.b_level");
-_Static_assert(sizeof(PyTupleObject) == 32, "sizeof(PyTupleObject)");
-_Static_assert(offsetof(PyTupleObject, ob_base) == 0, "PyTupleObject.ob_base");
-_Static_assert(offsetof(PyTupleObject, ob_base.ob_base) == 0, "PyTupleObject.ob_base.ob_base");
-_Static_assert(offsetof(PyTupleObject, ob_base.ob_base.ob_refcnt) == 0, "PyTupleObject.ob_base.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyTupleObject, ob_base.ob_base.ob_type) == 8, "PyTupleObject.ob_base.ob_base.ob_type");
-_Static_assert(offsetof(PyTupleObject, ob_base.ob_size) == 16, "PyTupleObject.ob_base.ob_size");
-_Static_assert(offsetof(PyTupleObject, ob_item) == 24, "PyTupleObject.ob_item");
-_Static_assert(sizeof(PyTypeObject) == 400, "sizeof(PyTypeObject)");
-_Static_assert(offsetof(PyTypeObject, ob_base) == 0, "PyTypeObject.ob_base");
-_Static_assert(offsetof(PyTypeObject, ob_base.ob_base) == 0, "PyTypeObject.ob_base.ob_base");
-_Static_assert(offsetof(PyTypeObject, ob_base.ob_base.ob_refcnt) == 0, "PyTypeObject.ob_base.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyTypeObject, ob_base.ob_base.ob_type) == 8, "PyTypeObject.ob_base.ob_base.ob_type");
-_Static_assert(offsetof(PyTypeObject, ob_base.ob_size) == 16, "PyTypeObject.ob_base.ob_size");
-_Static_assert(offsetof(PyTypeObject, tp_name) == 24, "PyTypeObject.tp_name");
-_Static_assert(offsetof(PyTypeObject, tp_basicsize) == 32, "PyTypeObject.tp_basicsize");
-_Static_assert(offsetof(PyTypeObject, tp_itemsize) == 40, "PyTypeObject.tp_itemsize");
-_Static_assert(offsetof(PyTypeObject, tp_dealloc) == 48, "PyTypeObject.tp_dealloc");
-_Static_assert(offsetof(PyTypeObject, tp_print) == 56, "PyTypeObject.tp_print");
-_Static_assert(offsetof(PyTypeObject, tp_getattr) == 64, "PyTypeObject.tp_getattr");
-_Static_assert(offsetof(PyTypeObject, tp_setattr) == 72, "PyTypeObject.tp_setattr");
-_Static_assert(offsetof(PyTypeObject, tp_as_async) == 80, "PyTypeObject.tp_as_async");
-_Static_assert(offsetof(PyTypeObject, tp_repr) == 88, "PyTypeObject.tp_repr");
-_Static_assert(offsetof(PyTypeObject, tp_as_number) == 96, "PyTypeObject.tp_as_number");
-_Static_assert(offsetof(PyTypeObject, tp_as_sequence) == 104, "PyTypeObject.tp_as_sequence");
-_Static_assert(offsetof(PyTypeObject, tp_as_mapping) == 112, "PyTypeObject.tp_as_mapping");
-_Static_assert(offsetof(PyTypeObject, tp_hash) == 120, "PyTypeObject.tp_hash");
-_Static_assert(offsetof(PyTypeObject, tp_call) == 128, "PyTypeObject.tp_call");
-_Static_assert(offsetof(PyTypeObject, tp_str) == 136, "PyTypeObject.tp_str");
-_Static_assert(offsetof(PyTypeObject, tp_getattro) == 144, "PyTypeObject.tp_getattro");
-_Static_assert(offsetof(PyTypeObject, tp_setattro) == 152, "PyTypeObject.tp_setattro");
-_Static_assert(offsetof(PyTypeObject, tp_as_buffer) == 160, "PyTypeObject.tp_as_buffer");
-_Static_assert(offsetof(PyTypeObject, tp_flags) == 168, "PyTypeObject.tp_flags");
-_Static_assert(offsetof(PyTypeObject, tp_doc) == 176, "PyTypeObject.tp_doc");
-_Static_assert(offsetof(PyTypeObject, tp_traverse) == 184, "PyTypeObject.tp_traverse");
-_Static_assert(offsetof(PyTypeObject, tp_clear) == 192, "PyTypeObject.tp_clear");
-_Static_assert(offsetof(PyTypeObject, tp_richcompare) == 200, "PyTypeObject.tp_richcompare");
-_Static_assert(offsetof(PyTypeObject, tp_weaklistoffset) == 208, "PyTypeObject.tp_weaklistoffset");
-_Static_assert(offsetof(PyTypeObject, tp_iter) == 216, "PyTypeObject.tp_iter");
-_Static_assert(offsetof(PyTypeObject, tp_iternext) == 224, "PyTypeObject.tp_iternext");
-_Static_assert(offsetof(PyTypeObject, tp_methods) == 232, "PyTypeObject.tp_methods");
-_Static_assert(offsetof(PyTypeObject, tp_members) == 240, "PyTypeObject.tp_members");
-_Static_assert(offsetof(PyTypeObject, tp_getset) == 248, "PyTypeObject.tp_getset");
-_Static_assert(offsetof(PyTypeObject, tp_base) == 256, "PyTypeObject.tp_base");
-_Static_assert(offsetof(PyTypeObject, tp_dict) == 264, "PyTypeObject.tp_dict");
-_Static_assert(offsetof(PyTypeObject, tp_descr_get) == 272, "PyTypeObject.tp_descr_get");
-_Static_assert(offsetof(PyTypeObject, tp_descr_set) == 280, "PyTypeObject.tp_descr_set");
-_Static_assert(offsetof(PyTypeObject, tp_dictoffset) == 288, "PyTypeObject.tp_dictoffset");
-_Static_assert(offsetof(PyTypeObject, tp_init) == 296, "PyTypeObject.tp_init");
-_Static_assert(offsetof(PyTypeObject, tp_alloc) == 304, "PyTypeObject.tp_alloc");
-_Static_assert(offsetof(PyTypeObject, tp_new) == 312, "PyTypeObject.tp_new");
-_Static_assert(offsetof(PyTypeObject, tp_free) == 320, "PyTypeObject.tp_free");
-_Static_assert(offsetof(PyTypeObject, tp_is_gc) == 328, "PyTypeObject.tp_is_gc");
-_Static_assert(offsetof(PyTypeObject, tp_bases) == 336, "PyTypeObject.tp_bases");
-_Static_assert(offsetof(PyTypeObject, tp_mro) == 344, "PyTypeObject.tp_mro");
-_Static_assert(offsetof(PyTypeObject, tp_cache) == 352, "PyTypeObject.tp_cache");
-_Static_assert(offsetof(PyTypeObject, tp_subclasses) == 360, "PyTypeObject.tp_subclasses");
-_Static_assert(offsetof(PyTypeObject, tp_weaklist) == 368, "PyTypeObject.tp_weaklist");
-_Static_assert(offsetof(PyTypeObject, tp_del) == 376, "PyTypeObject.tp_del");
-_Static_assert(offsetof(PyTypeObject, tp_version_tag) == 384, "PyTypeObject.tp_version_tag");
-_Static_assert(offsetof(PyTypeObject, tp_finalize) == 392, "PyTypeObject.tp_finalize");
-_Static_assert(sizeof(PyType_Slot) == 16, "sizeof(PyType_Slot)");
-_Static_assert(offsetof(PyType_Slot, slot) == 0, "PyType_Slot.slot");
-_Static_assert(offsetof(PyType_Slot, pfunc) == 8, "PyType_Slot.pfunc");
-_Static_assert(sizeof(PyVarObject) == 24, "sizeof(PyVarObject)");
-_Static_assert(offsetof(PyVarObject, ob_base) == 0, "PyVarObject.ob_base");
-_Static_assert(offsetof(PyVarObject, ob_base.ob_refcnt) == 0, "PyVarObject.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyVarObject, ob_base.ob_type) == 8, "PyVarObject.ob_base.ob_type");
-_Static_assert(offsetof(PyVarObject, ob_size) == 16, "PyVarObject.ob_size");
-_Static_assert(sizeof(PyWeakReference) == 56, "sizeof(PyWeakReference)");
-_Static_assert(offsetof(PyWeakReference, ob_base) == 0, "PyWeakReference.ob_base");
-_Static_assert(offsetof(PyWeakReference, ob_base.ob_refcnt) == 0, "PyWeakReference.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyWeakReference, ob_base.ob_type) == 8, "PyWeakReference.ob_base.ob_type");
-_Static_assert(offsetof(PyWeakReference, wr_object) == 16, "PyWeakReference.wr_object");
-_Static_assert(offsetof(PyWeakReference, wr_callback) == 24, "PyWeakReference.wr_callback");
-_Static_assert(offsetof(PyWeakReference, hash) == 32, "PyWeakReference.hash");
-_Static_assert(offsetof(PyWeakReference, wr_prev) == 40, "PyWeakReference.wr_prev");
-_Static_assert(offsetof(PyWeakReference, wr_next) == 48, "PyWeakReference.wr_next");
-_Static_assert(sizeof(PyWrapperDescrObject) == 56, "sizeof(PyWrapperDescrObject)");
-_Static_assert(offsetof(PyWrapperDescrObject, d_common) == 0, "PyWrapperDescrObject.d_common");
-_Static_assert(offsetof(PyWrapperDescrObject, d_common.ob_base) == 0, "PyWrapperDescrObject.d_common.ob_base");
-_Static_assert(offsetof(PyWrapperDescrObject, d_common.ob_base.ob_refcnt) == 0, "PyWrapperDescrObject.d_common.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyWrapperDescrObject, d_common.ob_base.ob_type) == 8, "PyWrapperDescrObject.d_common.ob_base.ob_type");
-_Static_assert(offsetof(PyWrapperDescrObject, d_common.d_type) == 16, "PyWrapperDescrObject.d_common.d_type");
-_Static_assert(offsetof(PyWrapperDescrObject, d_common.d_name) == 24, "PyWrapperDescrObject.d_common.d_name");
-_Static_assert(offsetof(PyWrapperDescrObject, d_common.d_qualname) == 32, "PyWrapperDescrObject.d_common.d_qualname");
-_Static_assert(offsetof(PyWrapperDescrObject, d_base) == 40, "PyWrapperDescrObject.d_base");
-_Static_assert(offsetof(PyWrapperDescrObject, d_wrapped) == 48, "PyWrapperDescrObject.d_wrapped");
-_Static_assert(sizeof(Py_buffer) == 80, "sizeof(Py_buffer)");
-_Static_assert(offsetof(Py_buffer, buf) == 0, "Py_buffer.buf");
-_Static_assert(offsetof(Py_buffer, obj) == 8, "Py_buffer.obj");
-_Static_assert(offsetof(Py_buffer, len) == 16, "Py_buffer.len");
-_Static_assert(offsetof(Py_buffer, itemsize) == 24, "Py_buffer.itemsize");
-_Static_assert(offsetof(Py_buffer, readonly) == 32, "Py_buffer.readonly");
-_Static_assert(offsetof(Py_buffer, ndim) == 36, "Py_buffer.ndim");
-_Static_assert(offsetof(Py_buffer, format) == 40, "Py_buffer.format");
-_Static_assert(offsetof(Py_buffer, shape) == 48, "Py_buffer.shape");
-_Static_assert(offsetof(Py_buffer, strides) == 56, "Py_buffer.strides");
-_Static_assert(offsetof(Py_buffer, suboffsets) == 64, "Py_buffer.suboffsets");
-_Static_assert(offsetof(Py_buffer, internal) == 72, "Py_buffer.internal");
-_Static_assert(sizeof(Py_complex) == 16, "sizeof(Py_complex)");
-_Static_assert(offsetof(Py_complex, real) == 0, "Py_complex.real");
-_Static_assert(offsetof(Py_complex, imag) == 8, "Py_complex.imag");
-_Static_assert(sizeof(Py_tss_t) == 8, "sizeof(Py_tss_t)");
-_Static_assert(offsetof(Py_tss_t, _is_initialized) == 0, "Py_tss_t._is_initialized");
-_Static_assert(offsetof(Py_tss_t, _key) == 4, "Py_tss_t._key");
-_Static_assert(sizeof(_PyAccu) == 16, "sizeof(_PyAccu)");
-_Static_assert(offsetof(_PyAccu, large) == 0, "_PyAccu.large");
-_Static_assert(offsetof(_PyAccu, small) == 8, "_PyAccu.small");
-_Static_assert(sizeof(struct _PyArg_Parser) == 64, "sizeof(struct _PyArg_Parser)");
-_Static_assert(offsetof(struct _PyArg_Parser, format) == 0, "_PyArg_Parser.format");
-_Static_assert(offsetof(struct _PyArg_Parser, keywords) == 8, "_PyArg_Parser.keywords");
-_Static_assert(offsetof(struct _PyArg_Parser, fname) == 16, "_PyArg_Parser.fname");
-_Static_assert(offsetof(struct _PyArg_Parser, custom_msg) == 24, "_PyArg_Parser.custom_msg");
-_Static_assert(offsetof(struct _PyArg_Parser, pos) == 32, "_PyArg_Parser.pos");
-_Static_assert(offsetof(struct _PyArg_Parser, min) == 36, "_PyArg_Parser.min");
-_Static_assert(offsetof(struct _PyArg_Parser, max) == 40, "_PyArg_Parser.max");
-_Static_assert(offsetof(struct _PyArg_Parser, kwtuple) == 48, "_PyArg_Parser.kwtuple");
-_Static_assert(offsetof(struct _PyArg_Parser, next) == 56, "_PyArg_Parser.next");
-_Static_assert(sizeof(_PyCoreConfig) == 224, "sizeof(_PyCoreConfig)");
-_Static_assert(offsetof(_PyCoreConfig, install_signal_handlers) == 0, "_PyCoreConfig.install_signal_handlers");
-_Static_assert(offsetof(_PyCoreConfig, ignore_environment) == 4, "_PyCoreConfig.ignore_environment");
-_Static_assert(offsetof(_PyCoreConfig, use_hash_seed) == 8, "_PyCoreConfig.use_hash_seed");
-_Static_assert(offsetof(_PyCoreConfig, hash_seed) == 16, "_PyCoreConfig.hash_seed");
-_Static_assert(offsetof(_PyCoreConfig, allocator) == 24, "_PyCoreConfig.allocator");
-_Static_assert(offsetof(_PyCoreConfig, dev_mode) == 32, "_PyCoreConfig.dev_mode");
-_Static_assert(offsetof(_PyCoreConfig, faulthandler) == 36, "_PyCoreConfig.faulthandler");
-_Static_assert(offsetof(_PyCoreConfig, tracemalloc) == 40, "_PyCoreConfig.tracemalloc");
-_Static_assert(offsetof(_PyCoreConfig, import_time) == 44, "_PyCoreConfig.import_time");
-_Static_assert(offsetof(_PyCoreConfig, show_ref_count) == 48, "_PyCoreConfig.show_ref_count");
-_Static_assert(offsetof(_PyCoreConfig, show_alloc_count) == 52, "_PyCoreConfig.show_alloc_count");
-_Static_assert(offsetof(_PyCoreConfig, dump_refs) == 56, "_PyCoreConfig.dump_refs");
-_Static_assert(offsetof(_PyCoreConfig, malloc_stats) == 60, "_PyCoreConfig.malloc_stats");
-_Static_assert(offsetof(_PyCoreConfig, coerce_c_locale) == 64, "_PyCoreConfig.coerce_c_locale");
-_Static_assert(offsetof(_PyCoreConfig, coerce_c_locale_warn) == 68, "_PyCoreConfig.coerce_c_locale_warn");
-_Static_assert(offsetof(_PyCoreConfig, utf8_mode) == 72, "_PyCoreConfig.utf8_mode");
-_Static_assert(offsetof(_PyCoreConfig, program_name) == 80, "_PyCoreConfig.program_name");
-_Static_assert(offsetof(_PyCoreConfig, argc) == 88, "_PyCoreConfig.argc");
-_Static_assert(offsetof(_PyCoreConfig, argv) == 96, "_PyCoreConfig.argv");
-_Static_assert(offsetof(_PyCoreConfig, program) == 104, "_PyCoreConfig.program");
-_Static_assert(offsetof(_PyCoreConfig, nxoption) == 112, "_PyCoreConfig.nxoption");
-_Static_assert(offsetof(_PyCoreConfig, xoptions) == 120, "_PyCoreConfig.xoptions");
-_Static_assert(offsetof(_PyCoreConfig, nwarnoption) == 128, "_PyCoreConfig.nwarnoption");
-_Static_assert(offsetof(_PyCoreConfig, warnoptions) == 136, "_PyCoreConfig.warnoptions");
-_Static_assert(offsetof(_PyCoreConfig, module_search_path_env) == 144, "_PyCoreConfig.module_search_path_env");
-_Static_assert(offsetof(_PyCoreConfig, home) == 152, "_PyCoreConfig.home");
-_Static_assert(offsetof(_PyCoreConfig, nmodule_search_path) == 160, "_PyCoreConfig.nmodule_search_path");
-_Static_assert(offsetof(_PyCoreConfig, module_search_paths) == 168, "_PyCoreConfig.module_search_paths");
-_Static_assert(offsetof(_PyCoreConfig, executable) == 176, "_PyCoreConfig.executable");
-_Static_assert(offsetof(_PyCoreConfig, prefix) == 184, "_PyCoreConfig.prefix");
-_Static_assert(offsetof(_PyCoreConfig, base_prefix) == 192, "_PyCoreConfig.base_prefix");
-_Static_assert(offsetof(_PyCoreConfig, exec_prefix) == 200, "_PyCoreConfig.exec_prefix");
-_Static_assert(offsetof(_PyCoreConfig, base_exec_prefix) == 208, "_PyCoreConfig.base_exec_prefix");
-_Static_assert(offsetof(_PyCoreConfig, _disable_importlib) == 216, "_PyCoreConfig._disable_importlib");
-_Static_assert(sizeof(_PyErr_StackItem) == 32, "sizeof(_PyErr_StackItem)");
-_Static_assert(offsetof(_PyErr_StackItem, exc_type) == 0, "_PyErr_StackItem.exc_type");
-_Static_assert(offsetof(_PyErr_StackItem, exc_value) == 8, "_PyErr_StackItem.exc_value");
-_Static_assert(offsetof(_PyErr_StackItem, exc_traceback) == 16, "_PyErr_StackItem.exc_traceback");
-_Static_assert(offsetof(_PyErr_StackItem, previous_item) == 24, "_PyErr_StackItem.previous_item");
-_Static_assert(sizeof(_PyInitError) == 24, "sizeof(_PyInitError)");
-_Static_assert(offsetof(_PyInitError, prefix) == 0, "_PyInitError.prefix");
-_Static_assert(offsetof(_PyInitError, msg) == 8, "_PyInitError.msg");
-_Static_assert(offsetof(_PyInitError, user_err) == 16, "_PyInitError.user_err");
-_Static_assert(sizeof(_PyMainInterpreterConfig) == 80, "sizeof(_PyMainInterpreterConfig)");
-_Static_assert(offsetof(_PyMainInterpreterConfig, install_signal_handlers) == 0, "_PyMainInterpreterConfig.install_signal_handlers");
-_Static_assert(offsetof(_PyMainInterpreterConfig, argv) == 8, "_PyMainInterpreterConfig.argv");
-_Static_assert(offsetof(_PyMainInterpreterConfig, executable) == 16, "_PyMainInterpreterConfig.executable");
-_Static_assert(offsetof(_PyMainInterpreterConfig, prefix) == 24, "_PyMainInterpreterConfig.prefix");
-_Static_assert(offsetof(_PyMainInterpreterConfig, base_prefix) == 32, "_PyMainInterpreterConfig.base_prefix");
-_Static_assert(offsetof(_PyMainInterpreterConfig, exec_prefix) == 40, "_PyMainInterpreterConfig.exec_prefix");
-_Static_assert(offsetof(_PyMainInterpreterConfig, base_exec_prefix) == 48, "_PyMainInterpreterConfig.base_exec_prefix");
-_Static_assert(offsetof(_PyMainInterpreterConfig, warnoptions) == 56, "_PyMainInterpreterConfig.warnoptions");
-_Static_assert(offsetof(_PyMainInterpreterConfig, xoptions) == 64, "_PyMainInterpreterConfig.xoptions");
-_Static_assert(offsetof(_PyMainInterpreterConfig, module_search_path) == 72, "_PyMainInterpreterConfig.module_search_path");
-_Static_assert(sizeof(_PyManagedBufferObject) == 112, "sizeof(_PyManagedBufferObject)");
-_Static_assert(offsetof(_PyManagedBufferObject, ob_base) == 0, "_PyManagedBufferObject.ob_base");
-_Static_assert(offsetof(_PyManagedBufferObject, ob_base.ob_refcnt) == 0, "_PyManagedBufferObject.ob_base.ob_refcnt");
-_Static_assert(offsetof(_PyManagedBufferObject, ob_base.ob_type) == 8, "_PyManagedBufferObject.ob_base.ob_type");
-_Static_assert(offsetof(_PyManagedBufferObject, flags) == 16, "_PyManagedBufferObject.flags");
-_Static_assert(offsetof(_PyManagedBufferObject, exports) == 24, "_PyManagedBufferObject.exports");
-_Static_assert(offsetof(_PyManagedBufferObject, master) == 32, "_PyManagedBufferObject.master");
-_Static_assert(offsetof(_PyManagedBufferObject, master.buf) == 32, "_PyManagedBufferObject.master.buf");
-_Static_assert(offsetof(_PyManagedBufferObject, master.obj) == 40, "_PyManagedBufferObject.master.obj");
-_Static_assert(offsetof(_PyManagedBufferObject, master.len) == 48, "_PyManagedBufferObject.master.len");
-_Static_assert(offsetof(_PyManagedBufferObject, master.itemsize) == 56, "_PyManagedBufferObject.master.itemsize");
-_Static_assert(offsetof(_PyManagedBufferObject, master.readonly) == 64, "_PyManagedBufferObject.master.readonly");
-_Static_assert(offsetof(_PyManagedBufferObject, master.ndim) == 68, "_PyManagedBufferObject.master.ndim");
-_Static_assert(offsetof(_PyManagedBufferObject, master.format) == 72, "_PyManagedBufferObject.master.format");
-_Static_assert(offsetof(_PyManagedBufferObject, master.shape) == 80, "_PyManagedBufferObject.master.shape");
-_Static_assert(offsetof(_PyManagedBufferObject, master.strides) == 88, "_PyManagedBufferObject.master.strides");
-_Static_assert(offsetof(_PyManagedBufferObject, master.suboffsets) == 96, "_PyManagedBufferObject.master.suboffsets");
-_Static_assert(offsetof(_PyManagedBufferObject, master.internal) == 104, "_PyManagedBufferObject.master.internal");
-_Static_assert(sizeof(_PyUnicodeWriter) == 56, "sizeof(_PyUnicodeWriter)");
-_Static_assert(offsetof(_PyUnicodeWriter, buffer) == 0, "_PyUnicodeWriter.buffer");
-_Static_assert(offsetof(_PyUnicodeWriter, data) == 8, "_PyUnicodeWriter.data");
-_Static_assert(offsetof(_PyUnicodeWriter, kind) == 16, "_PyUnicodeWriter.kind");
-_Static_assert(offsetof(_PyUnicodeWriter, maxchar) == 20, "_PyUnicodeWriter.maxchar");
-_Static_assert(offsetof(_PyUnicodeWriter, size) == 24, "_PyUnicodeWriter.size");
-_Static_assert(offsetof(_PyUnicodeWriter, pos) == 32, "_PyUnicodeWriter.pos");
-_Static_assert(offsetof(_PyUnicodeWriter, min_length) == 40, "_PyUnicodeWriter.min_length");
-_Static_assert(offsetof(_PyUnicodeWriter, min_char) == 48, "_PyUnicodeWriter.min_char");
-_Static_assert(offsetof(_PyUnicodeWriter, overallocate) == 52, "_PyUnicodeWriter.overallocate");
-_Static_assert(offsetof(_PyUnicodeWriter, readonly) == 53, "_PyUnicodeWriter.readonly");
-_Static_assert(sizeof(struct _Py_Identifier) == 24, "sizeof(struct _Py_Identifier)");
-_Static_assert(offsetof(struct _Py_Identifier, next) == 0, "_Py_Identifier.next");
-_Static_assert(offsetof(struct _Py_Identifier, string) == 8, "_Py_Identifier.string");
-_Static_assert(offsetof(struct _Py_Identifier, object) == 16, "_Py_Identifier.object");
-_Static_assert(sizeof(_Py_atomic_address) == 8, "sizeof(_Py_atomic_address)");
-_Static_assert(offsetof(_Py_atomic_address, _value) == 0, "_Py_atomic_address._value");
-_Static_assert(sizeof(_Py_atomic_int) == 4, "sizeof(_Py_atomic_int)");
-_Static_assert(offsetof(_Py_atomic_int, _value) == 0, "_Py_atomic_int._value");
-_Static_assert(sizeof(arc) == 4, "sizeof(arc)");
-_Static_assert(offsetof(arc, a_lbl) == 0, "arc.a_lbl");
-_Static_assert(offsetof(arc, a_arrow) == 2, "arc.a_arrow");
-_Static_assert(sizeof(asdl_int_seq) == 16, "sizeof(asdl_int_seq)");
-_Static_assert(offsetof(asdl_int_seq, size) == 0, "asdl_int_seq.size");
-_Static_assert(offsetof(asdl_int_seq, elements) == 8, "asdl_int_seq.elements");
-_Static_assert(sizeof(asdl_seq) == 16, "sizeof(asdl_seq)");
-_Static_assert(offsetof(asdl_seq, size) == 0, "asdl_seq.size");
-_Static_assert(offsetof(asdl_seq, elements) == 8, "asdl_seq.elements");
-_Static_assert(sizeof(dfa) == 40, "sizeof(dfa)");
-_Static_assert(offsetof(dfa, d_type) == 0, "dfa.d_type");
-_Static_assert(offsetof(dfa, d_name) == 8, "dfa.d_name");
-_Static_assert(offsetof(dfa, d_initial) == 16, "dfa.d_initial");
-_Static_assert(offsetof(dfa, d_nstates) == 20, "dfa.d_nstates");
-_Static_assert(offsetof(dfa, d_state) == 24, "dfa.d_state");
-_Static_assert(offsetof(dfa, d_first) == 32, "dfa.d_first");
-_Static_assert(sizeof(grammar) == 40, "sizeof(grammar)");
-_Static_assert(offsetof(grammar, g_ndfas) == 0, "grammar.g_ndfas");
-_Static_assert(offsetof(grammar, g_dfa) == 8, "grammar.g_dfa");
-_Static_assert(offsetof(grammar, g_ll) == 16, "grammar.g_ll");
-_Static_assert(offsetof(grammar, g_ll.ll_nlabels) == 16, "grammar.g_ll.ll_nlabels");
-_Static_assert(offsetof(grammar, g_ll.ll_label) == 24, "grammar.g_ll.ll_label");
-_Static_assert(offsetof(grammar, g_start) == 32, "grammar.g_start");
-_Static_assert(offsetof(grammar, g_accel) == 36, "grammar.g_accel");
-_Static_assert(sizeof(label) == 16, "sizeof(label)");
-_Static_assert(offsetof(label, lb_type) == 0, "label.lb_type");
-_Static_assert(offsetof(label, lb_str) == 8, "label.lb_str");
-_Static_assert(sizeof(labellist) == 16, "sizeof(labellist)");
-_Static_assert(offsetof(labellist, ll_nlabels) == 0, "labellist.ll_nlabels");
-_Static_assert(offsetof(labellist, ll_label) == 8, "labellist.ll_label");
-_Static_assert(sizeof(node) == 40, "sizeof(node)");
-_Static_assert(offsetof(node, n_type) == 0, "node.n_type");
-_Static_assert(offsetof(node, n_str) == 8, "node.n_str");
-_Static_assert(offsetof(node, n_lineno) == 16, "node.n_lineno");
-_Static_assert(offsetof(node, n_col_offset) == 20, "node.n_col_offset");
-_Static_assert(offsetof(node, n_nchildren) == 24, "node.n_nchildren");
-_Static_assert(offsetof(node, n_child) == 32, "node.n_child");
-_Static_assert(sizeof(setentry) == 16, "sizeof(setentry)");
-_Static_assert(offsetof(setentry, key) == 0, "setentry.key");
-_Static_assert(offsetof(setentry, hash) == 8, "setentry.hash");
-_Static_assert(sizeof(state) == 40, "sizeof(state)");
-_Static_assert(offsetof(state, s_narcs) == 0, "state.s_narcs");
-_Static_assert(offsetof(state, s_arc) == 8, "state.s_arc");
-_Static_assert(offsetof(state, s_lower) == 16, "state.s_lower");
-_Static_assert(offsetof(state, s_upper) == 20, "state.s_upper");
-_Static_assert(offsetof(state, s_accel) == 24, "state.s_accel");
-_Static_assert(offsetof(state, s_accept) == 32, "state.s_accept");
-_Static_assert(sizeof(struct symtable) == 80, "sizeof(struct symtable)");
-_Static_assert(offsetof(struct symtable, st_filename) == 0, "symtable.st_filename");
-_Static_assert(offsetof(struct symtable, st_cur) == 8, "symtable.st_cur");
-_Static_assert(offsetof(struct symtable, st_top) == 16, "symtable.st_top");
-_Static_assert(offsetof(struct symtable, st_blocks) == 24, "symtable.st_blocks");
-_Static_assert(offsetof(struct symtable, st_stack) == 32, "symtable.st_stack");
-_Static_assert(offsetof(struct symtable, st_global) == 40, "symtable.st_global");
-_Static_assert(offsetof(struct symtable, st_nblocks) == 48, "symtable.st_nblocks");
-_Static_assert(offsetof(struct symtable, st_private) == 56, "symtable.st_private");
-_Static_assert(offsetof(struct symtable, st_future) == 64, "symtable.st_future");
-_Static_assert(offsetof(struct symtable, recursion_depth) == 72, "symtable.recursion_depth");
-_Static_assert(offsetof(struct symtable, recursion_limit) == 76, "symtable.recursion_limit");
-_Static_assert(sizeof(struct wrapperbase) == 56, "sizeof(struct wrapperbase)");
-_Static_assert(offsetof(struct wrapperbase, name) == 0, "wrapperbase.name");
-_Static_assert(offsetof(struct wrapperbase, offset) == 8, "wrapperbase.offset");
-_Static_assert(offsetof(struct wrapperbase, function) == 16, "wrapperbase.function");
-_Static_assert(offsetof(struct wrapperbase, wrapper) == 24, "wrapperbase.wrapper");
-_Static_assert(offsetof(struct wrapperbase, doc) == 32, "wrapperbase.doc");
-_Static_assert(offsetof(struct wrapperbase, flags) == 40, "wrapperbase.flags");
-_Static_assert(offsetof(struct wrapperbase, name_strobj) == 48, "wrapperbase.name_strobj");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyASCIIObject) == 48, "sizeof(PyASCIIObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, ob_base) == 0, "PyASCIIObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, ob_base.ob_refcnt) == 0, "PyASCIIObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, ob_base.ob_type) == 8, "PyASCIIObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, length) == 16, "PyASCIIObject.length");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, hash) == 24, "PyASCIIObject.hash");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, state) == 32, "PyASCIIObject.state");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, wstr) == 40, "PyASCIIObject.wstr");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyAddrPair) == 8, "sizeof(PyAddrPair)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAddrPair, ap_lower) == 0, "PyAddrPair.ap_lower");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAddrPair, ap_upper) == 4, "PyAddrPair.ap_upper");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyAsyncGenObject) == 112, "sizeof(PyAsyncGenObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ob_base) == 0, "PyAsyncGenObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ob_base.ob_refcnt) == 0, "PyAsyncGenObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ob_base.ob_type) == 8, "PyAsyncGenObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_frame) == 16, "PyAsyncGenObject.ag_frame");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_running) == 24, "PyAsyncGenObject.ag_running");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_code) == 32, "PyAsyncGenObject.ag_code");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_weakreflist) == 40, "PyAsyncGenObject.ag_weakreflist");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_name) == 48, "PyAsyncGenObject.ag_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_qualname) == 56, "PyAsyncGenObject.ag_qualname");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state) == 64, "PyAsyncGenObject.ag_exc_state");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state.exc_type) == 64, "PyAsyncGenObject.ag_exc_state.exc_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state.exc_value) == 72, "PyAsyncGenObject.ag_exc_state.exc_value");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state.exc_traceback) == 80, "PyAsyncGenObject.ag_exc_state.exc_traceback");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state.previous_item) == 88, "PyAsyncGenObject.ag_exc_state.previous_item");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_finalizer) == 96, "PyAsyncGenObject.ag_finalizer");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_hooks_inited) == 104, "PyAsyncGenObject.ag_hooks_inited");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_closed) == 108, "PyAsyncGenObject.ag_closed");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyAsyncMethods) == 24, "sizeof(PyAsyncMethods)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncMethods, am_await) == 0, "PyAsyncMethods.am_await");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncMethods, am_aiter) == 8, "PyAsyncMethods.am_aiter");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncMethods, am_anext) == 16, "PyAsyncMethods.am_anext");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyBufferProcs) == 16, "sizeof(PyBufferProcs)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyBufferProcs, bf_getbuffer) == 0, "PyBufferProcs.bf_getbuffer");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyBufferProcs, bf_releasebuffer) == 8, "PyBufferProcs.bf_releasebuffer");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyByteArrayObject) == 56, "sizeof(PyByteArrayObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyByteArrayObject, ob_base) == 0, "PyByteArrayObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyByteArrayObject, ob_base.ob_base) == 0, "PyByteArrayObject.ob_base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyByteArrayObject, ob_base.ob_base.ob_refcnt) == 0, "PyByteArrayObject.ob_base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyByteArrayObject, ob_base.ob_base.ob_type) == 8, "PyByteArrayObject.ob_base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyByteArrayObject, ob_base.ob_size) == 16, "PyByteArrayObject.ob_base.ob_size");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyByteArrayObject, ob_alloc) == 24, "PyByteArrayObject.ob_alloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyByteArrayObject, ob_bytes) == 32, "PyByteArrayObject.ob_bytes");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyByteArrayObject, ob_start) == 40, "PyByteArrayObject.ob_start");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyByteArrayObject, ob_exports) == 48, "PyByteArrayObject.ob_exports");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyBytesObject) == 40, "sizeof(PyBytesObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyBytesObject, ob_base) == 0, "PyBytesObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyBytesObject, ob_base.ob_base) == 0, "PyBytesObject.ob_base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyBytesObject, ob_base.ob_base.ob_refcnt) == 0, "PyBytesObject.ob_base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyBytesObject, ob_base.ob_base.ob_type) == 8, "PyBytesObject.ob_base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyBytesObject, ob_base.ob_size) == 16, "PyBytesObject.ob_base.ob_size");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyBytesObject, ob_shash) == 24, "PyBytesObject.ob_shash");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyBytesObject, ob_sval) == 32, "PyBytesObject.ob_sval");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyCodeObject) == 144, "sizeof(PyCodeObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, ob_base) == 0, "PyCodeObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, ob_base.ob_refcnt) == 0, "PyCodeObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, ob_base.ob_type) == 8, "PyCodeObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_argcount) == 16, "PyCodeObject.co_argcount");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_kwonlyargcount) == 20, "PyCodeObject.co_kwonlyargcount");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_nlocals) == 24, "PyCodeObject.co_nlocals");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_stacksize) == 28, "PyCodeObject.co_stacksize");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_flags) == 32, "PyCodeObject.co_flags");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_firstlineno) == 36, "PyCodeObject.co_firstlineno");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_code) == 40, "PyCodeObject.co_code");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_consts) == 48, "PyCodeObject.co_consts");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_names) == 56, "PyCodeObject.co_names");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_varnames) == 64, "PyCodeObject.co_varnames");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_freevars) == 72, "PyCodeObject.co_freevars");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_cellvars) == 80, "PyCodeObject.co_cellvars");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_cell2arg) == 88, "PyCodeObject.co_cell2arg");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_filename) == 96, "PyCodeObject.co_filename");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_name) == 104, "PyCodeObject.co_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_lnotab) == 112, "PyCodeObject.co_lnotab");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_zombieframe) == 120, "PyCodeObject.co_zombieframe");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_weakreflist) == 128, "PyCodeObject.co_weakreflist");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_extra) == 136, "PyCodeObject.co_extra");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyCompactUnicodeObject) == 72, "sizeof(PyCompactUnicodeObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base) == 0, "PyCompactUnicodeObject._base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.ob_base) == 0, "PyCompactUnicodeObject._base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.ob_base.ob_refcnt) == 0, "PyCompactUnicodeObject._base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.ob_base.ob_type) == 8, "PyCompactUnicodeObject._base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.length) == 16, "PyCompactUnicodeObject._base.length");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.hash) == 24, "PyCompactUnicodeObject._base.hash");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.state) == 32, "PyCompactUnicodeObject._base.state");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.wstr) == 40, "PyCompactUnicodeObject._base.wstr");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, utf8_length) == 48, "PyCompactUnicodeObject.utf8_length");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, utf8) == 56, "PyCompactUnicodeObject.utf8");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, wstr_length) == 64, "PyCompactUnicodeObject.wstr_length");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyCompilerFlags) == 4, "sizeof(PyCompilerFlags)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompilerFlags, cf_flags) == 0, "PyCompilerFlags.cf_flags");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyCoroObject) == 104, "sizeof(PyCoroObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, ob_base) == 0, "PyCoroObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, ob_base.ob_refcnt) == 0, "PyCoroObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, ob_base.ob_type) == 8, "PyCoroObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_frame) == 16, "PyCoroObject.cr_frame");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_running) == 24, "PyCoroObject.cr_running");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_code) == 32, "PyCoroObject.cr_code");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_weakreflist) == 40, "PyCoroObject.cr_weakreflist");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_name) == 48, "PyCoroObject.cr_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_qualname) == 56, "PyCoroObject.cr_qualname");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state) == 64, "PyCoroObject.cr_exc_state");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state.exc_type) == 64, "PyCoroObject.cr_exc_state.exc_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state.exc_value) == 72, "PyCoroObject.cr_exc_state.exc_value");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state.exc_traceback) == 80, "PyCoroObject.cr_exc_state.exc_traceback");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state.previous_item) == 88, "PyCoroObject.cr_exc_state.previous_item");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_origin) == 96, "PyCoroObject.cr_origin");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyDescrObject) == 40, "sizeof(PyDescrObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, ob_base) == 0, "PyDescrObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, ob_base.ob_refcnt) == 0, "PyDescrObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, ob_base.ob_type) == 8, "PyDescrObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, d_type) == 16, "PyDescrObject.d_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, d_name) == 24, "PyDescrObject.d_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, d_qualname) == 32, "PyDescrObject.d_qualname");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyDictObject) == 48, "sizeof(PyDictObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ob_base) == 0, "PyDictObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ob_base.ob_refcnt) == 0, "PyDictObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ob_base.ob_type) == 8, "PyDictObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ma_used) == 16, "PyDictObject.ma_used");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ma_version_tag) == 24, "PyDictObject.ma_version_tag");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ma_keys) == 32, "PyDictObject.ma_keys");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ma_values) == 40, "PyDictObject.ma_values");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _frame) == 368, "sizeof(struct _frame)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base) == 0, "PyFrameObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base.ob_base) == 0, "PyFrameObject.ob_base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base.ob_base.ob_refcnt) == 0, "PyFrameObject.ob_base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base.ob_base.ob_type) == 8, "PyFrameObject.ob_base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base.ob_size) == 16, "PyFrameObject.ob_base.ob_size");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_back) == 24, "PyFrameObject.f_back");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_code) == 32, "PyFrameObject.f_code");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_builtins) == 40, "PyFrameObject.f_builtins");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_globals) == 48, "PyFrameObject.f_globals");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_locals) == 56, "PyFrameObject.f_locals");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_valuestack) == 64, "PyFrameObject.f_valuestack");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_stacktop) == 72, "PyFrameObject.f_stacktop");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_trace) == 80, "PyFrameObject.f_trace");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_trace_lines) == 88, "PyFrameObject.f_trace_lines");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_trace_opcodes) == 89, "PyFrameObject.f_trace_opcodes");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_gen) == 96, "PyFrameObject.f_gen");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_lasti) == 104, "PyFrameObject.f_lasti");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_lineno) == 108, "PyFrameObject.f_lineno");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_iblock) == 112, "PyFrameObject.f_iblock");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_executing) == 116, "PyFrameObject.f_executing");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_blockstack) == 120, "PyFrameObject.f_blockstack");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_localsplus) == 360, "PyFrameObject.f_localsplus");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyFutureFeatures) == 8, "sizeof(PyFutureFeatures)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyFutureFeatures, ff_features) == 0, "PyFutureFeatures.ff_features");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyFutureFeatures, ff_lineno) == 4, "PyFutureFeatures.ff_lineno");
+PYOFFSETS_STATIC_ASSERT(sizeof(union _gc_head) == 32, "sizeof(union _gc_head)");
+PYOFFSETS_STATIC_ASSERT(offsetof(union _gc_head, gc) == 0, "PyGC_Head.gc");
+PYOFFSETS_STATIC_ASSERT(offsetof(union _gc_head, gc.gc_next) == 0, "PyGC_Head.gc.gc_next");
+PYOFFSETS_STATIC_ASSERT(offsetof(union _gc_head, gc.gc_prev) == 8, "PyGC_Head.gc.gc_prev");
+PYOFFSETS_STATIC_ASSERT(offsetof(union _gc_head, gc.gc_refs) == 16, "PyGC_Head.gc.gc_refs");
+PYOFFSETS_STATIC_ASSERT(offsetof(union _gc_head, dummy) == 0, "PyGC_Head.dummy");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct PyGetSetDef) == 40, "sizeof(struct PyGetSetDef)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, name) == 0, "PyGetSetDef.name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, get) == 8, "PyGetSetDef.get");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, set) == 16, "PyGetSetDef.set");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, doc) == 24, "PyGetSetDef.doc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, closure) == 32, "PyGetSetDef.closure");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyHeapTypeObject) == 864, "sizeof(PyHeapTypeObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type) == 0, "PyHeapTypeObject.ht_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.ob_base) == 0, "PyHeapTypeObject.ht_type.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.ob_base.ob_base) == 0, "PyHeapTypeObject.ht_type.ob_base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.ob_base.ob_base.ob_refcnt) == 0, "PyHeapTypeObject.ht_type.ob_base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.ob_base.ob_base.ob_type) == 8, "PyHeapTypeObject.ht_type.ob_base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.ob_base.ob_size) == 16, "PyHeapTypeObject.ht_type.ob_base.ob_size");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_name) == 24, "PyHeapTypeObject.ht_type.tp_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_basicsize) == 32, "PyHeapTypeObject.ht_type.tp_basicsize");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_itemsize) == 40, "PyHeapTypeObject.ht_type.tp_itemsize");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_dealloc) == 48, "PyHeapTypeObject.ht_type.tp_dealloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_print) == 56, "PyHeapTypeObject.ht_type.tp_print");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_getattr) == 64, "PyHeapTypeObject.ht_type.tp_getattr");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_setattr) == 72, "PyHeapTypeObject.ht_type.tp_setattr");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_as_async) == 80, "PyHeapTypeObject.ht_type.tp_as_async");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_repr) == 88, "PyHeapTypeObject.ht_type.tp_repr");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_as_number) == 96, "PyHeapTypeObject.ht_type.tp_as_number");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_as_sequence) == 104, "PyHeapTypeObject.ht_type.tp_as_sequence");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_as_mapping) == 112, "PyHeapTypeObject.ht_type.tp_as_mapping");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_hash) == 120, "PyHeapTypeObject.ht_type.tp_hash");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_call) == 128, "PyHeapTypeObject.ht_type.tp_call");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_str) == 136, "PyHeapTypeObject.ht_type.tp_str");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_getattro) == 144, "PyHeapTypeObject.ht_type.tp_getattro");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_setattro) == 152, "PyHeapTypeObject.ht_type.tp_setattro");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_as_buffer) == 160, "PyHeapTypeObject.ht_type.tp_as_buffer");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_flags) == 168, "PyHeapTypeObject.ht_type.tp_flags");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_doc) == 176, "PyHeapTypeObject.ht_type.tp_doc");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_traverse) == 184, "PyHeapTypeObject.ht_type.tp_traverse");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_clear) == 192, "PyHeapTypeObject.ht_type.tp_clear");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_richcompare) == 200, "PyHeapTypeObject.ht_type.tp_richcompare");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_weaklistoffset) == 208, "PyHeapTypeObject.ht_type.tp_weaklistoffset");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_iter) == 216, "PyHeapTypeObject.ht_type.tp_iter");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_iternext) == 224, "PyHeapTypeObject.ht_type.tp_iternext");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_methods) == 232, "PyHeapTypeObject.ht_type.tp_methods");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_members) == 240, "PyHeapTypeObject.ht_type.tp_members");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_getset) == 248, "PyHeapTypeObject.ht_type.tp_getset");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_base) == 256, "PyHeapTypeObject.ht_type.tp_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_dict) == 264, "PyHeapTypeObject.ht_type.tp_dict");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_descr_get) == 272, "PyHeapTypeObject.ht_type.tp_descr_get");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_descr_set) == 280, "PyHeapTypeObject.ht_type.tp_descr_set");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_dictoffset) == 288, "PyHeapTypeObject.ht_type.tp_dictoffset");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_init) == 296, "PyHeapTypeObject.ht_type.tp_init");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_alloc) == 304, "PyHeapTypeObject.ht_type.tp_alloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_new) == 312, "PyHeapTypeObject.ht_type.tp_new");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_free) == 320, "PyHeapTypeObject.ht_type.tp_free");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_is_gc) == 328, "PyHeapTypeObject.ht_type.tp_is_gc");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_bases) == 336, "PyHeapTypeObject.ht_type.tp_bases");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_mro) == 344, "PyHeapTypeObject.ht_type.tp_mro");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_cache) == 352, "PyHeapTypeObject.ht_type.tp_cache");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_subclasses) == 360, "PyHeapTypeObject.ht_type.tp_subclasses");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_weaklist) == 368, "PyHeapTypeObject.ht_type.tp_weaklist");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_del) == 376, "PyHeapTypeObject.ht_type.tp_del");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_version_tag) == 384, "PyHeapTypeObject.ht_type.tp_version_tag");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.tp_finalize) == 392, "PyHeapTypeObject.ht_type.tp_finalize");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_async) == 400, "PyHeapTypeObject.as_async");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_async.am_await) == 400, "PyHeapTypeObject.as_async.am_await");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_async.am_aiter) == 408, "PyHeapTypeObject.as_async.am_aiter");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_async.am_anext) == 416, "PyHeapTypeObject.as_async.am_anext");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number) == 424, "PyHeapTypeObject.as_number");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_add) == 424, "PyHeapTypeObject.as_number.nb_add");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_subtract) == 432, "PyHeapTypeObject.as_number.nb_subtract");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_multiply) == 440, "PyHeapTypeObject.as_number.nb_multiply");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_remainder) == 448, "PyHeapTypeObject.as_number.nb_remainder");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_divmod) == 456, "PyHeapTypeObject.as_number.nb_divmod");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_power) == 464, "PyHeapTypeObject.as_number.nb_power");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_negative) == 472, "PyHeapTypeObject.as_number.nb_negative");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_positive) == 480, "PyHeapTypeObject.as_number.nb_positive");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_absolute) == 488, "PyHeapTypeObject.as_number.nb_absolute");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_bool) == 496, "PyHeapTypeObject.as_number.nb_bool");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_invert) == 504, "PyHeapTypeObject.as_number.nb_invert");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_lshift) == 512, "PyHeapTypeObject.as_number.nb_lshift");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_rshift) == 520, "PyHeapTypeObject.as_number.nb_rshift");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_and) == 528, "PyHeapTypeObject.as_number.nb_and");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_xor) == 536, "PyHeapTypeObject.as_number.nb_xor");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_or) == 544, "PyHeapTypeObject.as_number.nb_or");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_int) == 552, "PyHeapTypeObject.as_number.nb_int");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_reserved) == 560, "PyHeapTypeObject.as_number.nb_reserved");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_float) == 568, "PyHeapTypeObject.as_number.nb_float");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_inplace_add) == 576, "PyHeapTypeObject.as_number.nb_inplace_add");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_inplace_subtract) == 584, "PyHeapTypeObject.as_number.nb_inplace_subtract");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_inplace_multiply) == 592, "PyHeapTypeObject.as_number.nb_inplace_multiply");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_inplace_remainder) == 600, "PyHeapTypeObject.as_number.nb_inplace_remainder");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_inplace_power) == 608, "PyHeapTypeObject.as_number.nb_inplace_power");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_inplace_lshift) == 616, "PyHeapTypeObject.as_number.nb_inplace_lshift");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_inplace_rshift) == 624, "PyHeapTypeObject.as_number.nb_inplace_rshift");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_inplace_and) == 632, "PyHeapTypeObject.as_number.nb_inplace_and");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_inplace_xor) == 640, "PyHeapTypeObject.as_number.nb_inplace_xor");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_inplace_or) == 648, "PyHeapTypeObject.as_number.nb_inplace_or");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_floor_divide) == 656, "PyHeapTypeObject.as_number.nb_floor_divide");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_true_divide) == 664, "PyHeapTypeObject.as_number.nb_true_divide");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_inplace_floor_divide) == 672, "PyHeapTypeObject.as_number.nb_inplace_floor_divide");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_inplace_true_divide) == 680, "PyHeapTypeObject.as_number.nb_inplace_true_divide");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_index) == 688, "PyHeapTypeObject.as_number.nb_index");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_matrix_multiply) == 696, "PyHeapTypeObject.as_number.nb_matrix_multiply");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_number.nb_inplace_matrix_multiply) == 704, "PyHeapTypeObject.as_number.nb_inplace_matrix_multiply");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_mapping) == 712, "PyHeapTypeObject.as_mapping");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_mapping.mp_length) == 712, "PyHeapTypeObject.as_mapping.mp_length");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_mapping.mp_subscript) == 720, "PyHeapTypeObject.as_mapping.mp_subscript");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_mapping.mp_ass_subscript) == 728, "PyHeapTypeObject.as_mapping.mp_ass_subscript");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_sequence) == 736, "PyHeapTypeObject.as_sequence");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_sequence.sq_length) == 736, "PyHeapTypeObject.as_sequence.sq_length");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_sequence.sq_concat) == 744, "PyHeapTypeObject.as_sequence.sq_concat");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_sequence.sq_repeat) == 752, "PyHeapTypeObject.as_sequence.sq_repeat");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_sequence.sq_item) == 760, "PyHeapTypeObject.as_sequence.sq_item");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_sequence.was_sq_slice) == 768, "PyHeapTypeObject.as_sequence.was_sq_slice");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_sequence.sq_ass_item) == 776, "PyHeapTypeObject.as_sequence.sq_ass_item");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_sequence.was_sq_ass_slice) == 784, "PyHeapTypeObject.as_sequence.was_sq_ass_slice");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_sequence.sq_contains) == 792, "PyHeapTypeObject.as_sequence.sq_contains");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_sequence.sq_inplace_concat) == 800, "PyHeapTypeObject.as_sequence.sq_inplace_concat");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_sequence.sq_inplace_repeat) == 808, "PyHeapTypeObject.as_sequence.sq_inplace_repeat");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_buffer) == 816, "PyHeapTypeObject.as_buffer");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_buffer.bf_getbuffer) == 816, "PyHeapTypeObject.as_buffer.bf_getbuffer");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, as_buffer.bf_releasebuffer) == 824, "PyHeapTypeObject.as_buffer.bf_releasebuffer");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_name) == 832, "PyHeapTypeObject.ht_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_slots) == 840, "PyHeapTypeObject.ht_slots");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_qualname) == 848, "PyHeapTypeObject.ht_qualname");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_cached_keys) == 856, "PyHeapTypeObject.ht_cached_keys");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _is) == 2568, "sizeof(struct _is)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, next) == 0, "PyInterpreterState.next");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, tstate_head) == 8, "PyInterpreterState.tstate_head");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, id) == 16, "PyInterpreterState.id");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, id_refcount) == 24, "PyInterpreterState.id_refcount");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, id_mutex) == 32, "PyInterpreterState.id_mutex");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, modules) == 40, "PyInterpreterState.modules");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, modules_by_index) == 48, "PyInterpreterState.modules_by_index");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, sysdict) == 56, "PyInterpreterState.sysdict");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, builtins) == 64, "PyInterpreterState.builtins");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, importlib) == 72, "PyInterpreterState.importlib");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, check_interval) == 80, "PyInterpreterState.check_interval");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, num_threads) == 88, "PyInterpreterState.num_threads");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, pythread_stacksize) == 96, "PyInterpreterState.pythread_stacksize");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, codec_search_path) == 104, "PyInterpreterState.codec_search_path");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, codec_search_cache) == 112, "PyInterpreterState.codec_search_cache");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, codec_error_registry) == 120, "PyInterpreterState.codec_error_registry");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, codecs_initialized) == 128, "PyInterpreterState.codecs_initialized");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, fscodec_initialized) == 132, "PyInterpreterState.fscodec_initialized");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config) == 136, "PyInterpreterState.core_config");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.install_signal_handlers) == 136, "PyInterpreterState.core_config.install_signal_handlers");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.ignore_environment) == 140, "PyInterpreterState.core_config.ignore_environment");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.use_hash_seed) == 144, "PyInterpreterState.core_config.use_hash_seed");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.hash_seed) == 152, "PyInterpreterState.core_config.hash_seed");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.allocator) == 160, "PyInterpreterState.core_config.allocator");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.dev_mode) == 168, "PyInterpreterState.core_config.dev_mode");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.faulthandler) == 172, "PyInterpreterState.core_config.faulthandler");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.tracemalloc) == 176, "PyInterpreterState.core_config.tracemalloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.import_time) == 180, "PyInterpreterState.core_config.import_time");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.show_ref_count) == 184, "PyInterpreterState.core_config.show_ref_count");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.show_alloc_count) == 188, "PyInterpreterState.core_config.show_alloc_count");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.dump_refs) == 192, "PyInterpreterState.core_config.dump_refs");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.malloc_stats) == 196, "PyInterpreterState.core_config.malloc_stats");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.coerce_c_locale) == 200, "PyInterpreterState.core_config.coerce_c_locale");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.coerce_c_locale_warn) == 204, "PyInterpreterState.core_config.coerce_c_locale_warn");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.utf8_mode) == 208, "PyInterpreterState.core_config.utf8_mode");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.program_name) == 216, "PyInterpreterState.core_config.program_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.argc) == 224, "PyInterpreterState.core_config.argc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.argv) == 232, "PyInterpreterState.core_config.argv");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.program) == 240, "PyInterpreterState.core_config.program");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.nxoption) == 248, "PyInterpreterState.core_config.nxoption");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.xoptions) == 256, "PyInterpreterState.core_config.xoptions");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.nwarnoption) == 264, "PyInterpreterState.core_config.nwarnoption");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.warnoptions) == 272, "PyInterpreterState.core_config.warnoptions");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.module_search_path_env) == 280, "PyInterpreterState.core_config.module_search_path_env");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.home) == 288, "PyInterpreterState.core_config.home");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.nmodule_search_path) == 296, "PyInterpreterState.core_config.nmodule_search_path");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.module_search_paths) == 304, "PyInterpreterState.core_config.module_search_paths");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.executable) == 312, "PyInterpreterState.core_config.executable");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.prefix) == 320, "PyInterpreterState.core_config.prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.base_prefix) == 328, "PyInterpreterState.core_config.base_prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.exec_prefix) == 336, "PyInterpreterState.core_config.exec_prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config.base_exec_prefix) == 344, "PyInterpreterState.core_config.base_exec_prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, core_config._disable_importlib) == 352, "PyInterpreterState.core_config._disable_importlib");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, config) == 360, "PyInterpreterState.config");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, config.install_signal_handlers) == 360, "PyInterpreterState.config.install_signal_handlers");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, config.argv) == 368, "PyInterpreterState.config.argv");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, config.executable) == 376, "PyInterpreterState.config.executable");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, config.prefix) == 384, "PyInterpreterState.config.prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, config.base_prefix) == 392, "PyInterpreterState.config.base_prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, config.exec_prefix) == 400, "PyInterpreterState.config.exec_prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, config.base_exec_prefix) == 408, "PyInterpreterState.config.base_exec_prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, config.warnoptions) == 416, "PyInterpreterState.config.warnoptions");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, config.xoptions) == 424, "PyInterpreterState.config.xoptions");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, config.module_search_path) == 432, "PyInterpreterState.config.module_search_path");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, dlopenflags) == 440, "PyInterpreterState.dlopenflags");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, builtins_copy) == 448, "PyInterpreterState.builtins_copy");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, import_func) == 456, "PyInterpreterState.import_func");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, eval_frame) == 464, "PyInterpreterState.eval_frame");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, co_extra_user_count) == 472, "PyInterpreterState.co_extra_user_count");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, co_extra_freefuncs) == 480, "PyInterpreterState.co_extra_freefuncs");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, before_forkers) == 2520, "PyInterpreterState.before_forkers");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, after_forkers_parent) == 2528, "PyInterpreterState.after_forkers_parent");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, after_forkers_child) == 2536, "PyInterpreterState.after_forkers_child");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, pyexitfunc) == 2544, "PyInterpreterState.pyexitfunc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, pyexitmodule) == 2552, "PyInterpreterState.pyexitmodule");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, tstate_next_unique_id) == 2560, "PyInterpreterState.tstate_next_unique_id");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyListObject) == 40, "sizeof(PyListObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base) == 0, "PyListObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base.ob_base) == 0, "PyListObject.ob_base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base.ob_base.ob_refcnt) == 0, "PyListObject.ob_base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base.ob_base.ob_type) == 8, "PyListObject.ob_base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base.ob_size) == 16, "PyListObject.ob_base.ob_size");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_item) == 24, "PyListObject.ob_item");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, allocated) == 32, "PyListObject.allocated");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyLongObject) == 32, "sizeof(PyLongObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base) == 0, "PyLongObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base.ob_base) == 0, "PyLongObject.ob_base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base.ob_base.ob_refcnt) == 0, "PyLongObject.ob_base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base.ob_base.ob_type) == 8, "PyLongObject.ob_base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base.ob_size) == 16, "PyLongObject.ob_base.ob_size");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_digit) == 24, "PyLongObject.ob_digit");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyMappingMethods) == 24, "sizeof(PyMappingMethods)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyMappingMethods, mp_length) == 0, "PyMappingMethods.mp_length");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyMappingMethods, mp_subscript) == 8, "PyMappingMethods.mp_subscript");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyMappingMethods, mp_ass_subscript) == 16, "PyMappingMethods.mp_ass_subscript");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyMemAllocatorEx) == 40, "sizeof(PyMemAllocatorEx)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, ctx) == 0, "PyMemAllocatorEx.ctx");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, malloc) == 8, "PyMemAllocatorEx.malloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, calloc) == 16, "PyMemAllocatorEx.calloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, realloc) == 24, "PyMemAllocatorEx.realloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, free) == 32, "PyMemAllocatorEx.free");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct PyMemberDef) == 40, "sizeof(struct PyMemberDef)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, name) == 0, "PyMemberDef.name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, type) == 8, "PyMemberDef.type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, offset) == 16, "PyMemberDef.offset");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, flags) == 24, "PyMemberDef.flags");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, doc) == 32, "PyMemberDef.doc");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct PyMethodDef) == 32, "sizeof(struct PyMethodDef)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMethodDef, ml_name) == 0, "PyMethodDef.ml_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMethodDef, ml_meth) == 8, "PyMethodDef.ml_meth");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMethodDef, ml_flags) == 16, "PyMethodDef.ml_flags");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMethodDef, ml_doc) == 24, "PyMethodDef.ml_doc");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct PyModuleDef) == 104, "sizeof(struct PyModuleDef)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base) == 0, "PyModuleDef.m_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.ob_base) == 0, "PyModuleDef.m_base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.ob_base.ob_refcnt) == 0, "PyModuleDef.m_base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.ob_base.ob_type) == 8, "PyModuleDef.m_base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.m_init) == 16, "PyModuleDef.m_base.m_init");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.m_index) == 24, "PyModuleDef.m_base.m_index");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.m_copy) == 32, "PyModuleDef.m_base.m_copy");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_name) == 40, "PyModuleDef.m_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_doc) == 48, "PyModuleDef.m_doc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_size) == 56, "PyModuleDef.m_size");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_methods) == 64, "PyModuleDef.m_methods");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_slots) == 72, "PyModuleDef.m_slots");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_traverse) == 80, "PyModuleDef.m_traverse");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_clear) == 88, "PyModuleDef.m_clear");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_free) == 96, "PyModuleDef.m_free");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyModuleDef_Base) == 40, "sizeof(PyModuleDef_Base)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, ob_base) == 0, "PyModuleDef_Base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, ob_base.ob_refcnt) == 0, "PyModuleDef_Base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, ob_base.ob_type) == 8, "PyModuleDef_Base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, m_init) == 16, "PyModuleDef_Base.m_init");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, m_index) == 24, "PyModuleDef_Base.m_index");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, m_copy) == 32, "PyModuleDef_Base.m_copy");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct PyModuleDef_Slot) == 16, "sizeof(struct PyModuleDef_Slot)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef_Slot, slot) == 0, "PyModuleDef_Slot.slot");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef_Slot, value) == 8, "PyModuleDef_Slot.value");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyNumberMethods) == 288, "sizeof(PyNumberMethods)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_add) == 0, "PyNumberMethods.nb_add");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_subtract) == 8, "PyNumberMethods.nb_subtract");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_multiply) == 16, "PyNumberMethods.nb_multiply");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_remainder) == 24, "PyNumberMethods.nb_remainder");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_divmod) == 32, "PyNumberMethods.nb_divmod");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_power) == 40, "PyNumberMethods.nb_power");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_negative) == 48, "PyNumberMethods.nb_negative");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_positive) == 56, "PyNumberMethods.nb_positive");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_absolute) == 64, "PyNumberMethods.nb_absolute");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_bool) == 72, "PyNumberMethods.nb_bool");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_invert) == 80, "PyNumberMethods.nb_invert");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_lshift) == 88, "PyNumberMethods.nb_lshift");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_rshift) == 96, "PyNumberMethods.nb_rshift");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_and) == 104, "PyNumberMethods.nb_and");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_xor) == 112, "PyNumberMethods.nb_xor");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_or) == 120, "PyNumberMethods.nb_or");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_int) == 128, "PyNumberMethods.nb_int");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_reserved) == 136, "PyNumberMethods.nb_reserved");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_float) == 144, "PyNumberMethods.nb_float");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_add) == 152, "PyNumberMethods.nb_inplace_add");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_subtract) == 160, "PyNumberMethods.nb_inplace_subtract");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_multiply) == 168, "PyNumberMethods.nb_inplace_multiply");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_remainder) == 176, "PyNumberMethods.nb_inplace_remainder");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_power) == 184, "PyNumberMethods.nb_inplace_power");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_lshift) == 192, "PyNumberMethods.nb_inplace_lshift");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_rshift) == 200, "PyNumberMethods.nb_inplace_rshift");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_and) == 208, "PyNumberMethods.nb_inplace_and");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_xor) == 216, "PyNumberMethods.nb_inplace_xor");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_or) == 224, "PyNumberMethods.nb_inplace_or");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_floor_divide) == 232, "PyNumberMethods.nb_floor_divide");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_true_divide) == 240, "PyNumberMethods.nb_true_divide");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_floor_divide) == 248, "PyNumberMethods.nb_inplace_floor_divide");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_true_divide) == 256, "PyNumberMethods.nb_inplace_true_divide");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_index) == 264, "PyNumberMethods.nb_index");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_matrix_multiply) == 272, "PyNumberMethods.nb_matrix_multiply");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_matrix_multiply) == 280, "PyNumberMethods.nb_inplace_matrix_multiply");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyOSErrorObject) == 104, "sizeof(PyOSErrorObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, ob_base) == 0, "PyOSErrorObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, ob_base.ob_refcnt) == 0, "PyOSErrorObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, ob_base.ob_type) == 8, "PyOSErrorObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, dict) == 16, "PyOSErrorObject.dict");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, args) == 24, "PyOSErrorObject.args");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, traceback) == 32, "PyOSErrorObject.traceback");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, context) == 40, "PyOSErrorObject.context");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, cause) == 48, "PyOSErrorObject.cause");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, suppress_context) == 56, "PyOSErrorObject.suppress_context");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, myerrno) == 64, "PyOSErrorObject.myerrno");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, strerror) == 72, "PyOSErrorObject.strerror");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, filename) == 80, "PyOSErrorObject.filename");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, filename2) == 88, "PyOSErrorObject.filename2");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, written) == 96, "PyOSErrorObject.written");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyObject) == 16, "sizeof(PyObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyObject, ob_refcnt) == 0, "PyObject.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyObject, ob_type) == 8, "PyObject.ob_type");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _symtable_entry) == 104, "sizeof(struct _symtable_entry)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ob_base) == 0, "PySTEntryObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ob_base.ob_refcnt) == 0, "PySTEntryObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ob_base.ob_type) == 8, "PySTEntryObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_id) == 16, "PySTEntryObject.ste_id");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_symbols) == 24, "PySTEntryObject.ste_symbols");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_name) == 32, "PySTEntryObject.ste_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_varnames) == 40, "PySTEntryObject.ste_varnames");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_children) == 48, "PySTEntryObject.ste_children");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_directives) == 56, "PySTEntryObject.ste_directives");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_type) == 64, "PySTEntryObject.ste_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_nested) == 68, "PySTEntryObject.ste_nested");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_lineno) == 76, "PySTEntryObject.ste_lineno");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_col_offset) == 80, "PySTEntryObject.ste_col_offset");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_opt_lineno) == 84, "PySTEntryObject.ste_opt_lineno");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_opt_col_offset) == 88, "PySTEntryObject.ste_opt_col_offset");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_table) == 96, "PySTEntryObject.ste_table");
+PYOFFSETS_STATIC_ASSERT(sizeof(PySequenceMethods) == 80, "sizeof(PySequenceMethods)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, sq_length) == 0, "PySequenceMethods.sq_length");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, sq_concat) == 8, "PySequenceMethods.sq_concat");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, sq_repeat) == 16, "PySequenceMethods.sq_repeat");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, sq_item) == 24, "PySequenceMethods.sq_item");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, was_sq_slice) == 32, "PySequenceMethods.was_sq_slice");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, sq_ass_item) == 40, "PySequenceMethods.sq_ass_item");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, was_sq_ass_slice) == 48, "PySequenceMethods.was_sq_ass_slice");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, sq_contains) == 56, "PySequenceMethods.sq_contains");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, sq_inplace_concat) == 64, "PySequenceMethods.sq_inplace_concat");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, sq_inplace_repeat) == 72, "PySequenceMethods.sq_inplace_repeat");
+PYOFFSETS_STATIC_ASSERT(sizeof(PySetObject) == 200, "sizeof(PySetObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, ob_base) == 0, "PySetObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, ob_base.ob_refcnt) == 0, "PySetObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, ob_base.ob_type) == 8, "PySetObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, fill) == 16, "PySetObject.fill");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, used) == 24, "PySetObject.used");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, mask) == 32, "PySetObject.mask");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, table) == 40, "PySetObject.table");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, hash) == 48, "PySetObject.hash");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, finger) == 56, "PySetObject.finger");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, smalltable) == 64, "PySetObject.smalltable");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, weakreflist) == 192, "PySetObject.weakreflist");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct PyStructSequence_Field) == 16, "sizeof(struct PyStructSequence_Field)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyStructSequence_Field, name) == 0, "PyStructSequence_Field.name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyStructSequence_Field, doc) == 8, "PyStructSequence_Field.doc");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _ts) == 280, "sizeof(struct _ts)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, prev) == 0, "PyThreadState.prev");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, next) == 8, "PyThreadState.next");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, interp) == 16, "PyThreadState.interp");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, frame) == 24, "PyThreadState.frame");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, recursion_depth) == 32, "PyThreadState.recursion_depth");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, overflowed) == 36, "PyThreadState.overflowed");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, recursion_critical) == 37, "PyThreadState.recursion_critical");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, stackcheck_counter) == 40, "PyThreadState.stackcheck_counter");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, tracing) == 44, "PyThreadState.tracing");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, use_tracing) == 48, "PyThreadState.use_tracing");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, c_profilefunc) == 56, "PyThreadState.c_profilefunc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, c_tracefunc) == 64, "PyThreadState.c_tracefunc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, c_profileobj) == 72, "PyThreadState.c_profileobj");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, c_traceobj) == 80, "PyThreadState.c_traceobj");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, curexc_type) == 88, "PyThreadState.curexc_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, curexc_value) == 96, "PyThreadState.curexc_value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, curexc_traceback) == 104, "PyThreadState.curexc_traceback");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state) == 112, "PyThreadState.exc_state");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state.exc_type) == 112, "PyThreadState.exc_state.exc_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state.exc_value) == 120, "PyThreadState.exc_state.exc_value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state.exc_traceback) == 128, "PyThreadState.exc_state.exc_traceback");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state.previous_item) == 136, "PyThreadState.exc_state.previous_item");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_info) == 144, "PyThreadState.exc_info");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, dict) == 152, "PyThreadState.dict");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, gilstate_counter) == 160, "PyThreadState.gilstate_counter");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, async_exc) == 168, "PyThreadState.async_exc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, thread_id) == 176, "PyThreadState.thread_id");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, trash_delete_nesting) == 184, "PyThreadState.trash_delete_nesting");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, trash_delete_later) == 192, "PyThreadState.trash_delete_later");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, on_delete) == 200, "PyThreadState.on_delete");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, on_delete_data) == 208, "PyThreadState.on_delete_data");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, coroutine_origin_tracking_depth) == 216, "PyThreadState.coroutine_origin_tracking_depth");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, coroutine_wrapper) == 224, "PyThreadState.coroutine_wrapper");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, in_coroutine_wrapper) == 232, "PyThreadState.in_coroutine_wrapper");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, async_gen_firstiter) == 240, "PyThreadState.async_gen_firstiter");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, async_gen_finalizer) == 248, "PyThreadState.async_gen_finalizer");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, context) == 256, "PyThreadState.context");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, context_ver) == 264, "PyThreadState.context_ver");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, id) == 272, "PyThreadState.id");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _traceback) == 40, "sizeof(struct _traceback)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, ob_base) == 0, "PyTracebackObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, ob_base.ob_refcnt) == 0, "PyTracebackObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, ob_base.ob_type) == 8, "PyTracebackObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, tb_next) == 16, "PyTracebackObject.tb_next");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, tb_frame) == 24, "PyTracebackObject.tb_frame");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, tb_lasti) == 32, "PyTracebackObject.tb_lasti");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, tb_lineno) == 36, "PyTracebackObject.tb_lineno");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyTryBlock) == 12, "sizeof(PyTryBlock)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTryBlock, b_type) == 0, "PyTryBlock.b_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTryBlock, b_handler) == 4, "PyTryBlock.b_handler");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTryBlock, b_level) == 8, "PyTryBlock.b_level");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyTupleObject) == 32, "sizeof(PyTupleObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base) == 0, "PyTupleObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base.ob_base) == 0, "PyTupleObject.ob_base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base.ob_base.ob_refcnt) == 0, "PyTupleObject.ob_base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base.ob_base.ob_type) == 8, "PyTupleObject.ob_base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base.ob_size) == 16, "PyTupleObject.ob_base.ob_size");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_item) == 24, "PyTupleObject.ob_item");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _typeobject) == 400, "sizeof(struct _typeobject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, ob_base) == 0, "PyTypeObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, ob_base.ob_base) == 0, "PyTypeObject.ob_base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, ob_base.ob_base.ob_refcnt) == 0, "PyTypeObject.ob_base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, ob_base.ob_base.ob_type) == 8, "PyTypeObject.ob_base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, ob_base.ob_size) == 16, "PyTypeObject.ob_base.ob_size");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_name) == 24, "PyTypeObject.tp_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_basicsize) == 32, "PyTypeObject.tp_basicsize");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_itemsize) == 40, "PyTypeObject.tp_itemsize");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_dealloc) == 48, "PyTypeObject.tp_dealloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_print) == 56, "PyTypeObject.tp_print");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_getattr) == 64, "PyTypeObject.tp_getattr");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_setattr) == 72, "PyTypeObject.tp_setattr");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_as_async) == 80, "PyTypeObject.tp_as_async");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_repr) == 88, "PyTypeObject.tp_repr");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_as_number) == 96, "PyTypeObject.tp_as_number");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_as_sequence) == 104, "PyTypeObject.tp_as_sequence");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_as_mapping) == 112, "PyTypeObject.tp_as_mapping");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_hash) == 120, "PyTypeObject.tp_hash");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_call) == 128, "PyTypeObject.tp_call");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_str) == 136, "PyTypeObject.tp_str");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_getattro) == 144, "PyTypeObject.tp_getattro");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_setattro) == 152, "PyTypeObject.tp_setattro");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_as_buffer) == 160, "PyTypeObject.tp_as_buffer");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_flags) == 168, "PyTypeObject.tp_flags");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_doc) == 176, "PyTypeObject.tp_doc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_traverse) == 184, "PyTypeObject.tp_traverse");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_clear) == 192, "PyTypeObject.tp_clear");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_richcompare) == 200, "PyTypeObject.tp_richcompare");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_weaklistoffset) == 208, "PyTypeObject.tp_weaklistoffset");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_iter) == 216, "PyTypeObject.tp_iter");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_iternext) == 224, "PyTypeObject.tp_iternext");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_methods) == 232, "PyTypeObject.tp_methods");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_members) == 240, "PyTypeObject.tp_members");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_getset) == 248, "PyTypeObject.tp_getset");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_base) == 256, "PyTypeObject.tp_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_dict) == 264, "PyTypeObject.tp_dict");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_descr_get) == 272, "PyTypeObject.tp_descr_get");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_descr_set) == 280, "PyTypeObject.tp_descr_set");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_dictoffset) == 288, "PyTypeObject.tp_dictoffset");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_init) == 296, "PyTypeObject.tp_init");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_alloc) == 304, "PyTypeObject.tp_alloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_new) == 312, "PyTypeObject.tp_new");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_free) == 320, "PyTypeObject.tp_free");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_is_gc) == 328, "PyTypeObject.tp_is_gc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_bases) == 336, "PyTypeObject.tp_bases");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_mro) == 344, "PyTypeObject.tp_mro");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_cache) == 352, "PyTypeObject.tp_cache");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_subclasses) == 360, "PyTypeObject.tp_subclasses");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_weaklist) == 368, "PyTypeObject.tp_weaklist");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_del) == 376, "PyTypeObject.tp_del");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_version_tag) == 384, "PyTypeObject.tp_version_tag");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_finalize) == 392, "PyTypeObject.tp_finalize");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyType_Slot) == 16, "sizeof(PyType_Slot)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyType_Slot, slot) == 0, "PyType_Slot.slot");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyType_Slot, pfunc) == 8, "PyType_Slot.pfunc");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyVarObject) == 24, "sizeof(PyVarObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyVarObject, ob_base) == 0, "PyVarObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyVarObject, ob_base.ob_refcnt) == 0, "PyVarObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyVarObject, ob_base.ob_type) == 8, "PyVarObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyVarObject, ob_size) == 16, "PyVarObject.ob_size");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyWeakReference) == 56, "sizeof(PyWeakReference)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, ob_base) == 0, "PyWeakReference.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, ob_base.ob_refcnt) == 0, "PyWeakReference.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, ob_base.ob_type) == 8, "PyWeakReference.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, wr_object) == 16, "PyWeakReference.wr_object");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, wr_callback) == 24, "PyWeakReference.wr_callback");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, hash) == 32, "PyWeakReference.hash");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, wr_prev) == 40, "PyWeakReference.wr_prev");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, wr_next) == 48, "PyWeakReference.wr_next");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyWrapperDescrObject) == 56, "sizeof(PyWrapperDescrObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common) == 0, "PyWrapperDescrObject.d_common");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.ob_base) == 0, "PyWrapperDescrObject.d_common.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.ob_base.ob_refcnt) == 0, "PyWrapperDescrObject.d_common.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.ob_base.ob_type) == 8, "PyWrapperDescrObject.d_common.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.d_type) == 16, "PyWrapperDescrObject.d_common.d_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.d_name) == 24, "PyWrapperDescrObject.d_common.d_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.d_qualname) == 32, "PyWrapperDescrObject.d_common.d_qualname");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_base) == 40, "PyWrapperDescrObject.d_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_wrapped) == 48, "PyWrapperDescrObject.d_wrapped");
+PYOFFSETS_STATIC_ASSERT(sizeof(Py_buffer) == 80, "sizeof(Py_buffer)");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, buf) == 0, "Py_buffer.buf");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, obj) == 8, "Py_buffer.obj");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, len) == 16, "Py_buffer.len");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, itemsize) == 24, "Py_buffer.itemsize");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, readonly) == 32, "Py_buffer.readonly");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, ndim) == 36, "Py_buffer.ndim");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, format) == 40, "Py_buffer.format");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, shape) == 48, "Py_buffer.shape");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, strides) == 56, "Py_buffer.strides");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, suboffsets) == 64, "Py_buffer.suboffsets");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, internal) == 72, "Py_buffer.internal");
+PYOFFSETS_STATIC_ASSERT(sizeof(Py_complex) == 16, "sizeof(Py_complex)");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_complex, real) == 0, "Py_complex.real");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_complex, imag) == 8, "Py_complex.imag");
+PYOFFSETS_STATIC_ASSERT(sizeof(Py_tss_t) == 8, "sizeof(Py_tss_t)");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_tss_t, _is_initialized) == 0, "Py_tss_t._is_initialized");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_tss_t, _key) == 4, "Py_tss_t._key");
+PYOFFSETS_STATIC_ASSERT(sizeof(_PyAccu) == 16, "sizeof(_PyAccu)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyAccu, large) == 0, "_PyAccu.large");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyAccu, small) == 8, "_PyAccu.small");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _PyArg_Parser) == 64, "sizeof(struct _PyArg_Parser)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, format) == 0, "_PyArg_Parser.format");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, keywords) == 8, "_PyArg_Parser.keywords");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, fname) == 16, "_PyArg_Parser.fname");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, custom_msg) == 24, "_PyArg_Parser.custom_msg");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, pos) == 32, "_PyArg_Parser.pos");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, min) == 36, "_PyArg_Parser.min");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, max) == 40, "_PyArg_Parser.max");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, kwtuple) == 48, "_PyArg_Parser.kwtuple");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, next) == 56, "_PyArg_Parser.next");
+PYOFFSETS_STATIC_ASSERT(sizeof(_PyCoreConfig) == 224, "sizeof(_PyCoreConfig)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, install_signal_handlers) == 0, "_PyCoreConfig.install_signal_handlers");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, ignore_environment) == 4, "_PyCoreConfig.ignore_environment");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, use_hash_seed) == 8, "_PyCoreConfig.use_hash_seed");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, hash_seed) == 16, "_PyCoreConfig.hash_seed");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, allocator) == 24, "_PyCoreConfig.allocator");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, dev_mode) == 32, "_PyCoreConfig.dev_mode");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, faulthandler) == 36, "_PyCoreConfig.faulthandler");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, tracemalloc) == 40, "_PyCoreConfig.tracemalloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, import_time) == 44, "_PyCoreConfig.import_time");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, show_ref_count) == 48, "_PyCoreConfig.show_ref_count");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, show_alloc_count) == 52, "_PyCoreConfig.show_alloc_count");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, dump_refs) == 56, "_PyCoreConfig.dump_refs");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, malloc_stats) == 60, "_PyCoreConfig.malloc_stats");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, coerce_c_locale) == 64, "_PyCoreConfig.coerce_c_locale");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, coerce_c_locale_warn) == 68, "_PyCoreConfig.coerce_c_locale_warn");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, utf8_mode) == 72, "_PyCoreConfig.utf8_mode");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, program_name) == 80, "_PyCoreConfig.program_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, argc) == 88, "_PyCoreConfig.argc");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, argv) == 96, "_PyCoreConfig.argv");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, program) == 104, "_PyCoreConfig.program");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, nxoption) == 112, "_PyCoreConfig.nxoption");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, xoptions) == 120, "_PyCoreConfig.xoptions");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, nwarnoption) == 128, "_PyCoreConfig.nwarnoption");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, warnoptions) == 136, "_PyCoreConfig.warnoptions");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, module_search_path_env) == 144, "_PyCoreConfig.module_search_path_env");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, home) == 152, "_PyCoreConfig.home");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, nmodule_search_path) == 160, "_PyCoreConfig.nmodule_search_path");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, module_search_paths) == 168, "_PyCoreConfig.module_search_paths");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, executable) == 176, "_PyCoreConfig.executable");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, prefix) == 184, "_PyCoreConfig.prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, base_prefix) == 192, "_PyCoreConfig.base_prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, exec_prefix) == 200, "_PyCoreConfig.exec_prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, base_exec_prefix) == 208, "_PyCoreConfig.base_exec_prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyCoreConfig, _disable_importlib) == 216, "_PyCoreConfig._disable_importlib");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _err_stackitem) == 32, "sizeof(struct _err_stackitem)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _err_stackitem, exc_type) == 0, "_PyErr_StackItem.exc_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _err_stackitem, exc_value) == 8, "_PyErr_StackItem.exc_value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _err_stackitem, exc_traceback) == 16, "_PyErr_StackItem.exc_traceback");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _err_stackitem, previous_item) == 24, "_PyErr_StackItem.previous_item");
+PYOFFSETS_STATIC_ASSERT(sizeof(_PyInitError) == 24, "sizeof(_PyInitError)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyInitError, prefix) == 0, "_PyInitError.prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyInitError, msg) == 8, "_PyInitError.msg");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyInitError, user_err) == 16, "_PyInitError.user_err");
+PYOFFSETS_STATIC_ASSERT(sizeof(_PyMainInterpreterConfig) == 80, "sizeof(_PyMainInterpreterConfig)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyMainInterpreterConfig, install_signal_handlers) == 0, "_PyMainInterpreterConfig.install_signal_handlers");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyMainInterpreterConfig, argv) == 8, "_PyMainInterpreterConfig.argv");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyMainInterpreterConfig, executable) == 16, "_PyMainInterpreterConfig.executable");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyMainInterpreterConfig, prefix) == 24, "_PyMainInterpreterConfig.prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyMainInterpreterConfig, base_prefix) == 32, "_PyMainInterpreterConfig.base_prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyMainInterpreterConfig, exec_prefix) == 40, "_PyMainInterpreterConfig.exec_prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyMainInterpreterConfig, base_exec_prefix) == 48, "_PyMainInterpreterConfig.base_exec_prefix");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyMainInterpreterConfig, warnoptions) == 56, "_PyMainInterpreterConfig.warnoptions");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyMainInterpreterConfig, xoptions) == 64, "_PyMainInterpreterConfig.xoptions");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyMainInterpreterConfig, module_search_path) == 72, "_PyMainInterpreterConfig.module_search_path");
+PYOFFSETS_STATIC_ASSERT(sizeof(_PyManagedBufferObject) == 112, "sizeof(_PyManagedBufferObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, ob_base) == 0, "_PyManagedBufferObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, ob_base.ob_refcnt) == 0, "_PyManagedBufferObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, ob_base.ob_type) == 8, "_PyManagedBufferObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, flags) == 16, "_PyManagedBufferObject.flags");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, exports) == 24, "_PyManagedBufferObject.exports");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master) == 32, "_PyManagedBufferObject.master");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.buf) == 32, "_PyManagedBufferObject.master.buf");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.obj) == 40, "_PyManagedBufferObject.master.obj");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.len) == 48, "_PyManagedBufferObject.master.len");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.itemsize) == 56, "_PyManagedBufferObject.master.itemsize");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.readonly) == 64, "_PyManagedBufferObject.master.readonly");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.ndim) == 68, "_PyManagedBufferObject.master.ndim");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.format) == 72, "_PyManagedBufferObject.master.format");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.shape) == 80, "_PyManagedBufferObject.master.shape");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.strides) == 88, "_PyManagedBufferObject.master.strides");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.suboffsets) == 96, "_PyManagedBufferObject.master.suboffsets");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.internal) == 104, "_PyManagedBufferObject.master.internal");
+PYOFFSETS_STATIC_ASSERT(sizeof(_PyUnicodeWriter) == 56, "sizeof(_PyUnicodeWriter)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, buffer) == 0, "_PyUnicodeWriter.buffer");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, data) == 8, "_PyUnicodeWriter.data");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, kind) == 16, "_PyUnicodeWriter.kind");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, maxchar) == 20, "_PyUnicodeWriter.maxchar");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, size) == 24, "_PyUnicodeWriter.size");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, pos) == 32, "_PyUnicodeWriter.pos");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, min_length) == 40, "_PyUnicodeWriter.min_length");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, min_char) == 48, "_PyUnicodeWriter.min_char");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, overallocate) == 52, "_PyUnicodeWriter.overallocate");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, readonly) == 53, "_PyUnicodeWriter.readonly");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _Py_Identifier) == 24, "sizeof(struct _Py_Identifier)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_Identifier, next) == 0, "_Py_Identifier.next");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_Identifier, string) == 8, "_Py_Identifier.string");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_Identifier, object) == 16, "_Py_Identifier.object");
+PYOFFSETS_STATIC_ASSERT(sizeof(arc) == 4, "sizeof(arc)");
+PYOFFSETS_STATIC_ASSERT(offsetof(arc, a_lbl) == 0, "arc.a_lbl");
+PYOFFSETS_STATIC_ASSERT(offsetof(arc, a_arrow) == 2, "arc.a_arrow");
+PYOFFSETS_STATIC_ASSERT(sizeof(asdl_int_seq) == 16, "sizeof(asdl_int_seq)");
+PYOFFSETS_STATIC_ASSERT(offsetof(asdl_int_seq, size) == 0, "asdl_int_seq.size");
+PYOFFSETS_STATIC_ASSERT(offsetof(asdl_int_seq, elements) == 8, "asdl_int_seq.elements");
+PYOFFSETS_STATIC_ASSERT(sizeof(asdl_seq) == 16, "sizeof(asdl_seq)");
+PYOFFSETS_STATIC_ASSERT(offsetof(asdl_seq, size) == 0, "asdl_seq.size");
+PYOFFSETS_STATIC_ASSERT(offsetof(asdl_seq, elements) == 8, "asdl_seq.elements");
+PYOFFSETS_STATIC_ASSERT(sizeof(dfa) == 40, "sizeof(dfa)");
+PYOFFSETS_STATIC_ASSERT(offsetof(dfa, d_type) == 0, "dfa.d_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(dfa, d_name) == 8, "dfa.d_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(dfa, d_initial) == 16, "dfa.d_initial");
+PYOFFSETS_STATIC_ASSERT(offsetof(dfa, d_nstates) == 20, "dfa.d_nstates");
+PYOFFSETS_STATIC_ASSERT(offsetof(dfa, d_state) == 24, "dfa.d_state");
+PYOFFSETS_STATIC_ASSERT(offsetof(dfa, d_first) == 32, "dfa.d_first");
+PYOFFSETS_STATIC_ASSERT(sizeof(grammar) == 40, "sizeof(grammar)");
+PYOFFSETS_STATIC_ASSERT(offsetof(grammar, g_ndfas) == 0, "grammar.g_ndfas");
+PYOFFSETS_STATIC_ASSERT(offsetof(grammar, g_dfa) == 8, "grammar.g_dfa");
+PYOFFSETS_STATIC_ASSERT(offsetof(grammar, g_ll) == 16, "grammar.g_ll");
+PYOFFSETS_STATIC_ASSERT(offsetof(grammar, g_ll.ll_nlabels) == 16, "grammar.g_ll.ll_nlabels");
+PYOFFSETS_STATIC_ASSERT(offsetof(grammar, g_ll.ll_label) == 24, "grammar.g_ll.ll_label");
+PYOFFSETS_STATIC_ASSERT(offsetof(grammar, g_start) == 32, "grammar.g_start");
+PYOFFSETS_STATIC_ASSERT(offsetof(grammar, g_accel) == 36, "grammar.g_accel");
+PYOFFSETS_STATIC_ASSERT(sizeof(label) == 16, "sizeof(label)");
+PYOFFSETS_STATIC_ASSERT(offsetof(label, lb_type) == 0, "label.lb_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(label, lb_str) == 8, "label.lb_str");
+PYOFFSETS_STATIC_ASSERT(sizeof(labellist) == 16, "sizeof(labellist)");
+PYOFFSETS_STATIC_ASSERT(offsetof(labellist, ll_nlabels) == 0, "labellist.ll_nlabels");
+PYOFFSETS_STATIC_ASSERT(offsetof(labellist, ll_label) == 8, "labellist.ll_label");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _node) == 40, "sizeof(struct _node)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _node, n_type) == 0, "node.n_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _node, n_str) == 8, "node.n_str");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _node, n_lineno) == 16, "node.n_lineno");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _node, n_col_offset) == 20, "node.n_col_offset");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _node, n_nchildren) == 24, "node.n_nchildren");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _node, n_child) == 32, "node.n_child");
+PYOFFSETS_STATIC_ASSERT(sizeof(setentry) == 16, "sizeof(setentry)");
+PYOFFSETS_STATIC_ASSERT(offsetof(setentry, key) == 0, "setentry.key");
+PYOFFSETS_STATIC_ASSERT(offsetof(setentry, hash) == 8, "setentry.hash");
+PYOFFSETS_STATIC_ASSERT(sizeof(state) == 40, "sizeof(state)");
+PYOFFSETS_STATIC_ASSERT(offsetof(state, s_narcs) == 0, "state.s_narcs");
+PYOFFSETS_STATIC_ASSERT(offsetof(state, s_arc) == 8, "state.s_arc");
+PYOFFSETS_STATIC_ASSERT(offsetof(state, s_lower) == 16, "state.s_lower");
+PYOFFSETS_STATIC_ASSERT(offsetof(state, s_upper) == 20, "state.s_upper");
+PYOFFSETS_STATIC_ASSERT(offsetof(state, s_accel) == 24, "state.s_accel");
+PYOFFSETS_STATIC_ASSERT(offsetof(state, s_accept) == 32, "state.s_accept");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct symtable) == 80, "sizeof(struct symtable)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, st_filename) == 0, "symtable.st_filename");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, st_cur) == 8, "symtable.st_cur");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, st_top) == 16, "symtable.st_top");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, st_blocks) == 24, "symtable.st_blocks");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, st_stack) == 32, "symtable.st_stack");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, st_global) == 40, "symtable.st_global");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, st_nblocks) == 48, "symtable.st_nblocks");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, st_private) == 56, "symtable.st_private");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, st_future) == 64, "symtable.st_future");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, recursion_depth) == 72, "symtable.recursion_depth");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, recursion_limit) == 76, "symtable.recursion_limit");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct wrapperbase) == 56, "sizeof(struct wrapperbase)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, name) == 0, "wrapperbase.name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, offset) == 8, "wrapperbase.offset");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, function) == 16, "wrapperbase.function");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, wrapper) == 24, "wrapperbase.wrapper");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, doc) == 32, "wrapperbase.doc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, flags) == 40, "wrapperbase.flags");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, name_strobj) == 48, "wrapperbase.name_strobj");
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
 #endif /* PYOFFSETS_CHECK_LAYOUT */
 #ifdef PYOFFSETS_CHECK_INTERNAL_LAYOUT
-#include <stddef.h>
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #endif
-_Static_assert(sizeof(PyContext) == 48, "sizeof(PyContext)");
-_Static_assert(offsetof(PyContext, ob_base) == 0, "PyContext.ob_base");
-_Static_assert(offsetof(PyContext, ob_base.ob_refcnt) == 0, "PyContext.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyContext, ob_base.ob_type) == 8, "PyContext.ob_base.ob_type");
-_Static_assert(offsetof(PyContext, ctx_prev) == 16, "PyContext.ctx_prev");
-_Static_assert(offsetof(PyContext, ctx_vars) == 24, "PyContext.ctx_vars");
-_Static_assert(offsetof(PyContext, ctx_weakreflist) == 32, "PyContext.ctx_weakreflist");
-_Static_assert(offsetof(PyContext, ctx_entered) == 40, "PyContext.ctx_entered");
-_Static_assert(sizeof(PyContextToken) == 48, "sizeof(PyContextToken)");
-_Static_assert(offsetof(PyContextToken, ob_base) == 0, "PyContextToken.ob_base");
-_Static_assert(offsetof(PyContextToken, ob_base.ob_refcnt) == 0, "PyContextToken.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyContextToken, ob_base.ob_type) == 8, "PyContextToken.ob_base.ob_type");
-_Static_assert(offsetof(PyContextToken, tok_ctx) == 16, "PyContextToken.tok_ctx");
-_Static_assert(offsetof(PyContextToken, tok_var) == 24, "PyContextToken.tok_var");
-_Static_assert(offsetof(PyContextToken, tok_oldval) == 32, "PyContextToken.tok_oldval");
-_Static_assert(offsetof(PyContextToken, tok_used) == 40, "PyContextToken.tok_used");
-_Static_assert(sizeof(PyContextVar) == 64, "sizeof(PyContextVar)");
-_Static_assert(offsetof(PyContextVar, ob_base) == 0, "PyContextVar.ob_base");
-_Static_assert(offsetof(PyContextVar, ob_base.ob_refcnt) == 0, "PyContextVar.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyContextVar, ob_base.ob_type) == 8, "PyContextVar.ob_base.ob_type");
-_Static_assert(offsetof(PyContextVar, var_name) == 16, "PyContextVar.var_name");
-_Static_assert(offsetof(PyContextVar, var_default) == 24, "PyContextVar.var_default");
-_Static_assert(offsetof(PyContextVar, var_cached) == 32, "PyContextVar.var_cached");
-_Static_assert(offsetof(PyContextVar, var_cached_tsid) == 40, "PyContextVar.var_cached_tsid");
-_Static_assert(offsetof(PyContextVar, var_cached_tsver) == 48, "PyContextVar.var_cached_tsver");
-_Static_assert(offsetof(PyContextVar, var_hash) == 56, "PyContextVar.var_hash");
-_Static_assert(sizeof(PyHamtIteratorState) == 136, "sizeof(PyHamtIteratorState)");
-_Static_assert(offsetof(PyHamtIteratorState, i_nodes) == 0, "PyHamtIteratorState.i_nodes");
-_Static_assert(offsetof(PyHamtIteratorState, i_pos) == 64, "PyHamtIteratorState.i_pos");
-_Static_assert(offsetof(PyHamtIteratorState, i_level) == 128, "PyHamtIteratorState.i_level");
-_Static_assert(sizeof(PyHamtNode) == 16, "sizeof(PyHamtNode)");
-_Static_assert(offsetof(PyHamtNode, ob_base) == 0, "PyHamtNode.ob_base");
-_Static_assert(offsetof(PyHamtNode, ob_base.ob_refcnt) == 0, "PyHamtNode.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyHamtNode, ob_base.ob_type) == 8, "PyHamtNode.ob_base.ob_type");
-_Static_assert(sizeof(PyHamtObject) == 40, "sizeof(PyHamtObject)");
-_Static_assert(offsetof(PyHamtObject, ob_base) == 0, "PyHamtObject.ob_base");
-_Static_assert(offsetof(PyHamtObject, ob_base.ob_refcnt) == 0, "PyHamtObject.ob_base.ob_refcnt");
-_Static_assert(offsetof(PyHamtObject, ob_base.ob_type) == 8, "PyHamtObject.ob_base.ob_type");
-_Static_assert(offsetof(PyHamtObject, h_root) == 16, "PyHamtObject.h_root");
-_Static_assert(offsetof(PyHamtObject, h_weakreflist) == 24, "PyHamtObject.h_weakreflist");
-_Static_assert(offsetof(PyHamtObject, h_count) == 32, "PyHamtObject.h_count");
-_Static_assert(sizeof(_PyRuntimeState) == 1520, "sizeof(_PyRuntimeState)");
-_Static_assert(offsetof(_PyRuntimeState, initialized) == 0, "_PyRuntimeState.initialized");
-_Static_assert(offsetof(_PyRuntimeState, core_initialized) == 4, "_PyRuntimeState.core_initialized");
-_Static_assert(offsetof(_PyRuntimeState, finalizing) == 8, "_PyRuntimeState.finalizing");
-_Static_assert(offsetof(_PyRuntimeState, interpreters) == 16, "_PyRuntimeState.interpreters");
-_Static_assert(offsetof(_PyRuntimeState, interpreters.mutex) == 16, "_PyRuntimeState.interpreters.mutex");
-_Static_assert(offsetof(_PyRuntimeState, interpreters.head) == 24, "_PyRuntimeState.interpreters.head");
-_Static_assert(offsetof(_PyRuntimeState, interpreters.main) == 32, "_PyRuntimeState.interpreters.main");
-_Static_assert(offsetof(_PyRuntimeState, interpreters.next_id) == 40, "_PyRuntimeState.interpreters.next_id");
-_Static_assert(offsetof(_PyRuntimeState, exitfuncs) == 48, "_PyRuntimeState.exitfuncs");
-_Static_assert(offsetof(_PyRuntimeState, nexitfuncs) == 304, "_PyRuntimeState.nexitfuncs");
-_Static_assert(offsetof(_PyRuntimeState, gc) == 320, "_PyRuntimeState.gc");
-_Static_assert(offsetof(_PyRuntimeState, gc.trash_delete_later) == 320, "_PyRuntimeState.gc.trash_delete_later");
-_Static_assert(offsetof(_PyRuntimeState, gc.trash_delete_nesting) == 328, "_PyRuntimeState.gc.trash_delete_nesting");
-_Static_assert(offsetof(_PyRuntimeState, gc.enabled) == 332, "_PyRuntimeState.gc.enabled");
-_Static_assert(offsetof(_PyRuntimeState, gc.debug) == 336, "_PyRuntimeState.gc.debug");
-_Static_assert(offsetof(_PyRuntimeState, gc.generations) == 352, "_PyRuntimeState.gc.generations");
-_Static_assert(offsetof(_PyRuntimeState, gc.generation0) == 496, "_PyRuntimeState.gc.generation0");
-_Static_assert(offsetof(_PyRuntimeState, gc.permanent_generation) == 512, "_PyRuntimeState.gc.permanent_generation");
-_Static_assert(offsetof(_PyRuntimeState, gc.permanent_generation.head) == 512, "_PyRuntimeState.gc.permanent_generation.head");
-_Static_assert(offsetof(_PyRuntimeState, gc.permanent_generation.head.gc) == 512, "_PyRuntimeState.gc.permanent_generation.head.gc");
-_Static_assert(offsetof(_PyRuntimeState, gc.permanent_generation.head.gc.gc_next) == 512, "_PyRuntimeState.gc.permanent_generation.head.gc.gc_next");
-_Static_assert(offsetof(_PyRuntimeState, gc.permanent_generation.head.gc.gc_prev) == 520, "_PyRuntimeState.gc.permanent_generation.head.gc.gc_prev");
-_Static_assert(offsetof(_PyRuntimeState, gc.permanent_generation.head.gc.gc_refs) == 528, "_PyRuntimeState.gc.permanent_generation.head.gc.gc_refs");
-_Static_assert(offsetof(_PyRuntimeState, gc.permanent_generation.head.dummy) == 512, "_PyRuntimeState.gc.permanent_generation.head.dummy");
-_Static_assert(offsetof(_PyRuntimeState, gc.permanent_generation.threshold) == 544, "_PyRuntimeState.gc.permanent_generation.threshold");
-_Static_assert(offsetof(_PyRuntimeState, gc.permanent_generation.count) == 548, "_PyRuntimeState.gc.permanent_generation.count");
-_Static_assert(offsetof(_PyRuntimeState, gc.generation_stats) == 560, "_PyRuntimeState.gc.generation_stats");
-_Static_assert(offsetof(_PyRuntimeState, gc.collecting) == 632, "_PyRuntimeState.gc.collecting");
-_Static_assert(offsetof(_PyRuntimeState, gc.garbage) == 640, "_PyRuntimeState.gc.garbage");
-_Static_assert(offsetof(_PyRuntimeState, gc.callbacks) == 648, "_PyRuntimeState.gc.callbacks");
-_Static_assert(offsetof(_PyRuntimeState, gc.long_lived_total) == 656, "_PyRuntimeState.gc.long_lived_total");
-_Static_assert(offsetof(_PyRuntimeState, gc.long_lived_pending) == 664, "_PyRuntimeState.gc.long_lived_pending");
-_Static_assert(offsetof(_PyRuntimeState, warnings) == 672, "_PyRuntimeState.warnings");
-_Static_assert(offsetof(_PyRuntimeState, warnings.filters) == 672, "_PyRuntimeState.warnings.filters");
-_Static_assert(offsetof(_PyRuntimeState, warnings.once_registry) == 680, "_PyRuntimeState.warnings.once_registry");
-_Static_assert(offsetof(_PyRuntimeState, warnings.default_action) == 688, "_PyRuntimeState.warnings.default_action");
-_Static_assert(offsetof(_PyRuntimeState, warnings.filters_version) == 696, "_PyRuntimeState.warnings.filters_version");
-_Static_assert(offsetof(_PyRuntimeState, ceval) == 704, "_PyRuntimeState.ceval");
-_Static_assert(offsetof(_PyRuntimeState, ceval.recursion_limit) == 704, "_PyRuntimeState.ceval.recursion_limit");
-_Static_assert(offsetof(_PyRuntimeState, ceval.tracing_possible) == 708, "_PyRuntimeState.ceval.tracing_possible");
-_Static_assert(offsetof(_PyRuntimeState, ceval.eval_breaker) == 712, "_PyRuntimeState.ceval.eval_breaker");
-_Static_assert(offsetof(_PyRuntimeState, ceval.eval_breaker._value) == 712, "_PyRuntimeState.ceval.eval_breaker._value");
-_Static_assert(offsetof(_PyRuntimeState, ceval.gil_drop_request) == 716, "_PyRuntimeState.ceval.gil_drop_request");
-_Static_assert(offsetof(_PyRuntimeState, ceval.gil_drop_request._value) == 716, "_PyRuntimeState.ceval.gil_drop_request._value");
-_Static_assert(offsetof(_PyRuntimeState, ceval.pending) == 720, "_PyRuntimeState.ceval.pending");
-_Static_assert(offsetof(_PyRuntimeState, ceval.pending.main_thread) == 720, "_PyRuntimeState.ceval.pending.main_thread");
-_Static_assert(offsetof(_PyRuntimeState, ceval.pending.lock) == 728, "_PyRuntimeState.ceval.pending.lock");
-_Static_assert(offsetof(_PyRuntimeState, ceval.pending.calls_to_do) == 736, "_PyRuntimeState.ceval.pending.calls_to_do");
-_Static_assert(offsetof(_PyRuntimeState, ceval.pending.calls_to_do._value) == 736, "_PyRuntimeState.ceval.pending.calls_to_do._value");
-_Static_assert(offsetof(_PyRuntimeState, ceval.pending.async_exc) == 740, "_PyRuntimeState.ceval.pending.async_exc");
-_Static_assert(offsetof(_PyRuntimeState, ceval.pending.calls) == 744, "_PyRuntimeState.ceval.pending.calls");
-_Static_assert(offsetof(_PyRuntimeState, ceval.pending.first) == 1256, "_PyRuntimeState.ceval.pending.first");
-_Static_assert(offsetof(_PyRuntimeState, ceval.pending.last) == 1260, "_PyRuntimeState.ceval.pending.last");
-_Static_assert(offsetof(_PyRuntimeState, ceval.gil) == 1264, "_PyRuntimeState.ceval.gil");
-_Static_assert(offsetof(_PyRuntimeState, ceval.gil.interval) == 1264, "_PyRuntimeState.ceval.gil.interval");
-_Static_assert(offsetof(_PyRuntimeState, ceval.gil.last_holder) == 1272, "_PyRuntimeState.ceval.gil.last_holder");
-_Static_assert(offsetof(_PyRuntimeState, ceval.gil.last_holder._value) == 1272, "_PyRuntimeState.ceval.gil.last_holder._value");
-_Static_assert(offsetof(_PyRuntimeState, ceval.gil.locked) == 1280, "_PyRuntimeState.ceval.gil.locked");
-_Static_assert(offsetof(_PyRuntimeState, ceval.gil.locked._value) == 1280, "_PyRuntimeState.ceval.gil.locked._value");
-_Static_assert(offsetof(_PyRuntimeState, ceval.gil.switch_number) == 1288, "_PyRuntimeState.ceval.gil.switch_number");
-_Static_assert(offsetof(_PyRuntimeState, ceval.gil.cond) == 1296, "_PyRuntimeState.ceval.gil.cond");
-_Static_assert(offsetof(_PyRuntimeState, ceval.gil.mutex) == 1344, "_PyRuntimeState.ceval.gil.mutex");
-_Static_assert(offsetof(_PyRuntimeState, ceval.gil.switch_cond) == 1384, "_PyRuntimeState.ceval.gil.switch_cond");
-_Static_assert(offsetof(_PyRuntimeState, ceval.gil.switch_mutex) == 1432, "_PyRuntimeState.ceval.gil.switch_mutex");
-_Static_assert(offsetof(_PyRuntimeState, gilstate) == 1472, "_PyRuntimeState.gilstate");
-_Static_assert(offsetof(_PyRuntimeState, gilstate.check_enabled) == 1472, "_PyRuntimeState.gilstate.check_enabled");
-_Static_assert(offsetof(_PyRuntimeState, gilstate.tstate_current) == 1480, "_PyRuntimeState.gilstate.tstate_current");
-_Static_assert(offsetof(_PyRuntimeState, gilstate.tstate_current._value) == 1480, "_PyRuntimeState.gilstate.tstate_current._value");
-_Static_assert(offsetof(_PyRuntimeState, gilstate.getframe) == 1488, "_PyRuntimeState.gilstate.getframe");
-_Static_assert(offsetof(_PyRuntimeState, gilstate.autoInterpreterState) == 1496, "_PyRuntimeState.gilstate.autoInterpreterState");
-_Static_assert(offsetof(_PyRuntimeState, gilstate.autoTSSkey) == 1504, "_PyRuntimeState.gilstate.autoTSSkey");
-_Static_assert(offsetof(_PyRuntimeState, gilstate.autoTSSkey._is_initialized) == 1504, "_PyRuntimeState.gilstate.autoTSSkey._is_initialized");
-_Static_assert(offsetof(_PyRuntimeState, gilstate.autoTSSkey._key) == 1508, "_PyRuntimeState.gilstate.autoTSSkey._key");
-_Static_assert(offsetof(_PyRuntimeState, int_max_str_digits) == 1512, "_PyRuntimeState.int_max_str_digits");
-_Static_assert(sizeof(struct _ceval_runtime_state) == 768, "sizeof(struct _ceval_runtime_state)");
-_Static_assert(offsetof(struct _ceval_runtime_state, recursion_limit) == 0, "_ceval_runtime_state.recursion_limit");
-_Static_assert(offsetof(struct _ceval_runtime_state, tracing_possible) == 4, "_ceval_runtime_state.tracing_possible");
-_Static_assert(offsetof(struct _ceval_runtime_state, eval_breaker) == 8, "_ceval_runtime_state.eval_breaker");
-_Static_assert(offsetof(struct _ceval_runtime_state, eval_breaker._value) == 8, "_ceval_runtime_state.eval_breaker._value");
-_Static_assert(offsetof(struct _ceval_runtime_state, gil_drop_request) == 12, "_ceval_runtime_state.gil_drop_request");
-_Static_assert(offsetof(struct _ceval_runtime_state, gil_drop_request._value) == 12, "_ceval_runtime_state.gil_drop_request._value");
-_Static_assert(offsetof(struct _ceval_runtime_state, pending) == 16, "_ceval_runtime_state.pending");
-_Static_assert(offsetof(struct _ceval_runtime_state, pending.main_thread) == 16, "_ceval_runtime_state.pending.main_thread");
-_Static_assert(offsetof(struct _ceval_runtime_state, pending.lock) == 24, "_ceval_runtime_state.pending.lock");
-_Static_assert(offsetof(struct _ceval_runtime_state, pending.calls_to_do) == 32, "_ceval_runtime_state.pending.calls_to_do");
-_Static_assert(offsetof(struct _ceval_runtime_state, pending.calls_to_do._value) == 32, "_ceval_runtime_state.pending.calls_to_do._value");
-_Static_assert(offsetof(struct _ceval_runtime_state, pending.async_exc) == 36, "_ceval_runtime_state.pending.async_exc");
-_Static_assert(offsetof(struct _ceval_runtime_state, pending.calls) == 40, "_ceval_runtime_state.pending.calls");
-_Static_assert(offsetof(struct _ceval_runtime_state, pending.first) == 552, "_ceval_runtime_state.pending.first");
-_Static_assert(offsetof(struct _ceval_runtime_state, pending.last) == 556, "_ceval_runtime_state.pending.last");
-_Static_assert(offsetof(struct _ceval_runtime_state, gil) == 560, "_ceval_runtime_state.gil");
-_Static_assert(offsetof(struct _ceval_runtime_state, gil.interval) == 560, "_ceval_runtime_state.gil.interval");
-_Static_assert(offsetof(struct _ceval_runtime_state, gil.last_holder) == 568, "_ceval_runtime_state.gil.last_holder");
-_Static_assert(offsetof(struct _ceval_runtime_state, gil.last_holder._value) == 568, "_ceval_runtime_state.gil.last_holder._value");
-_Static_assert(offsetof(struct _ceval_runtime_state, gil.locked) == 576, "_ceval_runtime_state.gil.locked");
-_Static_assert(offsetof(struct _ceval_runtime_state, gil.locked._value) == 576, "_ceval_runtime_state.gil.locked._value");
-_Static_assert(offsetof(struct _ceval_runtime_state, gil.switch_number) == 584, "_ceval_runtime_state.gil.switch_number");
-_Static_assert(offsetof(struct _ceval_runtime_state, gil.cond) == 592, "_ceval_runtime_state.gil.cond");
-_Static_assert(offsetof(struct _ceval_runtime_state, gil.mutex) == 640, "_ceval_runtime_state.gil.mutex");
-_Static_assert(offsetof(struct _ceval_runtime_state, gil.switch_cond) == 680, "_ceval_runtime_state.gil.switch_cond");
-_Static_assert(offsetof(struct _ceval_runtime_state, gil.switch_mutex) == 728, "_ceval_runtime_state.gil.switch_mutex");
-_Static_assert(sizeof(struct _gc_runtime_state) == 352, "sizeof(struct _gc_runtime_state)");
-_Static_assert(offsetof(struct _gc_runtime_state, trash_delete_later) == 0, "_gc_runtime_state.trash_delete_later");
-_Static_assert(offsetof(struct _gc_runtime_state, trash_delete_nesting) == 8, "_gc_runtime_state.trash_delete_nesting");
-_Static_assert(offsetof(struct _gc_runtime_state, enabled) == 12, "_gc_runtime_state.enabled");
-_Static_assert(offsetof(struct _gc_runtime_state, debug) == 16, "_gc_runtime_state.debug");
-_Static_assert(offsetof(struct _gc_runtime_state, generations) == 32, "_gc_runtime_state.generations");
-_Static_assert(offsetof(struct _gc_runtime_state, generation0) == 176, "_gc_runtime_state.generation0");
-_Static_assert(offsetof(struct _gc_runtime_state, permanent_generation) == 192, "_gc_runtime_state.permanent_generation");
-_Static_assert(offsetof(struct _gc_runtime_state, permanent_generation.head) == 192, "_gc_runtime_state.permanent_generation.head");
-_Static_assert(offsetof(struct _gc_runtime_state, permanent_generation.head.gc) == 192, "_gc_runtime_state.permanent_generation.head.gc");
-_Static_assert(offsetof(struct _gc_runtime_state, permanent_generation.head.gc.gc_next) == 192, "_gc_runtime_state.permanent_generation.head.gc.gc_next");
-_Static_assert(offsetof(struct _gc_runtime_state, permanent_generation.head.gc.gc_prev) == 200, "_gc_runtime_state.permanent_generation.head.gc.gc_prev");
-_Static_assert(offsetof(struct _gc_runtime_state, permanent_generation.head.gc.gc_refs) == 208, "_gc_runtime_state.permanent_generation.head.gc.gc_refs");
-_Static_assert(offsetof(struct _gc_runtime_state, permanent_generation.head.dummy) == 192, "_gc_runtime_state.permanent_generation.head.dummy");
-_Static_assert(offsetof(struct _gc_runtime_state, permanent_generation.threshold) == 224, "_gc_runtime_state.permanent_generation.threshold");
-_Static_assert(offsetof(struct _gc_runtime_state, permanent_generation.count) == 228, "_gc_runtime_state.permanent_generation.count");
-_Static_assert(offsetof(struct _gc_runtime_state, generation_stats) == 240, "_gc_runtime_state.generation_stats");
-_Static_assert(offsetof(struct _gc_runtime_state, collecting) == 312, "_gc_runtime_state.collecting");
-_Static_assert(offsetof(struct _gc_runtime_state, garbage) == 320, "_gc_runtime_state.garbage");
-_Static_assert(offsetof(struct _gc_runtime_state, callbacks) == 328, "_gc_runtime_state.callbacks");
-_Static_assert(offsetof(struct _gc_runtime_state, long_lived_total) == 336, "_gc_runtime_state.long_lived_total");
-_Static_assert(offsetof(struct _gc_runtime_state, long_lived_pending) == 344, "_gc_runtime_state.long_lived_pending");
-_Static_assert(sizeof(struct _gil_runtime_state) == 208, "sizeof(struct _gil_runtime_state)");
-_Static_assert(offsetof(struct _gil_runtime_state, interval) == 0, "_gil_runtime_state.interval");
-_Static_assert(offsetof(struct _gil_runtime_state, last_holder) == 8, "_gil_runtime_state.last_holder");
-_Static_assert(offsetof(struct _gil_runtime_state, last_holder._value) == 8, "_gil_runtime_state.last_holder._value");
-_Static_assert(offsetof(struct _gil_runtime_state, locked) == 16, "_gil_runtime_state.locked");
-_Static_assert(offsetof(struct _gil_runtime_state, locked._value) == 16, "_gil_runtime_state.locked._value");
-_Static_assert(offsetof(struct _gil_runtime_state, switch_number) == 24, "_gil_runtime_state.switch_number");
-_Static_assert(offsetof(struct _gil_runtime_state, cond) == 32, "_gil_runtime_state.cond");
-_Static_assert(offsetof(struct _gil_runtime_state, mutex) == 80, "_gil_runtime_state.mutex");
-_Static_assert(offsetof(struct _gil_runtime_state, switch_cond) == 120, "_gil_runtime_state.switch_cond");
-_Static_assert(offsetof(struct _gil_runtime_state, switch_mutex) == 168, "_gil_runtime_state.switch_mutex");
-_Static_assert(sizeof(struct _gilstate_runtime_state) == 40, "sizeof(struct _gilstate_runtime_state)");
-_Static_assert(offsetof(struct _gilstate_runtime_state, check_enabled) == 0, "_gilstate_runtime_state.check_enabled");
-_Static_assert(offsetof(struct _gilstate_runtime_state, tstate_current) == 8, "_gilstate_runtime_state.tstate_current");
-_Static_assert(offsetof(struct _gilstate_runtime_state, tstate_current._value) == 8, "_gilstate_runtime_state.tstate_current._value");
-_Static_assert(offsetof(struct _gilstate_runtime_state, getframe) == 16, "_gilstate_runtime_state.getframe");
-_Static_assert(offsetof(struct _gilstate_runtime_state, autoInterpreterState) == 24, "_gilstate_runtime_state.autoInterpreterState");
-_Static_assert(offsetof(struct _gilstate_runtime_state, autoTSSkey) == 32, "_gilstate_runtime_state.autoTSSkey");
-_Static_assert(offsetof(struct _gilstate_runtime_state, autoTSSkey._is_initialized) == 32, "_gilstate_runtime_state.autoTSSkey._is_initialized");
-_Static_assert(offsetof(struct _gilstate_runtime_state, autoTSSkey._key) == 36, "_gilstate_runtime_state.autoTSSkey._key");
-_Static_assert(sizeof(struct _pending_calls) == 544, "sizeof(struct _pending_calls)");
-_Static_assert(offsetof(struct _pending_calls, main_thread) == 0, "_pending_calls.main_thread");
-_Static_assert(offsetof(struct _pending_calls, lock) == 8, "_pending_calls.lock");
-_Static_assert(offsetof(struct _pending_calls, calls_to_do) == 16, "_pending_calls.calls_to_do");
-_Static_assert(offsetof(struct _pending_calls, calls_to_do._value) == 16, "_pending_calls.calls_to_do._value");
-_Static_assert(offsetof(struct _pending_calls, async_exc) == 20, "_pending_calls.async_exc");
-_Static_assert(offsetof(struct _pending_calls, calls) == 24, "_pending_calls.calls");
-_Static_assert(offsetof(struct _pending_calls, first) == 536, "_pending_calls.first");
-_Static_assert(offsetof(struct _pending_calls, last) == 540, "_pending_calls.last");
-_Static_assert(sizeof(struct _warnings_runtime_state) == 32, "sizeof(struct _warnings_runtime_state)");
-_Static_assert(offsetof(struct _warnings_runtime_state, filters) == 0, "_warnings_runtime_state.filters");
-_Static_assert(offsetof(struct _warnings_runtime_state, once_registry) == 8, "_warnings_runtime_state.once_registry");
-_Static_assert(offsetof(struct _warnings_runtime_state, default_action) == 16, "_warnings_runtime_state.default_action");
-_Static_assert(offsetof(struct _warnings_runtime_state, filters_version) == 24, "_warnings_runtime_state.filters_version");
-_Static_assert(sizeof(struct gc_generation) == 48, "sizeof(struct gc_generation)");
-_Static_assert(offsetof(struct gc_generation, head) == 0, "gc_generation.head");
-_Static_assert(offsetof(struct gc_generation, head.gc) == 0, "gc_generation.head.gc");
-_Static_assert(offsetof(struct gc_generation, head.gc.gc_next) == 0, "gc_generation.head.gc.gc_next");
-_Static_assert(offsetof(struct gc_generation, head.gc.gc_prev) == 8, "gc_generation.head.gc.gc_prev");
-_Static_assert(offsetof(struct gc_generation, head.gc.gc_refs) == 16, "gc_generation.head.gc.gc_refs");
-_Static_assert(offsetof(struct gc_generation, head.dummy) == 0, "gc_generation.head.dummy");
-_Static_assert(offsetof(struct gc_generation, threshold) == 32, "gc_generation.threshold");
-_Static_assert(offsetof(struct gc_generation, count) == 36, "gc_generation.count");
-_Static_assert(sizeof(struct gc_generation_stats) == 24, "sizeof(struct gc_generation_stats)");
-_Static_assert(offsetof(struct gc_generation_stats, collections) == 0, "gc_generation_stats.collections");
-_Static_assert(offsetof(struct gc_generation_stats, collected) == 8, "gc_generation_stats.collected");
-_Static_assert(offsetof(struct gc_generation_stats, uncollectable) == 16, "gc_generation_stats.uncollectable");
-_Static_assert(sizeof(struct pyinterpreters) == 32, "sizeof(struct pyinterpreters)");
-_Static_assert(offsetof(struct pyinterpreters, mutex) == 0, "pyinterpreters.mutex");
-_Static_assert(offsetof(struct pyinterpreters, head) == 8, "pyinterpreters.head");
-_Static_assert(offsetof(struct pyinterpreters, main) == 16, "pyinterpreters.main");
-_Static_assert(offsetof(struct pyinterpreters, next_id) == 24, "pyinterpreters.next_id");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyContext) == 48, "sizeof(PyContext)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContext, ob_base) == 0, "PyContext.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContext, ob_base.ob_refcnt) == 0, "PyContext.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContext, ob_base.ob_type) == 8, "PyContext.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContext, ctx_prev) == 16, "PyContext.ctx_prev");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContext, ctx_vars) == 24, "PyContext.ctx_vars");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContext, ctx_weakreflist) == 32, "PyContext.ctx_weakreflist");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContext, ctx_entered) == 40, "PyContext.ctx_entered");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyContextToken) == 48, "sizeof(PyContextToken)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextToken, ob_base) == 0, "PyContextToken.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextToken, ob_base.ob_refcnt) == 0, "PyContextToken.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextToken, ob_base.ob_type) == 8, "PyContextToken.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextToken, tok_ctx) == 16, "PyContextToken.tok_ctx");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextToken, tok_var) == 24, "PyContextToken.tok_var");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextToken, tok_oldval) == 32, "PyContextToken.tok_oldval");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextToken, tok_used) == 40, "PyContextToken.tok_used");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyContextVar) == 64, "sizeof(PyContextVar)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextVar, ob_base) == 0, "PyContextVar.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextVar, ob_base.ob_refcnt) == 0, "PyContextVar.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextVar, ob_base.ob_type) == 8, "PyContextVar.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextVar, var_name) == 16, "PyContextVar.var_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextVar, var_default) == 24, "PyContextVar.var_default");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextVar, var_cached) == 32, "PyContextVar.var_cached");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextVar, var_cached_tsid) == 40, "PyContextVar.var_cached_tsid");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextVar, var_cached_tsver) == 48, "PyContextVar.var_cached_tsver");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyContextVar, var_hash) == 56, "PyContextVar.var_hash");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyHamtIteratorState) == 136, "sizeof(PyHamtIteratorState)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtIteratorState, i_nodes) == 0, "PyHamtIteratorState.i_nodes");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtIteratorState, i_pos) == 64, "PyHamtIteratorState.i_pos");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtIteratorState, i_level) == 128, "PyHamtIteratorState.i_level");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyHamtNode) == 16, "sizeof(PyHamtNode)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtNode, ob_base) == 0, "PyHamtNode.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtNode, ob_base.ob_refcnt) == 0, "PyHamtNode.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtNode, ob_base.ob_type) == 8, "PyHamtNode.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyHamtObject) == 40, "sizeof(PyHamtObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtObject, ob_base) == 0, "PyHamtObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtObject, ob_base.ob_refcnt) == 0, "PyHamtObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtObject, ob_base.ob_type) == 8, "PyHamtObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtObject, h_root) == 16, "PyHamtObject.h_root");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtObject, h_weakreflist) == 24, "PyHamtObject.h_weakreflist");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtObject, h_count) == 32, "PyHamtObject.h_count");
+PYOFFSETS_STATIC_ASSERT(sizeof(_PyRuntimeState) == 1520, "sizeof(_PyRuntimeState)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, initialized) == 0, "_PyRuntimeState.initialized");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, core_initialized) == 4, "_PyRuntimeState.core_initialized");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, finalizing) == 8, "_PyRuntimeState.finalizing");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, interpreters) == 16, "_PyRuntimeState.interpreters");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, interpreters.mutex) == 16, "_PyRuntimeState.interpreters.mutex");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, interpreters.head) == 24, "_PyRuntimeState.interpreters.head");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, interpreters.main) == 32, "_PyRuntimeState.interpreters.main");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, interpreters.next_id) == 40, "_PyRuntimeState.interpreters.next_id");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, exitfuncs) == 48, "_PyRuntimeState.exitfuncs");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, nexitfuncs) == 304, "_PyRuntimeState.nexitfuncs");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc) == 320, "_PyRuntimeState.gc");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.trash_delete_later) == 320, "_PyRuntimeState.gc.trash_delete_later");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.trash_delete_nesting) == 328, "_PyRuntimeState.gc.trash_delete_nesting");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.enabled) == 332, "_PyRuntimeState.gc.enabled");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.debug) == 336, "_PyRuntimeState.gc.debug");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.generations) == 352, "_PyRuntimeState.gc.generations");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.generation0) == 496, "_PyRuntimeState.gc.generation0");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.permanent_generation) == 512, "_PyRuntimeState.gc.permanent_generation");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.permanent_generation.head) == 512, "_PyRuntimeState.gc.permanent_generation.head");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.permanent_generation.head.gc) == 512, "_PyRuntimeState.gc.permanent_generation.head.gc");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.permanent_generation.head.gc.gc_next) == 512, "_PyRuntimeState.gc.permanent_generation.head.gc.gc_next");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.permanent_generation.head.gc.gc_prev) == 520, "_PyRuntimeState.gc.permanent_generation.head.gc.gc_prev");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.permanent_generation.head.gc.gc_refs) == 528, "_PyRuntimeState.gc.permanent_generation.head.gc.gc_refs");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.permanent_generation.head.dummy) == 512, "_PyRuntimeState.gc.permanent_generation.head.dummy");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.permanent_generation.threshold) == 544, "_PyRuntimeState.gc.permanent_generation.threshold");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.permanent_generation.count) == 548, "_PyRuntimeState.gc.permanent_generation.count");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.generation_stats) == 560, "_PyRuntimeState.gc.generation_stats");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.collecting) == 632, "_PyRuntimeState.gc.collecting");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.garbage) == 640, "_PyRuntimeState.gc.garbage");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.callbacks) == 648, "_PyRuntimeState.gc.callbacks");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.long_lived_total) == 656, "_PyRuntimeState.gc.long_lived_total");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gc.long_lived_pending) == 664, "_PyRuntimeState.gc.long_lived_pending");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, warnings) == 672, "_PyRuntimeState.warnings");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, warnings.filters) == 672, "_PyRuntimeState.warnings.filters");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, warnings.once_registry) == 680, "_PyRuntimeState.warnings.once_registry");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, warnings.default_action) == 688, "_PyRuntimeState.warnings.default_action");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, warnings.filters_version) == 696, "_PyRuntimeState.warnings.filters_version");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval) == 704, "_PyRuntimeState.ceval");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.recursion_limit) == 704, "_PyRuntimeState.ceval.recursion_limit");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.tracing_possible) == 708, "_PyRuntimeState.ceval.tracing_possible");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.eval_breaker) == 712, "_PyRuntimeState.ceval.eval_breaker");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.eval_breaker._value) == 712, "_PyRuntimeState.ceval.eval_breaker._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.gil_drop_request) == 716, "_PyRuntimeState.ceval.gil_drop_request");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.gil_drop_request._value) == 716, "_PyRuntimeState.ceval.gil_drop_request._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.pending) == 720, "_PyRuntimeState.ceval.pending");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.pending.main_thread) == 720, "_PyRuntimeState.ceval.pending.main_thread");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.pending.lock) == 728, "_PyRuntimeState.ceval.pending.lock");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.pending.calls_to_do) == 736, "_PyRuntimeState.ceval.pending.calls_to_do");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.pending.calls_to_do._value) == 736, "_PyRuntimeState.ceval.pending.calls_to_do._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.pending.async_exc) == 740, "_PyRuntimeState.ceval.pending.async_exc");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.pending.calls) == 744, "_PyRuntimeState.ceval.pending.calls");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.pending.first) == 1256, "_PyRuntimeState.ceval.pending.first");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.pending.last) == 1260, "_PyRuntimeState.ceval.pending.last");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.gil) == 1264, "_PyRuntimeState.ceval.gil");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.gil.interval) == 1264, "_PyRuntimeState.ceval.gil.interval");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.gil.last_holder) == 1272, "_PyRuntimeState.ceval.gil.last_holder");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.gil.last_holder._value) == 1272, "_PyRuntimeState.ceval.gil.last_holder._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.gil.locked) == 1280, "_PyRuntimeState.ceval.gil.locked");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.gil.locked._value) == 1280, "_PyRuntimeState.ceval.gil.locked._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.gil.switch_number) == 1288, "_PyRuntimeState.ceval.gil.switch_number");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.gil.cond) == 1296, "_PyRuntimeState.ceval.gil.cond");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.gil.mutex) == 1344, "_PyRuntimeState.ceval.gil.mutex");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.gil.switch_cond) == 1384, "_PyRuntimeState.ceval.gil.switch_cond");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, ceval.gil.switch_mutex) == 1432, "_PyRuntimeState.ceval.gil.switch_mutex");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gilstate) == 1472, "_PyRuntimeState.gilstate");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gilstate.check_enabled) == 1472, "_PyRuntimeState.gilstate.check_enabled");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gilstate.tstate_current) == 1480, "_PyRuntimeState.gilstate.tstate_current");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gilstate.tstate_current._value) == 1480, "_PyRuntimeState.gilstate.tstate_current._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gilstate.getframe) == 1488, "_PyRuntimeState.gilstate.getframe");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gilstate.autoInterpreterState) == 1496, "_PyRuntimeState.gilstate.autoInterpreterState");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gilstate.autoTSSkey) == 1504, "_PyRuntimeState.gilstate.autoTSSkey");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gilstate.autoTSSkey._is_initialized) == 1504, "_PyRuntimeState.gilstate.autoTSSkey._is_initialized");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, gilstate.autoTSSkey._key) == 1508, "_PyRuntimeState.gilstate.autoTSSkey._key");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyRuntimeState, int_max_str_digits) == 1512, "_PyRuntimeState.int_max_str_digits");
+PYOFFSETS_STATIC_ASSERT(sizeof(_Py_atomic_address) == 8, "sizeof(_Py_atomic_address)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_atomic_address, _value) == 0, "_Py_atomic_address._value");
+PYOFFSETS_STATIC_ASSERT(sizeof(_Py_atomic_int) == 4, "sizeof(_Py_atomic_int)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_atomic_int, _value) == 0, "_Py_atomic_int._value");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _ceval_runtime_state) == 768, "sizeof(struct _ceval_runtime_state)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, recursion_limit) == 0, "_ceval_runtime_state.recursion_limit");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, tracing_possible) == 4, "_ceval_runtime_state.tracing_possible");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, eval_breaker) == 8, "_ceval_runtime_state.eval_breaker");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, eval_breaker._value) == 8, "_ceval_runtime_state.eval_breaker._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil_drop_request) == 12, "_ceval_runtime_state.gil_drop_request");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil_drop_request._value) == 12, "_ceval_runtime_state.gil_drop_request._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, pending) == 16, "_ceval_runtime_state.pending");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, pending.main_thread) == 16, "_ceval_runtime_state.pending.main_thread");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, pending.lock) == 24, "_ceval_runtime_state.pending.lock");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, pending.calls_to_do) == 32, "_ceval_runtime_state.pending.calls_to_do");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, pending.calls_to_do._value) == 32, "_ceval_runtime_state.pending.calls_to_do._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, pending.async_exc) == 36, "_ceval_runtime_state.pending.async_exc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, pending.calls) == 40, "_ceval_runtime_state.pending.calls");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, pending.first) == 552, "_ceval_runtime_state.pending.first");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, pending.last) == 556, "_ceval_runtime_state.pending.last");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil) == 560, "_ceval_runtime_state.gil");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil.interval) == 560, "_ceval_runtime_state.gil.interval");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil.last_holder) == 568, "_ceval_runtime_state.gil.last_holder");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil.last_holder._value) == 568, "_ceval_runtime_state.gil.last_holder._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil.locked) == 576, "_ceval_runtime_state.gil.locked");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil.locked._value) == 576, "_ceval_runtime_state.gil.locked._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil.switch_number) == 584, "_ceval_runtime_state.gil.switch_number");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil.cond) == 592, "_ceval_runtime_state.gil.cond");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil.mutex) == 640, "_ceval_runtime_state.gil.mutex");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil.switch_cond) == 680, "_ceval_runtime_state.gil.switch_cond");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil.switch_mutex) == 728, "_ceval_runtime_state.gil.switch_mutex");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _gc_runtime_state) == 352, "sizeof(struct _gc_runtime_state)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, trash_delete_later) == 0, "_gc_runtime_state.trash_delete_later");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, trash_delete_nesting) == 8, "_gc_runtime_state.trash_delete_nesting");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, enabled) == 12, "_gc_runtime_state.enabled");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, debug) == 16, "_gc_runtime_state.debug");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, generations) == 32, "_gc_runtime_state.generations");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, generation0) == 176, "_gc_runtime_state.generation0");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation) == 192, "_gc_runtime_state.permanent_generation");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.head) == 192, "_gc_runtime_state.permanent_generation.head");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.head.gc) == 192, "_gc_runtime_state.permanent_generation.head.gc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.head.gc.gc_next) == 192, "_gc_runtime_state.permanent_generation.head.gc.gc_next");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.head.gc.gc_prev) == 200, "_gc_runtime_state.permanent_generation.head.gc.gc_prev");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.head.gc.gc_refs) == 208, "_gc_runtime_state.permanent_generation.head.gc.gc_refs");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.head.dummy) == 192, "_gc_runtime_state.permanent_generation.head.dummy");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.threshold) == 224, "_gc_runtime_state.permanent_generation.threshold");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.count) == 228, "_gc_runtime_state.permanent_generation.count");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, generation_stats) == 240, "_gc_runtime_state.generation_stats");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, collecting) == 312, "_gc_runtime_state.collecting");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, garbage) == 320, "_gc_runtime_state.garbage");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, callbacks) == 328, "_gc_runtime_state.callbacks");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, long_lived_total) == 336, "_gc_runtime_state.long_lived_total");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, long_lived_pending) == 344, "_gc_runtime_state.long_lived_pending");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _gil_runtime_state) == 208, "sizeof(struct _gil_runtime_state)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, interval) == 0, "_gil_runtime_state.interval");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, last_holder) == 8, "_gil_runtime_state.last_holder");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, last_holder._value) == 8, "_gil_runtime_state.last_holder._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, locked) == 16, "_gil_runtime_state.locked");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, locked._value) == 16, "_gil_runtime_state.locked._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, switch_number) == 24, "_gil_runtime_state.switch_number");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, cond) == 32, "_gil_runtime_state.cond");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, mutex) == 80, "_gil_runtime_state.mutex");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, switch_cond) == 120, "_gil_runtime_state.switch_cond");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, switch_mutex) == 168, "_gil_runtime_state.switch_mutex");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _gilstate_runtime_state) == 40, "sizeof(struct _gilstate_runtime_state)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gilstate_runtime_state, check_enabled) == 0, "_gilstate_runtime_state.check_enabled");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gilstate_runtime_state, tstate_current) == 8, "_gilstate_runtime_state.tstate_current");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gilstate_runtime_state, tstate_current._value) == 8, "_gilstate_runtime_state.tstate_current._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gilstate_runtime_state, getframe) == 16, "_gilstate_runtime_state.getframe");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gilstate_runtime_state, autoInterpreterState) == 24, "_gilstate_runtime_state.autoInterpreterState");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gilstate_runtime_state, autoTSSkey) == 32, "_gilstate_runtime_state.autoTSSkey");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gilstate_runtime_state, autoTSSkey._is_initialized) == 32, "_gilstate_runtime_state.autoTSSkey._is_initialized");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gilstate_runtime_state, autoTSSkey._key) == 36, "_gilstate_runtime_state.autoTSSkey._key");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _pending_calls) == 544, "sizeof(struct _pending_calls)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, main_thread) == 0, "_pending_calls.main_thread");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, lock) == 8, "_pending_calls.lock");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, calls_to_do) == 16, "_pending_calls.calls_to_do");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, calls_to_do._value) == 16, "_pending_calls.calls_to_do._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, async_exc) == 20, "_pending_calls.async_exc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, calls) == 24, "_pending_calls.calls");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, first) == 536, "_pending_calls.first");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, last) == 540, "_pending_calls.last");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _warnings_runtime_state) == 32, "sizeof(struct _warnings_runtime_state)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _warnings_runtime_state, filters) == 0, "_warnings_runtime_state.filters");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _warnings_runtime_state, once_registry) == 8, "_warnings_runtime_state.once_registry");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _warnings_runtime_state, default_action) == 16, "_warnings_runtime_state.default_action");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _warnings_runtime_state, filters_version) == 24, "_warnings_runtime_state.filters_version");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct gc_generation) == 48, "sizeof(struct gc_generation)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, head) == 0, "gc_generation.head");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, head.gc) == 0, "gc_generation.head.gc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, head.gc.gc_next) == 0, "gc_generation.head.gc.gc_next");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, head.gc.gc_prev) == 8, "gc_generation.head.gc.gc_prev");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, head.gc.gc_refs) == 16, "gc_generation.head.gc.gc_refs");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, head.dummy) == 0, "gc_generation.head.dummy");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, threshold) == 32, "gc_generation.threshold");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, count) == 36, "gc_generation.count");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct gc_generation_stats) == 24, "sizeof(struct gc_generation_stats)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation_stats, collections) == 0, "gc_generation_stats.collections");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation_stats, collected) == 8, "gc_generation_stats.collected");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation_stats, uncollectable) == 16, "gc_generation_stats.uncollectable");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct pyinterpreters) == 32, "sizeof(struct pyinterpreters)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct pyinterpreters, mutex) == 0, "pyinterpreters.mutex");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct pyinterpreters, head) == 8, "pyinterpreters.head");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct pyinterpreters, main) == 16, "pyinterpreters.main");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct pyinterpreters, next_id) == 24, "pyinterpreters.next_id");
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
 #endif /* PYOFFSETS_CHECK_INTERNAL_LAYOUT */
-/* Not asserted: bitfields (offsetof cannot name them); structs of .c files or found in DWARF only: AST_object, AutoNumber, BCinfo, Bigint, DirEntry, ExprList, FieldNameIterator, FstringParser, GroupGenerator, InternalFormatSpec, LocaleInfo, MarkupIterator, MatchObject, MergeState, NumberFieldWidths, PatternObject, PyArena, PyAsyncGenASend, PyAsyncGenAThrow, PyCalculatePath, PyCapsule, PyContextTokenMissing, PyCoroWrapper, PyDictKeyEntry, PyDictKeysObject, PyHamtNode_Array, PyHamtNode_Bitmap, PyHamtNode_Collision, PyModuleObject, PyODictObject, PyStdPrinter_Object, Py_buffer_full, RFILE, SRE_REPEAT, SRE_STATE, ScandirIterator, ScannerObject, SubString, U, WFILE, ZipImporter, _LocaleCoercionTarget, _ODictNode, _PyAsyncGenWrappedValue, _PyCmdline, _PyCodeObjectExtra, _PyIO_State, _PyMain, _PyNamespaceObject, _PyUnicode_TypeRecord, _Py_hashtable_allocator_t, _Py_hashtable_entry_t, _Py_hashtable_t, _Py_slist_item_t, _Py_slist_t, _abc_data, _grouperobject, _preinit_entry, accumulateobject, arena_object, assembler, atexit_callback, atexitmodule_state, attrgetterobject, basicblock, block@Modules/_collectionsmodule.c, block@Python/pyarena.c, bootstate, buffered, bytesio, bytesiobuf, bytesiterobject, calliterobject, chainobject, classmethod, combinationsobject, compiler, compiler_unit, compiling, compressobject, constdef, cookie_type, countobject, cwrobject, cycleobject, debug_alloc_api_t, defdictobject, dequeiterobject, dequeobject, dictiterobject, dropwhileobject, encodefuncentry, encoding_map, enumobject, fault_handler_t, fblockinfo, fieldnameiterobject, fileio, filterfalseobject, filterobject, formatteriterobject, frame_t, freelist_t, freelistentry_t, get_traces_t, groupbyobject, instr, iobase, isliceobject, itemgetterobject, keyobject, langinfo_constant, listiterobject, listreviterobject, localdummyobject, localobject, lockobject, longrangeiterobject, lru_cache_object, lru_list_elem, mapobject, mappingproxyobject, method_cache_entry, methodcallerobject, nfa, nfaarc, nfagrammar, nfastate, nldecoder_object, odictiterobject, parser_state, partialobject, path_t, permutationsobject, pointer_t, pool_header, productobject, propertyobject, pythread_callback, rangeiterobject, rangeobject, repeatobject, reversedobject, rlockobject, rwpair, s_slice, seqiterobject, setiterobject, sortslice, spamdictobject, spamlistobject, sre_ucs1_match_context, ss_arc, ss_state, st_zip_searchorder, stack, stackentry, starmapobject, staticmethod, stringio, striterobject, superobject, takewhileobject, teedataobject, teeobject, textio, tok_state, trace_t, traceback_t, tupleiterobject, unicode_format_arg_t, unicode_formatter_t, unicodeiterobject, unpacker, user_signal_t, utime_t, wrapperobject, ziplongestobject, zipobject; structs of unknown spelling: PyBaseExceptionObject (its C spelling, typedef or tag, is not known from the table), PyCFunctionObject (its C spelling, typedef or tag, is not known from the table), PyCellObject (its C spelling, typedef or tag, is not known from the table), PyComplexObject (its C spelling, typedef or tag, is not known from the table), PyCursesWindowObject (its C spelling, typedef or tag, is not known from the table), PyDateTime_CAPI (its C spelling, typedef or tag, is not known from the table), PyDateTime_Date (its C spelling, typedef or tag, is not known from the table), PyDateTime_DateTime (its C spelling, typedef or tag, is not known from the table), PyDateTime_Delta (its C spelling, typedef or tag, is not known from the table), PyDateTime_TZInfo (its C spelling, typedef or tag, is not known from the table), PyDateTime_Time (its C spelling, typedef or tag, is not known from the table), PyFloatObject (its C spelling, typedef or tag, is not known from the table), PyFunctionObject (its C spelling, typedef or tag, is not known from the table), PyGenObject (its C spelling, typedef or tag, is not known from the table), PyGetSetDescrObject (its C spelling, typedef or tag, is not known from the table), PyHash_FuncDef (its C spelling, typedef or tag, is not known from the table), PyImportErrorObject (its C spelling, typedef or tag, is not known from the table), PyInstanceMethodObject (its C spelling, typedef or tag, is not known from the table), PyMemberDescrObject (its C spelling, typedef or tag, is not known from the table), PyMemoryViewObject (its C spelling, typedef or tag, is not known from the table), PyMethodDescrObject (its C spelling, typedef or tag, is not known from the table), PyMethodObject (its C spelling, typedef or tag, is not known from the table), PyObjectArenaAllocator (its C spelling, typedef or tag, is not known from the table), PySliceObject (its C spelling, typedef or tag, is not known from the table), PyStopIterationObject (its C spelling, typedef or tag, is not known from the table), PyStructSequence_Desc (its C spelling, typedef or tag, is not known from the table), PySyntaxErrorObject (its C spelling, typedef or tag, is not known from the table), PySystemExitObject (its C spelling, typedef or tag, is not known from the table), PyType_Spec (its C spelling, typedef or tag, is not known from the table), PyUnicodeErrorObject (its C spelling, typedef or tag, is not known from the table), PyUnicodeObject (its C spelling, typedef or tag, is not known from the table), _PyBytesWriter (its C spelling, typedef or tag, is not known from the table), _PyDateTime_BaseDateTime (its C spelling, typedef or tag, is not known from the table), _PyDateTime_BaseTZInfo (its C spelling, typedef or tag, is not known from the table), _PyDateTime_BaseTime (its C spelling, typedef or tag, is not known from the table), _PyDictViewObject (its C spelling, typedef or tag, is not known from the table), _PyUnicode_Name_CAPI (its C spelling, typedef or tag, is not known from the table), _Py_HashSecret_t (its C spelling, typedef or tag, is not known from the table), _Py_clock_info_t (its C spelling, typedef or tag, is not known from the table), _alias (its C spelling, typedef or tag, is not known from the table), _arg (its C spelling, typedef or tag, is not known from the table), _arguments (its C spelling, typedef or tag, is not known from the table), _comprehension (its C spelling, typedef or tag, is not known from the table), _excepthandler (its C spelling, typedef or tag, is not known from the table), _expr (its C spelling, typedef or tag, is not known from the table), _frozen (its C spelling, typedef or tag, is not known from the table), _inittab (its C spelling, typedef or tag, is not known from the table), _keyword (its C spelling, typedef or tag, is not known from the table), _mod (its C spelling, typedef or tag, is not known from the table), _slice (its C spelling, typedef or tag, is not known from the table), _stmt (its C spelling, typedef or tag, is not known from the table), _withitem (its C spelling, typedef or tag, is not known from the table), perrdetail (its C spelling, typedef or tag, is not known from the table), PyHamtIterator (its C spelling, typedef or tag, is not known from the table), _PyOS_LongOption (its C spelling, typedef or tag, is not known from the table), _PyPathConfig (its C spelling, typedef or tag, is not known from the table); 186 fields inside arrays or inside members of types the table does not hold (a C library's struct, whose member names may be macros). */
+/* Not asserted: bitfields (offsetof cannot name them); structs of .c files, of headers that need a third-party header (py_curses.h, pyexpat.h) or found in DWARF only: AST_object, AutoNumber, BCinfo, Bigint, DirEntry, ExprList, FieldNameIterator, FstringParser, GroupGenerator, InternalFormatSpec, LocaleInfo, MarkupIterator, MatchObject, MergeState, NumberFieldWidths, PatternObject, PyArena, PyAsyncGenASend, PyAsyncGenAThrow, PyCalculatePath, PyCapsule, PyContextTokenMissing, PyCoroWrapper, PyCursesWindowObject, PyDictKeyEntry, PyDictKeysObject, PyHamtNode_Array, PyHamtNode_Bitmap, PyHamtNode_Collision, PyModuleObject, PyODictObject, PyStdPrinter_Object, Py_buffer_full, RFILE, SRE_REPEAT, SRE_STATE, ScandirIterator, ScannerObject, SubString, U, WFILE, ZipImporter, _LocaleCoercionTarget, _ODictNode, _PyAsyncGenWrappedValue, _PyCmdline, _PyCodeObjectExtra, _PyIO_State, _PyMain, _PyNamespaceObject, _PyUnicode_TypeRecord, _Py_hashtable_allocator_t, _Py_hashtable_entry_t, _Py_hashtable_t, _Py_slist_item_t, _Py_slist_t, _abc_data, _grouperobject, _preinit_entry, accumulateobject, arena_object, assembler, atexit_callback, atexitmodule_state, attrgetterobject, basicblock, block@Modules/_collectionsmodule.c, block@Python/pyarena.c, bootstate, buffered, bytesio, bytesiobuf, bytesiterobject, calliterobject, chainobject, classmethod, combinationsobject, compiler, compiler_unit, compiling, compressobject, constdef, cookie_type, countobject, cwrobject, cycleobject, debug_alloc_api_t, defdictobject, dequeiterobject, dequeobject, dictiterobject, dropwhileobject, encodefuncentry, encoding_map, enumobject, fault_handler_t, fblockinfo, fieldnameiterobject, fileio, filterfalseobject, filterobject, formatteriterobject, frame_t, freelist_t, freelistentry_t, get_traces_t, groupbyobject, instr, iobase, isliceobject, itemgetterobject, keyobject, langinfo_constant, listiterobject, listreviterobject, localdummyobject, localobject, lockobject, longrangeiterobject, lru_cache_object, lru_list_elem, mapobject, mappingproxyobject, method_cache_entry, methodcallerobject, nfa, nfaarc, nfagrammar, nfastate, nldecoder_object, odictiterobject, parser_state, partialobject, path_t, permutationsobject, pointer_t, pool_header, productobject, propertyobject, pythread_callback, rangeiterobject, rangeobject, repeatobject, reversedobject, rlockobject, rwpair, s_slice, seqiterobject, setiterobject, sortslice, spamdictobject, spamlistobject, sre_ucs1_match_context, ss_arc, ss_state, st_zip_searchorder, stack, stackentry, starmapobject, staticmethod, stringio, striterobject, superobject, takewhileobject, teedataobject, teeobject, textio, tok_state, trace_t, traceback_t, tupleiterobject, unicode_format_arg_t, unicode_formatter_t, unicodeiterobject, unpacker, user_signal_t, utime_t, wrapperobject, ziplongestobject, zipobject; structs of unknown spelling: PyBaseExceptionObject (its C spelling, typedef or tag, is not known from the table), PyCFunctionObject (its C spelling, typedef or tag, is not known from the table), PyCellObject (its C spelling, typedef or tag, is not known from the table), PyComplexObject (its C spelling, typedef or tag, is not known from the table), PyDateTime_CAPI (its C spelling, typedef or tag, is not known from the table), PyDateTime_Date (its C spelling, typedef or tag, is not known from the table), PyDateTime_DateTime (its C spelling, typedef or tag, is not known from the table), PyDateTime_Delta (its C spelling, typedef or tag, is not known from the table), PyDateTime_TZInfo (its C spelling, typedef or tag, is not known from the table), PyDateTime_Time (its C spelling, typedef or tag, is not known from the table), PyFloatObject (its C spelling, typedef or tag, is not known from the table), PyFunctionObject (its C spelling, typedef or tag, is not known from the table), PyGenObject (its C spelling, typedef or tag, is not known from the table), PyGetSetDescrObject (its C spelling, typedef or tag, is not known from the table), PyHash_FuncDef (its C spelling, typedef or tag, is not known from the table), PyImportErrorObject (its C spelling, typedef or tag, is not known from the table), PyInstanceMethodObject (its C spelling, typedef or tag, is not known from the table), PyMemberDescrObject (its C spelling, typedef or tag, is not known from the table), PyMemoryViewObject (its C spelling, typedef or tag, is not known from the table), PyMethodDescrObject (its C spelling, typedef or tag, is not known from the table), PyMethodObject (its C spelling, typedef or tag, is not known from the table), PyObjectArenaAllocator (its C spelling, typedef or tag, is not known from the table), PySliceObject (its C spelling, typedef or tag, is not known from the table), PyStopIterationObject (its C spelling, typedef or tag, is not known from the table), PyStructSequence_Desc (its C spelling, typedef or tag, is not known from the table), PySyntaxErrorObject (its C spelling, typedef or tag, is not known from the table), PySystemExitObject (its C spelling, typedef or tag, is not known from the table), PyType_Spec (its C spelling, typedef or tag, is not known from the table), PyUnicodeErrorObject (its C spelling, typedef or tag, is not known from the table), PyUnicodeObject (its C spelling, typedef or tag, is not known from the table), _PyBytesWriter (its C spelling, typedef or tag, is not known from the table), _PyDateTime_BaseDateTime (its C spelling, typedef or tag, is not known from the table), _PyDateTime_BaseTZInfo (its C spelling, typedef or tag, is not known from the table), _PyDateTime_BaseTime (its C spelling, typedef or tag, is not known from the table), _PyDictViewObject (its C spelling, typedef or tag, is not known from the table), _PyUnicode_Name_CAPI (its C spelling, typedef or tag, is not known from the table), _Py_HashSecret_t (its C spelling, typedef or tag, is not known from the table), _Py_clock_info_t (its C spelling, typedef or tag, is not known from the table), _alias (its C spelling, typedef or tag, is not known from the table), _arg (its C spelling, typedef or tag, is not known from the table), _arguments (its C spelling, typedef or tag, is not known from the table), _comprehension (its C spelling, typedef or tag, is not known from the table), _excepthandler (its C spelling, typedef or tag, is not known from the table), _expr (its C spelling, typedef or tag, is not known from the table), _frozen (its C spelling, typedef or tag, is not known from the table), _inittab (its C spelling, typedef or tag, is not known from the table), _keyword (its C spelling, typedef or tag, is not known from the table), _mod (its C spelling, typedef or tag, is not known from the table), _slice (its C spelling, typedef or tag, is not known from the table), _stmt (its C spelling, typedef or tag, is not known from the table), _withitem (its C spelling, typedef or tag, is not known from the table), perrdetail (its C spelling, typedef or tag, is not known from the table), PyHamtIterator (its C spelling, typedef or tag, is not known from the table), _PyOS_LongOption (its C spelling, typedef or tag, is not known from the table), _PyPathConfig (its C spelling, typedef or tag, is not known from the table); 186 fields inside arrays or inside members of types the table does not hold (a C library's struct, whose member names may be macros). */
 
 #endif /* PYOFFSETS_CPYTHON_3_7_16_X86_64_LINUX_GNU_H */
