@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import posixpath
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -236,7 +237,8 @@ def _in_tree(s: Struct) -> bool:
 
 
 def _file(s: Struct) -> str:
-    return s.defined_in.rsplit(":", 1)[0]
+    """The file a struct is defined in, normalized (clang keeps `mimalloc/../mimalloc-stats.h`)."""
+    return posixpath.normpath(s.defined_in.rsplit(":", 1)[0])
 
 
 def _counterpart(table: Table, name: str, s: Struct, aliases: dict) -> Optional[str]:

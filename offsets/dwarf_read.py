@@ -26,7 +26,7 @@ from .errors import LayoutError
 from .model import Field, Struct
 
 #: First path components that mark a file of the CPython tree (the rest is the system's).
-TREE_DIRS = frozenset({"Include", "Objects", "Python", "Modules", "Parser", "Programs", "PC", "Lib", "Mac"})
+TREE_DIRS = storage.TREE_DIRS
 
 _QUALIFIERS = {"DW_TAG_const_type": "const", "DW_TAG_volatile_type": "volatile",
                "DW_TAG_restrict_type": "restrict"}
@@ -452,7 +452,7 @@ class Reader:
                 raise LayoutError(f"{d.where}: field {path!r} has incomplete type {t.spell!r}")
             out.append(Field(path, bits // 8, t.size, t.spell, array_len=t.array_len))
             if t.record is not None and (levels is None or levels > 1) \
-                    and storage.depth(self.defs[t.record].tag) is None:
+                    and storage.depth(self.defs[t.record].tag) is None and storage.in_tree(self.defs[t.record].where):
                 self.fields(t.record, bits, path + ".", out, None if levels is None else levels - 1)
 
     def result(self) -> tuple[dict, dict, list[str]]:

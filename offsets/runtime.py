@@ -164,6 +164,20 @@ class Loaded:
                 return key
         return None
 
+    def split(self, name: str) -> tuple:
+        """(struct, field path) of a name; a qualified struct's file keeps its dots
+        (`block@Modules/_collectionsmodule.c.leftlink`, see names.split)."""
+        from .names import split
+
+        return split(name, lambda s: self.resolve_struct(s) is not None)
+
+    def qualified(self, name: str) -> list:
+        """The qualified forms (`name@FILE`) of a name that means several layouts here (qualify.py)."""
+        if "@" in name:
+            return []
+        prefixes = tuple(f"{c}@" for c in (name, *self.aliases.get(name, ())))
+        return sorted(k for k in (*self.order, *self.names) if k.startswith(prefixes))
+
     def _row(self, key: str) -> list:
         row = self._rows.get(key)
         if row is None:
@@ -473,6 +487,11 @@ def _set_none() -> None:
 def _unknown_struct(t: Loaded, name: str, struct: str) -> UnknownNameError:
     import difflib
 
+    qualified = t.qualified(struct)
+    if qualified:
+        from .errors import AmbiguousNameError
+
+        return AmbiguousNameError(name, qualified, where=t.where())
     return UnknownNameError(name, difflib.get_close_matches(struct, t.struct_names(), n=3, cutoff=0.6),
                             where=t.where())
 
@@ -488,7 +507,7 @@ def _lookup(name, what: str):
     if not isinstance(name, str):
         raise TypeError(f"offsets.{what}() takes a str, not {type(name).__name__}")
     t = _current()
-    struct, _, path = name.partition(".")
+    struct, path = t.split(name)
     key = t.resolve_struct(struct)
     if key is None:
         raise _unknown_struct(t, name, struct)
@@ -511,7 +530,7 @@ class _Offsets(dict):
                 import difflib
 
                 close = difflib.get_close_matches(path, list(fields), n=3, cutoff=0.5)
-                raise UnknownNameError(name, [f"{name.partition('.')[0]}.{p}" for p in close],
+                raise UnknownNameError(name, [f"{t.split(name)[0]}.{p}" for p in close],
                                        where=f"struct {key} of {t.where()}")
             if t.earned(key, path) is None:
                 raise _refused(t, name)

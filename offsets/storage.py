@@ -1,6 +1,10 @@
-"""Static object storage (data/storage.yaml): structs whose nested objects are listed, not expanded.
+"""Members listed, not expanded: static object storage (data/storage.yaml), and C library types.
 
-Both readers (clang_scan.py and dwarf_read.py) apply the same rule, so their tables compare.
+A member whose type is a struct or union defined outside the CPython tree (the C library's
+`pthread_cond_t`, `struct timespec`, a system expat's structs) is listed with its offset, size and
+type, but its private members are not: they follow the C library headers of the machine that
+scans, not the build's (glibc's `pthread_cond_t.__data` moved 8 bytes between Debian 12 and sid).
+Both readers (clang_scan.py and dwarf_read.py) apply the same rules, so their tables compare.
 """
 from __future__ import annotations
 
@@ -8,6 +12,12 @@ import hashlib
 from functools import lru_cache
 from importlib import resources
 from typing import Optional
+
+#: The top-level directories of a CPython tree: a definition under one of them is CPython's.
+TREE_DIRS = frozenset({"Include", "Objects", "Python", "Modules", "Parser", "Programs", "PC", "Lib", "Mac"})
+
+#: Bumped when a listing rule above changes (part of `digest()`, hence of every cache key).
+RULES = 2
 
 
 @lru_cache(maxsize=1)
@@ -28,6 +38,12 @@ def depth(tag: Optional[str]) -> Optional[int]:
     return depths().get(tag) if tag else None
 
 
+def in_tree(defined_in: Optional[str]) -> bool:
+    """Whether a definition at `defined_in` (tree-relative `Include/object.h:10`, or an absolute
+    path outside the tree) is CPython's own, so a member of its type is expanded."""
+    return bool(defined_in) and defined_in.split("/", 1)[0] in TREE_DIRS
+
+
 def digest() -> str:
     """Part of every cache key: a changed rule must not reuse old results."""
-    return hashlib.sha256(_text().encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{RULES}\n{_text()}".encode()).hexdigest()[:16]
