@@ -29,7 +29,7 @@ from .errors import BuildError
 from .model import Struct, Table
 
 #: Bump when the reader's output changes, so cached results are not reused.
-READER_VERSION = 11
+READER_VERSION = 12
 
 __all__ = ["TREE_DIRS", "DwarfInfo", "Comparison", "read", "read_structs", "compare", "compare_report",
            "compare_keys", "fill", "build_id", "has_dwarf", "debug_file_for"]

@@ -36,19 +36,20 @@ class Collector:
     """Definitions gathered unit by unit: `add(unit, structs, names)` with one unit's struct keys
     and aliases, then `result()`."""
 
-    def __init__(self) -> None:
+    def __init__(self, shape=shape) -> None:
+        self.shape = shape       # what makes two definitions one layout
         self.defs: dict = {}     # (defined_in, shape) -> Definition
 
     def add(self, unit: str, structs: dict, names: dict) -> None:
         for key, s in structs.items():
-            d = self.defs.setdefault((s.defined_in, shape(s)), Definition(s))
+            d = self.defs.setdefault((s.defined_in, self.shape(s)), Definition(s))
             d.units.append(unit)
             if key not in d.names:
                 d.names.append(key)
         for alias, target in names.items():
             s = structs.get(target)
             if s is not None:
-                d = self.defs[(s.defined_in, shape(s))]
+                d = self.defs[(s.defined_in, self.shape(s))]
                 if alias not in d.names:
                     d.names.append(alias)
 
@@ -57,7 +58,7 @@ class Collector:
         meanings: dict = {}      # name -> {shape: [Definition]}
         for d in self.defs.values():
             for n in d.names:
-                meanings.setdefault(n, {}).setdefault(shape(d.struct), []).append(d)
+                meanings.setdefault(n, {}).setdefault(self.shape(d.struct), []).append(d)
         ambiguous = {n for n, m in meanings.items() if len(m) > 1}
         conflicts: set = set()
         place: dict = {}          # (name, id(definition)) -> what qualifies it
@@ -66,7 +67,7 @@ class Collector:
             files = [d.file for d in defs]
             for d in defs:
                 where = d.file
-                if files.count(where) > 1 and len({shape(x.struct) for x in defs if x.file == where}) > 1:
+                if files.count(where) > 1 and len({self.shape(x.struct) for x in defs if x.file == where}) > 1:
                     where = min(d.units)
                     conflicts.add(f"{n}: {d.struct.defined_in} lays out differently in the units that include it; "
                                   f"as {n}@{where} in {', '.join(sorted(d.units))}")
@@ -83,7 +84,7 @@ class Collector:
             key = name_of(d.names[0], d)
             if key not in structs:
                 structs[key] = replace(d.struct, name=key)
-            elif shape(structs[key]) != shape(d.struct):
+            elif self.shape(structs[key]) != self.shape(d.struct):
                 continue   # cannot happen: a key of two shapes is ambiguous, hence qualified apart
             for n in d.names[1:]:
                 alias = name_of(n, d)
