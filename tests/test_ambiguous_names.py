@@ -103,8 +103,13 @@ def test_runtime_and_cli_take_the_qualified_syntax(collision, tmp_path):
     t, truth = collision
     head, lines = compact.split_text(compact.dumps(t, "collide"))
     loaded = runtime.Loaded(head, lines, "collide", names.aliases())
-    runtime._set(loaded, None)
+    from offsets import _offsets   # the C API: PyOffsets_Get through the capsule
+
+    runtime._set(loaded, runtime.Match("collide", "user", "a test table", "collide", loaded.build, loaded=loaded))
     try:
+        assert _offsets._get("BLOCK@Objects/b.c.rightlink") == truth["b.c"][1]
+        with pytest.raises(AmbiguousNameError):
+            _offsets._get("BLOCK.leftlink")
         assert runtime.get("BLOCK@Objects/b.c.rightlink") == truth["b.c"][1]
         assert runtime.sizeof("block@Objects/a.c") == truth["a.c"][0]
         assert runtime.field("BLOCK@Objects/a.c.size").offset == truth["a.c"][1]
