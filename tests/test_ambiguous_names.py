@@ -158,3 +158,42 @@ def test_block_with_expat_scanned():
     report = probe.probe_sources(t, b, checked)
     assert report.mismatches == () and len(checked) >= 2
     assert (expat.size, deque.size) == (16, 528)
+
+
+def test_dwarf_fill_qualifies_a_header_name_a_c_file_redefines(tmp_path):
+    """Headers-only scan + DWARF (pyenv's way): the header's `thing2` and a `.c` file's `thing2`
+    are two layouts, so the filled table answers neither plainly; gcc gives both sizes."""
+    from pathlib import Path
+
+    from offsets import dwarf
+
+    fake = Path(__file__).parent / "fixtures" / "fakepy"
+    tree = tmp_path / "fake"
+    shutil.copytree(fake, tree)
+    inc = tree / "include" / "python3.99"
+    header = inc / "Python.h"
+    header.write_text(header.read_text() + "\ntypedef struct { int a; } thing2;\n")
+    table = scanner.scan(build.from_prefix(tree, target="x86_64-linux-gnu"), scanner.ScanOptions(use_cache=False))
+    assert "thing2" in table.structs
+    work = tmp_path / "build"
+    (work / "Modules").mkdir(parents=True)
+    shutil.copytree(inc, work / "Include")
+    (work / "Modules/a.c").write_text('#include "Python.h"\nthing2 a_thing;\n'
+                                      'unsigned long a_size(void) { return sizeof(thing2); }\n')
+    (work / "Modules/b.c").write_text("typedef struct { long x; char y[9]; } thing2;\nthing2 b_thing;\n"
+                                      "unsigned long b_size(void) { return sizeof(thing2); }\n")
+    so = work / "libboth.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-g", "-IInclude", "Modules/a.c", "Modules/b.c", "-o", so.name],
+                   cwd=work, check=True)
+    main = work / "main.c"
+    main.write_text("#include <stdio.h>\nunsigned long a_size(void), b_size(void);\n"
+                    'int main(void) { printf("%lu %lu\\n", a_size(), b_size()); return 0; }\n')
+    subprocess.run(["gcc", main.name, "-L.", "-lboth", "-Wl,-rpath,$ORIGIN", "-o", "main"], cwd=work, check=True)
+    a_size, b_size = (int(x) for x in subprocess.run([str(work / "main")], capture_output=True, text=True,
+                                                      check=True).stdout.split())
+    filled, _ = dwarf.checked_fill(table, so)
+    with pytest.raises(AmbiguousNameError) as e:
+        names.resolve(filled, "thing2")
+    assert [k.split(":")[0] for k in e.value.suggestions] == ["thing2@Include/Python.h", "thing2@Modules/b.c"]
+    assert names.resolve(filled, "thing2@Include/Python.h")[0].size == a_size
+    assert names.resolve(filled, "thing2@Modules/b.c.y")[0].size == b_size
