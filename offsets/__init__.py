@@ -7,6 +7,7 @@ Data flow, one module per stage:
     setup_py.py, generated_headers.py   setup.py's Extension flags (read, not run); dtrace's header, made in the cache
     clang_scan.py                     the only module that imports clang.cindex: one unit -> layouts
     scanner.py                        parallel, cached scan of all units -> one Table
+    qualify.py, storage.py            naming (a name of two layouts: NAME@FILE) and listing rules both readers share
     dwarf.py, dwarf_read.py, dwarf_raw.py  second reader: layouts from a binary's DWARF; fill + cross-check
     model.py                          Build, Target, Struct, Field, Table: frozen values
     table_yaml.py                     Table <-> YAML (schema in data/table.schema.json)
@@ -19,6 +20,7 @@ Data flow, one module per stage:
     history.py, report.py             one name across all tables; the HTML byte-map page
     cli_drift.py                      `offsets diff`, `history`, `check`, `report`
     probe.py, verify.py, cli_verify.py  gcc offsetof/bitfield probes read from the object file; `offsets verify`
+    matrix.py, verified.py            `make tables`: every build of data/matrix.yaml, verified before it is written
 """
 __version__ = "0.1.0"
 
