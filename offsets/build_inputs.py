@@ -61,6 +61,31 @@ class BuildInputs:
         core = [f"-D{k}" + (f"={v}" if v else "") for k, v in (self.layout_defines() or {}).items()]
         return tuple(core) + tuple(f"-D{m}=1" for m in CONFIGS[self.config])
 
+    @property
+    def pyconfig_h(self) -> Path:
+        """The pyconfig.h the compiler includes: `pyconfig` itself when it is so named, else a copy
+        named pyconfig.h in the cache (content-addressed), so `Python.h` finds it and the digest
+        is the one a file named pyconfig.h gives."""
+        return pyconfig_named(self.pyconfig)
+
+
+def pyconfig_named(path: Path) -> Path:
+    """`path` if it is named pyconfig.h, else its content-addressed copy `pyconfig.h` in the cache."""
+    if path.name == "pyconfig.h":
+        return path
+    import hashlib
+
+    from .debian import cache_dir
+
+    data = path.read_bytes()
+    copy = cache_dir() / "pyconfig" / hashlib.sha256(data).hexdigest()[:32] / "pyconfig.h"
+    if not copy.is_file() or copy.read_bytes() != data:
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        tmp = copy.parent / f".{os.getpid()}.tmp"
+        tmp.write_bytes(data)
+        tmp.replace(copy)
+    return copy
+
 
 @lru_cache(maxsize=64)
 def _layout_defines(cflags: str, headers: tuple) -> dict:

@@ -127,6 +127,8 @@ class _Walker:
         self.K = ci.CursorKind
         self.T = ci.TypeKind
         self.anon = ci.conf.lib.clang_Cursor_isAnonymousRecordDecl
+        self._foreign: dict = {}     # file -> defined outside the CPython tree
+        self._dirs = _include_dirs(unit.args)
 
     def relpath(self, path: str) -> Optional[str]:
         for prefix, rel in self.unit.roots:
@@ -214,12 +216,24 @@ class _Walker:
                 continue
             size = self._size(m, f"{where}: {path}")
             out.append(Field(path, bits // 8, size, m.type, array_len=m.array_len))
-            if m.record is not None and (levels is None or levels > 1) and not self.is_storage(m.record):
+            if m.record is not None and (levels is None or levels > 1) and not self.is_storage(m.record) \
+                    and not self.is_foreign(m.record):
                 self.record_fields(m.canon, bits, path + ".", out, where, None if levels is None else levels - 1)
 
     def is_storage(self, decl) -> bool:
         """A member of static-object-storage type is listed, not expanded (data/storage.yaml)."""
         return storage.depth(decl.spelling) is not None and self.is_tagged(decl)
+
+    def is_foreign(self, decl) -> bool:
+        """A record of the C library or another system header (storage.py): listed, not expanded.
+        Its file's nearest include directory is a system one (`-isystem`, or none: a builtin)."""
+        f = decl.location.file
+        path = f.name if f else ""
+        got = self._foreign.get(path)
+        if got is None:
+            best = max((d for d in self._dirs if path.startswith(d[0])), key=lambda d: len(d[0]), default=None)
+            got = self._foreign[path] = not path or (best is not None and best[1])
+        return got
 
     def is_tagged(self, decl) -> bool:
         """A record with a tag of its own (`struct S {...}`): not one only a typedef names
@@ -240,6 +254,19 @@ class _Walker:
         if align < 1:
             raise LayoutError(f"{where}: libclang gives no alignment for {key!r} (code {align})")
         return Struct(key, kind, size, align, where, tuple(fields))
+
+
+def _include_dirs(args) -> tuple:
+    """(directory + '/', is a system directory) for each -I and -isystem of a unit's arguments."""
+    out, args = [], list(args)
+    for i, a in enumerate(args):
+        if a in ("-I", "-isystem") and i + 1 < len(args):
+            out.append((args[i + 1].rstrip("/") + "/", a == "-isystem"))
+        elif a.startswith("-I") and len(a) > 2:
+            out.append((a[2:].rstrip("/") + "/", False))
+        elif a.startswith("-isystem") and len(a) > 8:
+            out.append((a[8:].rstrip("/") + "/", True))
+    return tuple(out)
 
 
 def clean_type(spelling: str) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import posixpath
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,7 +29,7 @@ from .errors import BuildError
 from .model import Struct, Table
 
 #: Bump when the reader's output changes, so cached results are not reused.
-READER_VERSION = 11
+READER_VERSION = 12
 
 __all__ = ["TREE_DIRS", "DwarfInfo", "Comparison", "read", "read_structs", "check_target", "compare",
            "compare_report", "compare_keys", "fill", "build_id", "has_dwarf", "debug_file_for"]
@@ -262,7 +263,8 @@ def _in_tree(s: Struct) -> bool:
 
 
 def _file(s: Struct) -> str:
-    return s.defined_in.rsplit(":", 1)[0]
+    """The file a struct is defined in, normalized (clang keeps `mimalloc/../mimalloc-stats.h`)."""
+    return posixpath.normpath(s.defined_in.rsplit(":", 1)[0])
 
 
 def _counterpart(table: Table, name: str, s: Struct, aliases: dict) -> Optional[str]:
@@ -328,10 +330,31 @@ def compare(table: Table, dwarf: Union[DwarfInfo, dict]) -> tuple[int, list[str]
     return r.fields, list(r.mismatches)
 
 
+def _qualify_plain(table: Table, structs: dict) -> Table:
+    """`table` with every plain name that DWARF shows to mean several layouts in the build (DWARF
+    keys it `name@file`: a header's struct and a `.c` file's of the same name) qualified by its
+    own file too, so that neither meaning is answered unqualified (qualify.py)."""
+    new, names = dict(table.structs), dict(table.names)
+    for base in sorted({k.split("@", 1)[0] for k in structs if "@" in k}):
+        if base in new:
+            s = new.pop(base)
+            key = f"{base}@{_file(s)}"
+            new[key] = replace(s, name=key)
+            names = {a: (key if t == base else t) for a, t in names.items()}
+        elif base in names:
+            target = names.pop(base)
+            names.setdefault(f"{base}@{_file(new[target])}", target)
+    if new == table.structs and names == table.names:
+        return table
+    return replace(table, structs=dict(sorted(new.items())), names=dict(sorted(names.items())))
+
+
 def fill(table: Table, dwarf: Union[DwarfInfo, dict]) -> Table:
     """`table` plus the structs of the CPython tree that only DWARF has (origin "dwarf"), and
-    their other names. Structs of system headers are left out; nothing the table has is changed."""
+    their other names. Structs of system headers are left out; nothing the table has is changed,
+    but a plain name DWARF shows to mean two layouts, which is qualified (`_qualify_plain`)."""
     structs, aliases = _as_info(dwarf, table)
+    table = _qualify_plain(table, structs)
     new = dict(table.structs)
     names = dict(table.names)
     for name, s in structs.items():

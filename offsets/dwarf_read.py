@@ -452,7 +452,7 @@ class Reader:
                 raise LayoutError(f"{d.where}: field {path!r} has incomplete type {t.spell!r}")
             out.append(Field(path, bits // 8, t.size, t.spell, array_len=t.array_len))
             if t.record is not None and (levels is None or levels > 1) \
-                    and storage.depth(self.defs[t.record].tag) is None:
+                    and storage.depth(self.defs[t.record].tag) is None and not storage.system_header(self.defs[t.record].where):
                 self.fields(t.record, bits, path + ".", out, None if levels is None else levels - 1)
 
     def result(self) -> tuple[dict, dict, list[str]]:
@@ -469,8 +469,8 @@ class Reader:
             names = typedefs.setdefault(key[:6], [])
             names += [n for n in d.typedefs if n not in names]
         placed: dict = {}          # (name, defined_in) -> Struct
+        others: dict = {}          # (name, defined_in) -> its other names
         conflicts: list = []
-        aliases: list = []
         for key, d in self.defs.items():
             d.typedefs = typedefs[key[:6]]
             name = d.typedefs[0] if d.typedefs else d.tag
@@ -490,31 +490,17 @@ class Reader:
                 placed[(name, d.where)] = None
                 continue
             placed.setdefault((name, d.where), s)
-            aliases += [(n, name) for n in d.typedefs[1:] + ([d.tag] if d.tag and d.tag != name else [])]
-        by_name: dict = {}
+            names = others.setdefault((name, d.where), [])
+            names += [n for n in d.typedefs[1:] + ([d.tag] if d.tag and d.tag != name else []) if n not in names]
+        # one name, one layout: a name (typedef or tag) of several layouts is kept as name@file
+        from .qualify import Collector
+
+        c = Collector(_layout)
         for (name, where), s in placed.items():
             if s is not None:
-                by_name.setdefault(name, []).append(s)
-        structs: dict = {}
-        for name, variants in by_name.items():
-            if len({_layout(s) for s in variants}) == 1:
-                structs[name] = variants[0]
-                continue
-            files = sorted({s.defined_in.rsplit(":", 1)[0] for s in variants})
-            conflicts.append(f"{name}: defined differently in {', '.join(files)}")
-            for s in variants:
-                k = f"{name}@{s.defined_in.rsplit(':', 1)[0]}"
-                if k in structs and _layout(structs[k]) != _layout(s):
-                    conflicts.append(f"{k}: two layouts in one file: dropped")
-                    structs[k] = None
-                elif k not in structs:
-                    structs[k] = replace(s, name=k)
-        structs = {k: v for k, v in sorted(structs.items()) if v is not None}
-        names = {}
-        for alias, target in aliases:
-            if target in structs and alias not in structs:
-                names.setdefault(alias, target)
-        return structs, dict(sorted(names.items())), sorted(set(conflicts))
+                c.add(where, {name: s}, {n: name for n in others[(name, where)]})
+        structs, names, more = c.result()
+        return structs, names, sorted(set(conflicts + more))
 
 
 def _def_of(t: _Type) -> Optional[_Def]:

@@ -2,8 +2,10 @@
 
 Inputs are fetched by package name into the cache (never committed); each build is scanned (its
 translation units in parallel), private structs of source-less builds are filled from DWARF after a
-cross-check, and the tables and generated/index.yaml are written if changed (the C headers and the
-package's compact tables are made from them by their own modules: see the Makefile).
+cross-check, every table is verified against its own inputs (verified.py: a table that fails is
+never written), and the tables and generated/index.yaml (with each table's verification record)
+are written if changed (the C headers and the package's compact tables are made from them by their
+own modules: see the Makefile).
 `python -m offsets.matrix --check` changes nothing and exits 1 when generated/ is stale.
 """
 from __future__ import annotations
@@ -18,8 +20,8 @@ from typing import Callable, Optional
 
 import yaml
 
-from . import build_inputs as build, debian, scanner, table_yaml
-from .errors import BuildError, OffsetsError
+from . import build_inputs as build, debian, scanner, table_yaml, verified
+from .errors import BuildError, FetchError, OffsetsError
 from .model import Table
 
 GENERATED = Path(__file__).resolve().parent.parent / "generated"
@@ -81,12 +83,28 @@ def jobs() -> list[Job]:
                        lambda v=v: build.libpython(str(_pyenv_python(v)))))
     for e in m["debian"]:
         for config, triple in e["builds"]:
+            dwarf = (lambda e=e, t=triple: _debian_dwarf(e, t)) if config == "debug" and e.get("dbg") else None
             out.append(Job(f"debian {e['version']} {config} {triple}",
-                           lambda e=e, c=config, t=triple: _debian_inputs(e, c, t)))
+                           lambda e=e, c=config, t=triple: _debian_inputs(e, c, t), dwarf))
         for config, triple in e.get("upstream", ()):
             out.append(Job(f"upstream {e['version']} {config} {triple}",
                            lambda e=e, c=config, t=triple: _upstream_inputs(e, c, t)))
     return out
+
+
+def job_for(row: dict) -> Job:
+    """The job that makes the table of index row `row` (file, version, config, target)."""
+    config = {"freethreaded": "free-threaded"}.get(row["config"], row["config"])
+    if "-debian-" in row["file"]:
+        label = f"debian {row['version']} {config} {row['target']}"
+    elif row["version"] in matrix()["pyenv"]:
+        label = f"pyenv {row['version']}"
+    else:
+        label = f"upstream {row['version']} {config} {row['target']}"
+    for j in jobs():
+        if j.label == label:
+            return j
+    raise BuildError(f"no job of data/matrix.yaml makes {row['file']} (looked for {label!r})")
 
 
 #: How the upstream tables' pyconfig.h is made: python.org's own ./configure, shared libpython (as
@@ -104,11 +122,52 @@ def _upstream_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
                              config=config, vendor="upstream")
 
 
+_trees: dict = {}
+
+
+def _debian_source(e: dict) -> Optional[Path]:
+    """The entry's unpacked source package, or None when the archive does not serve it (then the
+    debug table's `.c` structs come from the -dbg package's DWARF, and release tables have none)."""
+    key = (e.get("source"), e["suite"], e["deb"])
+    if key not in _trees:
+        tree = None
+        if e.get("source"):
+            try:
+                tree = debian.source(e["source"], e["suite"], e["deb"])
+            except FetchError as err:
+                if e.get("configure"):
+                    raise
+                say(f"{e['version']}: source {e['source']}={e['deb']} not served ({err}); "
+                    + (f"debug: .c structs from {e['dbg']}'s DWARF; " if e.get("dbg") else "")
+                    + "release: headers only")
+        _trees[key] = tree
+    return _trees[key]
+
+
+def _debian_dwarf(e: dict, triple: str) -> Optional[Path]:
+    """The debug libpython of the -dbg package when the source package is not served: the debug
+    table's `.c` structs are filled from its DWARF after a cross-check."""
+    return None if _debian_source(e) is not None else dbg_library(e, triple)
+
+
+def dbg_library(e: dict, triple: str) -> Path:
+    """`libpython3.Xd.so.1.0` of the entry's -dbg package (it carries its DWARF itself)."""
+    from .targets import target
+
+    t = target(triple)
+    packages = [f"{e['dev']}={e['deb']}", f"{e['dbg']}={e['deb']}"]
+    root = debian.unpacked(packages, t.deb_arch, e["suite"])
+    lib = root / "usr" / "lib" / t.multiarch / f"libpython{e['version'].rsplit('.', 1)[0]}d.so.1.0"
+    if not lib.is_file():
+        raise BuildError(f"{e['dbg']}={e['deb']} has no {lib.relative_to(root)}")
+    return lib
+
+
 def _debian_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
     from .targets import target
 
     t = target(triple)
-    tree = debian.source(e["source"], e["suite"], e["deb"]) if e.get("source") else None
+    tree = _debian_source(e)
     if e.get("configure"):
         if t.triple != "x86_64-linux-gnu":
             raise BuildError(f"{e['version']}: ./configure makes a pyconfig.h for this machine only, not {triple}")
@@ -122,7 +181,8 @@ def _debian_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
                              vendor=f"debian {e['deb']}")
 
 
-def make(job: Job, opts: scanner.ScanOptions) -> Table:
+def make(job: Job, opts: scanner.ScanOptions) -> tuple[Table, build.BuildInputs, Optional[Path]]:
+    """The job's table, with the build inputs and DWARF binary it was made from (to verify it)."""
     b = job.inputs()
     table = scanner.scan(b, opts)
     binary = job.dwarf() if job.dwarf else None
@@ -130,8 +190,8 @@ def make(job: Job, opts: scanner.ScanOptions) -> Table:
         from . import dwarf
 
         table, compared = dwarf.checked_fill(table, binary)
-        say(f"{job.label}: DWARF of {binary.name} agrees on {compared} fields")
-    return table
+        say(f"{job.label}: DWARF of {binary.name} agrees on {compared} fields; .c structs filled from it")
+    return table, b, binary
 
 
 def verify_all(todo: list[Job], out: Path) -> int:
@@ -173,7 +233,7 @@ def b_table_name(b: build.BuildInputs) -> str:
                  vendor=b.vendor).table_name
 
 
-def index_rows(tables: dict[str, Table]) -> list[dict]:
+def index_rows(tables: dict[str, Table], records: dict[str, dict]) -> list[dict]:
     rows = []
     for name, t in sorted(tables.items()):
         b = t.build
@@ -182,11 +242,13 @@ def index_rows(tables: dict[str, Table]) -> list[dict]:
             origins[s.origin] = origins.get(s.origin, 0) + 1
         rows.append({"file": name, "version": b.version, "config": b.config_name, "target": b.target.triple,
                      "inputs": dict(sorted(b.inputs.items())), "structs": len(t.structs),
-                     "fields": t.field_count, "origins": dict(sorted(origins.items()))})
+                     "fields": t.field_count, "origins": dict(sorted(origins.items())),
+                     "verified": records.get(name)})
     return rows
 
 
 def write_index(rows: list[dict], out: Path, check: bool) -> bool:
+    """Write `out`/index.yaml (each table's row and verification record); True if it changed."""
     text = "\n".join(table_yaml.header_lines("Index of the committed tables")) + "\n" + \
         yaml.safe_dump({"tables": rows}, sort_keys=False, width=200)
     path = out / "index.yaml"
@@ -201,7 +263,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m offsets.matrix", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if generated/ is stale")
-    p.add_argument("--only", metavar="TEXT", help="only the jobs whose label contains TEXT (no index, no cleanup)")
+    p.add_argument("--only", metavar="TEXT", help="only the jobs whose label contains TEXT (their index rows are updated; no cleanup)")
     p.add_argument("--out", type=Path, default=GENERATED, help="output directory (default: generated/)")
     p.add_argument("--verify", action="store_true", help="scan nothing: check every committed table of the "
                    "matrix against gcc's offsetof probes over its own inputs (and DWARF where a binary exists)")
@@ -214,19 +276,28 @@ def main(argv=None) -> int:
     if args.verify:
         return verify_all(todo, args.out)
     opts = scanner.ScanOptions(progress=None)
+    old_rows = verified.index_rows(args.out)
     tables: dict[str, Table] = {}
+    records: dict[str, dict] = {}
     stale = []
     try:
         for i, job in enumerate(todo, 1):
             say(f"[{i}/{len(todo)}] {job.label}")
-            table = make(job, opts)
+            table, b, binary = make(job, opts)
             name = f"{table.build.table_name}.yaml"
             if name in tables:
                 raise BuildError(f"two jobs make {name}: fix data/matrix.yaml")
             tables[name] = table
             path = args.out / name
             text = table_yaml.dumps(table)
-            if not path.exists() or path.read_text() != text:
+            rec = verified.reusable(old_rows.get(name), text)
+            if rec is None and not args.check:   # never written unverified
+                result = verified.check(table, b, binary)
+                rec = verified.record(result, text)
+                say(f"    verified: {'; '.join(c.line() for c in result.checks)}")
+            if rec is not None:
+                records[name] = rec
+            if not path.exists() or path.read_text() != text or rec is None:
                 stale.append(name)
                 if not args.check:
                     table_yaml.write(table, path)
@@ -241,7 +312,12 @@ def main(argv=None) -> int:
                 stale.append(old.name)
                 if not args.check:
                     old.unlink()
-        if write_index(index_rows(tables), args.out, args.check):
+        if write_index(index_rows(tables, records), args.out, args.check):
+            stale.append("index.yaml")
+    elif not args.check:   # the other tables' rows stay as they are
+        rows = {r["file"]: r for r in old_rows.values()}
+        rows.update({r["file"]: r for r in index_rows(tables, records)})
+        if write_index([rows[k] for k in sorted(rows)], args.out, False):
             stale.append("index.yaml")
     if stale:
         say(f"{'stale' if args.check else 'updated'}: {', '.join(sorted(set(stale)))}")

@@ -1,5 +1,9 @@
 """Names users ask for: `struct` or `struct.field.path`, resolved through tags, typedefs and the
 reviewed alias file (`data/aliases.yaml`), with the closest known names suggested on a miss.
+
+A name that means several layouts in one build is only answered qualified by the file that
+defines it (qualify.py): `block@Modules/_collectionsmodule.c.leftlink`; the plain name raises
+`AmbiguousNameError` listing the qualified forms.
 """
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import difflib
 from functools import lru_cache
 from importlib import resources
 
-from .errors import UnknownNameError
+from .errors import AmbiguousNameError, UnknownNameError
 from .model import Field, Struct, Table
 
 
@@ -30,10 +34,32 @@ def aliases() -> dict[str, list[str]]:
     return groups
 
 
-def split(name: str) -> tuple[str, str]:
-    """`PyASCIIObject.state.kind` -> (`PyASCIIObject`, `state.kind`); a bare struct -> (name, '')."""
-    struct, _, path = name.partition(".")
-    return struct, path
+def split(name: str, known=None) -> tuple[str, str]:
+    """`PyASCIIObject.state.kind` -> (`PyASCIIObject`, `state.kind`); a bare struct -> (name, '').
+    A qualified name's file has dots of its own (`block@Modules/_collectionsmodule.c.leftlink`):
+    its struct part is the longest prefix that `known(prefix)` accepts, else one ending `.c`/`.h`."""
+    if "@" not in name:
+        struct, _, path = name.partition(".")
+        return struct, path
+    at = name.index("@")
+    cuts = [i for i in range(len(name), at, -1) if i == len(name) or name[i] == "."]
+    for i in cuts:
+        if known is not None and known(name[:i]):
+            return name[:i], name[i + 1:]
+    for i in cuts:
+        if name[:i].endswith((".c", ".h")):
+            return name[:i], name[i + 1:]
+    return name, ""
+
+
+def qualified_forms(name: str, keys) -> list[str]:
+    """The qualified names `name@FILE` (or of its aliases) among `keys`: what a name that means
+    several layouts must be asked as."""
+    found = []
+    for candidate in (name, *aliases().get(name, ())):
+        prefix = candidate + "@"
+        found += sorted(k for k in keys if k.startswith(prefix))
+    return found
 
 
 def find_struct(table: Table, struct: str) -> Struct:
@@ -42,13 +68,16 @@ def find_struct(table: Table, struct: str) -> Struct:
         if key in table.structs:
             return table.structs[key]
     known = list(table.structs) + list(table.names)
-    raise UnknownNameError(struct, difflib.get_close_matches(struct, known, n=3, cutoff=0.6),
-                           where=f"CPython {table.build.version} ({table.build.target.triple})")
+    where = f"CPython {table.build.version} ({table.build.target.triple})"
+    qualified = qualified_forms(struct, known) if "@" not in struct else []
+    if qualified:
+        raise AmbiguousNameError(struct, qualified, where=where)
+    raise UnknownNameError(struct, difflib.get_close_matches(struct, known, n=3, cutoff=0.6), where=where)
 
 
 def resolve(table: Table, name: str) -> tuple[Struct, Field | None]:
     """The struct, and the field if `name` has a path, for a user's name; `UnknownNameError` if none."""
-    struct, path = split(name)
+    struct, path = split(name, lambda s: s in table.structs or s in table.names)
     s = find_struct(table, struct)
     if not path:
         return s, None

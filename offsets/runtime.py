@@ -166,6 +166,20 @@ class Loaded:
                 return key
         return None
 
+    def split(self, name: str) -> tuple:
+        """(struct, field path) of a name; a qualified struct's file keeps its dots
+        (`block@Modules/_collectionsmodule.c.leftlink`, see names.split)."""
+        from .names import split
+
+        return split(name, lambda s: self.resolve_struct(s) is not None)
+
+    def qualified(self, name: str) -> list:
+        """The qualified forms (`name@FILE`) of a name that means several layouts here (qualify.py)."""
+        if "@" in name:
+            return []
+        prefixes = tuple(f"{c}@" for c in (name, *self.aliases.get(name, ())))
+        return sorted(k for k in (*self.order, *self.names) if k.startswith(prefixes))
+
     def _row(self, key: str) -> list:
         row = self._rows.get(key)
         if row is None:
@@ -479,6 +493,11 @@ def _set_none() -> None:
 def _unknown_struct(t: Loaded, name: str, struct: str) -> UnknownNameError:
     import difflib
 
+    qualified = t.qualified(struct)
+    if qualified:
+        from .errors import AmbiguousNameError
+
+        return AmbiguousNameError(name, qualified, where=t.where())
     return UnknownNameError(name, difflib.get_close_matches(struct, t.struct_names(), n=3, cutoff=0.6),
                             where=t.where())
 
@@ -501,12 +520,14 @@ def _lookup(name, what: str):
         raise UnknownNameError(f"{name[:120]}... ({len(name)} characters)", [],
                                where=f"any table: names are at most {MAX_NAME} characters")
     t = _current()
-    struct, _, path = name.partition(".")
     for table in [t] + t.fallbacks:
+        struct, path = table.split(name)
         key = table.resolve_struct(struct)
         if key is not None:
             return table, key, path
-    raise _unknown_struct(t, name, struct)
+        if table.qualified(struct):     # it means several layouts there: only a qualified name answers
+            raise _unknown_struct(table, name, struct)
+    raise _unknown_struct(t, name, t.split(name)[0])
 
 
 class _Offsets(dict):
@@ -525,7 +546,7 @@ class _Offsets(dict):
                 import difflib
 
                 close = difflib.get_close_matches(path, list(fields), n=3, cutoff=0.5)
-                raise UnknownNameError(name, [f"{name.partition('.')[0]}.{p}" for p in close],
+                raise UnknownNameError(name, [f"{t.split(name)[0]}.{p}" for p in close],
                                        where=f"struct {key} of {t.where()}")
             if t.earned(key, path) is None:
                 raise _refused(t, name)

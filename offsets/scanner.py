@@ -125,35 +125,15 @@ def _shared_preambles(todo: list[Unit], opts: ScanOptions, mapper) -> tuple[list
 
 
 def merge(results: list[UnitResult]) -> tuple[dict, dict, list[str]]:
-    """One struct per name across units; conflicting definitions kept apart as `name@file`, or as
-    `name@unit` when one header lays a struct out differently in the units that include it."""
-    by_name: dict = {}
+    """One struct per name across units; a name meaning different layouts (two `.c` files, a tag
+    and a typedef, one header laid out per unit) is kept apart as `name@file` or `name@unit`
+    (qualify.py)."""
+    from .qualify import Collector
+
+    c = Collector()
     for r in results:
-        for name, s in r.structs.items():
-            layout = (s.defined_in, s.kind, s.size, s.align, s.fields)
-            by_name.setdefault(name, {}).setdefault(layout, (s, []))[1].append(r.name)
-    structs, conflicts = {}, []
-    for name, defs in by_name.items():
-        variants = list(defs.values())
-        if len({(s.kind, s.size, s.align, s.fields) for s, _ in variants}) == 1:
-            structs[name] = variants[0][0]
-            continue
-        files = [s.defined_in.rsplit(":", 1)[0] for s, _ in variants]
-        if len(set(files)) > 1:
-            conflicts.append(f"{name}: defined differently in {', '.join(sorted(set(files)))}")
-        for (s, unit_names), file in zip(variants, files):
-            if files.count(file) > 1:
-                conflicts.append(f"{name}: {s.defined_in} lays out differently in the units that include it; "
-                                 f"as {name}@{min(unit_names)} in {', '.join(sorted(unit_names))}")
-                file = min(unit_names)
-            key = f"{name}@{file}"
-            structs[key] = type(s)(key, s.kind, s.size, s.align, s.defined_in, s.fields, s.origin)
-    names: dict = {}
-    for r in results:
-        for alias, target in r.names.items():
-            if target in structs and alias not in structs:
-                names.setdefault(alias, target)
-    return dict(sorted(structs.items())), names, sorted(conflicts)
+        c.add(r.name, r.structs, r.names)
+    return c.result()
 
 
 def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
@@ -183,7 +163,7 @@ def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
     build = Build(version=b.version, hexversion=b.hexversion,
                   config={k: v for k, v in sorted(head.flags.items())},
                   target=Target(b.target.triple, head.pointer_size),
-                  inputs={"pyconfig_h": digest_files([b.pyconfig], b.pyconfig.parent),
+                  inputs={"pyconfig_h": digest_files([b.pyconfig_h], b.pyconfig_h.parent),
                           "headers": headers_digest(b.include_dir),
                           "source": source_digest},
                   vendor=b.vendor, defines=b.layout_defines())

@@ -29,8 +29,8 @@ def base_args(b: BuildInputs) -> list[str]:
             "-isystem", str(builtin_include())]
     for d in system_includes(b.target, b.sysroot):
         args += ["-isystem", str(d)]
-    if b.pyconfig.parent != b.include_dir:
-        args += ["-I", str(b.pyconfig.parent)]
+    if b.pyconfig_h.parent != b.include_dir:
+        args += ["-I", str(b.pyconfig_h.parent)]
     args += ["-I", str(b.include_dir), "-I", str(b.include_dir / "internal")]
     if b.include_root != b.include_dir:
         args += ["-I", str(b.include_root)]

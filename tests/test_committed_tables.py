@@ -38,9 +38,10 @@ def test_the_matrix_is_what_is_committed():
     m = matrix()
     expected = {f"cpython-{v}-x86_64-linux-gnu.yaml" for v in m["pyenv"]}
     words = {"release": "", "debug": "debug-", "free-threaded": "freethreaded-"}
-    expected |= {f"cpython-{e['version']}-{words[c]}{t}.yaml" for e in m["debian"] for c, t in e["builds"]}
+    expected |= {f"cpython-{e['version']}-debian-{words[c]}{t}.yaml" for e in m["debian"] for c, t in e["builds"]}
+    expected |= {f"cpython-{e['version']}-{words[c]}{t}.yaml" for e in m["debian"] for c, t in e.get("upstream", ())}
     assert expected == {p.name for p in GENERATED.glob("cpython-*.yaml")}
-    assert len(expected) >= 33
+    assert len(expected) >= 41
 
 
 def test_listiterobject_it_index_answers_in_every_table():
@@ -90,3 +91,22 @@ def test_offsets_verify_passes_on_debian_tables(only):
     proc = run("offsets.matrix", "--verify", "--only", only)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "0 mismatches" in proc.stdout
+
+
+@pytest.mark.parametrize("version", ["3.13.18", "3.14.10", "3.15.2"])
+def test_sources_not_served_debug_tables_have_dwarf_c_structs_release_tables_none(version):
+    """sid's source packages are not served: the debug table's .c structs come from libpython3.Xd's
+    DWARF (cross-checked when made, see tests/test_c_library_leaves.py); release tables have none."""
+    from offsets.names import resolve
+
+    debug = table_yaml.load(GENERATED / f"cpython-{version}-debian-debug-x86_64-linux-gnu.yaml")
+    release = table_yaml.load(GENERATED / f"cpython-{version}-debian-x86_64-linux-gnu.yaml")
+    header = {"dequeobject.leftblock": "PyVarObject", "rangeiterobject.start": "PyObject",
+              "enumobject.en_index": "PyObject"}
+    for name, head in header.items():      # each is the first field after the object header
+        s, f = resolve(debug, name)
+        assert f.offset == resolve(debug, head)[0].size, name
+    for struct in ("dequeobject", "enumobject"):  # .c structs: from DWARF, unless the sources are served
+        assert resolve(debug, struct)[0].origin == ("clang" if debug.build.inputs.get("source") else "dwarf")
+    assert release.build.inputs.get("source") or not [s for s in release.structs.values()
+                                                      if not s.defined_in.startswith("Include/")]

@@ -97,3 +97,23 @@ def test_cached_rescan_gives_the_same_table(tmp_path, monkeypatch):
     header.write_text(header.read_text().replace("int lineno;", "long lineno;"))
     changed = scanner.scan(build.from_prefix(tree, target="x86_64-linux-gnu"))
     assert changed.structs["_expr"].field("lineno").size == 8
+
+
+def test_pyconfig_of_any_file_name(tmp_path, table):
+    """`--pyconfig build/pyconfig-x86_64.h`: Python.h includes "pyconfig.h", so the scan includes a
+    content-addressed copy of that name; the table is the one a file named pyconfig.h gives."""
+    import subprocess
+    import sys
+
+    tree = tmp_path / "fake"
+    shutil.copytree(FAKE, tree)
+    odd = tmp_path / "build" / "pyconfig-x86_64.h"
+    odd.parent.mkdir()
+    (tree / "include" / "python3.99" / "pyconfig.h").rename(odd)
+    out = tmp_path / "t.yaml"
+    proc = subprocess.run([sys.executable, "-m", "offsets", "scan", "-q", "--prefix", str(tree), "--pyconfig", str(odd),
+                           "--target", "x86_64-linux-gnu", "-o", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    got = table_yaml.load(out)
+    assert got.build.inputs["pyconfig_h"] == table.build.inputs["pyconfig_h"]
+    assert got.structs == table.structs and got.build.config == table.build.config

@@ -1,0 +1,106 @@
+"""Every committed table is the one `make tables` verified (offsets/verified.py).
+
+The fast check: each table's bytes hash to the sha256 its index record verified, with this verifier
+and something compared. The rotating check: one table a day (OFFSETS_VERIFY_SAMPLE=NAME picks
+one) is verified again from its own inputs, by gcc's offsetof probes and DWARF, and compares as
+much as its record says. Truth: gcc and the binaries' DWARF, never the scanner.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from offsets import matrix, table_yaml, verified
+from offsets.errors import VerifyError
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATED = ROOT / "generated"
+#: A job whose inputs are small and cached: headers, plus .c structs from Debian's DWARF.
+JOB = "debian 3.14.10 debug x86_64-linux-gnu"
+TABLE = "cpython-3.14.10-debian-debug-x86_64-linux-gnu.yaml"
+
+
+def test_every_committed_table_is_the_one_its_record_verified():
+    assert verified.problems(GENERATED) == []
+
+
+@pytest.mark.slow
+def test_todays_sample_is_verified_again_from_its_own_inputs():
+    rows = verified.index_rows(GENERATED)
+    name = verified.sample(list(rows), os.environ.get("OFFSETS_VERIFY_SAMPLE"))
+    row = rows[name]
+    assert row.get("verified"), f"{name} has no verification record: run `make tables`"
+    job = matrix.job_for(row)
+    b = job.inputs()
+    binary = job.dwarf() if job.dwarf else None
+    result = verified.check(table_yaml.load(GENERATED / name), b, binary)
+    now = {c.name: (c.structs, c.fields) for c in result.checks}
+    recorded = {n: (c["structs"], c["fields"]) for n, c in row["verified"]["checks"].items()}
+    assert now == recorded, f"{name}: verified again, it compares {now}, its record says {recorded}"
+
+
+def test_the_sample_rotates_through_every_table():
+    import datetime
+
+    names = [f"t{i}.yaml" for i in range(7)]
+    day = datetime.date(2026, 1, 1)
+    assert {verified.sample(names, day=day + datetime.timedelta(days=i)) for i in range(7)} == set(names)
+    assert verified.sample(names, "t3") == "t3.yaml"
+    with pytest.raises(VerifyError):
+        verified.sample(names, "nothing")
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """`make tables` for one job into a fresh directory: the table and its index row."""
+    out = tmp_path_factory.mktemp("made")
+    assert matrix.main(["--only", JOB, "--out", str(out)]) == 0
+    return out
+
+
+def altered(text: str) -> tuple[str, str]:
+    """The table text with one number changed: listiterobject's it_index offset, 16 -> 24."""
+    lines = text.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("  _PyListIterObject:"))
+    i = next(j for j in range(start, len(lines)) if lines[j].lstrip().startswith("it_index: {offset: 16,"))
+    lines[i] = lines[i].replace("offset: 16,", "offset: 24,")
+    return "".join(lines), "_PyListIterObject.it_index"
+
+
+def test_make_tables_records_what_verified_each_table(made):
+    rec = verified.index_rows(made)[TABLE]["verified"]
+    assert rec["sha256"] == verified.sha256((made / TABLE).read_text())
+    assert rec["verifier"] == verified.VERIFIER
+    assert set(rec["checks"]) == {"gcc", "dwarf"}
+    assert all(c["mismatches"] == 0 and c["fields"] > 1000 for c in rec["checks"].values())
+    assert verified.problems(made) == []
+
+
+def test_one_altered_number_fails_the_ci_check_and_verification(made, tmp_path):
+    shutil.copy(made / "index.yaml", tmp_path / "index.yaml")
+    text, field = altered((made / TABLE).read_text())
+    (tmp_path / TABLE).write_text(text)
+    found = verified.problems(tmp_path)
+    assert len(found) == 1 and found[0].startswith(f"{TABLE}: its bytes") and "not the ones verified" in found[0]
+    # and verified again from its inputs, gcc names the field
+    job = matrix.job_for(verified.index_rows(made)[TABLE])
+    with pytest.raises(VerifyError) as e:
+        verified.check(table_yaml.load(tmp_path / TABLE), job.inputs(), None)
+    assert field in str(e.value) and "not written" in str(e.value)
+
+
+def test_make_tables_refuses_to_write_a_table_that_fails_verification(monkeypatch, tmp_path, capsys):
+    real = matrix.make
+
+    def wrong(job, opts):
+        table, b, binary = real(job, opts)
+        return table_yaml.loads(altered(table_yaml.dumps(table))[0], "altered"), b, binary
+
+    monkeypatch.setattr(matrix, "make", wrong)
+    assert matrix.main(["--only", JOB, "--out", str(tmp_path)]) == 1
+    assert not (tmp_path / TABLE).exists() and not (tmp_path / "index.yaml").exists()
+    err = capsys.readouterr().err
+    assert "fails verification against its own inputs" in err and "_PyListIterObject.it_index" in err
