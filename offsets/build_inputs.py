@@ -192,13 +192,16 @@ print(json.dumps({
 
 def describe(python: str) -> dict:
     """What interpreter `python` says of its build, by running it (never importing it here)."""
+    from .errors import interpreter_failure
+
     try:
-        proc = subprocess.run([python, "-I", "-c", _DESCRIBE], capture_output=True, text=True, timeout=60)
-    except OSError as e:
-        raise BuildError(f"cannot run {python}: {e.strerror}") from None
-    if proc.returncode:
-        raise BuildError(f"{python} failed to describe itself: {proc.stderr.strip().splitlines()[-1:]}")
-    return json.loads(proc.stdout)
+        proc = subprocess.run([python, "-I", "-c", _DESCRIBE], capture_output=True, text=True, timeout=60,
+                              errors="replace")
+        if not proc.returncode:
+            return json.loads(proc.stdout)
+    except (OSError, subprocess.TimeoutExpired, ValueError) as e:
+        raise BuildError(f"cannot run {python}: {getattr(e, 'strerror', None) or e}") from None
+    raise BuildError(interpreter_failure(python, proc.stderr))
 
 
 def shared_libpython(info: dict) -> Optional[Path]:

@@ -59,22 +59,121 @@ def dumps(table, source: str, source_sha256: str = None) -> str:
 
 def assemble(head: dict, lines: list) -> str:
     """The file text: `head` (with `sizes`, each struct line's length in bytes with its newline, so
-    that a reader can seek to one struct without reading the others) and the struct lines."""
+    that a reader can seek to one struct without reading the others, and `crc32`, each line's
+    checksum, which the runtime verifies when it decodes the line) and the struct lines."""
     lines = [line.decode() if isinstance(line, bytes) else line for line in lines]
-    head = dict(head, sizes=[len(line.encode()) + 1 for line in lines])
+    head = dict(head, sizes=[len(line.encode()) + 1 for line in lines], crc32=[line_crc(line) for line in lines])
     return "\n".join([_dump(head)] + lines) + "\n"
 
 
-def identity(table, file: str) -> dict:
+def line_crc(line) -> int:
+    import zlib
+
+    return zlib.crc32(line.encode() if isinstance(line, str) else line)
+
+
+def head_sha256(text: str) -> str:
+    """The digest of a compact table's first line, which its `index.json` entry carries."""
+    import hashlib
+
+    return hashlib.sha256(text.split("\n", 1)[0].encode()).hexdigest()
+
+
+def identity(table, file: str, text: str = "") -> dict:
     b = table.build
     return {"name": b.table_name, "file": file, "version": b.version, "hexversion": b.hexversion,
-            "config": dict(b.config), "triple": b.target.triple, "pointer_size": b.target.pointer_size}
+            "config": dict(b.config), "triple": b.target.triple, "pointer_size": b.target.pointer_size,
+            "head_sha256": head_sha256(text)}
 
 
 def index_text(entries: list, aliases: dict) -> str:
+    """`index.json`, whose `sha256` is the digest of the document without it (`index_digest`)."""
     doc = {"format": FORMAT, "note": NOTE.format(source="generated/*.yaml and offsets/data/aliases.yaml"),
            "aliases": aliases, "tables": sorted(entries, key=lambda e: e["name"])}
+    doc["sha256"] = index_digest(doc)
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"
+
+
+def index_digest(doc: dict) -> str:
+    import hashlib
+
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(body, indent=1, sort_keys=True).encode()).hexdigest()
+
+
+#: The longest header line a compact table may have (the largest shipped one is about 150 kB).
+MAX_HEAD_BYTES = 4 * 1024 * 1024
+_ENTRY = {"name": str, "file": str, "version": str, "hexversion": int, "config": dict, "triple": str,
+          "pointer_size": int, "head_sha256": str}
+
+
+def _is_int(v) -> bool:
+    return type(v) is int
+
+
+def check_index(doc) -> str:
+    """Why `index.json`'s content is not what `index_text` writes ('' if it is): its digest, the
+    shape of every entry, plain file names."""
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        return f"not an index of format {FORMAT}"
+    if doc.get("sha256") != index_digest(doc):
+        return "it fails its own checksum"
+    if not isinstance(doc.get("tables"), list) or not isinstance(doc.get("aliases"), dict):
+        return "no tables or aliases"
+    for e in doc["tables"]:
+        if not isinstance(e, dict) or any(not isinstance(e.get(k), t) or (t is int and not _is_int(e[k]))
+                                          for k, t in _ENTRY.items()):
+            return "an entry lacks a key of the index format"
+        if "/" in e["file"] or "\\" in e["file"] or e["file"].startswith("."):
+            return f"an entry names the file {e['file'][:60]!r}, which is not a plain name"
+    return ""
+
+
+def check_head(head) -> str:
+    """Why a compact table's first line is not a header of format 1 ('' if it is)."""
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        return "no format 1 header"
+    b = head.get("build")
+    if not (isinstance(b, dict) and isinstance(b.get("version"), str) and _is_int(b.get("hexversion"))
+            and isinstance(b.get("config"), dict) and isinstance(b.get("target"), dict)
+            and isinstance(b["target"].get("triple"), str) and b["target"].get("pointer_size") in (4, 8)):
+        return "its build is malformed"
+    structs, sizes, crcs = head.get("structs"), head.get("sizes"), head.get("crc32", [])
+    if not (isinstance(structs, list) and isinstance(sizes, list) and isinstance(crcs, list)
+            and all(isinstance(n, str) for n in structs)
+            and all(_is_int(n) and 0 < n <= MAX_LINE_BYTES for n in sizes) and all(_is_int(n) for n in crcs)):
+        return "its struct list is malformed"
+    if len(sizes) != len(structs) or ("crc32" in head and len(crcs) != len(structs)):
+        return f"{len(structs)} structs, {len(sizes)} line sizes, {len(crcs)} checksums"
+    names = head.get("names")
+    if not isinstance(names, dict) or not all(isinstance(v, str) for v in names.values()):
+        return "its names are malformed"
+    if not all(isinstance(head.get(k), t) for k, t in (("scanner", dict), ("skipped", list), ("conflicts", list))):
+        return "its scanner, skipped or conflicts entry is malformed"
+    return ""
+
+
+#: The longest struct line (the largest shipped one is about 400 kB).
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+def check_row(row, key: str) -> list:
+    """`row` (a decoded struct line) if its shape and numbers are those of a layout; ValueError if not.
+    The runtime serves these numbers without the model, so it checks them here."""
+    from .sanity import MAX_ALIGN, MAX_BYTES
+
+    if not (isinstance(row, list) and len(row) == 7 and row[0] == key and row[1] in ("struct", "union")
+            and _is_int(row[2]) and 0 <= row[2] <= MAX_BYTES and _is_int(row[3]) and 1 <= row[3] <= MAX_ALIGN
+            and isinstance(row[6], list)):
+        raise ValueError(f"struct {str(key)[:60]}: not a struct line of format 1")
+    for f in row[6]:
+        if not (isinstance(f, list) and len(f) == 8 and isinstance(f[0], str) and isinstance(f[3], str)
+                and _is_int(f[1]) and _is_int(f[2]) and 0 <= f[1] <= MAX_BYTES and 0 <= f[2] <= MAX_BYTES
+                and all(v is None or (_is_int(v) and 0 <= v <= MAX_BYTES) for v in f[4:7]) and f[7] in (0, 1)
+                and f[1] + f[2] <= row[2]):
+            raise ValueError(f"struct {key}: field {str(f[0] if isinstance(f, list) and f else f)[:60]!r} "
+                             f"is malformed")
+    return row
 
 
 def header(path: Path) -> tuple[dict, list[str]]:
@@ -92,9 +191,10 @@ def split_text(text, origin: str = "compact table") -> tuple[dict, list]:
         head = json.loads(lines[0])
     except ValueError:
         raise TableError(f"{origin}: not a compact table (its first line is not JSON)") from None
-    if not isinstance(head, dict) or head.get("format") != FORMAT:
-        raise TableError(f"{origin}: compact format {head.get('format') if isinstance(head, dict) else None!r} "
-                         f"is not {FORMAT}; reinstall offsets or run `python -m offsets.compact --write`")
+    why = check_head(head)
+    if why:
+        raise TableError(f"{origin}: not a compact table of format {FORMAT} ({why}); reinstall offsets or run "
+                         f"`python -m offsets.compact --write`")
     n = len(head["structs"])
     if len(lines) < n + 1:
         raise TableError(f"{origin}: truncated ({len(lines) - 1} struct lines for {n} structs)")
@@ -119,14 +219,14 @@ def table_from_head(head: dict, lines: list[str]):
     b = head["build"]
     try:
         build = Build(version=b["version"], hexversion=b["hexversion"], config=dict(b["config"]),
-                      target=Target(**b["target"]), inputs=dict(b["inputs"]))
+                      target=Target(**b["target"]), inputs=dict(b.get("inputs", {})))
         structs = {}
-        for line in lines:
-            s = struct_from_row(json.loads(line))
+        for key, line in zip(head["structs"], lines):
+            s = struct_from_row(check_row(json.loads(line), key))
             structs[s.name] = s
         return Table(build=build, scanner=dict(head["scanner"]), structs=structs, names=dict(head["names"]),
                      skipped=tuple(head["skipped"]), conflicts=tuple(head["conflicts"]))
-    except ModelError as e:
+    except (ModelError, ValueError, TypeError) as e:
         raise TableError(f"compact table {build_name(head)}: {e}") from None
 
 
@@ -161,7 +261,7 @@ def expected_files(root: Path) -> dict:
         table = table_yaml.load(yml)
         name = table.build.table_name + ".jsonl"
         files[name] = dumps(table, f"generated/{yml.name}", sha256_of(yml))
-        entries.append(identity(table, name))
+        entries.append(identity(table, name, files[name]))
     raw = yaml.safe_load((PACKAGE_DIR / "data" / "aliases.yaml").read_text())
     files["index.json"] = index_text(entries, alias_groups(raw))
     return files
@@ -187,8 +287,9 @@ def main(argv=None) -> int:
             continue
         stale.append(name)
         if args.write:
-            COMPACT_DIR.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+            from .atomic_write import write
+
+            write(path, text)
         elif name == "index.json":
             sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), text.splitlines(True),
                                                        f"a/{name}", f"b/{name}"))

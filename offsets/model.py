@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
+from . import sanity
 from .errors import ModelError
 
 #: Configuration macros that change struct layouts, in the order tables list them.
@@ -28,6 +29,7 @@ class Target:
     pointer_size: int
 
     def __post_init__(self) -> None:
+        sanity.check_target(self.triple, self.pointer_size)
         if self.pointer_size not in (4, 8):
             raise ModelError(f"target {self.triple}: pointer size {self.pointer_size} is not 4 or 8")
 
@@ -47,6 +49,7 @@ class Build:
     inputs: Mapping[str, Optional[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        sanity.check_version(self.version, self.hexversion)
         major, minor = (int(x) for x in self.version.split(".")[:2])
         if (self.hexversion >> 24, (self.hexversion >> 16) & 0xFF) != (major, minor):
             raise ModelError(f"version {self.version} does not match hexversion {self.hexversion:#010x}")
@@ -92,6 +95,7 @@ class Field:
 
     def __post_init__(self) -> None:
         where = f"field {self.path!r}"
+        sanity.check_field(self)
         if not self.path or self.path.startswith(".") or self.path.endswith(".") or ".." in self.path:
             raise ModelError(f"{where}: not a designator")
         if self.offset < 0 or self.size < 0:
@@ -126,6 +130,8 @@ class Struct:
 
     def __post_init__(self) -> None:
         where = f"struct {self.name!r}"
+        sanity.integer(self.size, f"{where}: size")
+        sanity.integer(self.align, f"{where}: align", 1, sanity.MAX_ALIGN)
         if self.kind not in ("struct", "union"):
             raise ModelError(f"{where}: kind {self.kind!r} is not struct or union")
         if self.origin not in ORIGINS:
@@ -142,6 +148,7 @@ class Struct:
             end = f.offset + f.size
             if end > self.size and not (f.flexible and f.offset <= self.size):
                 raise ModelError(f"{where}: field {f.path!r} ends at {end}, past the size {self.size}")
+        sanity.check_struct(self)
 
     def field(self, path: str) -> Field:
         for f in self.fields:
@@ -170,6 +177,7 @@ class Table:
                 raise ModelError(f"name {alias!r} points at {target!r}, which is not in the table")
             if alias in self.structs:
                 raise ModelError(f"name {alias!r} is both a struct and an alias")
+        sanity.check_alignment(self)
 
     @property
     def field_count(self) -> int:

@@ -3,11 +3,10 @@ reviewed alias file (`data/aliases.yaml`), with the closest known names suggeste
 """
 from __future__ import annotations
 
-import difflib
 from functools import lru_cache
 from importlib import resources
 
-from .errors import UnknownNameError
+from .errors import UnknownNameError, close_matches
 from .model import Field, Struct, Table
 
 
@@ -37,7 +36,7 @@ def find_struct(table: Table, struct: str) -> Struct:
         if key in table.structs:
             return table.structs[key]
     known = list(table.structs) + list(table.names)
-    raise UnknownNameError(struct, difflib.get_close_matches(struct, known, n=3, cutoff=0.6),
+    raise UnknownNameError(struct, close_matches(struct, known, 0.6),
                            where=f"CPython {table.build.version} ({table.build.target.triple})")
 
 
@@ -51,5 +50,5 @@ def resolve(table: Table, name: str) -> tuple[Struct, Field | None]:
         if f.path == path:
             return s, f
     paths = [f.path for f in s.fields]
-    close = difflib.get_close_matches(path, paths, n=3, cutoff=0.5)
+    close = close_matches(path, paths, 0.5)
     raise UnknownNameError(name, [f"{struct}.{p}" for p in close], where=f"struct {s.name}")
