@@ -132,7 +132,8 @@ def check_index(doc) -> str:
 def check_head(head) -> str:
     """Why a compact table's first line is not a header of format 1 ('' if it is)."""
     if not isinstance(head, dict) or head.get("format") != FORMAT:
-        return "no format 1 header"
+        fmt = head.get("format") if isinstance(head, dict) else None
+        return f"compact format {str(fmt)[:20] if _is_int(fmt) else None}"
     b = head.get("build")
     if not (isinstance(b, dict) and isinstance(b.get("version"), str) and _is_int(b.get("hexversion"))
             and isinstance(b.get("config"), dict) and isinstance(b.get("target"), dict)
