@@ -7,8 +7,9 @@ message names the offending entry. The rules (docs/table-format.md, "Invariants"
 - a version agrees with its hexversion (major, minor, micro, release level and serial);
 - a known CPU's pointer size agrees with the triple (x86_64 8, i686 4 ...);
 - a field lies within its struct and within the named member it belongs to; in a struct, a
-  field starts at or after the end of the field before it (bitfields and flexible arrays aside),
-  unless it starts where an earlier one starts (the next member of an anonymous union, flattened);
+  field (bitfields and flexible arrays aside) overlaps no other field of its level, unless it
+  starts where an earlier one starts (the next member of an anonymous union, flattened) or comes
+  after one that did (that member's own members);
 - in a struct that is not packed, a field's offset is a multiple of its type's alignment, where
   that alignment is known (pointers, C's fixed-size scalars, structs of the same table).
 """
@@ -93,7 +94,7 @@ def check_struct(s) -> None:
     """Sizes and alignment in range, fields within their parents, siblings not overlapping."""
     where = f"struct {s.name!r}"
     by_path = {f.path: f for f in s.fields}
-    last: dict = {}           # parent path -> (end of the sibling before, offsets siblings started at)
+    last: dict = {}     # parent path -> [end of the sibling before, offsets siblings started at, siblings]
     for f in s.fields:
         parent_path, _, _ = f.path.rpartition(".")
         parent = by_path.get(parent_path) if parent_path else None
@@ -103,12 +104,16 @@ def check_struct(s) -> None:
                              f"{parent_path!r} ({parent.offset}..{parent.offset + parent.size})")
         if f.is_bitfield or f.flexible or (s.kind == "union" and not parent_path) or _in_union(parent):
             continue
-        end, starts = last.get(parent_path, (0, set()))
+        end, starts, before = last.setdefault(parent_path, [0, set(), []])
         if f.offset < end and f.offset not in starts:
-            raise ModelError(f"{where}: field {f.path!r} at {f.offset} overlaps the field before it, "
-                             f"which ends at {end}")
+            other = next((g for g in before if g.offset < f.offset + f.size and f.offset < g.offset + g.size), None)
+            if other is not None:
+                raise ModelError(f"{where}: field {f.path!r} ({f.offset}..{f.offset + f.size}) overlaps "
+                                 f"{other.path!r} ({other.offset}..{other.offset + other.size})")
+        else:           # in order, or a restart: the next member of an anonymous union begins
+            last[parent_path][0] = f.offset + f.size
         starts.add(f.offset)
-        last[parent_path] = (f.offset + f.size, starts)     # a restart begins the next union member
+        before.append(f)
 
 
 def _in_union(parent) -> bool:
