@@ -20,13 +20,16 @@ from .errors import OutputError
 STDOUT = "-"
 
 
-def target(path) -> Path:
+def target(path, probe: bool = False) -> Path:
     """The file `path` names, checked before any work is done: it does not exist yet, or it is a
-    regular file (through a symlink too: the file the link names is the one replaced)."""
+    regular file (through a symlink too: the file the link names is the one replaced). With
+    `probe`, a temporary file is also made and removed in its folder, to fail before long work."""
     path = Path(os.path.realpath(path))
     try:
         st = os.stat(path)
     except FileNotFoundError:
+        if probe:
+            _probe(path.parent)
         return path
     except OSError as e:
         raise OutputError(f"cannot write {path}: {e.strerror}") from None
@@ -34,7 +37,20 @@ def target(path) -> Path:
         kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise OutputError(f"refusing to write {path}: it is {kind}; give the path of a file "
                           f"(or '-' for standard output)")
+    if probe:
+        _probe(path.parent)
     return path
+
+
+def _probe(folder: Path) -> None:
+    """A file can be created in `folder` (made if missing, as `write` would)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".offsets-probe.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise OutputError(f"cannot write in {folder}: {e.strerror or e}") from None
 
 
 def unchanged(path: Path, data: bytes) -> bool:

@@ -194,7 +194,7 @@ def run_report(args) -> int:
     from .atomic_write import STDOUT, target, write
 
     if args.output != STDOUT:
-        target(args.output)         # refuse a device or a folder before the work
+        target(args.output, probe=True)     # refuse a device, a folder, /proc before the work
     html = render(tables, args.struct)
     write(args.output, html)
     if args.output != STDOUT:

@@ -108,7 +108,7 @@ def run_scan(args) -> int:
     out = args.output or "."
     folder = out != STDOUT and (out.endswith("/") or Path(out).is_dir())
     if out != STDOUT and not folder:
-        target(out)                 # refuse a device, a FIFO or a folder before scanning
+        target(out, probe=True)     # refuse a device, a FIFO, /proc before scanning
     table = scan_table(args, say)
     if folder:
         out = str(Path(out) / f"{table.build.table_name}.yaml")

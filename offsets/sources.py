@@ -47,8 +47,20 @@ def rules() -> dict:
 _WITNESS: Optional[dict] = None
 
 
+#: The largest file of a source tree read as text (CPython's largest .c file is about 1 MB).
+MAX_TEXT_BYTES = 64 * 1024 * 1024
+
+
 def _text(path) -> str:
-    data = Path(path).read_bytes()
+    """A file's text; `BuildError` for a file larger than `MAX_TEXT_BYTES` or not a regular file."""
+    import stat
+
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_TEXT_BYTES:
+            raise BuildError(f"{path}: not a regular file of at most {MAX_TEXT_BYTES // (1024 * 1024)} MB; "
+                             f"a source tree holds none such")
+        data = f.read(MAX_TEXT_BYTES + 1)
     if _WITNESS is not None:
         _WITNESS[("sha256", str(path))] = hashlib.sha256(data).hexdigest()
     return data.decode(errors="replace")
@@ -117,7 +129,7 @@ def configure_values(b: BuildInputs, source: Path) -> dict:
     version = read_version(source / "Include")[0]
     minor = ".".join(version.split(".")[:2])
     flags = abiflags(b.pyconfig, b.config)
-    fill = {"srcdir": str(source), "multiarch": b.target.multiarch, "abiflags": flags,
+    fill = {"srcdir": shlex.quote(str(source)), "multiarch": b.target.multiarch, "abiflags": flags,
             "nodot": minor.replace(".", ""), "minor": minor, "mpdec": data["mpdec"][b.target.triple],
             "opt": "" if "d" in flags else "-DNDEBUG"}
     values = dict(data["configure"])
@@ -272,7 +284,7 @@ def _includes(path: Path) -> tuple[tuple[bool, str, frozenset, frozenset], ...]:
     it to count (only plain #ifdef/#ifndef/#if defined(M) conditions are understood; others count)."""
     try:
         text = _text(path)
-    except OSError:
+    except (OSError, BuildError):       # a huge or special file: clang's unit, under its limit, says so
         return ()
     out, stack = [], []           # stack of (must_defined, must_undefined) for each open #if
     for kind, rest in _DIRECTIVE.findall(text):
@@ -372,7 +384,7 @@ def plan(b: BuildInputs) -> list[Plan]:
     data = rules()
     values = configure_values(b, source)
     mk = Makefile(_text(makefile), values)
-    mk.vars.setdefault("srcdir", str(source))
+    mk.vars.setdefault("srcdir", shlex.quote(str(source)))     # split with shell rules: a path may hold spaces
     builddir = [b.pyconfig.parent, source]
     files = sorted(str(p.relative_to(source)) for d in SCANNED_DIRS for p in (source / d).rglob("*.c") if _probe(p))
     sysdirs = (builtin_include(), *system_includes(b.target, b.sysroot))
