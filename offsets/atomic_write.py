@@ -18,12 +18,18 @@ from pathlib import Path
 from .errors import OutputError
 
 STDOUT = "-"
+#: Paths that name streams of a process (/dev/stdout is whatever fd 1 is) or kernel objects.
+_KERNEL = ("/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/", "/sys/")
 
 
 def target(path, probe: bool = False) -> Path:
     """The file `path` names, checked before any work is done: it does not exist yet, or it is a
     regular file (through a symlink too: the file the link names is the one replaced). With
     `probe`, a temporary file is also made and removed in its folder, to fail before long work."""
+    given = os.path.abspath(path)
+    if given.startswith(_KERNEL):
+        raise OutputError(f"refusing to write {given}: it is a stream or a kernel file, not a regular file "
+                          f"(give '-' for standard output)")
     path = Path(os.path.realpath(path))
     try:
         st = os.stat(path)

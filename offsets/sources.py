@@ -16,6 +16,7 @@ import json
 import os
 import pickle
 import re
+import shlex
 import shutil
 from dataclasses import dataclass
 from functools import lru_cache

@@ -41,13 +41,17 @@ def parse_limited(parse, unit, limit: int = None):
     its result, or its `ScanError`, or a `ScanError` saying how the child died."""
     import resource
 
+    import tempfile
+
     limit = budget() if limit is None else limit
+    said = tempfile.TemporaryFile()                     # the child's stderr (libclang's crash reports)
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:                                        # the child: parse, send, exit
         code = 0
         try:
             os.close(read_end)
+            os.dup2(said.fileno(), 2)
             cap = _address_space() + limit
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
             try:
@@ -71,18 +75,22 @@ def parse_limited(parse, unit, limit: int = None):
             data = f.read()
     finally:
         _, status = os.waitpid(pid, 0)
+        said.seek(0)
+        lines = [ln.strip() for ln in said.read(4096).decode(errors="replace").splitlines() if ln.strip()]
+        said.close()
     mb = limit // (1024 * 1024)
+    clang = f" (libclang said: {lines[0]})" if lines else ""
     if data:
         kind, value = pickle.loads(data)
         if kind == "ok":
             return value
         if kind == "error":
-            raise ScanError(value)
+            raise ScanError(value + clang)
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         how = f"killed by {signal.Signals(sig).name}" if sig in signal.Signals._value2member_map_ else f"signal {sig}"
     else:
         how = f"exit status {os.WEXITSTATUS(status)}"
-    raise ScanError(f"{unit.name}: the parser ran out of its {mb} MB memory limit or died ({how}); a unit that "
-                    f"includes a huge or endless file (/dev/zero) ends here; raise OFFSETS_UNIT_MEMORY_MB if "
-                    f"the unit is genuine")
+    raise ScanError(f"{unit.name}: the parser ran out of its {mb} MB memory limit or died ({how}){clang}; a "
+                    f"unit that includes a huge or endless file (/dev/zero) ends here; raise "
+                    f"OFFSETS_UNIT_MEMORY_MB if the unit is genuine")
