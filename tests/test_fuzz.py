@@ -60,8 +60,11 @@ TOKENS = [b"-1", b"0", b"24.0", b"1e30", b"99999999999999999999", b"2147483648",
 
 
 @pytest.fixture(scope="module", autouse=True)
-def announce():
-    print(f"\nfuzz seed {SEED} (replay: OFFSETS_FUZZ_SEED={SEED})", file=sys.__stderr__)
+def announce(pytestconfig):
+    """The seed, on the terminal whatever the capture mode."""
+    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(f"\nfuzz seed {SEED} (replay: OFFSETS_FUZZ_SEED={SEED})", file=sys.stderr, flush=True)
     yield
 
 
@@ -96,6 +99,10 @@ def expect_clean(fn, *args):
         except OffsetsError as e:
             assert "\n" not in str(e), str(e)
             return None
+        except Hang:
+            raise
+        except Exception as e:
+            raise AssertionError(f"{type(e).__name__} escaped (seed {SEED}, replay: OFFSETS_FUZZ_SEED={SEED}): {e}") from e
 
 
 #: What a number of a table may become ("number" mutations keep the YAML valid, so the model sees them).
