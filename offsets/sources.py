@@ -14,7 +14,6 @@ import fnmatch
 import hashlib
 import json
 import os
-import pickle
 import re
 import shlex
 import shutil
@@ -26,6 +25,7 @@ from typing import Optional
 
 import yaml
 
+from . import data_cache
 from .build_inputs import BuildInputs, digest_files, pyconfig_defines, read_version
 from .clang_headers import builtin_include
 from .clang_scan import Unit
@@ -88,7 +88,7 @@ def _witness_holds(kind: str, path: str, value) -> bool:
         return os.path.isdir(path) == value
     if kind == "sha256":
         try:
-            return hashlib.sha256(Path(path).read_bytes()).hexdigest() == value
+            return data_cache.file_sha256(path) == value
         except OSError:
             return False
     if kind == "which":
@@ -511,12 +511,11 @@ def source_units(b: BuildInputs) -> tuple[list[Unit], list[str], str]:
     global _WITNESS
     _check_version(b)
     path = _plan_path(b)
-    try:
-        witness, result = pickle.loads(path.read_bytes())
+    saved = _load_plan(path)
+    if saved is not None:
+        witness, result = saved
         if all(_witness_holds(kind, p, v) for (kind, p), v in witness.items()):
             return result
-    except Exception:  # no saved plan, or an unreadable one: plan afresh
-        pass
     _WITNESS = {("listing", str(b.source)): _listing(b.source)}
     try:
         _text(b.pyconfig)
@@ -525,11 +524,26 @@ def source_units(b: BuildInputs) -> tuple[list[Unit], list[str], str]:
         witness = _WITNESS
     finally:
         _WITNESS = None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{os.getpid()}.tmp"
-    tmp.write_bytes(pickle.dumps((witness, result)))
-    tmp.replace(path)
+    units, skipped, digest = result
+    data_cache.store(path, path.stem, {"witness": [[kind, p, v] for (kind, p), v in witness.items()],
+                                       "units": [[u.name, u.path, u.args, u.roots, u.owned] for u in units],
+                                       "skipped": skipped, "digest": digest})
     return result
+
+
+def _load_plan(path: Path):
+    """(witness, result) of a saved plan (`data_cache`: plain data), or None."""
+    doc = data_cache.load(path, path.stem)
+    try:
+        witness = {(kind, p): (tuple(map(tuple, v)) if kind == "listing" else v) for kind, p, v in doc["witness"]}
+        units = [Unit(name=n, path=p, args=tuple(a), roots=tuple(map(tuple, r)), owned=tuple(o))
+                 for n, p, a, r, o in doc["units"]]
+        skipped, digest = list(doc["skipped"]), doc["digest"]
+    except Exception:       # noqa: BLE001 - no saved plan, or not one _source_units made: plan afresh
+        return None
+    if not all(isinstance(x, str) for u in units for x in (u.name, u.path, *u.args, *u.owned)):
+        return None
+    return witness, (units, skipped, digest)
 
 
 def _plan_path(b: BuildInputs) -> Path:
@@ -541,7 +555,7 @@ def _plan_path(b: BuildInputs) -> Path:
     blob = json.dumps([__version__, code, resources.files("offsets").joinpath("data/source_units.yaml").read_text(),
                        str(b.source), str(b.pyconfig), str(b.include_dir), b.target.triple, str(b.sysroot), b.config,
                        list(b.defines()), str(builtin_include()), [str(d) for d in system_includes(b.target, b.sysroot)]])
-    return cache_dir() / "plans" / (hashlib.sha256(blob.encode()).hexdigest() + ".pickle")
+    return cache_dir() / "plans" / (hashlib.sha256(blob.encode()).hexdigest() + ".json")
 
 
 def _source_units(b: BuildInputs) -> tuple[list[Unit], list[str], str]:

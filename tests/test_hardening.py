@@ -458,6 +458,21 @@ def test_a_planted_or_tampered_cache_entry_is_a_miss(tmp_path, monkeypatch):
     assert table_yaml.dumps(scanner.scan(b, scanner.ScanOptions(jobs=1))) == first
 
 
+def test_the_dwarf_cache_is_data_too(tmp_path, monkeypatch):
+    from offsets import dwarf
+
+    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "s.c").write_text("struct s { int a; long b; } x;\n")
+    so = tmp_path / "s.so"
+    subprocess.run(["gcc", "-g", "-shared", "-fPIC", "-o", so, tmp_path / "s.c"], check=True)
+    fresh = dwarf.read(so)
+    (entry,) = (tmp_path / "cache" / "dwarf").glob("*.json")
+    # gcc's layout of struct s on x86_64: b follows a, padded to 8
+    assert dwarf.read(so).structs["s"].field("b").offset == fresh.structs["s"].field("b").offset == 8
+    entry.write_bytes(entry.read_bytes().replace(b'["b",8', b'["b",4', 1))      # tampered: a miss
+    assert dwarf.read(so).structs["s"].field("b").offset == 8
+
+
 # ---------------------------------------------------------------- 7. paths with spaces
 def test_a_source_tree_whose_path_has_spaces(tmp_path, debian311):
     from offsets import build_inputs as build, scanner
@@ -469,11 +484,19 @@ def test_a_source_tree_whose_path_has_spaces(tmp_path, debian311):
         "OBJECT_OBJS= Objects/a.o\nPY_CPPFLAGS= -I. -I$(srcdir)/Include -I$(srcdir)/Include/internal\n"
         "PY_CORE_CFLAGS= $(PY_CPPFLAGS) -DPy_BUILD_CORE\n.c.o:\n\t$(CC) -c $(PY_CORE_CFLAGS) -o $@ $<\n")
     (tree / "Objects/a.c").write_text('#include "Python.h"\ntypedef struct { PyObject_HEAD long v; } spaced;\n')
-    t = scanner.scan(build.from_source(tree, debian311.pyconfig("amd64", "x86_64-linux-gnu")),
-                     scanner.ScanOptions(jobs=1, use_cache=False))
+    b = build.from_source(tree, debian311.pyconfig("amd64", "x86_64-linux-gnu"))
+    t = scanner.scan(b, scanner.ScanOptions(jobs=1, use_cache=False))
     # PyObject_HEAD is 16 bytes on x86_64 release builds (sizeof(PyObject), a live interpreter's
     # object.__basicsize__), so the long that follows is at 16
     assert t.structs["spaced"].field("v").offset == object.__basicsize__ == 16
+    # the saved plan is data: a tampered one is planned afresh, to the same units
+    from offsets import sources
+
+    plan = sources._plan_path(b)
+    assert plan.suffix == ".json" and plan.exists()
+    first = sources.source_units(b)
+    plan.write_bytes(plan.read_bytes().replace(b"-DPy_BUILD_CORE", b"-DEVIL", 1))
+    assert sources.source_units(b) == first and b"-DEVIL" not in plan.read_bytes()
 
 
 def test_makefile_words_split_with_shell_rules():
