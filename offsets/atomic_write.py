@@ -49,9 +49,13 @@ def target(path, probe: bool = False) -> Path:
 
 
 def _probe(folder: Path) -> None:
-    """A file can be created in `folder` (made if missing, as `write` would)."""
+    """A file can be created in `folder`, or in its nearest existing ancestor when `write` would
+    make the folders (nothing is left behind, no folder made)."""
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        if not folder.is_dir():
+            raise NotADirectoryError(20, "Not a directory")
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".offsets-probe.", suffix=".tmp")
         os.close(fd)
         os.unlink(tmp)

@@ -144,6 +144,9 @@ def test_scan_to_unwritable_places_is_one_line(tmp_path, capsys):
     before = snapshot(tmp_path)
     refused(capsys, "scan", "--prefix", FAKE, "-o", tmp_path / "file" / "x.yaml", match="x.yaml: Not a directory")
     assert snapshot(tmp_path) == before
+    # a scan that fails leaves no folder behind that -o named
+    refused(capsys, "scan", "--prefix", tmp_path / "nowhere", "-o", tmp_path / "new" / "t.yaml", match="nowhere")
+    assert snapshot(tmp_path) == before
 
 
 def test_scan_output_replaces_a_non_utf8_file_and_leaves_the_rest(fake_table, tmp_path):
