@@ -220,6 +220,7 @@ def table_from_head(head: dict, lines: list[str]):
     """The full `Table` (every struct decoded and checked by the model): for the CLI and tests."""
     from .errors import ModelError, TableError
     from .model import Build, Table, Target
+    from .sanity import check_table
 
     b = head["build"]
     try:
@@ -229,8 +230,10 @@ def table_from_head(head: dict, lines: list[str]):
         for key, line in zip(head["structs"], lines):
             s = struct_from_row(check_row(json.loads(line), key))
             structs[s.name] = s
-        return Table(build=build, scanner=dict(head["scanner"]), structs=structs, names=dict(head["names"]),
-                     skipped=tuple(head["skipped"]), conflicts=tuple(head["conflicts"]))
+        table = Table(build=build, scanner=dict(head["scanner"]), structs=structs, names=dict(head["names"]),
+                      skipped=tuple(head["skipped"]), conflicts=tuple(head["conflicts"]))
+        check_table(table)
+        return table
     except (ModelError, ValueError, TypeError) as e:
         raise TableError(f"compact table {build_name(head)}: {e}") from None
 

@@ -148,7 +148,6 @@ class Struct:
             end = f.offset + f.size
             if end > self.size and not (f.flexible and f.offset <= self.size):
                 raise ModelError(f"{where}: field {f.path!r} ends at {end}, past the size {self.size}")
-        sanity.check_struct(self)
 
     def field(self, path: str) -> Field:
         for f in self.fields:
@@ -177,7 +176,6 @@ class Table:
                 raise ModelError(f"name {alias!r} points at {target!r}, which is not in the table")
             if alias in self.structs:
                 raise ModelError(f"name {alias!r} is both a struct and an alias")
-        sanity.check_alignment(self)
 
     @property
     def field_count(self) -> int:

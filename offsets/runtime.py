@@ -419,9 +419,13 @@ def build() -> Match:
 
 def current_table():
     """The table in use as a full `model.Table` (every struct decoded): for the CLI."""
+    return current_layouts(_current())
+
+
+def current_layouts(t: Loaded):
+    """A loaded table as a full `model.Table`: every struct decoded and checked."""
     from .compact import table_from_head
 
-    t = _current()
     return table_from_head(t.head, [t._line(i) for i in range(len(t.order))])
 
 
@@ -434,6 +438,7 @@ def use_table(path, verify: bool = True) -> Match:
     path = os.fspath(path)
     if path.endswith(".jsonl"):
         t = load_compact(path)
+        current_layouts(t)          # every struct checked by the model and its rules, once
     else:
         from . import compact, table_yaml
 

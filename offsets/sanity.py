@@ -1,7 +1,10 @@
 """The nonsense rules of the layout model: values no C compiler could have produced.
 
-`model.py` calls these from its constructors, so a table that breaks one cannot be loaded; every
-message names the offending entry. The rules (docs/table-format.md, "Invariants"):
+`model.py`'s constructors check each value (integers, ranges, version, pointer size); every
+reader of a table file (`table_yaml`, `compact`) also checks each struct's layout as a whole
+(`check_table`), so a table that breaks a rule cannot be loaded. (Tests still build deliberately
+wrong layouts in memory, to show that gcc, DWARF and the live check catch them.) Every message
+names the offending entry. The rules (docs/table-format.md, "Invariants"):
 
 - numbers are integers (not 24.0, not true) below `MAX_BYTES`; alignments at most `MAX_ALIGN`;
 - a version agrees with its hexversion (major, minor, micro, release level and serial);
@@ -90,8 +93,15 @@ def check_field(f) -> None:
         raise ModelError(f"{where}: flexible is {_short(f.flexible)}, not true or false")
 
 
+def check_table(table) -> None:
+    """The layout rules of every struct of a table that was read from a file."""
+    for s in table.structs.values():
+        check_struct(s)
+    check_alignment(table)
+
+
 def check_struct(s) -> None:
-    """Sizes and alignment in range, fields within their parents, siblings not overlapping."""
+    """Fields within their parents, siblings not overlapping."""
     where = f"struct {s.name!r}"
     by_path = {f.path: f for f in s.fields}
     last: dict = {}     # parent path -> [end of the sibling before, offsets siblings started at, siblings]

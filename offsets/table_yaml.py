@@ -14,6 +14,7 @@ from importlib import resources
 
 from .errors import ModelError, TableError
 from .model import LAYOUT_FLAGS, Build, Field, Struct, Table, Target
+from .sanity import check_table
 from .yaml_strict import parse, read_text
 
 SCHEMA = 1
@@ -112,8 +113,10 @@ def from_data(data: object, origin: str = "table") -> Table:
             fields = tuple(Field(path=p, **f) for p, f in s["fields"].items())
             structs[name] = Struct(name=name, kind=s["kind"], size=s["size"], align=s["align"],
                                    defined_in=s["defined_in"], fields=fields, origin=s.get("origin", "clang"))
-        return Table(build=build, scanner=dict(data["scanner"]), structs=structs, names=dict(data.get("names", {})),
-                     skipped=tuple(data.get("skipped", ())), conflicts=tuple(data.get("conflicts", ())))
+        table = Table(build=build, scanner=dict(data["scanner"]), structs=structs, names=dict(data.get("names", {})),
+                      skipped=tuple(data.get("skipped", ())), conflicts=tuple(data.get("conflicts", ())))
+        check_table(table)
+        return table
     except ModelError as e:
         raise TableError(f"{origin}: {e}") from None
 
