@@ -79,9 +79,13 @@ def write(path, content, if_changed: bool = False) -> bool:
     With `if_changed`, a file already holding these bytes is left alone. True if written."""
     data = content.encode() if isinstance(content, str) else content
     if str(path) == STDOUT:
+        out = getattr(sys.stdout, "buffer", None)
+        if out is None:                     # a text stream (redirected in process)
+            sys.stdout.write(data.decode())
+            return True
         sys.stdout.flush()
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        out.write(data)
+        out.flush()
         return True
     dest = target(path)
     if if_changed and unchanged(dest, data):
