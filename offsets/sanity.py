@@ -95,13 +95,15 @@ def check_field(f) -> None:
 
 def check_table(table) -> None:
     """The layout rules of every struct of a table that was read from a file."""
+    unions = {name for name, s in table.structs.items() if s.kind == "union"}
+    unions |= {alias for alias, target in table.names.items() if target in unions}
     for s in table.structs.values():
-        check_struct(s)
+        check_struct(s, unions)
     check_alignment(table)
 
 
-def check_struct(s) -> None:
-    """Fields within their parents, siblings not overlapping."""
+def check_struct(s, unions=frozenset()) -> None:
+    """Fields within their parents, siblings not overlapping (`unions`: the union types' names)."""
     where = f"struct {s.name!r}"
     by_path = {f.path: f for f in s.fields}
     last: dict = {}     # parent path -> [end of the sibling before, offsets siblings started at, siblings]
@@ -112,7 +114,7 @@ def check_struct(s) -> None:
                 parent.offset <= f.offset and f.offset + f.size <= parent.offset + parent.size):
             raise ModelError(f"{where}: field {f.path!r} ({f.offset}..{f.offset + f.size}) lies outside "
                              f"{parent_path!r} ({parent.offset}..{parent.offset + parent.size})")
-        if f.is_bitfield or f.flexible or (s.kind == "union" and not parent_path) or _in_union(parent):
+        if f.is_bitfield or f.flexible or (s.kind == "union" and not parent_path) or _in_union(parent, unions):
             continue
         end, starts, before = last.setdefault(parent_path, [0, set(), []])
         if f.offset < end and f.offset not in starts:
@@ -126,8 +128,9 @@ def check_struct(s) -> None:
         before.append(f)
 
 
-def _in_union(parent) -> bool:
-    return parent is not None and parent.type.startswith("union ")
+def _in_union(parent, unions) -> bool:
+    """Whether a named member is of a union type (spelled `union ...`, or a typedef of a union)."""
+    return parent is not None and (parent.type.startswith("union ") or parent.type in unions)
 
 
 _QUALIFIERS = re.compile(r"\b(?:const|volatile)\b|\s*\[\d*\]")
