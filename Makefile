@@ -1,5 +1,7 @@
 # Two commands set everything up on a fresh machine: `make run` and `make test`.
+# PYTHON is the interpreter `make run` scans; VENV_PYTHON (3.8+) the one the venv runs on.
 PYTHON ?= python3
+VENV_PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 # Downloads and scan results are cached in $OFFSETS_CACHE (default ~/.cache/offsets).
@@ -32,7 +34,11 @@ $(VENV)/.installed: pyproject.toml setup.py
 	@command -v chromium >/dev/null || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; } || \
 	  echo "no chromium: the report's browser test will fail"
-	$(PYTHON) -m venv $(VENV)
+	@$(VENV_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 8))' || \
+	  { echo "$(VENV_PYTHON) is older than 3.8, which offsets needs: give VENV_PYTHON=python3.X"; exit 2; }
+	@# a venv made by an unsupported interpreter (an older Makefile used PYTHON) is made again
+	@$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 8))' 2>/dev/null || rm -rf $(VENV)
+	$(VENV_PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip 'setuptools>=68' wheel   # wheel: tests build the runtime wheel offline
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@

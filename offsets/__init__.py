@@ -10,9 +10,12 @@ Data flow, one module per stage:
     preamble.py                       units starting with the same text share one precompiled header
     scanner.py                        parallel, cached scan of all units -> one Table
     qualify.py, storage.py            naming (a name of two layouts: NAME@FILE) and listing rules both readers share
+    unit_limit.py, unit_cache.py, data_cache.py  a unit parsed in a child under RLIMIT_AS; caches as checked JSON data
     dwarf.py, dwarf_read.py, dwarf_raw.py  second reader: layouts from a binary's DWARF; fill + cross-check
     model.py                          Build, Target, Struct, Field, Table: frozen values
-    table_yaml.py                     Table <-> YAML (schema in data/table.schema.json)
+    sanity.py                         the rules no compiler's layout breaks (integers, overlaps, alignment...)
+    table_yaml.py, yaml_strict.py     Table <-> YAML (schema in data/table.schema.json); bounded, alias-free parsing
+    atomic_write.py                   every output: a unique temporary file renamed into place; never a device
     names.py                          struct.field names, aliases across versions, suggestions
     cli.py                            the `offsets` command
     compact.py                        generated/*.yaml -> data/compact/ (what the runtime reads)

@@ -245,18 +245,16 @@ def from_source(source, pyconfig, target=None, config=None, sysroot=None,
 def describe(python: str) -> dict:
     """What interpreter `python` says of its build (identity.running()), by running identity.py
     with it (never importing it here)."""
+    from .errors import interpreter_failure
+
     try:
-        proc = subprocess.run([python, "-I", identity.__file__], capture_output=True, text=True, timeout=120)
-    except OSError as e:
-        raise BuildError(f"cannot run {python}: {e.strerror}") from None
-    except subprocess.TimeoutExpired:
-        raise BuildError(f"{python} did not describe itself within 120 s") from None
-    if proc.returncode:
-        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-        hint = (" (a pyenv shim with no version selected: pick one with `pyenv shell`/`pyenv local`, or pass the "
-                "interpreter's full path)") if "pyenv" in proc.stderr else ""
-        raise BuildError(f"{python} failed to describe itself: {last}{hint}")
-    return json.loads(proc.stdout)
+        proc = subprocess.run([python, "-I", identity.__file__], capture_output=True, text=True, timeout=120,
+                              errors="replace")
+        if not proc.returncode:
+            return json.loads(proc.stdout)
+    except (OSError, subprocess.TimeoutExpired, ValueError) as e:
+        raise BuildError(f"cannot run {python}: {getattr(e, 'strerror', None) or e}") from None
+    raise BuildError(interpreter_failure(python, proc.stderr))
 
 
 def shared_libpython(info: dict) -> Optional[Path]:

@@ -267,7 +267,9 @@ def main(argv=None) -> int:
         if old != text:
             stale.append(name)
             if args.write:
-                path.write_text(text)
+                from .atomic_write import write
+
+                write(path, text)
             else:
                 diff = list(difflib.unified_diff(old.splitlines(True), text.splitlines(True),
                                                  f"a/generated/{name}", f"b/generated/{name}"))

@@ -116,13 +116,15 @@ def run_diff(args) -> int:
     old = load_one(args.old)
     if args.new and _has_build_options(args):
         raise TableError("give either NEW.yaml or build options (--python, --prefix ...), not both")
+    if not args.new and not _has_build_options(args):
+        print(f"offsets: no NEW.yaml: comparing with the build of the running interpreter ({sys.executable}), "
+              f"scanned now; name another with --python EXE", file=sys.stderr)
     new = load_one(args.new) if args.new else _scan(args)
     watches = None
     if args.watch:
-        try:
-            text = Path(args.watch).read_text()
-        except OSError as e:
-            raise TableError(f"cannot read watch file {args.watch}: {e.strerror}") from None
+        from .yaml_strict import read_text
+
+        text = read_text(args.watch, "watch file")
         watches = diff.resolve_watch(diff.parse_watch(text), old, new, where=args.watch)
     report = drift_format.Report(old.build, new.build, diff.diff(old, new), watches, args.watch)
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty()
@@ -152,12 +154,17 @@ def run_check(args) -> int:
     from . import diff, drift_format, table_yaml
     from .history import load_table
 
+    if not Path(args.baseline).is_dir():
+        raise TableError(f"--baseline {args.baseline}: no such folder (give the directory of committed tables, "
+                         f"like a checkout's generated/)")
     fresh = _scan(args)
     path = Path(args.baseline) / f"{fresh.build.table_name}.yaml"
     if not path.exists():
         raise VerifyError(f"no committed table {path} for CPython {fresh.build.version} "
                           f"({fresh.build.config_name}, {fresh.build.target.triple}): run `make tables` and commit it")
-    committed_text = path.read_text()
+    from .yaml_strict import read_text
+
+    committed_text = read_text(path, "committed table")
     if table_yaml.dumps(fresh) == committed_text:
         print(f"{path}: up to date")
         return 0
@@ -194,10 +201,12 @@ def run_report(args) -> int:
     from .report import render
 
     tables = _tables_for(args.tables or table_paths(args.tables_dir), args.struct)
+    from .atomic_write import STDOUT, target, write
+
+    if args.output != STDOUT:
+        target(args.output, probe=True)     # refuse a device, a folder, /proc before the work
     html = render(tables, args.struct)
-    if args.output == "-":
-        sys.stdout.write(html)
-    else:
-        Path(args.output).write_text(html)
+    write(args.output, html)
+    if args.output != STDOUT:
         print(f"{args.output}: {len(args.struct)} struct(s) across {len(tables)} table(s)", file=sys.stderr)
     return 0

@@ -126,10 +126,15 @@ def scan_table(args, say=lambda msg: None):
 def run_scan(args) -> int:
     from . import scanner, table_yaml
 
+    from .atomic_write import STDOUT, target
+
     say = (lambda m: None) if args.quiet else scanner.stderr_progress
-    table = scan_table(args, say)
     out = args.output or "."
-    if out != "-" and (out.endswith("/") or Path(out).is_dir()):
+    folder = out != STDOUT and (out.endswith("/") or Path(out).is_dir())
+    if out != STDOUT and not folder:
+        target(out, probe=True)     # refuse a device, a FIFO, /proc before scanning
+    table = scan_table(args, say)
+    if folder:
         out = str(Path(out) / f"{table.build.table_name}.yaml")
     counts = (f"{len(table.structs)} structs, {table.field_count} fields"
               + (f", {len(table.skipped)} skipped" if table.skipped else "")
@@ -139,10 +144,7 @@ def run_scan(args) -> int:
         say(f"installed {path}: {counts}")
         if not args.output:
             return 0
-    if out == "-":
-        sys.stdout.write(table_yaml.dumps(table))
-    else:
-        table_yaml.write(table, Path(out))
+    table_yaml.write(table, out)
     say(f"{'stdout' if out == '-' else out}: {counts}")
     return 0
 

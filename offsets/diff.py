@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from .errors import UnknownNameError
+from .errors import UnknownNameError, close_matches
 from .model import Field, Struct, Table
 
 #: Every kind of change, in the order they are listed within a struct.
@@ -185,8 +185,6 @@ def parse_watch(text: str) -> list[tuple[int, str]]:
 def resolve_watch(entries: Iterable[tuple[int, str]], old: Table, new: Table, where: str = "watch list") -> list[Watch]:
     """Each name resolved in both tables (a struct found in one is followed to its match in the
     other); `UnknownNameError` with the closest names if neither table has it."""
-    import difflib
-
     from .names import find_struct, split
 
     pairs = [(o, n) for o, n in match_structs(old, new) if o and n]
@@ -208,7 +206,7 @@ def resolve_watch(entries: Iterable[tuple[int, str]], old: Table, new: Table, wh
         if path:
             paths = [f.path for key, t in ((o, old), (n, new)) if key for f in t.structs[key].fields]
             if path not in paths:
-                close = difflib.get_close_matches(path, list(dict.fromkeys(paths)), n=3, cutoff=0.5)
+                close = close_matches(path, list(dict.fromkeys(paths)), 0.5)
                 raise UnknownNameError(name, [f"{struct}.{c}" for c in close],
                                        where=f"{where} line {line} ({versions})")
         out.append(Watch(name, line, o, n, path or None))

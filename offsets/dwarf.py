@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import posixpath
 import time
 from dataclasses import dataclass, replace
@@ -202,21 +201,21 @@ def read(binary, debug_file=None, use_cache: bool = True, thorough: bool = False
 
     store = cache_dir() / "dwarf"
     mode = "-thorough" if thorough else ""
-    path = store / f"{digest.split(':')[1]}-r{READER_VERSION}-{__version__}-{storage.digest()}{mode}.pickle"
+    path = store / f"{digest.split(':')[1]}-r{READER_VERSION}-{__version__}-{storage.digest()}{mode}.json"
     mine = {"binary": binary.name, "machine": _machine(binary)}
     if use_cache:
-        try:
-            return replace(pickle.loads(path.read_bytes()), **mine)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError):
-            pass
+        cached = _load_cached(path, digest)
+        if cached is not None:
+            return replace(cached, **mine)
     start = time.perf_counter()
     structs, names, conflicts, units = _read_uncached(binary, debug, thorough)
     result = DwarfInfo(structs, names, conflicts, digest, units, round(time.perf_counter() - start, 2), **mine)
     if use_cache:
-        store.mkdir(parents=True, exist_ok=True)
-        tmp = store / f".{os.getpid()}.tmp"
-        tmp.write_bytes(pickle.dumps(replace(result, seconds=0.0)))
-        tmp.replace(path)
+        from . import data_cache
+        from .compact import struct_row
+
+        data_cache.store(path, path.stem, {"structs": [[k, struct_row(s)] for k, s in structs.items()],
+                                           "names": names, "conflicts": list(conflicts), "units": units})
     return result
 
 
@@ -240,6 +239,23 @@ def check_target(table: Table, info: DwarfInfo) -> None:
     if info.machine != want:
         raise BuildError(f"{info.binary} is for {info.machine}, the table for {table.build.target.triple} "
                          f"({want}): pass a binary of the table's own build")
+
+
+def _load_cached(path: Path, digest: str) -> Optional[DwarfInfo]:
+    """A saved read (`data_cache`: plain data, checked), or None."""
+    from . import data_cache
+    from .compact import struct_from_row
+
+    doc = data_cache.load(path, path.stem)
+    try:
+        structs = {k: struct_from_row(row) for k, row in doc["structs"]}
+        names, units = dict(doc["names"]), doc["units"]
+        conflicts = tuple(doc["conflicts"])
+    except Exception:       # noqa: BLE001 - not a saved read: read again
+        return None
+    if not all(isinstance(k, str) for k in structs) or type(units) is not int:
+        return None
+    return DwarfInfo(structs, names, conflicts, digest, units, 0.0)
 
 
 def read_structs(binary, debug_file=None) -> dict:

@@ -31,6 +31,10 @@ class TableError(OffsetsError):
     """A layout table is malformed, of an unknown schema, or does not match what was asked for."""
 
 
+class OutputError(OffsetsError):
+    """An output cannot be written where it was asked to go (not a regular file, no space...)."""
+
+
 class FetchError(OffsetsError):
     """A package or input could not be fetched into the cache."""
 
@@ -52,7 +56,8 @@ class UnknownNameError(OffsetsError, KeyError):
         self.name = name
         self.suggestions = list(suggestions)
         hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
-        super().__init__(f"unknown name {name!r}{' in ' + where if where else ''}{hint}")
+        shown = repr(name) if len(name) <= 120 else repr(name[:100]) + f"... ({len(name)} characters)"
+        super().__init__(f"unknown name {shown}{' in ' + where if where else ''}{hint}")
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return self.args[0]
@@ -66,3 +71,27 @@ class AmbiguousNameError(UnknownNameError):
         super().__init__(name, qualified, where)
         self.args = (f"{name!r} means {len(qualified)} different layouts{' in ' + where if where else ''}: "
                      f"ask for one of {', '.join(qualified)} (NAME@FILE names the one FILE defines)",)
+
+
+def interpreter_failure(python: str, stderr: str) -> str:
+    """The message for an interpreter that failed to run: its own last line, and for a pyenv shim
+    with no version selected, what to do."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    last = lines[-1] if lines else "no message"
+    if "pyenv" in stderr and ("not found" in stderr or "command exists in these Python versions" in stderr):
+        return (f"{python} is a pyenv shim with no version selected ({lines[0] if lines else last}); select one "
+                f"(`pyenv shell 3.X.Y`) or give the interpreter's path (`--python $(pyenv root)/versions/3.X.Y/bin/python3`)")
+    return f"{python} failed to describe itself: {last}"
+
+
+#: Names longer than this get no suggestions (difflib's cost grows with the name's length).
+SUGGEST_MAX_LEN = 200
+
+
+def close_matches(word: str, candidates, cutoff: float) -> list:
+    """The (at most 3) candidates closest to `word`, for an `UnknownNameError`; none for a long word."""
+    if len(word) > SUGGEST_MAX_LEN:
+        return []
+    import difflib
+
+    return difflib.get_close_matches(word, list(candidates), n=3, cutoff=cutoff)

@@ -88,7 +88,12 @@ class Makefile:
         return self.expand(self.vars.get(name, ""), depth + 1)
 
     def words(self, s: str) -> list[str]:
-        return self.expand(s).split()
+        """The words of `s` expanded, split with shell rules (`srcdir` is shell-quoted: it may hold spaces)."""
+        text = self.expand(s)
+        try:
+            return shlex.split(text)
+        except ValueError:
+            return text.split()
 
 
 def _logical_lines(text: str):
@@ -181,4 +186,4 @@ def compile_command(mk: Makefile, obj: str, source: Path) -> tuple[str, list[str
                     break
     if recipe is None:
         raise BuildError(f"{source}/Makefile.pre.in: no rule compiles {obj}")
-    return mk.expand(recipe.replace("$<", str(source / obj[:-2]) + ".c")), prereqs
+    return mk.expand(recipe.replace("$<", shlex.quote(str(source / obj[:-2]) + ".c"))), prereqs

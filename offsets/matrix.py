@@ -255,7 +255,9 @@ def write_index(rows: list[dict], out: Path, check: bool) -> bool:
     if path.exists() and path.read_text() == text:
         return False
     if not check:
-        path.write_text(text)
+        from .atomic_write import write
+
+        write(path, text)
     return True
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
-from . import identity
+from . import identity, sanity
 from .errors import ModelError
 from .identity import LAYOUT_FLAGS, UPSTREAM
 
@@ -27,6 +27,7 @@ class Target:
     pointer_size: int
 
     def __post_init__(self) -> None:
+        sanity.check_target(self.triple, self.pointer_size)
         if self.pointer_size not in (4, 8):
             raise ModelError(f"target {self.triple}: pointer size {self.pointer_size} is not 4 or 8")
 
@@ -50,6 +51,7 @@ class Build:
     defines: Optional[Mapping[str, str]] = None
 
     def __post_init__(self) -> None:
+        sanity.check_version(self.version, self.hexversion)
         major, minor = (int(x) for x in self.version.split(".")[:2])
         if (self.hexversion >> 24, (self.hexversion >> 16) & 0xFF) != (major, minor):
             raise ModelError(f"version {self.version} does not match hexversion {self.hexversion:#010x}")
@@ -101,6 +103,7 @@ class Field:
 
     def __post_init__(self) -> None:
         where = f"field {self.path!r}"
+        sanity.check_field(self)
         if not self.path or self.path.startswith(".") or self.path.endswith(".") or ".." in self.path:
             raise ModelError(f"{where}: not a designator")
         if self.offset < 0 or self.size < 0:
@@ -135,6 +138,8 @@ class Struct:
 
     def __post_init__(self) -> None:
         where = f"struct {self.name!r}"
+        sanity.integer(self.size, f"{where}: size")
+        sanity.integer(self.align, f"{where}: align", 1, sanity.MAX_ALIGN)
         if self.kind not in ("struct", "union"):
             raise ModelError(f"{where}: kind {self.kind!r} is not struct or union")
         if self.origin not in ORIGINS:

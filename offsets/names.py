@@ -7,11 +7,10 @@ defines it (qualify.py): `block@Modules/_collectionsmodule.c.leftlink`; the plai
 """
 from __future__ import annotations
 
-import difflib
 from functools import lru_cache
 from importlib import resources
 
-from .errors import AmbiguousNameError, UnknownNameError
+from .errors import AmbiguousNameError, UnknownNameError, close_matches
 from .model import Field, Struct, Table
 
 
@@ -72,7 +71,7 @@ def find_struct(table: Table, struct: str) -> Struct:
     qualified = qualified_forms(struct, known) if "@" not in struct else []
     if qualified:
         raise AmbiguousNameError(struct, qualified, where=where)
-    raise UnknownNameError(struct, difflib.get_close_matches(struct, known, n=3, cutoff=0.6), where=where)
+    raise UnknownNameError(struct, close_matches(struct, known, 0.6), where=where)
 
 
 def resolve(table: Table, name: str) -> tuple[Struct, Field | None]:
@@ -85,5 +84,5 @@ def resolve(table: Table, name: str) -> tuple[Struct, Field | None]:
         if f.path == path:
             return s, f
     paths = [f.path for f in s.fields]
-    close = difflib.get_close_matches(path, paths, n=3, cutoff=0.5)
+    close = close_matches(path, paths, 0.5)
     raise UnknownNameError(name, [f"{struct}.{p}" for p in close], where=f"struct {s.name}")

@@ -59,8 +59,13 @@ class Box:
 
 def leaves(s: Struct) -> list[Field]:
     """The fields with no sub-fields listed: what actually occupies bytes."""
-    paths = [f.path for f in s.fields]
-    return [f for f in s.fields if not any(p.startswith(f.path + ".") for p in paths)]
+    parents = set()
+    for f in s.fields:
+        path = f.path
+        while "." in path:
+            path = path.rpartition(".")[0]
+            parents.add(path)
+    return [f for f in s.fields if f.path not in parents]
 
 
 def _bit_range(f: Field) -> tuple[int, int]:
@@ -124,21 +129,22 @@ def _label(text: str, width: float) -> str:
 
 
 def svg(s: Struct, status: dict[str, tuple[str, str]], word: int) -> str:
+    """The byte map, drawn in time proportional to the fields (not the size): a row's offset is
+    written where a field starts, and on the first and last rows."""
     row_bits = word * 8
     rows = max(1, -(-s.size // word))
     width, height = GUTTER + word * BYTE_W + 2, rows * ROW_H + 2
     e = html.escape
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" role="img" aria-label="{e(s.name)} byte map">']
-    for r in range(rows):
+    all_boxes = boxes(s, status)
+    labelled = {0, rows - 1} | {bx.start // row_bits for bx in all_boxes} | {(bx.end - 1) // row_bits
+                                                                             for bx in all_boxes if bx.end > bx.start}
+    for r in sorted(r for r in labelled if r < rows):
         out.append(f'<text class="off" x="{GUTTER - 4}" y="{r * ROW_H + 14}" text-anchor="end">{r * word}</text>')
     out.append(f'<rect x="{GUTTER}" y="0" width="{word * BYTE_W}" height="{rows * ROW_H}" '
                f'fill="{COLOURS["padding"]}" stroke="#bbb" stroke-dasharray="3 2"/>')
-    used = [False] * s.size
-    for bx in boxes(s, status):
-        for i in range(bx.start // 8, -(-bx.end // 8)):
-            if i < s.size:
-                used[i] = True
+    for bx in all_boxes:
         pieces = _segments(bx.start, bx.end, row_bits)
         lane_h = ROW_H / bx.lanes
         label_piece = max(pieces, key=lambda p: (p[2] if p[2] <= row_bits else row_bits * 2, -p[0]))

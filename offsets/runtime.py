@@ -38,7 +38,7 @@ import threading
 from dataclasses import dataclass
 
 from . import identity
-from .errors import NoMatchingTable, OffsetsError, TableError, UnknownNameError
+from .errors import NoMatchingTable, OffsetsError, TableError, UnknownNameError, close_matches
 from .model import Field
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -153,10 +153,22 @@ class Loaded:
 
     def _line(self, i: int):
         if self.lines is not None:
-            return self.lines[i]
-        with open(self.source, "rb") as f:
-            f.seek(self._starts[i])
-            return f.read(self.head["sizes"][i])
+            line = self.lines[i]
+        else:
+            try:
+                with open(self.source, "rb") as f:
+                    f.seek(self._starts[i])
+                    line = f.read(self.head["sizes"][i])
+            except OSError as e:
+                raise TableError(f"cannot read table {self.source}: {e.strerror}") from None
+        crcs = self.head.get("crc32")
+        if crcs is not None:
+            import zlib
+
+            raw = line.encode() if isinstance(line, str) else line
+            if zlib.crc32(raw.rstrip(b"\n")) != crcs[i]:
+                raise _corrupt(self.source, f"struct line {i + 2} fails its checksum")
+        return line
 
     def resolve_struct(self, name: str):
         """The table's key for a struct, typedef, tag or alias name; None if it has none."""
@@ -183,14 +195,23 @@ class Loaded:
     def _row(self, key: str) -> list:
         row = self._rows.get(key)
         if row is None:
-            row = json.loads(self._line(self.order[key]))
+            row = self._decode(key)
             row[6] = {f[0]: tuple(f[1:]) for f in row[6]}
             self._rows[key] = row
         return row
 
+    def _decode(self, key: str) -> list:
+        """A struct line as a list, refused unless every number in it is one a layout can have."""
+        from .compact import check_row
+
+        try:
+            return check_row(json.loads(self._line(self.order[key])), key)
+        except ValueError as e:
+            raise _corrupt(self.source, str(e)) from None
+
     def layout(self, key: str) -> str:
         """The struct's layout (kind, size, alignment, fields) without where it is defined, as text."""
-        row = json.loads(self._line(self.order[key]))
+        row = self._decode(key)
         return json.dumps([row[1], row[2], row[3], row[6]])
 
     def fields(self, key: str) -> dict:
@@ -240,41 +261,62 @@ def table_name(version: str, config: dict, triple: str, vendor: str = identity.U
 _index_doc = None
 
 
+def _corrupt(path: str, what: str) -> TableError:
+    return TableError(f"{path} is corrupt: {what}; reinstall offsets, or in a checkout run "
+                      f"`python -m offsets.compact --write`")
+
+
 def shipped_index() -> dict:
-    """`data/compact/index.json`: the shipped tables' identities and the alias groups."""
+    """`data/compact/index.json`: the shipped tables' identities and the alias groups, checked
+    against the digest it carries."""
     global _index_doc
     if _index_doc is None:
+        from .compact import check_index
+
         path = os.path.join(COMPACT_DIR, "index.json")
         try:
-            with open(path, encoding="utf-8") as f:
-                _index_doc = json.load(f)
+            with open(path, "rb") as f:
+                doc = json.loads(f.read(1 << 24))
         except OSError as e:
             raise TableError(f"the shipped tables are missing ({path}: {e.strerror}); reinstall offsets, "
                              f"or in a checkout run `python -m offsets.compact --write`") from None
         except ValueError:
-            raise TableError(f"{path} is corrupt (not JSON); reinstall offsets, or in a checkout run "
-                             f"`python -m offsets.compact --write`") from None
+            raise _corrupt(path, "not JSON") from None
+        why = check_index(doc)
+        if why:
+            raise _corrupt(path, why)
+        _index_doc = doc
     return _index_doc
 
 
-def load_compact(path: str) -> Loaded:
-    """A compact table (`compact.py`), of which only the header line is read now."""
+def load_compact(path: str, head_sha256: str = None) -> Loaded:
+    """A compact table (`compact.py`), of which only the header line is read now; a shipped one
+    must have the header its `index.json` entry vouches for (`head_sha256`)."""
+    from .compact import MAX_HEAD_BYTES, check_head
+
     try:
         with open(path, "rb") as f:
-            first = f.readline()
-        head = json.loads(first)
+            first = f.readline(MAX_HEAD_BYTES + 1)
     except OSError as e:
         raise TableError(f"cannot read table {path}: {e.strerror}") from None
+    if head_sha256 is not None:
+        import hashlib
+
+        if hashlib.sha256(first.rstrip(b"\n")).hexdigest() != head_sha256:
+            raise _corrupt(path, "its header fails the checksum of index.json")
+    try:
+        head = json.loads(first)
     except ValueError:
         raise TableError(f"{path}: not a compact table (its first line is not JSON)") from None
-    if not isinstance(head, dict) or head.get("format") != 1 or len(head.get("sizes", ())) != len(head.get("structs", ())):
-        raise TableError(f"{path}: not a compact table of format 1; reinstall offsets or run "
+    why = check_head(head)
+    if why:
+        raise TableError(f"{path}: not a compact table of format 1 ({why}); reinstall offsets or run "
                          f"`python -m offsets.compact --write`")
     return Loaded(head, None, path, shipped_index()["aliases"], base=len(first))
 
 
 def load_shipped(entry: dict) -> Loaded:
-    return load_compact(os.path.join(COMPACT_DIR, entry["file"]))
+    return load_compact(os.path.join(COMPACT_DIR, entry["file"]), entry["head_sha256"])
 
 
 def entry_build(e: dict) -> dict:
@@ -491,14 +533,12 @@ def _set_none() -> None:
 
 
 def _unknown_struct(t: Loaded, name: str, struct: str) -> UnknownNameError:
-    import difflib
-
     qualified = t.qualified(struct)
     if qualified:
         from .errors import AmbiguousNameError
 
         return AmbiguousNameError(name, qualified, where=t.where())
-    return UnknownNameError(name, difflib.get_close_matches(struct, t.struct_names(), n=3, cutoff=0.6),
+    return UnknownNameError(name, close_matches(struct, t.struct_names(), 0.6),
                             where=t.where())
 
 
@@ -543,9 +583,7 @@ class _Offsets(dict):
                                              f"is its size)")
             row = fields.get(path)
             if row is None:
-                import difflib
-
-                close = difflib.get_close_matches(path, list(fields), n=3, cutoff=0.5)
+                close = close_matches(path, list(fields), 0.5)
                 raise UnknownNameError(name, [f"{t.split(name)[0]}.{p}" for p in close],
                                        where=f"struct {key} of {t.where()}")
             if t.earned(key, path) is None:
@@ -613,6 +651,13 @@ def current_table():
     return table_from_head(head, [t._line(i) for i in keep])
 
 
+def current_layouts(t: Loaded):
+    """A loaded table as a full `model.Table`: every struct decoded and checked."""
+    from .compact import table_from_head
+
+    return table_from_head(t.head, [t._line(i) for i in range(len(t.order))])
+
+
 def use_table(path, verify: bool = True) -> Match:
     """Use the table at `path` (`offsets scan` YAML, or a compact .jsonl) from now on, for Python and C.
 
@@ -625,6 +670,7 @@ def use_table(path, verify: bool = True) -> Match:
     path = os.fspath(path)
     if path.endswith(".jsonl"):
         t = load_compact(path)
+        current_layouts(t)          # every struct checked by the model and its rules, once
     else:
         from . import compact, table_yaml
 

@@ -1,7 +1,8 @@
 """The scan: build inputs in, a complete `Table` out.
 
-Units are parsed in parallel (one process per core), each result kept in a content-keyed cache
-(keyed by the unit's arguments and text, valid while every file it read is unchanged), then merged:
+Units are parsed in parallel (one process per core, each unit in a child of its own under a
+memory limit: `unit_limit`), each result kept in a content-keyed cache of plain data (`unit_cache`;
+keyed by the unit's arguments and text, valid while every file it read is unchanged), then merged:
 one struct per name, a tag defined differently in two `.c` files kept twice as `name@file`.
 """
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from . import __version__, storage, units
+from . import __version__, storage, unit_cache, unit_limit, units
 from .build_inputs import BuildInputs, digest_files, headers_digest
 from .clang_scan import Unit, UnitResult, libclang_version, parse_unit
 from .debian import cache_dir
@@ -44,23 +44,25 @@ def _unit_key(unit: Unit, clang: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _cached(path: Path, digests: dict) -> Optional[UnitResult]:
-    """The cached result at `path` if every file it read still has the same content."""
+def _cached(store: Path, key: str, digests: dict) -> Optional[UnitResult]:
+    """The cached result of the unit `key` (`unit_cache`) if every file it read still has the same content."""
+    result = unit_cache.read(store, key)
+    if result is None:
+        return None
     try:
-        result = pickle.loads(path.read_bytes())
         for f, digest in result.files.items():
             if f not in digests:
-                digests[f] = "sha256:" + hashlib.sha256(Path(f).read_bytes()).hexdigest()
+                digests[f] = unit_cache.file_digest(f)
             if digests[f] != digest:
                 return None
         return result
-    except Exception:  # a stale or unreadable cache entry is simply a miss
+    except OSError:  # a file it read is gone or unreadable: a miss
         return None
 
 
 def _parse_or_error(unit: Unit, shared=None):
     try:
-        return parse_unit(unit, shared)
+        return unit_limit.parse_limited(lambda u: parse_unit(u, shared), unit)
     except ScanError as e:
         return e
 
@@ -73,7 +75,7 @@ def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
     todo = []
     digests: dict = {}  # each file hashed once per scan, however many units read it
     for i, u in enumerate(unit_list):
-        hit = _cached(store / f"{_unit_key(u, clang)}.pickle", digests) if opts.use_cache else None
+        hit = _cached(store, _unit_key(u, clang), digests) if opts.use_cache else None
         if hit is not None:
             results[i] = hit
         else:
@@ -99,10 +101,7 @@ def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
                     pool.shutdown(cancel_futures=True)
                 raise out
         elif opts.use_cache:
-            store.mkdir(parents=True, exist_ok=True)
-            tmp = store / f".{os.getpid()}.tmp"
-            tmp.write_bytes(pickle.dumps(out))
-            tmp.replace(store / f"{_unit_key(unit_list[i], clang)}.pickle")
+            unit_cache.write(store, _unit_key(unit_list[i], clang), out)
         if len(todo) > 1:
             say(f"[{done}/{len(todo)}] {unit_list[i].name}")
     if pool is not None:

@@ -14,8 +14,8 @@ import fnmatch
 import hashlib
 import json
 import os
-import pickle
 import re
+import shlex
 import shutil
 from dataclasses import dataclass
 from functools import lru_cache
@@ -25,6 +25,7 @@ from typing import Optional
 
 import yaml
 
+from . import data_cache
 from .build_inputs import BuildInputs, digest_files, pyconfig_defines, read_version
 from .clang_headers import builtin_include
 from .clang_scan import Unit
@@ -47,8 +48,20 @@ def rules() -> dict:
 _WITNESS: Optional[dict] = None
 
 
+#: The largest file of a source tree read as text (CPython's largest .c file is about 1 MB).
+MAX_TEXT_BYTES = 64 * 1024 * 1024
+
+
 def _text(path) -> str:
-    data = Path(path).read_bytes()
+    """A file's text; `BuildError` for a file larger than `MAX_TEXT_BYTES` or not a regular file."""
+    import stat
+
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_TEXT_BYTES:
+            raise BuildError(f"{path}: not a regular file of at most {MAX_TEXT_BYTES // (1024 * 1024)} MB; "
+                             f"a source tree holds none such")
+        data = f.read(MAX_TEXT_BYTES + 1)
     if _WITNESS is not None:
         _WITNESS[("sha256", str(path))] = hashlib.sha256(data).hexdigest()
     return data.decode(errors="replace")
@@ -75,7 +88,7 @@ def _witness_holds(kind: str, path: str, value) -> bool:
         return os.path.isdir(path) == value
     if kind == "sha256":
         try:
-            return hashlib.sha256(Path(path).read_bytes()).hexdigest() == value
+            return data_cache.file_sha256(path) == value
         except OSError:
             return False
     if kind == "which":
@@ -117,7 +130,7 @@ def configure_values(b: BuildInputs, source: Path) -> dict:
     version = read_version(source / "Include")[0]
     minor = ".".join(version.split(".")[:2])
     flags = abiflags(b.pyconfig, b.config)
-    fill = {"srcdir": str(source), "multiarch": b.target.multiarch, "abiflags": flags,
+    fill = {"srcdir": shlex.quote(str(source)), "multiarch": b.target.multiarch, "abiflags": flags,
             "nodot": minor.replace(".", ""), "minor": minor, "mpdec": data["mpdec"][b.target.triple],
             "opt": "" if "d" in flags else "-DNDEBUG"}
     values = dict(data["configure"])
@@ -272,7 +285,7 @@ def _includes(path: Path) -> tuple[tuple[bool, str, frozenset, frozenset], ...]:
     it to count (only plain #ifdef/#ifndef/#if defined(M) conditions are understood; others count)."""
     try:
         text = _text(path)
-    except OSError:
+    except (OSError, BuildError):       # a huge or special file: clang's unit, under its limit, says so
         return ()
     out, stack = [], []           # stack of (must_defined, must_undefined) for each open #if
     for kind, rest in _DIRECTIVE.findall(text):
@@ -372,7 +385,7 @@ def plan(b: BuildInputs) -> list[Plan]:
     data = rules()
     values = configure_values(b, source)
     mk = Makefile(_text(makefile), values)
-    mk.vars.setdefault("srcdir", str(source))
+    mk.vars.setdefault("srcdir", shlex.quote(str(source)))     # split with shell rules: a path may hold spaces
     builddir = [b.pyconfig.parent, source]
     files = sorted(str(p.relative_to(source)) for d in SCANNED_DIRS for p in (source / d).rglob("*.c") if _probe(p))
     sysdirs = (builtin_include(), *system_includes(b.target, b.sysroot))
@@ -498,12 +511,11 @@ def source_units(b: BuildInputs) -> tuple[list[Unit], list[str], str]:
     global _WITNESS
     _check_version(b)
     path = _plan_path(b)
-    try:
-        witness, result = pickle.loads(path.read_bytes())
+    saved = _load_plan(path)
+    if saved is not None:
+        witness, result = saved
         if all(_witness_holds(kind, p, v) for (kind, p), v in witness.items()):
             return result
-    except Exception:  # no saved plan, or an unreadable one: plan afresh
-        pass
     _WITNESS = {("listing", str(b.source)): _listing(b.source)}
     try:
         _text(b.pyconfig)
@@ -512,11 +524,26 @@ def source_units(b: BuildInputs) -> tuple[list[Unit], list[str], str]:
         witness = _WITNESS
     finally:
         _WITNESS = None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{os.getpid()}.tmp"
-    tmp.write_bytes(pickle.dumps((witness, result)))
-    tmp.replace(path)
+    units, skipped, digest = result
+    data_cache.store(path, path.stem, {"witness": [[kind, p, v] for (kind, p), v in witness.items()],
+                                       "units": [[u.name, u.path, u.args, u.roots, u.owned] for u in units],
+                                       "skipped": skipped, "digest": digest})
     return result
+
+
+def _load_plan(path: Path):
+    """(witness, result) of a saved plan (`data_cache`: plain data), or None."""
+    doc = data_cache.load(path, path.stem)
+    try:
+        witness = {(kind, p): (tuple(map(tuple, v)) if kind == "listing" else v) for kind, p, v in doc["witness"]}
+        units = [Unit(name=n, path=p, args=tuple(a), roots=tuple(map(tuple, r)), owned=tuple(o))
+                 for n, p, a, r, o in doc["units"]]
+        skipped, digest = list(doc["skipped"]), doc["digest"]
+    except Exception:       # noqa: BLE001 - no saved plan, or not one _source_units made: plan afresh
+        return None
+    if not all(isinstance(x, str) for u in units for x in (u.name, u.path, *u.args, *u.owned)):
+        return None
+    return witness, (units, skipped, digest)
 
 
 def _plan_path(b: BuildInputs) -> Path:
@@ -528,7 +555,7 @@ def _plan_path(b: BuildInputs) -> Path:
     blob = json.dumps([__version__, code, resources.files("offsets").joinpath("data/source_units.yaml").read_text(),
                        str(b.source), str(b.pyconfig), str(b.include_dir), b.target.triple, str(b.sysroot), b.config,
                        list(b.defines()), str(builtin_include()), [str(d) for d in system_includes(b.target, b.sysroot)]])
-    return cache_dir() / "plans" / (hashlib.sha256(blob.encode()).hexdigest() + ".pickle")
+    return cache_dir() / "plans" / (hashlib.sha256(blob.encode()).hexdigest() + ".json")
 
 
 def _source_units(b: BuildInputs) -> tuple[list[Unit], list[str], str]:

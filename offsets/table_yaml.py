@@ -1,20 +1,21 @@
 """The YAML table: emit a `Table` as deterministic bytes, and load one back, validated.
 
 The emitter writes the text itself (one field per line, keys in a fixed order, JSON-quoted
-strings), so output is byte-stable and fast. The loader uses `yaml.safe_load`, checks the result
-against `data/table.schema.json`, then builds the model, whose constructors check the invariants.
+strings), so output is byte-stable and fast. The loader reads at most `yaml_strict.MAX_TABLE_BYTES`
+of UTF-8, parses with `yaml_strict.parse` (no aliases, no duplicate keys), checks the result
+against `data/table.schema.json` (integers are ints), then builds the model, whose constructors
+check the invariants.
 """
 from __future__ import annotations
 
 import json
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
-
-import yaml
 
 from .errors import ModelError, TableError
 from .model import LAYOUT_FLAGS, Build, Field, Struct, Table, Target
+from .sanity import check_table
+from .yaml_strict import parse, read_text
 
 SCHEMA = 1
 _FIELD_KEYS = ("offset", "size", "type", "bit_offset", "bit_width", "array_len", "flexible")
@@ -76,17 +77,12 @@ def dumps(table: Table) -> str:
     return "\n".join(out) + "\n"
 
 
-def write(table: Table, path: Path) -> bool:
-    """Write the table to `path` unless it already holds these bytes; True if it was written."""
-    text = dumps(table)
-    path = Path(path)
-    if path.exists() and path.read_text() == text:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-    return True
+def write(table: Table, path) -> bool:
+    """Write the table to `path` ('-': standard output) unless it already holds these bytes; True
+    if it was written. Safe against special files and planted temporary files (`atomic_write`)."""
+    from . import atomic_write
+
+    return atomic_write.write(path, dumps(table), if_changed=True)
 
 
 @lru_cache(maxsize=1)
@@ -94,20 +90,24 @@ def _validator():
     import jsonschema
 
     schema = json.loads(resources.files("offsets").joinpath("data/table.schema.json").read_text())
-    return jsonschema.Draft202012Validator(schema)
+    base = jsonschema.Draft202012Validator
+    # an integer is an int: 24.0 (which JSON Schema counts as an integer) and true are not offsets
+    strict = base.TYPE_CHECKER.redefine("integer", lambda _, v: type(v) is int)
+    return jsonschema.validators.extend(base, type_checker=strict)(schema)
 
 
 def from_data(data: object, origin: str = "table") -> Table:
     """Validate a parsed YAML document against the schema and build the `Table`."""
     if not isinstance(data, dict):
         raise TableError(f"{origin}: not a layout table (a YAML mapping with schema: {SCHEMA} expected)")
-    if data.get("schema") != SCHEMA:
-        raise TableError(f"{origin}: schema {data.get('schema')!r} is not supported (this offsets reads schema {SCHEMA})")
-    errors = sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
-    if errors:
-        e = errors[0]
+    if data.get("schema") != SCHEMA or type(data.get("schema")) is not int:
+        raise TableError(f"{origin}: schema {_short(data.get('schema'))} is not supported "
+                         f"(this offsets reads schema {SCHEMA})")
+    e = next(_validator().iter_errors(data), None)      # the first, in document order
+    if e is not None:
         at = "/".join(map(str, e.absolute_path)) or "(top)"
-        raise TableError(f"{origin}: malformed table at {at}: {e.message}")
+        message = e.message if len(e.message) <= 160 else e.message[:157] + "..."
+        raise TableError(f"{origin}: malformed table at {at}: {message}")
     try:
         b = data["build"]
         build = Build(version=b["version"], hexversion=int(b["hexversion"], 16), config=dict(b["config"]),
@@ -118,25 +118,24 @@ def from_data(data: object, origin: str = "table") -> Table:
             fields = tuple(Field(path=p, **f) for p, f in s["fields"].items())
             structs[name] = Struct(name=name, kind=s["kind"], size=s["size"], align=s["align"],
                                    defined_in=s["defined_in"], fields=fields, origin=s.get("origin", "clang"))
-        return Table(build=build, scanner=dict(data["scanner"]), structs=structs, names=dict(data.get("names", {})),
-                     skipped=tuple(data.get("skipped", ())), conflicts=tuple(data.get("conflicts", ())))
+        table = Table(build=build, scanner=dict(data["scanner"]), structs=structs, names=dict(data.get("names", {})),
+                      skipped=tuple(data.get("skipped", ())), conflicts=tuple(data.get("conflicts", ())))
+        check_table(table)
+        return table
     except ModelError as e:
         raise TableError(f"{origin}: {e}") from None
 
 
+def _short(value) -> str:
+    text = repr(value) if isinstance(value, (int, float, str, bool, type(None))) else type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def loads(text: str, origin: str = "table") -> Table:
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as e:
-        raise TableError(f"{origin}: not valid YAML: {str(e).splitlines()[0]}") from None
-    return from_data(data, origin)
+    return from_data(parse(text, origin), origin)
 
 
 def load(path) -> Table:
     """Read and validate a table file; every problem is a `TableError` naming the file."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise TableError(f"cannot read table {path}: {e.strerror}") from None
-    return loads(text, str(path))
+    return loads(read_text(path, "table"), str(path))
+

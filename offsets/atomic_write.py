@@ -1,0 +1,113 @@
+"""Write an output file safely: the whole new content, or nothing, and never anything but a file.
+
+Every writer of the package (scan -o, report -o, the compact tables, the C headers, the matrix)
+goes through `write`. The bytes go to a temporary file created exclusively (O_EXCL, a name no one
+can predict) in the target's own folder, which is then renamed over the target: a reader sees the
+old file or the new one, two writers cannot trip over each other's temporary file, and a planted
+symlink is never followed. A target that exists and is not a regular file (a device, a FIFO, a
+folder, /proc) is refused with an `OutputError` before anything is written; so is any `OSError`.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+from .errors import OutputError
+
+STDOUT = "-"
+#: Paths that name streams of a process (/dev/stdout is whatever fd 1 is) or kernel objects.
+_KERNEL = ("/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/", "/sys/")
+
+
+def target(path, probe: bool = False) -> Path:
+    """The file `path` names, checked before any work is done: it does not exist yet, or it is a
+    regular file (through a symlink too: the file the link names is the one replaced). With
+    `probe`, a temporary file is also made and removed in its folder, to fail before long work."""
+    given = os.path.abspath(path)
+    if given.startswith(_KERNEL):
+        raise OutputError(f"refusing to write {given}: it is a stream or a kernel file, not a regular file "
+                          f"(give '-' for standard output)")
+    path = Path(os.path.realpath(path))
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if probe:
+            _probe(path.parent)
+        return path
+    except OSError as e:
+        raise OutputError(f"cannot write {path}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise OutputError(f"refusing to write {path}: it is {kind}; give the path of a file "
+                          f"(or '-' for standard output)")
+    if probe:
+        _probe(path.parent)
+    return path
+
+
+def _probe(folder: Path) -> None:
+    """A file can be created in `folder`, or in its nearest existing ancestor when `write` would
+    make the folders (nothing is left behind, no folder made)."""
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        if not folder.is_dir():
+            raise NotADirectoryError(20, "Not a directory")
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".offsets-probe.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise OutputError(f"cannot write in {folder}: {e.strerror or e}") from None
+
+
+def unchanged(path: Path, data: bytes) -> bool:
+    """True if `path` is a regular file holding exactly `data` (read only when the sizes agree)."""
+    try:
+        if os.stat(path).st_size != len(data):
+            return False
+        with open(path, "rb") as f:
+            return f.read(len(data) + 1) == data
+    except OSError:
+        return False
+
+
+def write(path, content, if_changed: bool = False) -> bool:
+    """Write `content` (str, as UTF-8, or bytes) to `path`, or to standard output if `path` is '-'.
+    With `if_changed`, a file already holding these bytes is left alone. True if written."""
+    data = content.encode() if isinstance(content, str) else content
+    if str(path) == STDOUT:
+        out = getattr(sys.stdout, "buffer", None)
+        if out is None:                     # a text stream (redirected in process)
+            sys.stdout.write(data.decode())
+            return True
+        sys.stdout.flush()
+        out.write(data)
+        out.flush()
+        return True
+    dest = target(path)
+    if if_changed and unchanged(dest, data):
+        return False
+    tmp = None
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        target(dest)                    # still a file (or nothing) just before the rename
+        os.replace(tmp, dest)
+        tmp = None
+    except OSError as e:
+        raise OutputError(f"cannot write {dest}: {e.strerror or e}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    return True

@@ -1,0 +1,79 @@
+"""Cache entries as plain JSON data with a digest: a damaged, planted or foreign entry is a miss.
+
+Every cache under $OFFSETS_CACHE that a scan reads goes through here (the scan's units,
+`unit_cache`; the source plans, `sources.py`; the DWARF reads, `dwarf.py`). They were pickle, so a
+planted file ran code during a normal scan. An entry is the sha256 of its body, a newline, and the
+body: JSON `{"key": KEY, "doc": ...}`; `load` returns the doc only if the digest and the key agree
+(the caller then checks the doc's shape, and any surprise is a miss too). Entries are written to a
+unique temporary file renamed into place; a cache that cannot be written only costs time.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+#: The largest entry read (a 3.13 header unit's is about 3 MB, a DWARF read about 10 MB).
+MAX_ENTRY_BYTES = 256 * 1024 * 1024
+#: The largest file whose digest a cache check computes (a larger one, or a device: a miss).
+MAX_FILE_BYTES = 256 * 1024 * 1024
+
+
+def dumps(key: str, doc) -> bytes:
+    body = json.dumps({"key": key, "doc": doc}, separators=(",", ":")).encode()
+    return hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+def loads(key: str, data: bytes):
+    """The doc of an intact entry for `key`, else None."""
+    digest, _, body = data.partition(b"\n")
+    if hashlib.sha256(body).hexdigest().encode() != digest:
+        return None
+    try:
+        entry = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or entry.get("key") != key:
+        return None
+    return entry.get("doc")
+
+
+def load(path: Path, key: str):
+    try:
+        with open(path, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return None
+            data = f.read(MAX_ENTRY_BYTES + 1)
+    except OSError:
+        return None
+    return loads(key, data) if len(data) <= MAX_ENTRY_BYTES else None
+
+
+def store(path: Path, key: str, doc) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(dumps(key, doc))
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass
+
+
+def file_sha256(path) -> str:
+    """The hex sha256 of a regular file of at most `MAX_FILE_BYTES`; OSError for anything else."""
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+            raise OSError(f"{path}: not a regular file of at most {MAX_FILE_BYTES} bytes")
+        h = hashlib.sha256()
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -1,0 +1,551 @@
+"""Issue 11: every bad input is one clear line and exit status 2, bounded in time and memory, and
+nothing is overwritten that should not be.
+
+Each test runs the real command (in process, through `offsets.cli.main`, so a traceback would fail
+the test; a few through `python -m offsets`) and checks the one-line message, the exit status and
+that the files around the output are as they were. The numbers in the hand-made table are not
+facts about CPython: they are inputs to be refused or accepted.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from offsets import atomic_write, compact, runtime, table_yaml, unit_cache, unit_limit, yaml_strict
+from offsets.cli import main
+from offsets.errors import BuildError, OutputError, ScanError, TableError
+
+FAKE = Path(__file__).parent / "fixtures" / "fakepy"
+REPO = Path(__file__).parent.parent
+
+TABLE = """\
+schema: 1
+build:
+  version: "3.11.7"
+  hexversion: '0x030b07f0'
+  config: {Py_DEBUG: false}
+  target: {triple: x86_64-linux-gnu, pointer_size: 8}
+  inputs: {headers: null}
+scanner: {libclang: "16.0.6", offsets: "0.1.0"}
+names:
+  _object: PyObject
+structs:
+  PyListObject:
+    kind: struct
+    size: 40
+    align: 8
+    defined_in: "Include/listobject.h:1"
+    fields:
+      ob_base: {offset: 0, size: 16, type: PyObject}
+      ob_base.ob_refcnt: {offset: 0, size: 8, type: Py_ssize_t}
+      ob_size: {offset: 16, size: 8, type: Py_ssize_t}
+      ob_item: {offset: 24, size: 8, type: "PyObject **"}
+      allocated: {offset: 32, size: 8, type: Py_ssize_t}
+  PyObject:
+    kind: struct
+    size: 16
+    align: 8
+    defined_in: "Include/object.h:1"
+    fields:
+      ob_refcnt: {offset: 0, size: 8, type: Py_ssize_t}
+      ob_type: {offset: 8, size: 8, type: "PyTypeObject *"}
+"""
+
+BOMB = ('a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+        + "".join(f"{c}: &{c} [{','.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")))
+
+
+def snapshot(root: Path) -> dict:
+    """Every entry under `root`: its kind and content (a link: its target)."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        st = p.lstat()
+        if stat.S_ISLNK(st.st_mode):
+            out[str(p)] = ("link", os.readlink(p))
+        elif stat.S_ISREG(st.st_mode):
+            out[str(p)] = ("file", hashlib.sha256(p.read_bytes()).hexdigest())
+        else:
+            out[str(p)] = (stat.S_IFMT(st.st_mode), None)
+    return out
+
+
+def cli(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def refused(capsys, *args, match: str) -> str:
+    """Run the command; it must fail with exit 2 and exactly one line matching `match`."""
+    code, _, err = cli(capsys, *args)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("offsets: error:"), err
+    assert match in lines[0], lines[0]
+    return lines[0]
+
+
+def offsets_cmd(*args, cwd=None):
+    proc = subprocess.run([sys.executable, "-m", "offsets", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.returncode, proc.stdout, proc.stderr.strip()
+
+
+@pytest.fixture
+def table_file(tmp_path):
+    p = tmp_path / "t.yaml"
+    p.write_text(TABLE)
+    return p
+
+
+def test_the_base_table_is_fine(table_file, capsys):
+    assert cli(capsys, "get", "PyListObject.ob_item", "-t", table_file)[:2] == (0, "24\n")
+
+
+# ---------------------------------------------------------------- 1. outputs
+@pytest.fixture(scope="module")
+def fake_table(tmp_path_factory):
+    """The fake build's table, scanned once, written to standard output with `-o -`."""
+    code, out, err = offsets_cmd("scan", "--prefix", FAKE, "--target", "x86_64-linux-gnu", "-q", "-o", "-")
+    assert code == 0, err
+    return out
+
+
+@pytest.mark.parametrize("special", ["/dev/null", "/dev/full", "fifo", "/dev/stdout"])
+def test_scan_refuses_special_outputs_before_scanning(special, tmp_path, capsys):
+    if special == "fifo":
+        special = tmp_path / "fifo"
+        os.mkfifo(special)
+    before = snapshot(tmp_path)
+    mode = os.stat(special).st_mode
+    start = time.monotonic()
+    line = refused(capsys, "scan", "--prefix", FAKE, "-o", special, match="refusing to write")
+    assert "not a regular file" in line and "'-' for standard output" in line
+    assert time.monotonic() - start < 5                 # refused before scanning, no hang on the FIFO
+    assert os.stat(special).st_mode == mode and snapshot(tmp_path) == before
+
+
+def test_scan_to_unwritable_places_is_one_line(tmp_path, capsys):
+    for where in ("/proc/x.yaml", "/proc/self/nope/x.yaml", "/sys/x.yaml"):
+        refused(capsys, "scan", "--prefix", FAKE, "-o", where, match=f"refusing to write {where}: it is a stream or a kernel file")
+    (tmp_path / "file").write_text("")
+    before = snapshot(tmp_path)
+    refused(capsys, "scan", "--prefix", FAKE, "-o", tmp_path / "file" / "x.yaml", match="x.yaml: Not a directory")
+    assert snapshot(tmp_path) == before
+    # a scan that fails leaves no folder behind that -o named
+    refused(capsys, "scan", "--prefix", tmp_path / "nowhere", "-o", tmp_path / "new" / "t.yaml", match="nowhere")
+    assert snapshot(tmp_path) == before
+
+
+def test_scan_output_replaces_a_non_utf8_file_and_leaves_the_rest(fake_table, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "t.yaml").write_bytes(b"\xff\xfe not a table")
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    os.symlink(victim, out / "t.yaml.tmp")             # the old fixed temporary name, planted
+    before = {k: v for k, v in snapshot(tmp_path).items() if not k.endswith("/out/t.yaml")}
+    code, _, err = offsets_cmd("scan", "--prefix", FAKE, "--target", "x86_64-linux-gnu", "-q", "-o", out / "t.yaml")
+    assert code == 0, err
+    assert (out / "t.yaml").read_text() == fake_table and victim.read_text() == "precious"
+    after = {k: v for k, v in snapshot(tmp_path).items() if not k.endswith("/out/t.yaml")}
+    assert after == before                              # no temporary file left, the link untouched
+
+
+def test_two_writers_to_one_path_both_succeed(tmp_path):
+    path = tmp_path / "x.yaml"
+    errors = []
+
+    def writer(text):
+        try:
+            for _ in range(50):
+                atomic_write.write(path, text)
+        except Exception as e:          # noqa: BLE001 - collected for the assertion
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(c * 10000,)) for c in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and path.read_text() in ("a" * 10000, "b" * 10000)
+    assert [p.name for p in tmp_path.iterdir()] == ["x.yaml"]
+
+
+def test_a_full_disk_is_one_line_and_leaves_no_temporary(tmp_path, monkeypatch):
+    real = os.fdopen
+
+    class Full:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            self.f.close()
+
+        def write(self, data):
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic_write.os, "fdopen", lambda fd, mode: Full(real(fd, mode)))
+    with pytest.raises(OutputError, match="cannot write .*No space left on device"):
+        atomic_write.write(tmp_path / "x", "text")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_scan_to_stdout_is_explicit(fake_table):
+    assert fake_table.startswith("# Layout table for CPython 3.99")
+
+
+@pytest.mark.parametrize("where", ["/dev/full", "/proc/x.html", "/dev/null"])
+def test_report_output_errors_are_one_line(where, table_file, capsys):
+    line = refused(capsys, "report", table_file, "-s", "PyObject", "-o", where, match=where.rsplit("/", 1)[0])
+    assert "refusing to write" in line or "cannot write" in line
+
+
+# ---------------------------------------------------------------- 2. alias bombs
+def test_an_alias_bomb_is_refused_at_once(tmp_path, capsys):
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(BOMB)
+    assert len(BOMB) < 400
+    start = time.monotonic()
+    refused(capsys, "get", "PyObject.ob_type", "-t", bomb, match="a YAML alias (tables may not use anchors")
+    assert time.monotonic() - start < 1
+
+
+def test_an_unsupported_schema_is_not_repr_d(tmp_path, capsys):
+    p = tmp_path / "t.yaml"
+    p.write_text("schema: [" + ", ".join(["1"] * 100000) + "]\n")
+    line = refused(capsys, "get", "PyObject", "-t", p, match="schema list is not supported")
+    assert len(line) < 300
+
+
+# ---------------------------------------------------------------- 3. one line, exit 2
+def test_non_utf8_tables_and_watch_files(table_file, tmp_path, capsys, monkeypatch):
+    bad = tmp_path / "tables" / "cpython-3.11.7-x86_64-linux-gnu.yaml"
+    bad.parent.mkdir()
+    bad.write_bytes(TABLE.encode().replace(b"Include/object.h", b"Include/\xffbject.h"))
+    refused(capsys, "get", "PyObject", "-t", bad, match="not UTF-8 (byte 0xff at line 27)")
+    refused(capsys, "history", "PyObject", "--tables", bad.parent, match="not UTF-8")
+    watch = tmp_path / "watch.txt"
+    watch.write_bytes(b"PyObject.ob_type\n\xc3(\n")
+    refused(capsys, "diff", table_file, table_file, "--watch", watch, match="watch file")
+    with pytest.raises(TableError, match="not UTF-8"):
+        runtime.use_table(bad)
+
+
+@pytest.mark.parametrize("old,new,match", [
+    ("ob_item: {offset: 24,", "ob_item: {offset: 24.0,", "24.0 is not of type 'integer'"),
+    ("ob_item: {offset: 24,", "ob_item: {offset: true,", "True is not of type 'integer'"),
+    ("ob_item: {offset: 24,", "ob_item: {offset: 99999999999999999999999999,", "is outside 0..2147483647"),
+    ("    size: 40\n", "    size: 100000000000000000000000000000\n", "is outside 0..2147483647"),
+])
+def test_numbers_are_integers_in_range(old, new, match, tmp_path, capsys):
+    p = tmp_path / "t.yaml"
+    p.write_text(TABLE.replace(old, new, 1))
+    for command in (["get", "PyListObject.ob_item", "-t", p], ["report", p, "-s", "PyListObject", "-o", tmp_path / "r.html"],
+                    ["verify", p, "--skip", "gcc", "--skip", "dwarf", "--skip", "live"]):
+        refused(capsys, *command, match=match)
+    assert not (tmp_path / "r.html").exists()
+
+
+@pytest.fixture
+def shipped_copy(tmp_path, monkeypatch):
+    """A copy of the package's compact tables, used by the runtime instead of the real ones."""
+    d = tmp_path / "compact"
+    shutil.copytree(compact.COMPACT_DIR, d)
+    monkeypatch.setattr(runtime, "COMPACT_DIR", str(d))
+    monkeypatch.setattr(runtime, "_index_doc", None)
+    runtime._set_none()
+    yield d
+    runtime._set_none()
+
+
+def running_file(d: Path) -> Path:
+    e = next(e for e in json.loads((d / "index.json").read_text())["tables"] if e["hexversion"] == sys.hexversion)
+    return d / e["file"]
+
+
+def flip(path: Path, old: bytes, new: bytes, line: int = None) -> None:
+    lines = path.read_bytes().split(b"\n")
+    i = line if line is not None else next(i for i, ln in enumerate(lines) if old in ln)
+    lines[i] = lines[i].replace(old, new, 1)
+    path.write_bytes(b"\n".join(lines))
+
+
+@pytest.mark.parametrize("damage,match", [
+    ("flip-field", "fails its checksum"),
+    ("flip-head", "its header fails the checksum of index.json"),
+    ("index-not-json", "index.json is corrupt: not JSON"),
+    ("index-flip", "index.json is corrupt: it fails its own checksum"),
+    ("index-no-key", "index.json is corrupt: it fails its own checksum"),
+    ("truncated", "fails its checksum"),
+])
+def test_corrupted_shipped_tables_are_refused(damage, match, shipped_copy, capsys):
+    f = running_file(shipped_copy)
+    index = shipped_copy / "index.json"
+    if damage == "flip-field":      # listiterobject.it_index: 24 becomes 28, say
+        lines = f.read_bytes().split(b"\n")
+        i = next(i for i, ln in enumerate(lines) if b'"it_index",' in ln)
+        lines[i] = lines[i].replace(b'["it_index",16', b'["it_index",18')
+        f.write_bytes(b"\n".join(lines))
+    elif damage == "flip-head":
+        flip(f, b'"Py_DEBUG":false', b'"Py_DEBUG":true ', line=0)
+    elif damage == "index-not-json":
+        index.write_text(index.read_text()[:-40])
+    elif damage == "index-flip":
+        index.write_text(index.read_text().replace('"pointer_size": 8', '"pointer_size": 4', 1))
+    elif damage == "index-no-key":
+        doc = json.loads(index.read_text())
+        del doc["tables"][0]["file"]
+        index.write_text(json.dumps(doc))
+    elif damage == "truncated":
+        f.write_bytes(f.read_bytes()[:-2000])
+    line = refused(capsys, "get", "listiterobject.it_index", match=match)
+    assert "reinstall offsets" in line
+
+
+def test_a_huge_include_is_one_line(tmp_path):
+    from offsets import sources
+
+    big = tmp_path / "big.h"
+    with open(big, "wb") as f:
+        f.truncate(2 * 1024 ** 3)                       # sparse: 2 GB that take no disk
+    with pytest.raises(BuildError, match="not a regular file of at most 64 MB"):
+        sources._text(big)
+    src = tmp_path / "a.c"
+    src.write_text('#include "big.h"\n')
+    assert sources._includes(big) == () and sources._includes(src)[0][1] == "big.h"
+
+
+# ---------------------------------------------------------------- 4. nonsense tables
+@pytest.mark.parametrize("old,new,match", [
+    ("      allocated: {offset: 32", "      ob_item: {offset: 32", "duplicate key (each key may appear once) at structs/PyListObject/fields/ob_item"),
+    ("  PyObject:\n", "  PyListObject:\n", "duplicate key (each key may appear once) at structs/PyListObject (line 23)"),
+    ("ob_item: {offset: 24,", "ob_item: {offset: 20,", "field 'ob_item' (20..28) overlaps 'ob_size' (16..24)"),
+    ("allocated: {offset: 32,", "allocated: {offset: 36,", "field 'allocated' ends at 44, past the size 40"),
+    ("ob_base.ob_refcnt: {offset: 0, size: 8", "ob_base.ob_refcnt: {offset: 12, size: 8",
+     "field 'ob_base.ob_refcnt' (12..20) lies outside 'ob_base' (0..16)"),
+    ("ob_type: {offset: 8, size: 8", "ob_type: {offset: 12, size: 4", "field 'ob_type' at offset 12 is not a multiple of its alignment 8"),
+    ("    align: 8\n    defined_in: \"Include/object.h", "    align: 1048576\n    defined_in: \"Include/object.h",
+     "struct 'PyObject': align: 1048576 is outside 1..4096"),
+    ("version: \"3.11.7\"", "version: \"3.11.8\"", "version 3.11.8 does not match hexversion 0x030b07f0"),
+    ("pointer_size: 8", "pointer_size: 4", "pointer size 4 contradicts the triple (x86_64 has 8-byte pointers)"),
+])
+def test_nonsense_tables_are_refused_with_the_entry(old, new, match, tmp_path, capsys):
+    p = tmp_path / "t.yaml"
+    assert old in TABLE
+    p.write_text(TABLE.replace(old, new, 1))
+    before = snapshot(tmp_path)
+    refused(capsys, "verify", p, "--skip", "gcc", "--skip", "dwarf", match=match)
+    refused(capsys, "get", "PyObject", "-t", p, match=match)
+    assert snapshot(tmp_path) == before
+
+
+def test_packed_structs_and_union_members_may_do_what_they_do(tmp_path, capsys):
+    # 3.14's PyObject: union { Py_ssize_t ob_refcnt_full; struct { uint32_t ob_refcnt; uint16_t
+    # ob_overflow; uint16_t ob_flags; }; }, flattened: members of the union start where the first did
+    text = TABLE.replace("""      ob_refcnt: {offset: 0, size: 8, type: Py_ssize_t}\n      ob_type""",
+                         """      ob_refcnt_full: {offset: 0, size: 8, type: Py_ssize_t}
+      ob_refcnt: {offset: 0, size: 4, type: uint32_t}
+      ob_overflow: {offset: 4, size: 2, type: uint16_t}
+      ob_flags: {offset: 6, size: 2, type: uint16_t}
+      ob_type""")
+    p = tmp_path / "t.yaml"
+    p.write_text(text)
+    assert cli(capsys, "get", "PyObject.ob_flags", "-t", p)[:2] == (0, "6\n")
+    p.write_text(TABLE + """  Packed:
+    kind: struct
+    size: 9
+    align: 1
+    defined_in: "x.h:1"
+    fields:
+      c: {offset: 0, size: 1, type: char}
+      x: {offset: 1, size: 8, type: long}
+""")                        # __attribute__((packed)): alignment 1, so a long may sit at 1
+    assert cli(capsys, "get", "Packed.x", "-t", p)[:2] == (0, "1\n")
+    p.write_text(p.read_text().replace("    size: 9\n    align: 1", "    size: 9\n    align: 8"))
+    refused(capsys, "get", "Packed.x", "-t", p, match="field 'x' at offset 1 is not a multiple of its alignment 8 (long)")
+
+
+# ---------------------------------------------------------------- 5. bounded cost
+def test_a_table_over_the_cap_is_refused_at_once(tmp_path, capsys):
+    p = tmp_path / "big.yaml"
+    with open(p, "w") as f:
+        f.write(TABLE)
+        f.write(("# " + "x" * 1022 + "\n") * (yaml_strict.MAX_TABLE_BYTES // 1024))
+    start = time.monotonic()
+    refused(capsys, "get", "PyObject", "-t", p, match="more than the 16 MiB a table may have (docs/table-format.md)")
+    assert time.monotonic() - start < 1
+
+
+def test_byte_maps_cost_the_fields_not_the_size():
+    from offsets import report
+    from offsets.model import Build, Field, Struct, Table, Target
+
+    b = Build("3.11.7", 0x030B07F0, {}, Target("x86_64-linux-gnu", 8))
+    s = Struct("Big", "struct", 2 ** 31 - 8, 8, "x.h:1", (Field("a", 0, 8, "long"), Field("z", 2 ** 31 - 16, 8, "long")))
+    start = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    html = report.render([Table(b, {"offsets": "0", "libclang": "16"}, {"Big": s})], ["Big"])
+    assert time.monotonic() - start < 1 and len(html) < 20000
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50 * 1024     # kB
+
+
+def test_a_unit_including_dev_zero_is_one_line(tmp_path):
+    from offsets.clang_scan import Unit, parse_unit
+
+    unit = Unit("zero.c", str(tmp_path / "zero.c"), ("-xc", "--target=x86_64-linux-gnu"), (), (),
+                '#include "/dev/zero"\n')
+    start = time.monotonic()
+    with pytest.raises(ScanError) as e:
+        unit_limit.parse_limited(parse_unit, unit, limit=300 * 1024 * 1024)
+    assert str(e.value).startswith("zero.c: ") and "\n" not in str(e.value) and "out of memory" in str(e.value)
+    assert time.monotonic() - start < 30
+
+
+def test_scan_of_a_dev_zero_include_exits_2(tmp_path):
+    tree = tmp_path / "fake"
+    shutil.copytree(FAKE, tree)
+    (tree / "include/python3.99/zero.h").write_text('#include "/dev/zero"\n')
+    env = dict(os.environ, OFFSETS_UNIT_MEMORY_MB="300")
+    proc = subprocess.run([sys.executable, "-m", "offsets", "scan", "--prefix", tree, "--target", "x86_64-linux-gnu",
+                           "-q", "--no-cache", "-o", tmp_path / "t.yaml"], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "out of memory" in lines[0], proc.stderr
+    assert not (tmp_path / "t.yaml").exists()
+
+
+# ---------------------------------------------------------------- 6. the scan cache
+def test_a_planted_or_tampered_cache_entry_is_a_miss(tmp_path, monkeypatch):
+    from offsets import build_inputs as build, scanner
+
+    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
+    b = build.from_prefix(FAKE, target="x86_64-linux-gnu")
+    first = table_yaml.dumps(scanner.scan(b, scanner.ScanOptions(jobs=1)))
+    store = tmp_path / "cache" / "scan"
+    (entry,) = store.glob("*.json")
+    # a pickle that would run code, planted under every name the old cache used
+    import pickle
+
+    marker = tmp_path / "ran"
+
+    class Evil:
+        def __reduce__(self):
+            return (Path.touch, (marker,))
+
+    (store / (entry.stem + ".pickle")).write_bytes(pickle.dumps(Evil()))
+    # an entry whose numbers were changed, digest and all left as they were
+    entry.write_bytes(entry.read_bytes().replace(b'"ob_type",8', b'"ob_type",16', 1))
+    assert unit_cache.read(store, entry.stem) is None
+    assert table_yaml.dumps(scanner.scan(b, scanner.ScanOptions(jobs=1))) == first and not marker.exists()
+    # a consistent but forged entry (digest recomputed) that breaks the model is a miss too
+    digest, _, body = entry.read_bytes().partition(b"\n")
+    forged = body.replace(b'"ob_type",8', b'"ob_type",-3', 1)
+    entry.write_bytes(hashlib.sha256(forged).hexdigest().encode() + b"\n" + forged)
+    assert unit_cache.read(store, entry.stem) is None
+    assert table_yaml.dumps(scanner.scan(b, scanner.ScanOptions(jobs=1))) == first
+
+
+def test_the_dwarf_cache_is_data_too(tmp_path, monkeypatch):
+    from offsets import dwarf
+
+    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "s.c").write_text("struct s { int a; long b; } x;\n")
+    so = tmp_path / "s.so"
+    subprocess.run(["gcc", "-g", "-shared", "-fPIC", "-o", so, tmp_path / "s.c"], check=True)
+    fresh = dwarf.read(so)
+    (entry,) = (tmp_path / "cache" / "dwarf").glob("*.json")
+    # gcc's layout of struct s on x86_64: b follows a, padded to 8
+    assert dwarf.read(so).structs["s"].field("b").offset == fresh.structs["s"].field("b").offset == 8
+    entry.write_bytes(entry.read_bytes().replace(b'["b",8', b'["b",4', 1))      # tampered: a miss
+    assert dwarf.read(so).structs["s"].field("b").offset == 8
+
+
+# ---------------------------------------------------------------- 7. paths with spaces
+def test_a_source_tree_whose_path_has_spaces(tmp_path, debian311):
+    from offsets import build_inputs as build, scanner
+
+    tree = tmp_path / "with space" / "c python"
+    shutil.copytree(debian311.tree / "Include", tree / "Include")
+    (tree / "Objects").mkdir()
+    (tree / "Makefile.pre.in").write_text(      # as Makefile.pre.in writes it: $(srcdir) unquoted
+        "OBJECT_OBJS= Objects/a.o\nPY_CPPFLAGS= -I. -I$(srcdir)/Include -I$(srcdir)/Include/internal\n"
+        "PY_CORE_CFLAGS= $(PY_CPPFLAGS) -DPy_BUILD_CORE\n.c.o:\n\t$(CC) -c $(PY_CORE_CFLAGS) -o $@ $<\n")
+    (tree / "Objects/a.c").write_text('#include "Python.h"\ntypedef struct { PyObject_HEAD long v; } spaced;\n')
+    b = build.from_source(tree, debian311.pyconfig("amd64", "x86_64-linux-gnu"))
+    t = scanner.scan(b, scanner.ScanOptions(jobs=1, use_cache=False))
+    # PyObject_HEAD is 16 bytes on x86_64 release builds (sizeof(PyObject), a live interpreter's
+    # object.__basicsize__), so the long that follows is at 16
+    assert t.structs["spaced"].field("v").offset == object.__basicsize__ == 16
+    # the saved plan is data: a tampered one is planned afresh, to the same units
+    from offsets import sources
+
+    plan = sources._plan_path(b)
+    assert plan.suffix == ".json" and plan.exists()
+    first = sources.source_units(b)
+    plan.write_bytes(plan.read_bytes().replace(b"-DPy_BUILD_CORE", b"-DEVIL", 1))
+    assert sources.source_units(b) == first and b"-DEVIL" not in plan.read_bytes()
+
+
+def test_makefile_words_split_with_shell_rules():
+    from offsets.makefile import Makefile, flags_of
+
+    mk = Makefile("srcdir= @srcdir@\nINC= -I$(srcdir)/Include\nOBJS= $(srcdir)/Objects/a.o Objects/b.o\n",
+                  {"srcdir": shlex.quote("/a b/src")})
+    assert mk.words("$(OBJS)") == ["/a b/src/Objects/a.o", "Objects/b.o"]
+    assert flags_of(mk.expand("$(INC)"), Path("/a b/src"), [], "x") == ("-I/a b/src/Include",)
+
+
+# ---------------------------------------------------------------- 8. small CLI truths
+def test_an_interpreter_that_fails_shows_its_own_last_line(tmp_path, capsys):
+    fake = tmp_path / "python3.12"
+    fake.write_text("#!/bin/sh\necho 'something went wrong' >&2\necho 'ImportError: no module named x' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    line = refused(capsys, "scan", "--python", fake, "-o", tmp_path / "t.yaml",
+                   match="failed to describe itself: ImportError: no module named x")
+    assert "['" not in line
+    shim = tmp_path / "python3.9"
+    shim.write_text("#!/bin/sh\necho \"pyenv: python3.9: command not found\" >&2\necho >&2\n"
+                    "echo \"The \\`python3.9' command exists in these Python versions:\" >&2\necho '  3.9.18' >&2\nexit 127\n")
+    shim.chmod(0o755)
+    refused(capsys, "scan", "--python", shim, "-o", tmp_path / "t.yaml",
+            match="is a pyenv shim with no version selected (pyenv: python3.9: command not found); select one")
+    assert not (tmp_path / "t.yaml").exists()
+
+
+def test_diff_with_one_table_says_what_it_compares_with(table_file, capsys, monkeypatch):
+    from offsets import cli_drift
+
+    monkeypatch.setattr(cli_drift, "_scan", lambda args: table_yaml.load(table_file))
+    code, out, err = cli(capsys, "diff", table_file)
+    assert code == 0 and f"comparing with the build of the running interpreter ({sys.executable})" in err
+
+
+def test_check_with_a_missing_baseline_says_so_before_scanning(tmp_path, capsys, monkeypatch):
+    from offsets import cli_drift
+
+    monkeypatch.setattr(cli_drift, "_scan", lambda args: pytest.fail("scanned"))
+    refused(capsys, "check", "--baseline", tmp_path / "generated", match="no such folder")
+
+
+def test_the_venv_interpreter_is_not_the_scanned_one():
+    out = subprocess.run(["make", "-n", "-B", "run", "PYTHON=python3.7"], capture_output=True, text=True, cwd=REPO).stdout
+    assert "python3 -m venv .venv" in out and "python3.7 -m venv" not in out
+    assert "offsets scan --python python3.7" in out
+    # a venv the old Makefile made with an unsupported interpreter is removed and made again
+    assert "sys.version_info < (3, 8))' 2>/dev/null || rm -rf .venv" in out
