@@ -58,6 +58,12 @@ def copy_table(tmp_path, entry, name="copy", **build) -> Path:
     return out
 
 
+def next_patch(e: dict) -> dict:
+    """The identity fields of the next patch release after entry `e` (version and hexversion agree)."""
+    hexversion = e["hexversion"] + 0x100
+    return {"hexversion": hexversion, "version": f"{hexversion >> 24}.{(hexversion >> 16) & 0xFF}.{(hexversion >> 8) & 0xFF}"}
+
+
 def as_entry(path: Path) -> dict:
     t = runtime.load_compact(str(path))
     b = t.build
@@ -165,8 +171,10 @@ def test_a_failed_live_check_falls_through_to_the_next_candidate(tmp_path):
     next(f for f in row[6] if f[0] == "ob_item")[1] += 8
     lines[i] = json.dumps(row)
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(compact.assemble(dict(head, build=dict(head["build"], hexversion=e["hexversion"] + 0x100)), lines))
-    good = as_entry(copy_table(tmp_path, e, name="good", hexversion=e["hexversion"] - 0x100))
+    bad.write_text(compact.assemble(dict(head, build=dict(head["build"], **next_patch(e))), lines))
+    prev = e["hexversion"] - 0x100
+    good = as_entry(copy_table(tmp_path, e, name="good", hexversion=prev,
+                               version=f"{prev >> 24}.{(prev >> 16) & 0xFF}.{(prev >> 8) & 0xFF}"))
     me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
     t, m = runtime.select(me, [as_entry(bad), good], load=runtime._load_entry)
     assert m.kind == "proven" and t.source == good["file"]
@@ -191,7 +199,7 @@ def test_strict_mode_refuses_what_is_only_proven(monkeypatch):
 # ---------------------------------------------------------------- use_table
 def test_use_table_of_another_patch_level_answers_only_proven_fields(tmp_path):
     e = running_entry()
-    other = copy_table(tmp_path, e, hexversion=e["hexversion"] + 0x100, version="9.9.9")
+    other = copy_table(tmp_path, e, **next_patch(e))
     m = offsets.use_table(other)
     assert m.kind == "user" and "not exact" in m.detail
     assert offsets.get("PyTupleObject.ob_item") == tuple.__basicsize__
@@ -222,7 +230,7 @@ def test_use_table_refuses_a_non_exact_table_in_strict_mode(tmp_path, monkeypatc
     e = running_entry()
     monkeypatch.setenv("OFFSETS_STRICT", "yes")
     with pytest.raises(TableError, match="OFFSETS_STRICT"):
-        offsets.use_table(copy_table(tmp_path, e, hexversion=e["hexversion"] + 0x100))
+        offsets.use_table(copy_table(tmp_path, e, **next_patch(e)))
 
 
 # ---------------------------------------------------------------- own tables
