@@ -47,12 +47,13 @@ _SCALARS = frozenset({
 def integer(value, what: str, low: int = 0, high: int = MAX_BYTES) -> None:
     """`value` is an int (not a bool, not a float) within [low, high]."""
     if type(value) is not int:
-        raise ModelError(f"{what}: {type(value).__name__} {_short(value)} is not an integer")
+        raise ModelError(f"{what}: {type(value).__name__} {short(value)} is not an integer")
     if not low <= value <= high:
         raise ModelError(f"{what}: {value} is outside {low}..{high}")
 
 
-def _short(value) -> str:
+def short(value) -> str:
+    """A value for a message: a scalar's repr (cut at 40 characters), else its type's name."""
     text = repr(value) if isinstance(value, (int, float, str, bool, type(None))) else type(value).__name__
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -61,7 +62,7 @@ def check_version(version: str, hexversion: int) -> None:
     integer(hexversion, "hexversion", 0, 2 ** 32 - 1)
     m = _VERSION.match(version) if isinstance(version, str) else None
     if m is None:
-        raise ModelError(f"version {_short(version)} is not MAJOR.MINOR.MICRO[a|b|rcN]")
+        raise ModelError(f"version {short(version)} is not MAJOR.MINOR.MICRO[a|b|rcN]")
     major, minor, micro, level, serial = m.groups()
     want = (int(major) << 24 | int(minor) << 16 | int(micro) << 8 | _LEVELS[level] << 4 | int(serial or 0))
     if want != hexversion:
@@ -82,7 +83,7 @@ def check_target(triple: str, pointer_size: int) -> None:
 
 def check_field(f) -> None:
     if not isinstance(f.path, str) or not isinstance(f.type, str):
-        raise ModelError(f"field {_short(f.path)}: path and type are strings")
+        raise ModelError(f"field {short(f.path)}: path and type are strings")
     where = f"field {f.path!r}"
     for key in ("offset", "size"):
         integer(getattr(f, key), f"{where}: {key}")
@@ -90,7 +91,7 @@ def check_field(f) -> None:
         if getattr(f, key) is not None:
             integer(getattr(f, key), f"{where}: {key}")
     if type(f.flexible) is not bool:
-        raise ModelError(f"{where}: flexible is {_short(f.flexible)}, not true or false")
+        raise ModelError(f"{where}: flexible is {short(f.flexible)}, not true or false")
 
 
 def check_table(table) -> None:

@@ -14,7 +14,7 @@ from importlib import resources
 
 from .errors import ModelError, TableError
 from .model import LAYOUT_FLAGS, Build, Field, Struct, Table, Target
-from .sanity import check_table
+from .sanity import check_table, short
 from .yaml_strict import parse, read_text
 
 SCHEMA = 1
@@ -101,7 +101,7 @@ def from_data(data: object, origin: str = "table") -> Table:
     if not isinstance(data, dict):
         raise TableError(f"{origin}: not a layout table (a YAML mapping with schema: {SCHEMA} expected)")
     if data.get("schema") != SCHEMA or type(data.get("schema")) is not int:
-        raise TableError(f"{origin}: schema {_short(data.get('schema'))} is not supported "
+        raise TableError(f"{origin}: schema {short(data.get('schema'))} is not supported "
                          f"(this offsets reads schema {SCHEMA})")
     e = next(_validator().iter_errors(data), None)      # the first, in document order
     if e is not None:
@@ -124,11 +124,6 @@ def from_data(data: object, origin: str = "table") -> Table:
         return table
     except ModelError as e:
         raise TableError(f"{origin}: {e}") from None
-
-
-def _short(value) -> str:
-    text = repr(value) if isinstance(value, (int, float, str, bool, type(None))) else type(value).__name__
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def loads(text: str, origin: str = "table") -> Table:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import resource
 import shlex
 import shutil
@@ -264,9 +265,19 @@ def test_numbers_are_integers_in_range(old, new, match, tmp_path, capsys):
 
 @pytest.fixture
 def shipped_copy(tmp_path, monkeypatch):
-    """A copy of the package's compact tables, used by the runtime instead of the real ones."""
+    """The running interpreter's shipped compact table and the index, as `python -m offsets.compact
+    --write` makes them (with their checksums), used by the runtime instead of the real ones."""
     d = tmp_path / "compact"
-    shutil.copytree(compact.COMPACT_DIR, d)
+    d.mkdir()
+    index = json.loads((compact.COMPACT_DIR / "index.json").read_text())
+    e = next(e for e in index["tables"] if e["hexversion"] == sys.hexversion)
+    head, lines = compact.header(compact.COMPACT_DIR / e["file"])
+    for key in ("sizes", "crc32"):
+        head.pop(key, None)
+    text = compact.assemble(head, lines)
+    (d / e["file"]).write_text(text)
+    (d / "index.json").write_text(compact.index_text([dict(e, head_sha256=compact.head_sha256(text))],
+                                                     index["aliases"]))
     monkeypatch.setattr(runtime, "COMPACT_DIR", str(d))
     monkeypatch.setattr(runtime, "_index_doc", None)
     runtime._set_none()
@@ -316,6 +327,22 @@ def test_corrupted_shipped_tables_are_refused(damage, match, shipped_copy, capsy
         f.write_bytes(f.read_bytes()[:-2000])
     line = refused(capsys, "get", "listiterobject.it_index", match=match)
     assert "reinstall offsets" in line
+
+
+@pytest.mark.parametrize("value,match", [(24.0, "is malformed"), (2 ** 63, "is malformed"), ("24", "is malformed"),
+                                         (28, "field 'allocated' (28..36) overlaps 'ob_item' (24..32)")])
+def test_a_compact_table_of_ones_own_with_bad_numbers_is_refused(value, match, tmp_path, monkeypatch):
+    """`use_table('t.jsonl')`: what the C API would read is checked first (its checksums are right)."""
+    monkeypatch.setattr(runtime, "shipped_index", lambda: {"tables": [], "aliases": {}})
+    head, lines = compact.split_text(compact.dumps(table_yaml.loads(TABLE), "t.yaml"))
+    i = head["structs"].index("PyListObject")
+    row = json.loads(lines[i])
+    next(f for f in row[6] if f[0] == "allocated")[1] = value
+    lines[i] = json.dumps(row)
+    path = tmp_path / "t.jsonl"
+    path.write_text(compact.assemble(head, lines))
+    with pytest.raises(TableError, match=re.escape(match)):
+        runtime.use_table(path, verify=False)
 
 
 def test_a_huge_include_is_one_line(tmp_path):
