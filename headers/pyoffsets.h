@@ -71,7 +71,7 @@ typedef struct {
     Py_ssize_t (*size_of)(const char *struct_name);             /* -1 + errno EPERM if a miss */
     int (*field)(const char *name, PyOffsets_FieldInfo *out);   /* has no thread state */
     const char *(*table_name)(void);     /* "cpython-3.13.0-x86_64-linux-gnu" */
-    const char *(*match)(void);          /* "exact", "loose" (live-checked) or "user" (use_table) */
+    const char *(*match)(void);          /* "exact", "proven" (answers only what the live check read) or "user" (use_table) */
     unsigned long (*hexversion)(void);   /* PY_VERSION_HEX of the table's build */
     /* later versions append members here */
 } PyOffsets_CAPI;
@@ -152,7 +152,7 @@ PyOffsets_TableName(void)
     return PyOffsetsAPI->table_name();
 }
 
-/* How the table matched: "exact", "loose" or "user"; NULL if not imported. */
+/* How the table matched: "exact", "proven" or "user"; NULL if not imported. */
 static inline const char *
 PyOffsets_Match(void)
 {

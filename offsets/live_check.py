@@ -12,7 +12,7 @@ Three kinds of evidence, each used only where the table has the structs and fiel
    of the fields it describes (which member describes which field: `data/debug_offsets.json`).
 
 Memory is read with write(2) into a pipe, which fails with EFAULT on a bad address instead of
-crashing, so a wrong table makes the check fail, never the process. Used before a loose match
+crashing, so a wrong table makes the check fail, never the process. Used before a table that is not exact answers anything (it then answers only what the check read)
 (`runtime.py`) and by `offsets.runtime.live_check()`; tests run it against every exact table.
 """
 from __future__ import annotations
@@ -61,7 +61,7 @@ def debug_offsets() -> dict:
         return json.load(f)["members"]
 
 
-#: A loose match needs at least this many passed checks, of which at least one memory read.
+#: A passing check needs at least this many passed checks, of which at least one memory read.
 MIN_PASSED = 8
 
 

@@ -364,3 +364,27 @@ def test_exact_tables_answer_for_each_other_what_one_lacks(tmp_path):
     assert offsets.get("PyTupleObject.ob_item") == tuple.__basicsize__        # truth: the interpreter
     assert offsets.sizeof("PyListObject") == list.__basicsize__
     assert offsets.field("PyListObject.ob_item").earned == "exact"
+
+
+def test_without_headers_only_the_same_distributor_package_is_exact():
+    """No headers installed (a slim container): the package version the distributor recorded is the
+    identity; upstream builds and other package versions are never exact."""
+    e = running_entry()
+    b = runtime.entry_build(dict(e, vendor="debian 3.13.18-1"))
+    me = dict(runtime.running_identity(), inputs=None)
+    assert runtime.earning(b, dict(me, vendor="debian 3.13.18-1")).exact
+    assert not runtime.earning(b, dict(me, vendor="debian 3.13.18-2")).exact
+    assert not runtime.earning(b, dict(me, vendor=None)).exact
+    assert not runtime.earning(runtime.entry_build(e), dict(me, vendor=None)).exact       # upstream: digests only
+
+
+def test_the_vendor_comes_from_the_distributors_own_record(tmp_path):
+    """Debian's changelog beside the prefix names the package version (dpkg -x and apt alike)."""
+    import gzip
+
+    doc = tmp_path / "usr" / "share" / "doc" / "libpython3.13-minimal"
+    doc.mkdir(parents=True)
+    with gzip.open(doc / "changelog.Debian.gz", "wt") as f:
+        f.write("python3.13 (3.13.18-1) unstable; urgency=medium\n\n  * New upstream version.\n")
+    assert identity.vendor_evidence(str(tmp_path / "usr"), "3.13")[0] == "debian 3.13.18-1"
+    assert identity.vendor_evidence(str(tmp_path / "nothing"), "3.13")[0] is None

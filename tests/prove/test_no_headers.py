@@ -1,0 +1,33 @@
+"""A slim container: the interpreter's headers are not installed, so no digest can be compared.
+Inside Debian sid's own interpreters the distributor's record of the package (its changelog beside
+the prefix) is the identity: the shipped Debian table of that very package version answers
+exactly; CPython's own `__basicsize__` and `_Py_DebugOffsets` (through the live check) agree."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import realbuilds
+
+HIDDEN = r"""
+import json, sys
+from offsets import identity, runtime
+identity.installed_inputs = lambda include, cflags: None      # as if python3.X-dev were not installed
+m = runtime.build()
+me = runtime.running_identity()
+check = runtime.live_check()
+print(json.dumps({"kind": m.kind, "detail": m.detail, "vendor": me["vendor"], "inputs": me["inputs"],
+                  "tuple_items": runtime.get("PyTupleObject.ob_item"), "truth": tuple.__basicsize__,
+                  "check_ok": check.ok, "failed": check.failed}))
+"""
+
+
+@pytest.mark.parametrize("minor", sorted(realbuilds.SID_PYTHON))
+def test_without_headers_the_distributors_package_is_the_identity(minor, tmp_path):
+    py = realbuilds.sid_python(minor)
+    out = json.loads(realbuilds.run_in(py, HIDDEN, env={"OFFSETS_TABLES": str(tmp_path), "OFFSETS_AUTOSCAN": "0"}))
+    assert out["inputs"] is None and out["vendor"].startswith(f"debian {minor}.")
+    assert out["kind"] == "exact" and "same package" in out["detail"], out
+    assert out["tuple_items"] == out["truth"]
+    assert out["check_ok"] and not out["failed"], out["failed"]
