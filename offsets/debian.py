@@ -58,6 +58,9 @@ def _apt(arch: str, suite: str) -> list[str]:
     opts = ["-oDir::Etc::SourceList=/dev/null", f"-oDir::Etc::SourceParts={root}/parts",
             f"-oDir::State::Lists={root}/lists", f"-oDir::Cache={root}/cache",
             f"-oAPT::Architecture={arch}", f"-oAPT::Architectures={arch}",
+            # the host's own installed versions (say linux-libc-dev from bookworm-security) must not
+            # become the candidate: only the suite's archive counts
+            "-oDir::State::status=/dev/null",
             "-oAPT::Sandbox::User=root", "-qq"]
     stamp = root / "updated"
     if not stamp.exists():
