@@ -111,7 +111,7 @@ def from_data(data: object, origin: str = "table") -> Table:
     try:
         b = data["build"]
         build = Build(version=b["version"], hexversion=int(b["hexversion"], 16), config=dict(b["config"]),
-                      target=Target(**b["target"]), inputs=dict(b["inputs"]), vendor=b["vendor"],
+                      target=Target(**b["target"]), inputs=dict(b["inputs"]), vendor=b.get("vendor", "upstream"),
                       defines=None if b.get("defines") is None else dict(b["defines"]))
         structs = {}
         for name, s in data["structs"].items():
