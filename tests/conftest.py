@@ -197,3 +197,19 @@ class Debian39:
 @pytest.fixture(scope="session")
 def debian39() -> Debian39:
     return Debian39()
+
+
+# ---------------------------------------------------------------------------------------------
+# The runtime's own-table directory and autoscan (docs/identity.md): every test starts from the
+# shipped tables alone, whatever the user's cache holds; tests that need own tables set their own.
+@pytest.fixture(autouse=True, scope="session")
+def no_own_tables(tmp_path_factory):
+    saved = {k: os.environ.get(k) for k in ("OFFSETS_TABLES", "OFFSETS_AUTOSCAN")}
+    os.environ["OFFSETS_TABLES"] = str(tmp_path_factory.mktemp("own-tables"))
+    os.environ["OFFSETS_AUTOSCAN"] = "0"
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v

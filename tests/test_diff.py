@@ -229,7 +229,8 @@ CPython 3.11.7 (release, x86_64-linux-gnu) → CPython 3.12.1 (release, x86_64-l
 def test_json_structure():
     doc = json.loads(F.as_json(small_report("S.b\n")))
     assert doc["format"] == "offsets-drift" and doc["version"] == 1 and doc["drift"] is True
-    assert doc["old"] == {"version": "3.11.7", "config": "release", "triple": "x86_64-linux-gnu", "pointer_size": 8,
+    assert doc["old"] == {"version": "3.11.7", "vendor": "upstream", "config": "release", "triple": "x86_64-linux-gnu",
+                          "pointer_size": 8,
                           "table": "cpython-3.11.7-x86_64-linux-gnu"}
     assert doc["watch"] == ["S.b"]
     assert doc["changes"][1] == {"kind": "moved", "struct": "S", "old_struct": "S", "field": "b", "old": 8, "new": 16,
