@@ -658,6 +658,10 @@ def current_layouts(t: Loaded):
     return table_from_head(t.head, [t._line(i) for i in range(len(t.order))])
 
 
+#: compact files use_table() has checked in full: (path, size, mtime, ctime)
+_validated: set = set()
+
+
 def use_table(path, verify: bool = True) -> Match:
     """Use the table at `path` (`offsets scan` YAML, or a compact .jsonl) from now on, for Python and C.
 
@@ -670,7 +674,11 @@ def use_table(path, verify: bool = True) -> Match:
     path = os.fspath(path)
     if path.endswith(".jsonl"):
         t = load_compact(path)
-        current_layouts(t)          # every struct checked by the model and its rules, once
+        st = os.stat(path)
+        stamp = (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if stamp not in _validated:
+            current_layouts(t)      # every struct checked by the model and its rules, once per file
+            _validated.add(stamp)
     else:
         from . import compact, table_yaml
 

@@ -1,8 +1,8 @@
 """Issue 8 rule 5, in C and Python: once `offsets.use_table()` returns, no lookup gets the old table's
 answer. Run inside the interpreter under test (`python race_use_table.py WORKDIR [THREADS] [SWITCHES]`).
 
-SWITCHES tables are made from the one in use, each with `PyTypeObject.tp_name` at its own offset
-(8 * k), so every answer names the table it came from. One thread switches through them with
+SWITCHES tables are made from the one in use, each with `PyTypeObject.tp_name` swapped with
+another member (a valid layout, at its own offset), so every answer names the table it came from. One thread switches through them with
 `use_table(verify=False)`, 20 ms apart, and counts the switches that returned; THREADS readers (half through the
 capsule, `offsets._offsets._get`, half through `offsets.get`; plus one reading the capsule with no
 thread state, `_get_detached`) look the name up without pause. A lookup that starts after switch j
@@ -27,18 +27,31 @@ from offsets import compact, runtime
 NAME = "PyTypeObject.tp_name"
 
 
-def variants(work: Path, n: int) -> list:
+def variants(work: Path, n: int) -> tuple:
+    """`n` tables made from the one in use, each a valid layout (no overlap: the model refuses one)
+    in which `tp_name` has swapped places with another pointer-sized member; and each one's answer."""
     base = runtime.current_table()
     s = base.structs[base.names.get("PyTypeObject", "PyTypeObject")]
-    paths = []
+    tp_name = next(f for f in s.fields if f.path == "tp_name")
+    others = [f for f in s.fields if "." not in f.path and f.size == tp_name.size and not f.is_bitfield
+              and f.array_len is None and f.path != "tp_name"]
+    assert len(others) >= n - 1, f"only {len(others)} members to swap tp_name with"
+    paths, answers = [], []
     for k in range(n):
-        fields = tuple(dataclasses.replace(f, offset=8 * k) if f.path == "tp_name" else f for f in s.fields)
+        if k == 0:
+            fields = s.fields
+        else:
+            other = others[k - 1]
+            fields = tuple(dataclasses.replace(f, offset=other.offset) if f.path == "tp_name" else
+                           dataclasses.replace(f, offset=tp_name.offset) if f.path == other.path else f
+                           for f in s.fields)
         structs = dict(base.structs)
         structs[s.name] = dataclasses.replace(s, fields=fields)
         p = work / f"variant-{k}.jsonl"
         p.write_text(compact.dumps(dataclasses.replace(base, structs=structs), p.name))
         paths.append(p)
-    return paths
+        answers.append(next(f.offset for f in fields if f.path == "tp_name"))
+    return paths, answers
 
 
 def atomic_python_shim() -> None:
@@ -64,7 +77,9 @@ def main(work: Path, threads: int = 16, switches: int = 30, python_shim: bool = 
         atomic_python_shim()
     import offsets._offsets as capsule
 
-    paths = variants(work, switches)
+    paths, answers = variants(work, switches)
+    for p in paths:                # each file is checked in full once, before the race: the switches are raced
+        offsets.use_table(p, verify=False)
     offsets.use_table(paths[0], verify=False)
     done = [0]          # switches that have returned: table done[0] - 1 is in use
     stop = threading.Event()
@@ -94,7 +109,7 @@ def main(work: Path, threads: int = 16, switches: int = 30, python_shim: bool = 
             finally:
                 n += 1
             g1 = done[0]
-            allowed = {8 * k for k in range(max(g0 - 1, 0), min(g1 + 1, switches))}
+            allowed = {answers[k] for k in range(max(g0 - 1, 0), min(g1 + 1, switches))}
             if v not in allowed:
                 wrong.append(f"{kind}: {v} after switch {g0}, before {g1 + 1} (allowed {sorted(allowed)})")
         with lock:
@@ -109,14 +124,16 @@ def main(work: Path, threads: int = 16, switches: int = 30, python_shim: bool = 
     done[0] = 1
     for t in pool:
         t.start()
-    for p in paths[1:]:
-        time.sleep(0.02)          # readers run within every table's time, not only around the switches
-        offsets.use_table(p, verify=False)
-        done[0] += 1
-    time.sleep(0.02)
-    stop.set()
-    for t in pool:
-        t.join()
+    try:
+        for p in paths[1:]:
+            time.sleep(0.02)          # readers run within every table's time, not only around the switches
+            offsets.use_table(p, verify=False)
+            done[0] += 1
+        time.sleep(0.02)
+    finally:                          # a failed switch must not leave the readers spinning
+        stop.set()
+        for t in pool:
+            t.join()
     result["switches"] = done[0]
     result["python_shim"] = python_shim
     result["gil_enabled"] = getattr(sys, "_is_gil_enabled", lambda: True)()
