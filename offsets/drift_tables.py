@@ -49,7 +49,7 @@ def _only(head: dict, lines: list, names: Iterable[str]) -> Table:
             if key in index:
                 chosen[key] = lines[index[key]]
                 break
-    head = dict(head, names={a: t for a, t in head["names"].items() if t in chosen})
+    head = dict(head, structs=sorted(chosen), names={a: t for a, t in head["names"].items() if t in chosen})
     return table_from_head(head, [chosen[k] for k in sorted(chosen)])
 
 
