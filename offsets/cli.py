@@ -37,8 +37,20 @@ def load_table(path):
     return runtime.current_table()
 
 
+class UsageError(OffsetsError):
+    """A command line argparse cannot read: one line, exit 2, like every other error."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors raised as `UsageError` (main() prints one line) instead of a
+    usage block and `SystemExit`."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="offsets", formatter_class=HelpFormatter,
         description="Where every field of CPython's internal structs lives, for every CPython build.",
         epilog="examples:\n"
@@ -60,8 +72,9 @@ SCAN_EXTRA = {"clang", "yaml", "jsonschema", "elftools"}
 
 
 def main(argv=None) -> int:
-    args = parser().parse_args(argv)
+    args = None
     try:
+        args = parser().parse_args(argv)
         return args.func(args) or 0
     except OffsetsError as e:
         print(f"offsets: error: {e}", file=sys.stderr)
@@ -69,7 +82,7 @@ def main(argv=None) -> int:
     except ModuleNotFoundError as e:
         if e.name not in SCAN_EXTRA:
             raise
-        print(f"offsets: error: `offsets {args.command}` needs {e.name}, which comes with the scan extra: "
+        print(f"offsets: error: `offsets {args.command if args else ''}` needs {e.name}, which comes with the scan extra: "
               f"pip install 'offsets[scan]'", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
