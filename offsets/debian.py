@@ -7,7 +7,6 @@ unpacked with `dpkg-deb -x`; source packages with `dpkg-source -x`.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import subprocess
@@ -20,11 +19,10 @@ SUITES = ("bullseye", "bookworm", "trixie", "sid", "experimental")
 
 
 def cache_dir() -> Path:
-    """`$OFFSETS_CACHE`, else `$XDG_CACHE_HOME/offsets`, else `~/.cache/offsets`."""
-    if os.environ.get("OFFSETS_CACHE"):
-        return Path(os.environ["OFFSETS_CACHE"]).resolve()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "offsets"
+    """`$OFFSETS_CACHE`, else `$XDG_CACHE_HOME/offsets`, else `~/.cache/offsets` (identity.cache_dir)."""
+    from .identity import cache_dir as where
+
+    return Path(where())
 
 
 def _progress(msg: str) -> None:

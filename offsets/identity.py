@@ -77,12 +77,14 @@ def header_files(include_dir):
     return sorted(found)
 
 
-def headers_digest(include_dir):
-    """The digest of a build's headers: every header but the top-level pyconfig.h, which has a
-    digest of its own (so a source tree's Include/ and the same headers installed compare equal,
-    and Debian's multiarch forwarder does not count)."""
+def headers_digest(include_dir, files=None):
+    """The digest of a build's headers (`files`: header_files(include_dir), when already listed):
+    every header but the top-level pyconfig.h, which has a digest of its own (so a source tree's
+    Include/ and the same headers installed compare equal, and Debian's multiarch forwarder does
+    not count)."""
     top = os.path.join(str(include_dir), "pyconfig.h")
-    return digest_files([p for p in header_files(str(include_dir)) if p != top], include_dir)
+    files = header_files(str(include_dir)) if files is None else files
+    return digest_files([p for p in files if p != top], include_dir)
 
 
 def digest_files(paths, base):
@@ -151,10 +153,13 @@ def real_pyconfig(include_dir):
     return forwarded if arch and os.path.isfile(forwarded) else path
 
 
-def _memo_dir():
-    base = os.environ.get("OFFSETS_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "offsets")
-    return os.path.join(base, "digests")
+def cache_dir():
+    """`$OFFSETS_CACHE`, else `$XDG_CACHE_HOME/offsets`, else `~/.cache/offsets`: the one cache of
+    downloads, scans, digests and own tables (debian.cache_dir and runtime.tables_dir use it)."""
+    if os.environ.get("OFFSETS_CACHE"):
+        return os.path.realpath(os.environ["OFFSETS_CACHE"])
+    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                        "offsets")
 
 
 def installed_inputs(include_dir, cflags):
@@ -169,7 +174,7 @@ def installed_inputs(include_dir, cflags):
     for p in files + [pyconfig]:
         st = os.stat(p)
         stamp.update(("%s\0%d\0%d\0%d\0" % (p, st.st_size, st.st_mtime_ns, st.st_ctime_ns)).encode())
-    memo = os.path.join(_memo_dir(), stamp.hexdigest()[:32] + ".json")
+    memo = os.path.join(cache_dir(), "digests", stamp.hexdigest()[:32] + ".json")
     try:
         with open(memo, encoding="utf-8") as f:
             found = json.load(f)
@@ -182,7 +187,7 @@ def installed_inputs(include_dir, cflags):
         with open(p, encoding="utf-8", errors="replace") as f:
             texts.append(f.read())
     found = {"pyconfig_h": digest_files([pyconfig], os.path.dirname(pyconfig)),
-             "headers": headers_digest(include_dir), "defines": layout_defines(cflags, texts)}
+             "headers": headers_digest(include_dir, files), "defines": layout_defines(cflags, texts)}
     try:
         os.makedirs(os.path.dirname(memo), exist_ok=True)
         tmp = "%s.%d.tmp" % (memo, os.getpid())

@@ -59,9 +59,7 @@ def tables_dir() -> str:
     """Where this build's own tables are installed: $OFFSETS_TABLES, else the user cache."""
     if os.environ.get("OFFSETS_TABLES"):
         return os.environ["OFFSETS_TABLES"]
-    base = os.environ.get("OFFSETS_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "offsets")
-    return os.path.join(base, "tables")
+    return os.path.join(identity.cache_dir(), "tables")
 
 
 def own_table_file(build: dict) -> str:
