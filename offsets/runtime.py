@@ -46,8 +46,7 @@ COMPACT_DIR = os.path.join(_HERE, "data", "compact")
 _lock = threading.RLock()
 
 
-def _flags(config: dict) -> tuple:
-    return identity.flag_set(config)
+_flags = identity.flag_set
 
 
 def strict_mode() -> bool:
@@ -252,10 +251,6 @@ class Loaded:
         return f"table {self.name}"
 
 
-def table_name(version: str, config: dict, triple: str, vendor: str = identity.UPSTREAM) -> str:
-    return identity.table_name(version, config, triple, vendor)
-
-
 _index_doc = None
 
 
@@ -388,9 +383,11 @@ class Match:
 
     def earned(self, struct: str) -> str:
         """How answers about `struct` are earned: 'exact', 'proven (N fields)' or 'refused'."""
-        t = self._loaded
-        key = t.resolve_struct(struct) if t else None
-        if key is None:
+        for t in ([self._loaded] + self._loaded.fallbacks) if self._loaded else []:
+            key = t.resolve_struct(struct)
+            if key is not None:
+                break
+        else:
             raise UnknownNameError(struct, [], where=f"table {self.table}")
         if t.exact(key):
             return "exact"
