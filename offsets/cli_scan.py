@@ -151,21 +151,11 @@ def run_scan(args) -> int:
 
 def install(table, tables=None) -> Path:
     """Write `table` in compact form where the runtime looks for this build's own table."""
-    import os
-
     from . import compact, runtime
-    from .errors import OffsetsError
+    from .atomic_write import write
 
-    d = Path(tables or runtime.tables_dir())
-    path = d / runtime.own_table_file(compact.build_dict(table.build))
-    text = compact.dumps(table, "offsets scan --install")
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        tmp = d / f".{path.name}.{os.getpid()}.tmp"
-        tmp.write_text(text)
-        tmp.replace(path)
-    except OSError as e:
-        raise OffsetsError(f"cannot install the table into {d}: {e.strerror}") from None
+    path = Path(tables or runtime.tables_dir()) / runtime.own_table_file(compact.build_dict(table.build))
+    write(path, compact.dumps(table, "offsets scan --install"))
     return path
 
 
