@@ -10,7 +10,8 @@ import pytest
 
 from conftest import REPO
 from offsets import verify
-from offsets.runtime import running_identity, table_name
+from offsets.identity import table_name
+from offsets.runtime import running_identity
 
 
 def run_verify(*args):
