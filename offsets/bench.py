@@ -89,6 +89,9 @@ def main() -> int:
     from . import bench_drift
 
     bench_drift.main()
+    from . import store_cost
+
+    store_cost.main()
     try:
         from . import bench_runtime
     except ImportError:

@@ -21,36 +21,35 @@ def _digest(path: Path) -> str:
     return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _compact(yml: Path) -> Optional[tuple[dict, list]]:
-    """The header and struct lines of the compact table made from `yml`, if there is one."""
-    from . import compact
+def _compact(yml: Path) -> Optional[tuple]:
+    """The header and layout pool of the compact table made from `yml`, if there is one."""
+    from .compact import COMPACT_DIR
+    from .compact_read import open_table
 
-    path = compact.COMPACT_DIR / (yml.stem + ".jsonl")
+    path = COMPACT_DIR / (yml.stem + ".jsonl")
     try:
-        head, lines = compact.header(path)
+        head, pool = open_table(str(path))
         if head.get("source_sha256") != _digest(yml):
             return None
     except (OSError, OffsetsError, ValueError, KeyError):
         return None
-    return head, lines
+    return head, pool
 
 
-def _only(head: dict, lines: list, names: Iterable[str]) -> Table:
+def _only(head: dict, pool, names: Iterable[str]) -> Table:
     """The compact table with only the structs `names` (STRUCT or STRUCT.FIELD) resolve to."""
-    from .compact import table_from_head
+    from .compact import table_of
     from .names import aliases, split
 
-    index = {n: i for i, n in enumerate(head["structs"])}
-    chosen = {}
+    chosen, known = set(), pool.names(head["names"])
     for name in names:
         struct = split(name)[0]
         for candidate in (struct, *aliases().get(struct, ())):
-            key = head["names"].get(candidate, candidate)
-            if key in index:
-                chosen[key] = lines[index[key]]
+            key = known.get(candidate, candidate)
+            if key in head["structs"]:
+                chosen.add(key)
                 break
-    head = dict(head, structs=sorted(chosen), names={a: t for a, t in head["names"].items() if t in chosen})
-    return table_from_head(head, [chosen[k] for k in sorted(chosen)])
+    return table_of(head, pool, chosen)
 
 
 def load(paths: Sequence, names: Optional[Iterable[str]] = None) -> list[Table]:
@@ -66,9 +65,9 @@ def load(paths: Sequence, names: Optional[Iterable[str]] = None) -> list[Table]:
         if found is None:
             slow.append(i)
         elif names is None:
-            from .compact import table_from_head
+            from .compact import table_of
 
-            tables[i] = table_from_head(*found)
+            tables[i] = table_of(*found)
         else:
             tables[i] = _only(*found, names)
     if len(slow) > 3:

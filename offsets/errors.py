@@ -31,6 +31,10 @@ class TableError(OffsetsError):
     """A layout table is malformed, of an unknown schema, or does not match what was asked for."""
 
 
+class CorruptTableError(TableError):
+    """A compact table or its layout pool is not what its format and checksums say."""
+
+
 class OutputError(OffsetsError):
     """An output cannot be written where it was asked to go (not a regular file, no space...)."""
 

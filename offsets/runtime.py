@@ -38,7 +38,7 @@ import threading
 from dataclasses import dataclass
 
 from . import identity
-from .errors import NoMatchingTable, OffsetsError, TableError, UnknownNameError, close_matches
+from .errors import CorruptTableError, NoMatchingTable, OffsetsError, TableError, UnknownNameError, close_matches
 from .model import Field
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -128,44 +128,21 @@ def describe(me: dict) -> str:
 
 # ---------------------------------------------------------------- the table in use
 class Loaded:
-    """One table as the runtime holds it: the compact header, and struct lines read and decoded on
-    demand: from `lines` when given, else from the file `source` at the offsets the header gives."""
+    """One table as the runtime holds it: the compact header, and its structs decoded on demand from
+    its layout pool (`compact_read.Pool`)."""
 
-    def __init__(self, head: dict, lines, source: str, aliases: dict, base: int = 0) -> None:
-        self.head, self.lines, self.source, self.aliases = head, lines, source, aliases
+    def __init__(self, head: dict, pool, source: str, aliases: dict) -> None:
+        self.head, self.pool, self.source, self.aliases = head, pool, source, aliases
         b = head["build"]
         self.build = b
         self.name = identity.table_name(b["version"], b["config"], b["target"]["triple"], b.get("vendor"))
-        self.order = {n: i for i, n in enumerate(head["structs"])}
-        self.names = head["names"]
+        #: struct key -> its layout reference, in name order
+        self.order = head["structs"]
+        self.names = pool.names(head["names"])
         self._rows: dict = {}
         self.earning = Earning(True, True, "not compared (a table read for itself)")
         #: other tables, exact for this build too, that answer the structs this one lacks
         self.fallbacks: list = []
-        if lines is None:
-            self._starts, at = [], base
-            for size in head["sizes"]:
-                self._starts.append(at)
-                at += size
-
-    def _line(self, i: int):
-        if self.lines is not None:
-            line = self.lines[i]
-        else:
-            try:
-                with open(self.source, "rb") as f:
-                    f.seek(self._starts[i])
-                    line = f.read(self.head["sizes"][i])
-            except OSError as e:
-                raise TableError(f"cannot read table {self.source}: {e.strerror}") from None
-        crcs = self.head.get("crc32")
-        if crcs is not None:
-            import zlib
-
-            raw = line.encode() if isinstance(line, str) else line
-            if zlib.crc32(raw.rstrip(b"\n")) != crcs[i]:
-                raise _corrupt(self.source, f"struct line {i + 2} fails its checksum")
-        return line
 
     def resolve_struct(self, name: str):
         """The table's key for a struct, typedef, tag or alias name; None if it has none."""
@@ -198,13 +175,8 @@ class Loaded:
         return row
 
     def _decode(self, key: str) -> list:
-        """A struct line as a list, refused unless every number in it is one a layout can have."""
-        from .compact import check_row
-
-        try:
-            return check_row(json.loads(self._line(self.order[key])), key)
-        except ValueError as e:
-            raise _corrupt(self.source, str(e)) from None
+        """A struct as a flat row, refused unless every number in it is one a layout can have."""
+        return self.pool.row(key, self.order[key])
 
     def layout(self, key: str) -> str:
         """The struct's layout (kind, size, alignment, fields) without where it is defined, as text."""
@@ -252,11 +224,7 @@ class Loaded:
 
 
 _index_doc = None
-
-
-def _corrupt(path: str, what: str) -> TableError:
-    return TableError(f"{path} is corrupt: {what}; reinstall offsets, or in a checkout run "
-                      f"`python -m offsets.compact --write`")
+FIX = "reinstall offsets, or in a checkout run `make tables`"
 
 
 def shipped_index() -> dict:
@@ -264,52 +232,35 @@ def shipped_index() -> dict:
     against the digest it carries."""
     global _index_doc
     if _index_doc is None:
-        from .compact import check_index
+        from .compact_read import check_index
 
         path = os.path.join(COMPACT_DIR, "index.json")
         try:
             with open(path, "rb") as f:
                 doc = json.loads(f.read(1 << 24))
         except OSError as e:
-            raise TableError(f"the shipped tables are missing ({path}: {e.strerror}); reinstall offsets, "
-                             f"or in a checkout run `python -m offsets.compact --write`") from None
+            raise TableError(f"the shipped tables are missing ({path}: {e.strerror}); {FIX}") from None
         except ValueError:
-            raise _corrupt(path, "not JSON") from None
+            raise CorruptTableError(f"{path} is corrupt: not JSON; {FIX}") from None
         why = check_index(doc)
         if why:
-            raise _corrupt(path, why)
+            raise CorruptTableError(f"{path} is corrupt: {why}; {FIX}")
         _index_doc = doc
     return _index_doc
 
 
-def load_compact(path: str, head_sha256: str = None) -> Loaded:
-    """A compact table (`compact.py`), of which only the header line is read now; a shipped one
-    must have the header its `index.json` entry vouches for (`head_sha256`)."""
-    from .compact import MAX_HEAD_BYTES, check_head
+def load_compact(path: str, head_sha256: str = None, pool_sha256: str = None) -> Loaded:
+    """A compact table (`compact_read.py`), of which only the header line is read now; a shipped one
+    must have the header and pool header its `index.json` vouches for."""
+    from .compact_read import open_table
 
-    try:
-        with open(path, "rb") as f:
-            first = f.readline(MAX_HEAD_BYTES + 1)
-    except OSError as e:
-        raise TableError(f"cannot read table {path}: {e.strerror}") from None
-    if head_sha256 is not None:
-        import hashlib
-
-        if hashlib.sha256(first.rstrip(b"\n")).hexdigest() != head_sha256:
-            raise _corrupt(path, "its header fails the checksum of index.json")
-    try:
-        head = json.loads(first)
-    except ValueError:
-        raise TableError(f"{path}: not a compact table (its first line is not JSON)") from None
-    why = check_head(head)
-    if why:
-        raise TableError(f"{path}: not a compact table of format 1 ({why}); reinstall offsets or run "
-                         f"`python -m offsets.compact --write`")
-    return Loaded(head, None, path, shipped_index()["aliases"], base=len(first))
+    head, pool = open_table(path, head_sha256, pool_sha256)
+    return Loaded(head, pool, path, shipped_index()["aliases"])
 
 
 def load_shipped(entry: dict) -> Loaded:
-    return load_compact(os.path.join(COMPACT_DIR, entry["file"]), entry["head_sha256"])
+    return load_compact(os.path.join(COMPACT_DIR, entry["file"]), entry["head_sha256"],
+                        shipped_index()["pool_sha256"])
 
 
 def entry_build(e: dict) -> dict:
@@ -637,20 +588,17 @@ def build() -> Match:
 
 def current_table():
     """The table in use as a full `model.Table`, with only the structs it answers exactly: for the CLI."""
-    from .compact import table_from_head
+    from .compact import table_of
 
     t = _current()
-    keep = [i for key, i in t.order.items() if t.exact(key)]
-    head = dict(t.head, structs=[s for s in t.head["structs"] if t.exact(s)],
-                names={a: k for a, k in t.head["names"].items() if k in t.order and t.exact(k)})
-    return table_from_head(head, [t._line(i) for i in keep])
+    return table_of(t.head, t.pool, [k for k in t.order if t.exact(k)])
 
 
 def current_layouts(t: Loaded):
     """A loaded table as a full `model.Table`: every struct decoded and checked."""
-    from .compact import table_from_head
+    from .compact import table_of
 
-    return table_from_head(t.head, [t._line(i) for i in range(len(t.order))])
+    return table_of(t.head, t.pool)
 
 
 #: compact files use_table() has checked in full: (path, size, mtime, ctime)
@@ -675,10 +623,10 @@ def use_table(path, verify: bool = True) -> Match:
             current_layouts(t)      # every struct checked by the model and its rules, once per file
             _validated.add(stamp)
     else:
-        from . import compact, table_yaml
+        from . import compact, compact_read, table_yaml
 
-        head, lines = compact.split_text(compact.dumps(table_yaml.load(path), path))
-        t = Loaded(head, lines, path, shipped_index()["aliases"])
+        head, pool = compact_read.parse(compact.dumps(table_yaml.load(path), path), path)
+        t = Loaded(head, pool, path, shipped_index()["aliases"])
     me = running_identity()
     b = t.build
     mine = (me["hexversion"] >> 16, _flags(me["config"]), me["triple"], me["pointer_size"])

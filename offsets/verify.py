@@ -234,10 +234,10 @@ def running_matches(table: Table) -> Optional[str]:
 
 
 def live_check(table: Table) -> Check:
-    from . import compact, live_check as live, names, runtime
+    from . import compact, compact_read, live_check as live, names, runtime
 
-    head, lines = compact.split_text(compact.dumps(table, table.build.table_name))
-    loaded = runtime.Loaded(head, lines, table.build.table_name, names.aliases())
+    source = table.build.table_name
+    loaded = runtime.Loaded(*compact_read.parse(compact.dumps(table, source), source), source, names.aliases())
     r = live.check(loaded)
     failed, passed = list(r.failed), len(r.passed)
     key = loaded.resolve_struct("PyTypeObject")

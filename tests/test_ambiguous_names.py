@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from offsets import build_inputs as build, compact, names, runtime, scanner, sources
+from offsets import build_inputs as build, compact, compact_read, names, runtime, scanner, sources
 from offsets.errors import AmbiguousNameError, UnknownNameError
 from offsets.model import Build, Table, Target
 
@@ -101,8 +101,7 @@ def test_qualified_names_answer_what_gcc_says(collision):
 
 def test_runtime_and_cli_take_the_qualified_syntax(collision, tmp_path):
     t, truth = collision
-    head, lines = compact.split_text(compact.dumps(t, "collide"))
-    loaded = runtime.Loaded(head, lines, "collide", names.aliases())
+    loaded = runtime.Loaded(*compact_read.parse(compact.dumps(t, "collide")), "collide", names.aliases())
     from offsets import _offsets   # the C API: PyOffsets_Get through the capsule
 
     runtime._set(loaded, runtime.Match("collide", "user", "a test table", "collide", loaded.build, loaded=loaded))

@@ -111,13 +111,13 @@ def listiter_expected(table_name: str) -> bool:
     """Whether the shipped table has listiterobject (then the iterator check must have run)."""
     sys.path.insert(0, str(ROOT))
     try:
-        from offsets import compact
+        from offsets import compact, compact_read
 
         index = json.loads((compact.COMPACT_DIR / "index.json").read_text())
         entry = next(e for e in index["tables"] if e["name"] == table_name)
-        head, _ = compact.header(compact.COMPACT_DIR / entry["file"])
+        head, pool = compact_read.open_table(str(compact.COMPACT_DIR / entry["file"]))
         aliases = index["aliases"].get("listiterobject", [])
-        return any(n in head["structs"] or n in head["names"] for n in ["listiterobject", *aliases])
+        return any(n in head["structs"] or n in pool.names(head["names"]) for n in ["listiterobject", *aliases])
     finally:
         sys.path.pop(0)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from offsets import atomic_write, compact, runtime, table_yaml, unit_cache, unit_limit, yaml_strict
+from offsets import atomic_write, compact, compact_read, runtime, table_yaml, unit_cache, unit_limit, yaml_strict
 from offsets.cli import main
 from offsets.errors import BuildError, OutputError, ScanError, TableError
 
@@ -271,13 +271,9 @@ def shipped_copy(tmp_path, monkeypatch):
     d.mkdir()
     index = json.loads((compact.COMPACT_DIR / "index.json").read_text())
     e = next(e for e in index["tables"] if e["hexversion"] == sys.hexversion)
-    head, lines = compact.header(compact.COMPACT_DIR / e["file"])
-    for key in ("sizes", "crc32"):
-        head.pop(key, None)
-    text = compact.assemble(head, lines)
-    (d / e["file"]).write_text(text)
-    (d / "index.json").write_text(compact.index_text([dict(e, head_sha256=compact.head_sha256(text))],
-                                                     index["aliases"]))
+    for name in (e["file"], compact_read.POOL_FILE):
+        (d / name).write_bytes((compact.COMPACT_DIR / name).read_bytes())
+    (d / "index.json").write_text(compact.index_text([e], index["aliases"], index["pool_sha256"]))
     monkeypatch.setattr(runtime, "COMPACT_DIR", str(d))
     monkeypatch.setattr(runtime, "_index_doc", None)
     runtime._set_none()
@@ -297,9 +293,18 @@ def flip(path: Path, old: bytes, new: bytes, line: int = None) -> None:
     path.write_bytes(b"\n".join(lines))
 
 
+def listiter_line(pool: Path) -> int:
+    """The line of the shared pool that holds listiterobject's layout (for the running build)."""
+    head, _ = compact_read.open_table(str(running_file(pool.parent)))
+    ref = head["structs"]["listiterobject"]
+    ids = json.loads(pool.read_bytes().split(b"\n", 1)[0])["ids"]
+    return 1 + ids.index(ref if isinstance(ref, str) else ref[0])
+
+
 @pytest.mark.parametrize("damage,match", [
     ("flip-field", "fails its checksum"),
     ("flip-head", "its header fails the checksum of index.json"),
+    ("flip-pool-head", "its header fails the checksum of index.json"),
     ("index-not-json", "index.json is corrupt: not JSON"),
     ("index-flip", "index.json is corrupt: it fails its own checksum"),
     ("index-no-key", "index.json is corrupt: it fails its own checksum"),
@@ -307,14 +312,14 @@ def flip(path: Path, old: bytes, new: bytes, line: int = None) -> None:
 ])
 def test_corrupted_shipped_tables_are_refused(damage, match, shipped_copy, capsys):
     f = running_file(shipped_copy)
+    pool = shipped_copy / compact_read.POOL_FILE
     index = shipped_copy / "index.json"
-    if damage == "flip-field":      # listiterobject.it_index: 24 becomes 28, say
-        lines = f.read_bytes().split(b"\n")
-        i = next(i for i, ln in enumerate(lines) if ln.startswith(b'["listiterobject",') and b'"it_index",' in ln)
-        lines[i] = lines[i].replace(b'["it_index",16', b'["it_index",18')
-        f.write_bytes(b"\n".join(lines))
+    if damage == "flip-field":      # listiterobject.it_index: 16 becomes 18, say
+        flip(pool, b'["it_index",16', b'["it_index",18', line=listiter_line(pool))
     elif damage == "flip-head":
         flip(f, b'"Py_DEBUG":false', b'"Py_DEBUG":true ', line=0)
+    elif damage == "flip-pool-head":
+        flip(pool, b'"sizes":[', b'"sizes": [', line=0)
     elif damage == "index-not-json":
         index.write_text(index.read_text()[:-40])
     elif damage == "index-flip":
@@ -323,9 +328,10 @@ def test_corrupted_shipped_tables_are_refused(damage, match, shipped_copy, capsy
         doc = json.loads(index.read_text())
         del doc["tables"][0]["file"]
         index.write_text(json.dumps(doc))
-    elif damage == "truncated":
-        data = f.read_bytes()      # cut in the middle of the line of the struct asked for
-        f.write_bytes(data[:data.index(b'\n["listiterobject",') + 40])
+    elif damage == "truncated":     # cut in the middle of the line of the struct asked for
+        lines = pool.read_bytes().split(b"\n")
+        i = listiter_line(pool)
+        pool.write_bytes(b"\n".join(lines[:i]) + b"\n" + lines[i][:40])
     line = refused(capsys, "get", "listiterobject.it_index", match=match)
     assert "reinstall offsets" in line
 
@@ -335,13 +341,10 @@ def test_corrupted_shipped_tables_are_refused(damage, match, shipped_copy, capsy
 def test_a_compact_table_of_ones_own_with_bad_numbers_is_refused(value, match, tmp_path, monkeypatch):
     """`use_table('t.jsonl')`: what the C API would read is checked first (its checksums are right)."""
     monkeypatch.setattr(runtime, "shipped_index", lambda: {"tables": [], "aliases": {}})
-    head, lines = compact.split_text(compact.dumps(table_yaml.loads(TABLE), "t.yaml"))
-    i = head["structs"].index("PyListObject")
-    row = json.loads(lines[i])
-    next(f for f in row[6] if f[0] == "allocated")[1] = value
-    lines[i] = json.dumps(row)
+    head, notes, rows = compact.unpack(table_yaml.loads(TABLE), "t.yaml")
+    next(f for f in rows["PyListObject"][6] if f[0] == "allocated")[1] = value
     path = tmp_path / "t.jsonl"
-    path.write_text(compact.assemble(head, lines))
+    path.write_text(compact.text_of(head, notes, rows))
     with pytest.raises(TableError, match=re.escape(match)):
         runtime.use_table(path, verify=False)
 

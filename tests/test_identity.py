@@ -49,12 +49,12 @@ def running_entry():
 
 def copy_table(tmp_path, entry, name="copy", **build) -> Path:
     """A copy of a shipped compact table with its build identity changed (`inputs` merged)."""
-    head, raw = compact.header(compact.COMPACT_DIR / entry["file"])
+    head, notes, rows = compact.read_parts(compact.COMPACT_DIR / entry["file"])
     b = dict(head["build"])
     inputs = dict(b["inputs"], **build.pop("inputs", {}))
     b.update(build, inputs=inputs)
     out = tmp_path / f"{name}.jsonl"
-    out.write_text(compact.assemble(dict(head, build=b), [line.decode() for line in raw]))
+    out.write_text(compact.text_of(dict(head, build=b), notes, rows))
     return out
 
 
@@ -164,14 +164,10 @@ def test_another_patch_level_answers_only_what_the_live_check_read():
 
 def test_a_failed_live_check_falls_through_to_the_next_candidate(tmp_path):
     e = running_entry()
-    head, raw = compact.header(compact.COMPACT_DIR / e["file"])
-    lines = [line.decode() for line in raw]
-    i = head["structs"].index("PyListObject")
-    row = json.loads(lines[i])
-    next(f for f in row[6] if f[0] == "ob_item")[1] += 8
-    lines[i] = json.dumps(row)
+    head, notes, rows = compact.read_parts(compact.COMPACT_DIR / e["file"])
+    next(f for f in rows["PyListObject"][6] if f[0] == "ob_item")[1] += 8
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(compact.assemble(dict(head, build=dict(head["build"], **next_patch(e))), lines))
+    bad.write_text(compact.text_of(dict(head, build=dict(head["build"], **next_patch(e))), notes, rows))
     prev = e["hexversion"] - 0x100
     good = as_entry(copy_table(tmp_path, e, name="good", hexversion=prev,
                                version=f"{prev >> 24}.{(prev >> 16) & 0xFF}.{(prev >> 8) & 0xFF}"))
@@ -285,17 +281,14 @@ def test_no_thread_sees_the_old_table_once_use_table_returns(tmp_path):
     name = unproven_field(t)
     path = name.split(".", 1)[1]
     key = t.resolve_struct("PyInterpreterState")
-    head, raw = compact.header(compact.COMPACT_DIR / e["file"])
-    lines = [line.decode() for line in raw]
-    i = head["structs"].index(key)
-    row = json.loads(lines[i])
+    head, notes, rows = compact.read_parts(compact.COMPACT_DIR / e["file"])
+    row = rows[key]
     field = next(f for f in row[6] if f[0] == path)
     truth_a = field[1]
     field[1] += 8 if field[1] + field[2] + 8 <= row[2] else -8
     truth_b = field[1]
-    lines[i] = json.dumps(row)
     b = tmp_path / "b.jsonl"
-    b.write_text(compact.assemble(head, lines))
+    b.write_text(compact.text_of(head, notes, rows))
     a = compact.COMPACT_DIR / e["file"]
     stop, errors = threading.Event(), []
 
@@ -348,11 +341,11 @@ def test_a_cold_first_use_from_16_threads_never_fails():
 
 def without(tmp_path, entry, struct: str) -> dict:
     """An exact copy of a shipped table that lacks one struct."""
-    head, raw = compact.header(compact.COMPACT_DIR / entry["file"])
-    keep = [(n, line.decode()) for n, line in zip(head["structs"], raw) if n != struct]
-    names = {a: k for a, k in head["names"].items() if k != struct}
+    head, notes, rows = compact.read_parts(compact.COMPACT_DIR / entry["file"])
+    del rows[struct]
+    notes["names"] = {a: k for a, k in notes["names"].items() if k != struct}
     out = tmp_path / f"without-{struct}.jsonl"
-    out.write_text(compact.assemble(dict(head, structs=[n for n, _ in keep], names=names), [l for _, l in keep]))
+    out.write_text(compact.text_of(head, notes, rows))
     return as_entry(out)
 
 

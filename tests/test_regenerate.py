@@ -81,11 +81,11 @@ def test_compact_check_and_write(root):
     stem = next((root / "generated").glob("cpython-*.yaml")).stem
     code, out, err = tool("offsets.compact", root)
     assert code == 1 and out.startswith("--- a/index.json\n+++ b/index.json\n")
-    assert err == (f"offsets/data/compact is stale: {stem}.jsonl, index.json differ from generated/; "
+    assert err == (f"offsets/data/compact is stale: {stem}.jsonl, index.json, layouts.jsonl differ from generated/; "
                    "run `python -m offsets.compact --write`\n")
     assert not out_dir.exists()
-    assert tool("offsets.compact", root, "--write") == (0, "compact tables: 2 rewritten, 0 removed, 0 unchanged\n", "")
-    assert sorted(p.name for p in out_dir.iterdir()) == sorted(["index.json", f"{stem}.jsonl"])
+    assert tool("offsets.compact", root, "--write") == (0, "compact tables: 3 rewritten, 0 removed, 0 unchanged\n", "")
+    assert sorted(p.name for p in out_dir.iterdir()) == sorted(["index.json", "layouts.jsonl", f"{stem}.jsonl"])
     written = {p.name: p.read_text() for p in out_dir.iterdir()}
     assert f'"{stem}.jsonl"' in written["index.json"]
     assert tool("offsets.compact", root) == (0, "", "")
@@ -95,5 +95,5 @@ def test_compact_check_and_write(root):
     assert (code, out) == (1, "")
     assert err == (f"offsets/data/compact is stale: {stem}.jsonl, cpython-3.0.0-x86_64-linux-gnu.jsonl differ from "
                    "generated/; run `python -m offsets.compact --write`\n")
-    assert tool("offsets.compact", root, "--write") == (0, "compact tables: 1 rewritten, 1 removed, 1 unchanged\n", "")
+    assert tool("offsets.compact", root, "--write") == (0, "compact tables: 1 rewritten, 1 removed, 2 unchanged\n", "")
     assert {p.name: p.read_text() for p in out_dir.iterdir()} == written

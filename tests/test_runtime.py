@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import offsets
-from offsets import compact, live_check, runtime
+from offsets import compact, compact_read, live_check, runtime
 from offsets.errors import NoMatchingTable, TableError, UnknownNameError, VerifyError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,10 +49,8 @@ def running_entry():
 
 def tampered(tmp_path, entry, struct, path=None, delta=8, size_delta=0) -> Path:
     """A copy of a shipped compact table with one field moved (or one struct resized)."""
-    head, raw = compact.header(compact.COMPACT_DIR / entry["file"])
-    lines = [line.decode() for line in raw]
-    i = head["structs"].index(struct)
-    row = json.loads(lines[i])
+    base, notes, rows = compact.read_parts(compact.COMPACT_DIR / entry["file"])
+    row = rows[struct]
     if path is not None:
         for f in row[6]:
             if f[0] == path:
@@ -61,9 +59,8 @@ def tampered(tmp_path, entry, struct, path=None, delta=8, size_delta=0) -> Path:
         else:
             raise AssertionError(f"{struct}.{path} not in {entry['name']}")
     row[2] += size_delta
-    lines[i] = json.dumps(row)
     out = tmp_path / f"tampered-{struct}.jsonl"
-    out.write_text(compact.assemble(head, lines))
+    out.write_text(compact.text_of(base, notes, rows))
     return out
 
 
@@ -80,7 +77,7 @@ def test_compact_table_and_c_header_are_up_to_date(yml):
     jsonl, header = made_from(yml)
     digest = compact.sha256_of(yml)
     fix = "run `python -m offsets.compact --write` and `python -m offsets.c_header --write` (make tables)"
-    assert jsonl.exists() and compact.header(jsonl)[0]["source_sha256"] == digest, f"{jsonl.name} is stale: {fix}"
+    assert jsonl.exists() and compact_read.open_table(str(jsonl))[0]["source_sha256"] == digest, f"{jsonl.name} is stale: {fix}"
     assert header.exists() and f" * Source {digest}." in header.read_text().splitlines()[:4], \
         f"{header.name} is stale: {fix}"
 
@@ -94,13 +91,27 @@ def test_every_compact_table_and_c_header_hold_the_whole_yaml_table(yml):
 
     jsonl, header = made_from(yml)
     digest = compact.sha256_of(yml)
-    if not jsonl.exists() or compact.header(jsonl)[0]["source_sha256"] != digest:
+    if not jsonl.exists() or compact_read.open_table(str(jsonl))[0]["source_sha256"] != digest:
         pytest.fail(f"{jsonl.name} is stale or missing: run `python -m offsets.compact --write` and "
                     f"`python -m offsets.c_header --write` (make tables)")
     table = compact.load(jsonl)
     assert table_yaml.dumps(table) == yml.read_text()
-    assert jsonl.read_text() == compact.dumps(table, f"generated/{yml.name}", digest)
+    pool = compact.PoolWriter()
+    assert jsonl.read_text() == compact.shipped_head(table, f"generated/{yml.name}", digest, pool)
+    shipped = shipped_layouts()
+    assert [k for k, line in pool.lines.items() if shipped.get(k) != line] == []
     assert header.read_text() == c_header.emit(table, f"generated/{yml.name}", digest)
+
+
+_layouts: dict = {}
+
+
+def shipped_layouts() -> dict:
+    """The shipped pool's lines by id (`layouts.jsonl`)."""
+    if not _layouts:
+        lines = (compact.COMPACT_DIR / compact_read.POOL_FILE).read_text().splitlines()
+        _layouts.update(zip(json.loads(lines[0])["ids"], lines[1:]))
+    return _layouts
 
 
 #: Where the YAML reader itself is part of the round trip (loading big YAML tables is slow).
@@ -119,11 +130,11 @@ def test_compact_index_lists_every_table_and_the_aliases():
     from offsets import names
 
     index = runtime.shipped_index()
-    assert sorted(e["file"] for e in index["tables"]) == sorted(p.name for p in compact.COMPACT_DIR.glob("*.jsonl"))
+    assert sorted(e["file"] for e in index["tables"]) == sorted(p.name for p in compact.COMPACT_DIR.glob("cpython-*.jsonl"))
     assert len(index["tables"]) == len(YAMLS)
     assert index["aliases"] == names.aliases()
     for e in index["tables"]:
-        head, _ = compact.header(compact.COMPACT_DIR / e["file"])
+        head, _ = compact_read.open_table(str(compact.COMPACT_DIR / e["file"]))
         b = head["build"]
         assert (e["version"], e["hexversion"], e["config"], e["triple"], e["pointer_size"]) == \
                (b["version"], b["hexversion"], b["config"], b["target"]["triple"], b["target"]["pointer_size"])
@@ -133,8 +144,8 @@ def test_compact_rejects_a_foreign_file(tmp_path):
     bad = tmp_path / "x.jsonl"
     bad.write_text('{"format": 99, "structs": []}\n')
     with pytest.raises(TableError, match="compact format 99"):
-        compact.header(bad)
-    with pytest.raises(TableError, match="not a compact table of format 1"):
+        compact_read.open_table(str(bad))
+    with pytest.raises(TableError, match="not a compact table of format 2"):
         runtime.load_compact(str(bad))
 
 
@@ -393,21 +404,19 @@ def pyenv_python(version):
 
 DEBUG_OFFSETS_SCRIPT = """
 import json, sys
-from offsets import runtime, compact
+from offsets import runtime, compact, compact_read
 e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion)
 good = runtime.live_check()
-head, lines = compact.header(compact.COMPACT_DIR / e["file"])
-i = head["structs"].index("PyThreadState")
-row = json.loads(lines[i]); table_size = row[2]; row[2] += 8    # a 3.13.x release appended a field
-lines[i] = json.dumps(row)
+head, notes, rows = compact.read_parts(compact.COMPACT_DIR / e["file"])
+row = rows["PyThreadState"]; table_size = row[2]; row[2] += 8    # a 3.13.x release appended a field
 import ctypes
 rt = ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime"))
 t = runtime.load_shipped(e)
 do = t.fields("_Py_DebugOffsets")
 base = rt + t.fields("_PyRuntimeState")["debug_offsets"][0]
 live = ctypes.c_uint64.from_address(base + do["thread_state.size"][0]).value    # CPython's own sizeof
-head.pop("crc32")                                 # the live check, not the checksum, is to see it
-bad = runtime.Loaded(head, lines, "tampered", runtime.shipped_index()["aliases"])
+bad = runtime.Loaded(*compact_read.parse(compact.text_of(head, notes, rows)), "tampered",
+                     runtime.shipped_index()["aliases"])
 res = runtime.live_check(bad)
 print(json.dumps({"good": good.ok, "debug": [p for p in good.passed if p.startswith("_Py_DebugOffsets")],
                   "bad": res.failed, "live": live, "table": table_size}))

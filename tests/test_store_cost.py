@@ -1,0 +1,62 @@
+"""The shipped tables store each layout once: issue 12's size goals, and what one more build costs,
+measured by writing the store again without it."""
+import json
+
+import pytest
+
+from offsets import compact, compact_read, runtime, store_cost
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    """Every shipped table, loaded from its compact form, with what it was made from."""
+    index = runtime.shipped_index()
+    out = []
+    for e in index["tables"]:
+        head, _ = compact_read.open_table(str(compact.COMPACT_DIR / e["file"]))
+        source = head["note"].split("generated from ", 1)[1].split(";", 1)[0]
+        out.append((compact.load(compact.COMPACT_DIR / e["file"]), source, head["source_sha256"]))
+    return index, out
+
+
+@pytest.fixture(scope="module")
+def full(shipped):
+    index, made = shipped
+    return compact.store_files(made, index["aliases"])
+
+
+def size(files: dict) -> int:
+    return sum(len(text.encode()) for text in files.values())
+
+
+def test_the_store_writer_makes_the_shipped_files(full):
+    files = full
+    assert sorted(files) == sorted(p.name for p in compact.COMPACT_DIR.iterdir())
+    assert [n for n, text in files.items() if (compact.COMPACT_DIR / n).read_text() != text] == []
+
+
+def test_the_package_data_meets_its_goal():
+    total = sum(p.stat().st_size for p in compact.COMPACT_DIR.parent.rglob("*") if p.is_file())
+    assert total <= store_cost.TOTAL_GOAL, f"package data is {total} bytes"
+
+
+def test_each_further_patch_build_costs_what_the_store_grew_by(shipped, full):
+    """The cost `make bench` reports for a table is what the store grew by when it was added (after
+    the earlier builds of its kind), and every further patch build meets the 100 KB goal."""
+    index, made = shipped
+    c = store_cost.costs(compact.COMPACT_DIR)
+    assert len(c["further"]) >= 10
+    assert size(full) == c["total"]
+    assert c["tables"]["cpython-3.13.0-x86_64-linux-gnu.jsonl"] and "cpython-3.13.0-x86_64-linux-gnu.jsonl" not in c["further"]
+    worst = max(c["further"], key=c["tables"].get)
+    def kind(t):
+        return t.build.hexversion >> 16, sorted(t.build.config.items()), t.build.target.triple
+
+    for name in (worst,):
+        t = next(m[0] for m in made if m[0].build.table_name + ".jsonl" == name)
+        before = [m for m in made if kind(m[0]) != kind(t) or (m[0].build.hexversion, m[0].build.vendor)
+                  < (t.build.hexversion, t.build.vendor)]
+        grown = size(compact.store_files(before + [m for m in made if m[0] is t], index["aliases"]))
+        assert grown - size(compact.store_files(before, index["aliases"])) == c["tables"][name], name
+    assert c["tables"][worst] <= store_cost.PATCH_GOAL, (worst, c["tables"][worst])
+    assert json.loads((compact.COMPACT_DIR / "index.json").read_text())["pool_sha256"]
