@@ -228,16 +228,6 @@ def loads(text, origin: str = "compact table"):
     return table_of(*parse(text, origin))
 
 
-def alias_groups(raw: dict) -> dict:
-    """`data/aliases.yaml` (canonical -> others) as every name -> the other names of its struct."""
-    groups = {}
-    for canonical, others in (raw or {}).items():
-        group = [canonical, *others]
-        for name in group:
-            groups[name] = [n for n in group if n != name]
-    return groups
-
-
 def expected_files(root: Path) -> dict:
     """Every compact file `generated/` and the alias file call for: relative name -> text."""
     import yaml
@@ -246,6 +236,8 @@ def expected_files(root: Path) -> dict:
 
     made = [(table_yaml.load(yml), f"generated/{yml.name}", sha256_of(yml))
             for yml in sorted((root / "generated").glob("cpython-*.yaml"))]
+    from .names import alias_groups
+
     raw = yaml.safe_load((PACKAGE_DIR / "data" / "aliases.yaml").read_text())
     return store_files(made, alias_groups(raw))
 

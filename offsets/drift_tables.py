@@ -39,17 +39,11 @@ def _compact(yml: Path) -> Optional[tuple]:
 def _only(head: dict, pool, names: Iterable[str]) -> Table:
     """The compact table with only the structs `names` (STRUCT or STRUCT.FIELD) resolve to."""
     from .compact import table_of
-    from .names import aliases, split
+    from .names import aliases, split, struct_key
 
-    chosen, known = set(), pool.names(head["names"])
-    for name in names:
-        struct = split(name)[0]
-        for candidate in (struct, *aliases().get(struct, ())):
-            key = known.get(candidate, candidate)
-            if key in head["structs"]:
-                chosen.add(key)
-                break
-    return table_of(head, pool, chosen)
+    known = pool.names(head["names"])
+    chosen = {struct_key(split(name)[0], head["structs"], known, aliases()) for name in names}
+    return table_of(head, pool, chosen - {None})
 
 
 def load(paths: Sequence, names: Optional[Iterable[str]] = None) -> list[Table]:

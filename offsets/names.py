@@ -14,6 +14,16 @@ from .errors import AmbiguousNameError, UnknownNameError, close_matches
 from .model import Field, Struct, Table
 
 
+def alias_groups(raw: dict) -> dict[str, list[str]]:
+    """`data/aliases.yaml` (canonical -> others) as every name -> the other names of its struct."""
+    groups: dict[str, list[str]] = {}
+    for canonical, others in (raw or {}).items():
+        group = [canonical, *others]
+        for name in group:
+            groups[name] = [n for n in group if n != name]
+    return groups
+
+
 @lru_cache(maxsize=1)
 def aliases() -> dict[str, list[str]]:
     """Every name -> the other names of the same struct (both directions of the alias file; without
@@ -24,13 +34,18 @@ def aliases() -> dict[str, list[str]]:
         import json
 
         return json.loads(resources.files("offsets").joinpath("data/compact/index.json").read_text())["aliases"]
-    data = yaml.safe_load(resources.files("offsets").joinpath("data/aliases.yaml").read_text()) or {}
-    groups: dict[str, list[str]] = {}
-    for canonical, others in data.items():
-        group = [canonical, *others]
-        for name in group:
-            groups[name] = [n for n in group if n != name]
-    return groups
+    return alias_groups(yaml.safe_load(resources.files("offsets").joinpath("data/aliases.yaml").read_text()))
+
+
+def struct_key(name: str, structs, names: dict, groups: dict):
+    """The key among `structs` of a struct, typedef, tag or alias name (`names`: a table's other
+    names -> key; `groups`: `aliases()`); None if it has none. Every lookup goes through here: the
+    model's tables (`find_struct`), the runtime's compact tables and the drift tools'."""
+    for candidate in (name, *groups.get(name, ())):
+        key = names.get(candidate, candidate)
+        if key in structs:
+            return key
+    return None
 
 
 def split(name: str, known=None) -> tuple[str, str]:
@@ -51,24 +66,22 @@ def split(name: str, known=None) -> tuple[str, str]:
     return name, ""
 
 
-def qualified_forms(name: str, keys) -> list[str]:
+def qualified_forms(name: str, keys, groups: dict = None) -> list[str]:
     """The qualified names `name@FILE` (or of its aliases) among `keys`: what a name that means
     several layouts must be asked as."""
-    found = []
-    for candidate in (name, *aliases().get(name, ())):
-        prefix = candidate + "@"
-        found += sorted(k for k in keys if k.startswith(prefix))
-    return found
+    if "@" in name:
+        return []
+    prefixes = tuple(f"{c}@" for c in (name, *(aliases() if groups is None else groups).get(name, ())))
+    return sorted({k for k in keys if k.startswith(prefixes)})
 
 
 def find_struct(table: Table, struct: str) -> Struct:
-    for candidate in (struct, *aliases().get(struct, ())):
-        key = table.names.get(candidate, candidate)
-        if key in table.structs:
-            return table.structs[key]
+    key = struct_key(struct, table.structs, table.names, aliases())
+    if key is not None:
+        return table.structs[key]
     known = list(table.structs) + list(table.names)
     where = f"CPython {table.build.version} ({table.build.target.triple})"
-    qualified = qualified_forms(struct, known) if "@" not in struct else []
+    qualified = qualified_forms(struct, known)
     if qualified:
         raise AmbiguousNameError(struct, qualified, where=where)
     raise UnknownNameError(struct, close_matches(struct, known, 0.6), where=where)

@@ -146,11 +146,9 @@ class Loaded:
 
     def resolve_struct(self, name: str):
         """The table's key for a struct, typedef, tag or alias name; None if it has none."""
-        for candidate in (name, *self.aliases.get(name, ())):
-            key = self.names.get(candidate, candidate)
-            if key in self.order:
-                return key
-        return None
+        from .names import struct_key
+
+        return struct_key(name, self.order, self.names, self.aliases)
 
     def split(self, name: str) -> tuple:
         """(struct, field path) of a name; a qualified struct's file keeps its dots
@@ -161,10 +159,9 @@ class Loaded:
 
     def qualified(self, name: str) -> list:
         """The qualified forms (`name@FILE`) of a name that means several layouts here (qualify.py)."""
-        if "@" in name:
-            return []
-        prefixes = tuple(f"{c}@" for c in (name, *self.aliases.get(name, ())))
-        return sorted(k for k in (*self.order, *self.names) if k.startswith(prefixes))
+        from .names import qualified_forms
+
+        return qualified_forms(name, (*self.order, *self.names), self.aliases)
 
     def _row(self, key: str) -> list:
         row = self._rows.get(key)
