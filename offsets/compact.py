@@ -156,14 +156,10 @@ def head_sha256(text: str) -> str:
 
 
 def identity(table, file: str, text: str = "") -> dict:
-    """A table's row in index.json: everything the runtime compares before opening the table, and
-    the digest of its first line."""
-    b = table.build
-    return {"name": b.table_name, "file": file, "version": b.version, "hexversion": b.hexversion,
-            "config": dict(b.config), "triple": b.target.triple, "pointer_size": b.target.pointer_size,
-            "vendor": b.vendor, "defines": None if b.defines is None else dict(sorted(b.defines.items())),
-            "inputs": {k: v for k, v in sorted(b.inputs.items()) if k in ("pyconfig_h", "headers")},
-            "head_sha256": head_sha256(text)}
+    """A table's row in index.json (`compact_read.index_entry`), and the digest of its first line."""
+    from .compact_read import index_entry
+
+    return dict(index_entry(table.build.table_name, file, build_dict(table.build)), head_sha256=head_sha256(text))
 
 
 def index_text(entries: list, aliases: dict, pool_sha256: str) -> str:

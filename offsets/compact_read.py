@@ -149,6 +149,15 @@ class Pool:
                 self._expand(child[0], prefix + m[0] + ".", base + m[1], out, depth + 1)
 
 
+def index_entry(name: str, file: str, b: dict) -> dict:
+    """A table's row in index.json, of its header's `build`: everything the runtime compares before
+    it opens the table (the inputs: the digests of pyconfig.h and of the headers)."""
+    return {"name": name, "file": file, "version": b["version"], "hexversion": b["hexversion"],
+            "config": dict(b["config"]), "triple": b["target"]["triple"], "pointer_size": b["target"]["pointer_size"],
+            "vendor": b.get("vendor"), "defines": b.get("defines"),
+            "inputs": {k: v for k, v in sorted((b.get("inputs") or {}).items()) if k in ("pyconfig_h", "headers")}}
+
+
 def index_digest(doc: dict) -> str:
     """The sha256 of an `index.json` document without its own `sha256`."""
     body = {k: v for k, v in doc.items() if k != "sha256"}

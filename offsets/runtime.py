@@ -46,7 +46,6 @@ COMPACT_DIR = os.path.join(_HERE, "data", "compact")
 _lock = threading.RLock()
 
 
-_flags = identity.flag_set
 
 
 def strict_mode() -> bool:
@@ -94,8 +93,8 @@ class Earning:
 def earning(b: dict, me: dict) -> Earning:
     """Compare a table's build `b` (compact form) with the running identity `me`."""
     t = b["target"]
-    same = (b["version"], b["hexversion"], _flags(b["config"]), t["triple"], t["pointer_size"]) == \
-           (me["version"], me["hexversion"], _flags(me["config"]), me["triple"], me["pointer_size"])
+    same = (b["version"], b["hexversion"], identity.flag_set(b["config"]), t["triple"], t["pointer_size"]) == \
+           (me["version"], me["hexversion"], identity.flag_set(me["config"]), me["triple"], me["pointer_size"])
     if not same:
         return Earning(False, False, f"it is for {describe_build(b)}")
     mine, inputs = me.get("inputs"), b.get("inputs") or {}
@@ -117,7 +116,7 @@ def earning(b: dict, me: dict) -> Earning:
 
 
 def describe_build(b: dict) -> str:
-    flags = ", ".join(_flags(b["config"])) or "release"
+    flags = ", ".join(identity.flag_set(b["config"])) or "release"
     return (f"CPython {b['version']} ({b.get('vendor') or identity.UPSTREAM}, {flags}, {b['target']['triple']}, "
             f"{b['target']['pointer_size']}-byte pointers)")
 
@@ -269,6 +268,8 @@ def entry_build(e: dict) -> dict:
 
 def installed_entries(me: dict) -> list:
     """This build's own tables in `tables_dir()` (made by `offsets scan --install`), as entries."""
+    from .compact_read import index_entry
+
     d = tables_dir()
     prefix = f"cpython-{me['version']}-"
     try:
@@ -281,11 +282,7 @@ def installed_entries(me: dict) -> list:
             t = load_compact(os.path.join(d, f))
         except TableError:
             continue
-        b = t.build
-        out.append({"name": t.name, "file": os.path.join(d, f), "version": b["version"], "hexversion": b["hexversion"],
-                    "config": b["config"], "triple": b["target"]["triple"], "pointer_size": b["target"]["pointer_size"],
-                    "vendor": b.get("vendor"), "defines": b.get("defines"), "inputs": b.get("inputs") or {},
-                    "own": True})
+        out.append(dict(index_entry(t.name, os.path.join(d, f), t.build), own=True))
     return out
 
 
@@ -378,8 +375,8 @@ def select(me: dict, entries: list, load=_load_entry, check=None, strict: bool =
             return t, Match(t.name, "exact", f"made from this interpreter's own headers now: {earn.why}", t.source,
                             t.build, loaded=t)
     near = sorted((e for e in entries if e["hexversion"] >> 16 == me["hexversion"] >> 16 and
-                   (_flags(e["config"]), e["triple"], e["pointer_size"]) ==
-                   (_flags(me["config"]), me["triple"], me["pointer_size"])),
+                   (identity.flag_set(e["config"]), e["triple"], e["pointer_size"]) ==
+                   (identity.flag_set(me["config"]), me["triple"], me["pointer_size"])),
                   key=lambda e: (abs(e["hexversion"] - me["hexversion"]), -e["hexversion"], e["name"]))
     if near and strict:
         raise _no_match(me, entries, "OFFSETS_STRICT allows exact tables only, and none is exactly this build "
@@ -626,8 +623,8 @@ def use_table(path, verify: bool = True) -> Match:
         t = Loaded(head, pool, path, shipped_index()["aliases"])
     me = running_identity()
     b = t.build
-    mine = (me["hexversion"] >> 16, _flags(me["config"]), me["triple"], me["pointer_size"])
-    theirs = (b["hexversion"] >> 16, _flags(b["config"]), b["target"]["triple"], b["target"]["pointer_size"])
+    mine = (me["hexversion"] >> 16, identity.flag_set(me["config"]), me["triple"], me["pointer_size"])
+    theirs = (b["hexversion"] >> 16, identity.flag_set(b["config"]), b["target"]["triple"], b["target"]["pointer_size"])
     if mine != theirs:
         raise TableError(f"{path} is for {t.name}, not for this {describe(me)}: {_how_to_scan()}")
     from .errors import VerifyError

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import offsets
-from offsets import compact, compact_read, live_check, runtime
+from offsets import compact, compact_read, identity, live_check, runtime
 from offsets.errors import NoMatchingTable, TableError, UnknownNameError, VerifyError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -234,7 +234,7 @@ def test_no_match_names_the_shipped_builds_and_how_to_scan(monkeypatch, change):
         me["triple"] = "riscv64-linux-gnu"
     else:
         me["pointer_size"] = 4
-    if any(e["hexversion"] >> 16 == me["hexversion"] >> 16 and runtime._flags(e["config"]) == runtime._flags(me["config"])
+    if any(e["hexversion"] >> 16 == me["hexversion"] >> 16 and identity.flag_set(e["config"]) == identity.flag_set(me["config"])
            and (e["triple"], e["pointer_size"]) == (me["triple"], me["pointer_size"]) for e in entries()):
         pytest.skip(f"a table for such a build ({change}) is shipped")
     monkeypatch.setattr(runtime, "running_identity", lambda: me)
@@ -462,7 +462,7 @@ from offsets import runtime as r
 me = r.running_identity()
 tables = r.shipped_index()["tables"]
 mine = [e for e in tables if r.earning(r.entry_build(e), me).exact]
-same_abi = lambda e: (e["hexversion"] >> 16 == me["hexversion"] >> 16 and r._flags(e["config"]) == r._flags(me["config"])
+same_abi = lambda e: (e["hexversion"] >> 16 == me["hexversion"] >> 16 and r.identity.flag_set(e["config"]) == r.identity.flag_set(me["config"])
                       and e["triple"] == me["triple"] and e["pointer_size"] == me["pointer_size"])
 others = [(e, me) for e in tables if same_abi(e) and e not in mine]
 # a minor with one shipped table: that table, offered to this build as if it were the next patch level
