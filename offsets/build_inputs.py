@@ -273,8 +273,9 @@ def native_config(info: dict) -> str:
     return "free-threaded" if flags["Py_GIL_DISABLED"] else "debug" if flags["Py_DEBUG"] else "release"
 
 
-def libpython(python: str = sys.executable) -> Optional[Path]:
-    """The shared libpython interpreter `python` runs on, or None if it is linked statically."""
+def interpreter_libpython(python: str = sys.executable) -> Optional[Path]:
+    """The shared libpython interpreter `python` runs on (found by running it), or None if it is
+    linked statically."""
     return shared_libpython(describe(python))
 
 
