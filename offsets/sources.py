@@ -7,6 +7,11 @@ per-file defines such as `-DSOABI=...`). Modules/Setup*: built-in modules (`*sta
 `-DPy_BUILD_CORE_BUILTIN`) and shared ones (neither: `_testcapimodule.c` must not see the core).
 setup.py (up to 3.11): further shared modules. What only configure decides on Linux (the dynload
 file, libmpdec's machine, which third-party headers a module needs) is in data/source_units.yaml.
+
+`plan` reads those files once (`read_tree` -> `Tree`), gives each `.c` file the plan of the first of
+`RULES` that applies (each rule a function of the tree and one file), then checks its includes
+(`inputs_rule`). Every read goes through the recorder passed in (`source_reads.Reads`), whose
+witness decides when a saved plan may be used again (`source_units`).
 """
 from __future__ import annotations
 
