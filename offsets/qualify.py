@@ -58,8 +58,8 @@ class Policy:
 
 #: libclang: every unit's structs with their type spellings; a header laid out per unit is kept per unit.
 CLANG = Policy(shape, units_known=True, reader="libclang")
-#: DWARF: compared without type spellings (GCC and clang spell some types differently, and a
-#: definition is read once per place, not per unit), so a place of two layouts is dropped.
+#: DWARF: layouts compared without type spellings (as dwarf_read always has); a definition is read
+#: once per place, not per unit, so a place of two layouts is dropped.
 DWARF = Policy(layout, units_known=False, reader="DWARF")
 
 
