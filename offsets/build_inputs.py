@@ -4,6 +4,13 @@ A build is found from an interpreter (`--python`), an installed prefix (`--prefi
 Debian's `usr/` with its multiarch `pyconfig.h`), or a source tree with a configure-made
 `pyconfig.h`. The version comes from `patchlevel.h`, the config from `pyconfig.h` plus `--config`,
 the pointer size from `pyconfig.h`'s `SIZEOF_VOID_P`; nothing is taken from the host.
+
+From the command line's options to `BuildInputs`, in one direction (`targets` is only called,
+never calls back): `cli_scan.build_inputs` picks the entry (`from_python`, `from_prefix`,
+`from_source`); the entry finds the headers, then resolves the target once (`targets`: the
+interpreter's multiarch, `--target`, the one architecture a Debian forwarder serves, or the host);
+`_assemble` then reads the rest for that target (the pyconfig.h that applies, the config, the
+core's flags) and checks it (`_checked`).
 """
 from __future__ import annotations
 
@@ -211,15 +218,9 @@ def from_prefix(prefix, source=None, target=None, config=None, pyconfig=None, in
     if abiflags is None and config is not None:
         abiflags = {"release": "", "debug": "d", "free-threaded": "t"}.get(config)
     inc = Path(include_dir).resolve() if include_dir else _find_include_dir(prefix, abiflags)
-    root = inc.parent
-    t = _guess_target(root, inc, target)
-    real = Path(pyconfig).resolve() if pyconfig else _real_pyconfig(inc, root, t)
-    if cflags is None:
-        mk = _installed_makefile(prefix, inc, t)
-        cflags = makefile_cflags(mk) if mk else None
-    return _checked(BuildInputs(inc, root, real, t, _config_of(real, config),
-                                Path(source).resolve() if source else None, Path(sysroot).resolve() if sysroot else None,
-                                vendor, cflags))
+    t = _guess_target(inc.parent, inc, target)
+    return _assemble(inc, inc.parent, t, pyconfig=pyconfig, config=config, source=source, sysroot=sysroot,
+                     vendor=vendor, cflags=cflags, prefix=prefix)
 
 
 def from_source(source, pyconfig, target=None, config=None, sysroot=None,
@@ -238,8 +239,37 @@ def from_source(source, pyconfig, target=None, config=None, sysroot=None,
     t = targets.target(target) if target else targets.host()
     mk = real.parent / "Makefile"
     cflags = makefile_cflags(mk) if mk.is_file() else None
-    return _checked(BuildInputs(inc, inc, real, t, _config_of(real, config), source,
-                                Path(sysroot).resolve() if sysroot else None, vendor, cflags))
+    return _assemble(inc, inc, t, pyconfig=real, config=config, source=source, sysroot=sysroot, vendor=vendor,
+                     cflags=cflags)
+
+
+def from_python(python: str = sys.executable, source=None, config=None) -> BuildInputs:
+    """The build of interpreter `python`, found by running it (never importing it here): its
+    headers, target, config and core flags as it reports them."""
+    info = describe(python)
+    inc = Path(info["include"])
+    if not (inc / "Python.h").is_file():
+        raise BuildError(f"{python} has no C headers at {inc} (install its -dev package)")
+    t = targets.by_multiarch(info["multiarch"]) or targets.host()
+    return _assemble(inc.resolve(), inc.resolve().parent, t, config=config or native_config(info), source=source,
+                     vendor=info["vendor"] or identity.UPSTREAM, cflags=info["cflags"],
+                     prefix=inc.parent.parent.resolve())
+
+
+def _assemble(inc: Path, root: Path, t: targets.TargetInfo, *, pyconfig=None, config=None, source=None,
+              sysroot=None, vendor: str = identity.UPSTREAM, cflags: Optional[str] = None,
+              prefix: Optional[Path] = None) -> BuildInputs:
+    """The last steps of every entry, once the headers (`inc`, under `root`) and the target `t`
+    are known: the pyconfig.h that applies (`pyconfig`, else the one of `inc` for `t`), the config
+    (`config`, else what that pyconfig.h says), the core's flags (`cflags`, else the installed
+    Makefile of `prefix`), checked."""
+    real = Path(pyconfig).resolve() if pyconfig else _real_pyconfig(inc, root, t)
+    if cflags is None and prefix is not None:
+        mk = _installed_makefile(prefix, inc, t)
+        cflags = makefile_cflags(mk) if mk else None
+    return _checked(BuildInputs(inc, root, real, t, _config_of(real, config),
+                                Path(source).resolve() if source else None, Path(sysroot).resolve() if sysroot else None,
+                                vendor, cflags))
 
 
 def describe(python: str) -> dict:
@@ -273,21 +303,10 @@ def native_config(info: dict) -> str:
     return "free-threaded" if flags["Py_GIL_DISABLED"] else "debug" if flags["Py_DEBUG"] else "release"
 
 
-def libpython(python: str = sys.executable) -> Optional[Path]:
-    """The shared libpython interpreter `python` runs on, or None if it is linked statically."""
+def interpreter_libpython(python: str = sys.executable) -> Optional[Path]:
+    """The shared libpython interpreter `python` runs on (found by running it), or None if it is
+    linked statically."""
     return shared_libpython(describe(python))
-
-
-def from_python(python: str = sys.executable, source=None, config=None) -> BuildInputs:
-    """The build of interpreter `python`, found by running it (never importing it here)."""
-    info = describe(python)
-    inc = Path(info["include"])
-    if not (inc / "Python.h").is_file():
-        raise BuildError(f"{python} has no C headers at {inc} (install its -dev package)")
-    t = targets.by_multiarch(info["multiarch"]) or targets.host()
-    chosen = config or native_config(info)
-    return from_prefix(inc.parent.parent, source=source, target=t.triple, config=chosen, include_dir=inc,
-                       vendor=info["vendor"] or identity.UPSTREAM, cflags=info["cflags"])
 
 
 def _checked(b: BuildInputs) -> BuildInputs:

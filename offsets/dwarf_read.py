@@ -5,7 +5,7 @@ it is defined (kind, name, file, line, column, size): a header struct repeated i
 read with pyelftools the first time only (`dwarf_raw` walks the rest from the bytes). `result()`
 turns the definitions into `Struct`s with the libclang scanner's rules (key = first typedef name
 else tag, `offsetof` designators, anonymous members flattened, bitfield windows) and merges them
-like `scanner.merge` (one per name; different definitions kept as `name@file`).
+with the scanner's own merge under the DWARF policy (`qualify.merge`, `qualify.DWARF`).
 
 Alignment is not in DWARF unless explicit (DW_AT_alignment): it is derived from the members with
 the target's rules, a packed record is recognised by its misplaced members, and a record whose
@@ -24,6 +24,7 @@ from . import storage
 from .dwarf_raw import RECORDS, REF_FORMS, RawUnit, Sections
 from .errors import LayoutError
 from .model import Field, Struct
+from .qualify import DWARF, merge
 
 #: First path components that mark a file of the CPython tree (the rest is the system's).
 TREE_DIRS = frozenset({"Include", "Objects", "Python", "Modules", "Parser", "Programs", "PC", "Lib", "Mac"})
@@ -468,8 +469,7 @@ class Reader:
         for key, d in self.defs.items():
             names = typedefs.setdefault(key[:6], [])
             names += [n for n in d.typedefs if n not in names]
-        placed: dict = {}          # (name, defined_in) -> Struct
-        others: dict = {}          # (name, defined_in) -> its other names
+        entries: list = []         # (place, {name: Struct}, other names -> name), one per definition
         conflicts: list = []
         for key, d in self.defs.items():
             d.typedefs = typedefs[key[:6]]
@@ -483,23 +483,9 @@ class Reader:
             self.fields(key, 0, "", out, storage.depth(d.tag))
             # a typedef may carry an alignment of its own (3.13's `} PyGC_Head Py_ALIGNED(4);`)
             s = Struct(name, d.kind, d.size, d.typedef_align.get(name, d.align), d.where, tuple(out), origin="dwarf")
-            old = placed.get((name, d.where))
-            if old is not None and _layout(old) != _layout(s):
-                conflicts.append(f"{name}: two layouts at {d.where} (sizes {old.size} and {s.size}): "
-                                 f"dropped, the DWARF does not say which one applies")
-                placed[(name, d.where)] = None
-                continue
-            placed.setdefault((name, d.where), s)
-            names = others.setdefault((name, d.where), [])
-            names += [n for n in d.typedefs[1:] + ([d.tag] if d.tag and d.tag != name else []) if n not in names]
-        # one name, one layout: a name (typedef or tag) of several layouts is kept as name@file
-        from .qualify import Collector
-
-        c = Collector(_layout)
-        for (name, where), s in placed.items():
-            if s is not None:
-                c.add(where, {name: s}, {n: name for n in others[(name, where)]})
-        structs, names, more = c.result()
+            others = d.typedefs[1:] + ([d.tag] if d.tag and d.tag != name else [])
+            entries.append((d.where, {name: s}, {n: name for n in others}))
+        structs, names, more = merge(entries, DWARF)
         return structs, names, sorted(set(conflicts + more))
 
 
@@ -508,11 +494,6 @@ def _def_of(t: _Type) -> Optional[_Def]:
     while t is not None and not isinstance(t, _Def):
         t = t.of
     return t
-
-
-def _layout(s: Struct) -> tuple:
-    return (s.kind, s.size, s.align, tuple((f.path, f.offset, f.size, f.bit_offset, f.bit_width,
-                                            f.array_len, f.flexible) for f in s.fields))
 
 
 def _dims(die) -> list:

@@ -80,7 +80,7 @@ def jobs() -> list[Job]:
     out = []
     for v in m["pyenv"]:
         out.append(Job(f"pyenv {v}", lambda v=v: build.from_python(str(_pyenv_python(v))),
-                       lambda v=v: build.libpython(str(_pyenv_python(v)))))
+                       lambda v=v: build.interpreter_libpython(str(_pyenv_python(v)))))
     for e in m["debian"]:
         for config, triple in e["builds"]:
             dwarf = (lambda e=e, t=triple: _debian_dwarf(e, t)) if config == "debug" and e.get("dbg") else None

@@ -6,10 +6,14 @@ files, or in one header laid out differently by the units that include it. When 
 tag alike, stands for more than one layout, no plain entry is made for it: each meaning gets
 `NAME@FILE` (`block@Modules/_collectionsmodule.c`, `BLOCK@Modules/expat/xmlparse.c`), or
 `NAME@UNIT` for one header laid out per unit, and a plain lookup lists those (names.py, runtime.py).
+
+`merge` is the one merge of both readers (the libclang scanner's units, `dwarf_read`'s
+definitions); a `Policy` says what differs between them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable
 
 from .model import Struct
 
@@ -30,6 +34,72 @@ class Definition:
 
 def shape(s: Struct) -> tuple:
     return s.kind, s.size, s.align, s.fields
+
+
+def layout(s: Struct) -> tuple:
+    """`shape` without the fields' type spellings."""
+    return (s.kind, s.size, s.align, tuple((f.path, f.offset, f.size, f.bit_offset, f.bit_width,
+                                            f.array_len, f.flexible) for f in s.fields))
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How a reader's definitions merge.
+
+    `shape`: what makes two definitions one layout. `units_known`: whether the reader knows the
+    units that saw each definition; if so, one place (header path:line) laid out differently by
+    different units gives `NAME@UNIT` each, else the name is dropped there (with the reason), since
+    nothing says which layout applies."""
+
+    shape: Callable[[Struct], tuple]
+    units_known: bool
+    reader: str
+
+
+#: libclang: every unit's structs with their type spellings; a header laid out per unit is kept per unit.
+CLANG = Policy(shape, units_known=True, reader="libclang")
+#: DWARF: layouts compared without type spellings (as dwarf_read always has); a definition is read
+#: once per place, not per unit, so a place of two layouts is dropped.
+DWARF = Policy(layout, units_known=False, reader="DWARF")
+
+
+def merge(entries: Iterable[tuple[str, dict, dict]], policy: Policy) -> tuple[dict, dict, list[str]]:
+    """One struct per name across `entries` (unit, struct key -> Struct, other name -> key), in
+    order: (structs by key, other names -> key, conflicts). See the module's docstring."""
+    conflicts: list = []
+    if not policy.units_known:
+        entries, conflicts = _one_layout_per_place(entries, policy)
+    c = Collector(policy.shape)
+    for unit, structs, names in entries:
+        c.add(unit, structs, names)
+    structs, names, more = c.result()
+    return structs, names, sorted(set(conflicts + more))
+
+
+def _one_layout_per_place(entries, policy: Policy) -> tuple[list, list[str]]:
+    """`entries` with each struct key that has two layouts at one place (path:line) left out there,
+    and a conflict saying so (sizes of the first two layouts met). A key's other names go with it."""
+    placed: dict = {}          # (key, defined_in) -> (unit, Struct), or None once dropped
+    others: dict = {}          # (key, defined_in) -> its other names, in the order met
+    conflicts: list = []
+    for unit, structs, names in entries:
+        aliases: dict = {}
+        for alias, key in names.items():
+            aliases.setdefault(key, []).append(alias)
+        for key, s in structs.items():
+            at = (key, s.defined_in)
+            old = placed.get(at)
+            if old is not None and policy.shape(old[1]) != policy.shape(s):
+                conflicts.append(f"{key}: two layouts at {s.defined_in} (sizes {old[1].size} and {s.size}): "
+                                 f"dropped, the {policy.reader} does not say which one applies")
+                placed[at] = None
+                continue
+            placed.setdefault(at, (unit, s))
+            mine = others.setdefault(at, [])
+            mine += [n for n in aliases.get(key, []) if n not in mine]
+    kept = [(got[0], {key: got[1]}, {n: key for n in others[(key, where)]})
+            for (key, where), got in placed.items() if got is not None]
+    return kept, conflicts
 
 
 class Collector:

@@ -126,13 +126,10 @@ def _shared_preambles(todo: list[Unit], opts: ScanOptions, mapper) -> tuple[list
 def merge(results: list[UnitResult]) -> tuple[dict, dict, list[str]]:
     """One struct per name across units; a name meaning different layouts (two `.c` files, a tag
     and a typedef, one header laid out per unit) is kept apart as `name@file` or `name@unit`
-    (qualify.py)."""
-    from .qualify import Collector
+    (`qualify.merge` under the libclang policy)."""
+    from .qualify import CLANG, merge as merge_definitions
 
-    c = Collector()
-    for r in results:
-        c.add(r.name, r.structs, r.names)
-    return c.result()
+    return merge_definitions(((r.name, r.structs, r.names) for r in results), CLANG)
 
 
 def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:

@@ -139,7 +139,7 @@ def candidate_pythons(table: Table) -> list[str]:
     return out
 
 
-def libpython(info: dict) -> Optional[Path]:
+def code_binary(info: dict) -> Optional[Path]:
     """The binary holding an interpreter's code: its shared libpython, else the executable."""
     exe = Path(info["executable"]).resolve()
     return shared_libpython(info) or (exe if exe.is_file() else None)
@@ -161,7 +161,7 @@ def find_inputs(table: Table, build: Optional[BuildInputs] = None, binary=None,
         if differs:
             found.notes.append(f"gcc: {differs} (checking anyway)")
         if python and found.binary is None:
-            found.binary = libpython(describe(python))
+            found.binary = code_binary(describe(python))
         return found
     why_not = []
     for exe in candidate_pythons(table):
@@ -185,7 +185,7 @@ def find_inputs(table: Table, build: Optional[BuildInputs] = None, binary=None,
             continue
         found.build, found.python = b, exe
         if found.binary is None:
-            found.binary = libpython(info)
+            found.binary = code_binary(info)
         return found
     found.rejected += why_not
     return found

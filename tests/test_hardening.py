@@ -350,16 +350,17 @@ def test_a_compact_table_of_ones_own_with_bad_numbers_is_refused(value, match, t
 
 
 def test_a_huge_include_is_one_line(tmp_path):
-    from offsets import sources
+    from offsets import source_reads
 
     big = tmp_path / "big.h"
     with open(big, "wb") as f:
         f.truncate(2 * 1024 ** 3)                       # sparse: 2 GB that take no disk
     with pytest.raises(BuildError, match="not a regular file of at most 64 MB"):
-        sources._text(big)
+        source_reads.Reads().text(big)
     src = tmp_path / "a.c"
     src.write_text('#include "big.h"\n')
-    assert sources._includes(big) == () and sources._includes(src)[0][1] == "big.h"
+    reads = source_reads.Reads()
+    assert reads.includes(big) == () and reads.includes(src)[0][1] == "big.h"
 
 
 # ---------------------------------------------------------------- 4. nonsense tables

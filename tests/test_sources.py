@@ -225,6 +225,15 @@ def test_one_header_laid_out_differently_by_two_units(tree313):
     assert "cjkcodecs_module_state" not in structs
     assert [structs[f"cjkcodecs_module_state@{n}"].size for n in names] == sizes
     assert any(c.startswith("cjkcodecs_module_state: Modules/cjkcodecs/cjkcodecs.h:") for c in conflicts)
+    # the same merge under the DWARF policy (a reader that does not know which units saw a place):
+    # neither layout is kept, and the conflict says why
+    from offsets import qualify
+
+    structs, _, conflicts = qualify.merge([(r.name, r.structs, r.names) for r in results], qualify.DWARF)
+    assert not [k for k in structs if k.startswith("cjkcodecs_module_state")]
+    where = results[0].structs["cjkcodecs_module_state"].defined_in
+    assert f"cjkcodecs_module_state: two layouts at {where} (sizes {sizes[0]} and {sizes[1]}): dropped, the DWARF " \
+           f"does not say which one applies" in conflicts
 
 
 # --- 3.9: setup.py builds the shared modules, each Extension(...) with its own flags

@@ -31,7 +31,7 @@ def running_table():
 
 
 def _libpython_with_dwarf():
-    binary = verify.libpython(verify.describe(sys.executable))
+    binary = verify.code_binary(verify.describe(sys.executable))
     if binary is None:
         return None
     from elftools.elf.elffile import ELFFile
