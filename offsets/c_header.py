@@ -28,8 +28,7 @@ struct defined in the public headers (Include/, Include/cpython/); with
 Py_BUILD_CORE). Structs of .c files or found only in DWARF, and bitfields, cannot be asserted
 and are listed as such.
 
-    python -m offsets.c_header            # check generated/pyoffsets_*.h are up to date (diff if not)
-    python -m offsets.c_header --write    # rewrite them (part of `make tables`)
+The headers are written by `python -m offsets.regenerate` (`make tables`; `--check` checks them).
 """
 from __future__ import annotations
 
@@ -39,7 +38,6 @@ from pathlib import Path
 from .errors import TableError
 from .model import Table
 
-ROOT = Path(__file__).resolve().parent.parent
 _BARE = re.compile(r"\b(?:const|volatile|restrict)\b|[*\[\]0-9]")
 
 
@@ -238,7 +236,8 @@ def _designator_ok(table: Table, types: dict, path: str) -> bool:
     return True
 
 
-def expected_files(root: Path = ROOT) -> dict:
+def expected_files(root: Path) -> dict:
+    """Every header the tables of `root`/generated/ call for: file name -> text."""
     from . import compact, table_yaml
 
     files = {}
@@ -246,46 +245,3 @@ def expected_files(root: Path = ROOT) -> dict:
         table = table_yaml.load(yml)
         files[header_name(table)] = emit(table, f"generated/{yml.name}", compact.sha256_of(yml))
     return files
-
-
-def main(argv=None) -> int:
-    import argparse
-    import difflib
-    import sys
-
-    p = argparse.ArgumentParser(prog="python -m offsets.c_header",
-                                description="Check (default) or rewrite generated/pyoffsets_*.h from generated/*.yaml.")
-    p.add_argument("--write", action="store_true", help="rewrite the headers that differ")
-    p.add_argument("--root", default=str(ROOT), help="the repository (holding generated/)")
-    args = p.parse_args(argv)
-    root = Path(args.root)
-    want = expected_files(root)
-    stale = []
-    for name, text in sorted(want.items()):
-        path = root / "generated" / name
-        old = path.read_text() if path.exists() else ""
-        if old != text:
-            stale.append(name)
-            if args.write:
-                from .atomic_write import write
-
-                write(path, text)
-            else:
-                diff = list(difflib.unified_diff(old.splitlines(True), text.splitlines(True),
-                                                 f"a/generated/{name}", f"b/generated/{name}"))
-                sys.stdout.writelines(diff[:200])
-    extra = sorted(p.name for p in (root / "generated").glob("pyoffsets_*.h") if p.name not in want)
-    for name in extra:
-        if args.write:
-            (root / "generated" / name).unlink()
-    if not args.write and (stale or extra):
-        print(f"generated/ headers are stale: {', '.join(stale + extra)}; run `python -m offsets.c_header --write`",
-              file=sys.stderr)
-        return 1
-    if args.write:
-        print(f"C headers: {len(stale)} rewritten, {len(extra)} removed, {len(want) - len(stale)} unchanged")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
