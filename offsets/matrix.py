@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -258,38 +259,53 @@ def select(only: Optional[str] = None) -> list[Job]:
     return todo
 
 
-def regenerate(out: Path, todo: list[Job], check: bool, partial: bool) -> dict[str, Optional[str]]:
+def _made(label: str, old_rows: dict, check: bool) -> tuple[str, Table, str, Optional[dict]]:
+    """The job `label`'s table (name, table, YAML text) and its verification record: the old row's if
+    it verified these very bytes, else a new one (none with `check`: nothing is verified then)."""
+    job = next(j for j in jobs() if j.label == label)
+    table, b, binary = make(job, scanner.ScanOptions(progress=None))
+    name = f"{table.build.table_name}.yaml"
+    text = table_yaml.dumps(table)
+    rec = verified.reusable(old_rows.get(name), text)
+    if rec is None and not check:   # never written unverified
+        result = verified.check(table, b, binary)
+        rec = verified.record(result, text)
+        say(f"    {name}: verified: {'; '.join(c.line() for c in result.checks)}")
+    return name, table, text, rec
+
+
+def regenerate(out: Path, todo: list[Job], check: bool, partial: bool, workers: int = 1) -> dict[str, Optional[str]]:
     """Scan each job, verify each table whose bytes are not the ones its record verified (never
     written unverified), and write the tables and `out`/index.yaml if changed (nothing with `check`).
     Returns the stale files of `out`: name -> expected text (None: a table no job makes, removed).
-    `partial` (a selection of the jobs): the other tables and their index rows are left as they are."""
-    opts = scanner.ScanOptions(progress=None)
+    `partial` (a selection of the jobs): the other tables and their index rows are left as they are.
+    Jobs run in `workers` processes at once; their results are taken, and written, in job order."""
     old_rows = verified.index_rows(out)
     tables: dict[str, Table] = {}
     records: dict[str, dict] = {}
     stale: dict[str, Optional[str]] = {}
-    for i, job in enumerate(todo, 1):
-        say(f"[{i}/{len(todo)}] {job.label}")
-        table, b, binary = make(job, opts)
-        name = f"{table.build.table_name}.yaml"
-        if name in tables:
-            raise BuildError(f"two jobs make {name}: fix data/matrix.yaml")
-        tables[name] = table
-        path = out / name
-        text = table_yaml.dumps(table)
-        rec = verified.reusable(old_rows.get(name), text)
-        if rec is None and not check:   # never written unverified
-            result = verified.check(table, b, binary)
-            rec = verified.record(result, text)
-            say(f"    verified: {'; '.join(c.line() for c in result.checks)}")
-        if rec is not None:
-            records[name] = rec
-        if not path.exists() or path.read_text() != text or rec is None:
-            stale[name] = text
-            if not check:
-                table_yaml.write(table, path)
-        say(f"    {name}: {len(table.structs)} structs, {table.field_count} fields"
-            f"{' (changed)' if name in stale else ''}")
+    labels = [j.label for j in todo]
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(todo))) if workers > 1 and len(todo) > 1 else None
+    try:
+        made = (pool.map if pool else map)(_made, labels, [old_rows] * len(todo), [check] * len(todo))
+        for i, (label, (name, table, text, rec)) in enumerate(zip(labels, made), 1):
+            if name in tables:
+                raise BuildError(f"two jobs make {name}: fix data/matrix.yaml")
+            tables[name] = table
+            if rec is not None:
+                records[name] = rec
+            path = out / name
+            if not path.exists() or path.read_text() != text or rec is None:
+                stale[name] = text
+                if not check:
+                    from .atomic_write import write
+
+                    write(path, text)
+            say(f"[{i}/{len(todo)}] {label}: {name}: {len(table.structs)} structs, {table.field_count} fields"
+                f"{' (changed)' if name in stale else ''}")
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     if partial:
         if check:
             return stale

@@ -139,14 +139,14 @@ def diff_hint(root: Path, rel: str, new: Optional[str]) -> list[str]:
 
 
 def run(root: Path, check: bool, only: Optional[str], derived_only: bool,
-        use_cache: bool = True) -> dict[str, Optional[str]]:
+        use_cache: bool = True, jobs: int = 1) -> dict[str, Optional[str]]:
     """Regenerate (or with `check`, compare) everything; the stale files, relative to `root` -> text."""
     from . import matrix
 
     stale: dict[str, Optional[str]] = {}
     gen = root / "generated"
     if not derived_only:
-        found = matrix.regenerate(gen, matrix.select(only), check, partial=bool(only))
+        found = matrix.regenerate(gen, matrix.select(only), check, partial=bool(only), workers=jobs)
         stale.update({f"generated/{name}": text for name, text in found.items()})
     for folder, want in derived(root, use_cache).items():
         strays = list(gen.glob("pyoffsets_*.h")) if folder == "generated" else \
@@ -172,6 +172,9 @@ def main(argv=None) -> int:
                    "of the matrix (or of --only) against gcc's offsetof probes over its own inputs, and DWARF")
     p.add_argument("--no-cache", action="store_true", help="make the C headers and compact tables again even "
                    "when neither generated/ nor the code changed since they were last made")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="make N tables at once (default 1: each scan and verification already uses every core, "
+                        "and with warm caches the processes cost more than they save)")
     p.add_argument("--list", action="store_true", help="print the labels of the matrix jobs and exit")
     args = p.parse_args(argv)
     try:
@@ -183,7 +186,7 @@ def main(argv=None) -> int:
         root = repository(args.root)
         if args.verify:
             return matrix.verify_all(matrix.select(args.only), root / "generated")
-        stale = run(root, args.check, args.only, args.derived_only, not args.no_cache)
+        stale = run(root, args.check, args.only, args.derived_only, not args.no_cache, args.jobs)
     except OffsetsError as e:
         print(f"offsets: error: {e}", file=sys.stderr)
         return e.exit_code
