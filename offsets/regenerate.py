@@ -93,7 +93,8 @@ def derived(root: Path, use_cache: bool = True) -> dict[str, dict[str, str]]:
     keys = {folder: hashlib.sha256(json.dumps([module, code, inputs]).encode()).hexdigest()
             for folder, module in EMITTERS.items()}
     store = Path(cache_dir()) / "regenerate"
-    out = {f: data_cache.load(store / f"{k}.json", k) for f, k in keys.items()} if use_cache else {}
+    entry = {f: store / f"{EMITTERS[f]}.json" for f in EMITTERS}   # the last result of each, no more
+    out = {f: data_cache.load(entry[f], k) for f, k in keys.items()} if use_cache else {}
     todo = [f for f in EMITTERS if not isinstance(out.get(f), dict)]
     if todo:
         with ProcessPoolExecutor(max_workers=min(2, len(todo))) as pool:   # each reads generated/ itself
@@ -101,7 +102,7 @@ def derived(root: Path, use_cache: bool = True) -> dict[str, dict[str, str]]:
             for f in todo:
                 out[f] = running[f].result()
                 if use_cache:
-                    data_cache.store(store / f"{keys[f]}.json", keys[f], out[f])
+                    data_cache.store(entry[f], keys[f], out[f])
     return out
 
 
