@@ -66,11 +66,10 @@ prove: venv
 bench: venv
 	$(BIN)/python -m offsets.bench
 
-# Regenerate generated/ (tables, index, C headers) and the package's compact tables.
+# Regenerate generated/ (tables, index, C headers) and the package's compact tables; `--check`
+# (`$(BIN)/python -m offsets.regenerate --check`) only says what is stale.
 tables: venv
-	$(BIN)/python -m offsets.matrix
-	$(BIN)/python -m offsets.c_header --write
-	$(BIN)/python -m offsets.compact --write
+	$(BIN)/python -m offsets.regenerate
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -11,14 +11,16 @@ import subprocess
 import sys
 import time
 
-from .history import DEFAULT_TABLES
+from pathlib import Path
 
-#: seconds: (label, command line, goal)
-CASES = (("history listiterobject.it_index (all tables)", ["history", "listiterobject.it_index"], 1.0),
-         ("report -s PyObject -s PyFrameObject (all)", ["report", "-s", "PyObject", "-s", "PyFrameObject",
-                                                        "-o", os.devnull], 3.0),
-         ("diff of two tables (3.12.1 -> 3.13.0)", ["diff", str(DEFAULT_TABLES / "cpython-3.12.1-x86_64-linux-gnu.yaml"),
-                                                    str(DEFAULT_TABLES / "cpython-3.13.0-x86_64-linux-gnu.yaml")], 0.5))
+
+def cases(tables: Path) -> tuple:
+    """(label, command line, goal in seconds) over the committed tables in `tables`."""
+    return (("history listiterobject.it_index (all tables)", ["history", "listiterobject.it_index"], 1.0),
+            ("report -s PyObject -s PyFrameObject (all)", ["report", "-s", "PyObject", "-s", "PyFrameObject",
+                                                           "-o", os.devnull], 3.0),
+            ("diff of two tables (3.12.1 -> 3.13.0)", ["diff", str(tables / "cpython-3.12.1-x86_64-linux-gnu.yaml"),
+                                                       str(tables / "cpython-3.13.0-x86_64-linux-gnu.yaml")], 0.5))
 
 
 def _wall(args: list, runs: int) -> float:
@@ -34,10 +36,13 @@ def _wall(args: list, runs: int) -> float:
 def main(runs: int = 5) -> int:
     from .bench import verdict
 
-    tables = len(list(DEFAULT_TABLES.glob("cpython-*.yaml")))
+    from .regenerate import repository
+
+    generated = repository() / "generated"    # `make bench` runs in the checkout
+    tables = len(list(generated.glob("cpython-*.yaml")))
     base = _wall(["--help"], runs)
     print(f"drift tools ({tables} committed tables; medians of {runs} runs; `offsets --help` takes {base:.2f} s):")
-    for label, args, goal in CASES:
+    for label, args, goal in cases(generated):
         t = _wall(args, runs)
         print(f"  {label:<46} {t:6.2f} s = {t / base:5.1f}x `offsets --help` (goal <= {goal:g} s: {verdict(t, goal)})")
     return 0

@@ -78,7 +78,7 @@ def register(sub) -> None:
                        epilog="examples:\n  offsets history listiterobject.it_index\n"
                               "  offsets history PyThreadState --tables generated/")
     h.add_argument("name", help="STRUCT.FIELD or STRUCT (aliases across versions work)")
-    h.add_argument("--tables", metavar="DIR", help="a directory of tables (default: the checkout's generated/)")
+    h.add_argument("--tables", metavar="DIR", help="a directory of tables (default: the tables the package ships)")
     h.set_defaults(func=run_history)
 
     c = sub.add_parser("check", help="rescan a build and compare it with its committed table",
@@ -96,7 +96,7 @@ def register(sub) -> None:
                        epilog="example:\n  offsets report --struct PyObject --struct PyFrameObject -o layouts.html")
     r.add_argument("tables", metavar="TABLE.yaml", nargs="*", help="the tables, one column each "
                                                                    "(default: every table in --tables DIR)")
-    r.add_argument("--tables", dest="tables_dir", metavar="DIR", help="a directory of tables (default: generated/)")
+    r.add_argument("--tables", dest="tables_dir", metavar="DIR", help="a directory of tables (default: the tables the package ships)")
     r.add_argument("--struct", "-s", action="append", required=True, metavar="NAME", help="a struct to draw (repeat)")
     r.add_argument("-o", "--output", metavar="FILE", required=True, help="the HTML file to write ('-' for stdout)")
     r.set_defaults(func=run_report)

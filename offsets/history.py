@@ -11,19 +11,19 @@ from typing import Optional, Sequence
 from .errors import TableError, UnknownNameError
 from .model import Build, Table
 
-#: Where the committed tables live in a checkout: <repo>/generated/.
-DEFAULT_TABLES = Path(__file__).resolve().parent.parent / "generated"
-
 
 @lru_cache(maxsize=64)
 def _load(path: str, mtime_ns: int, size: int) -> Table:
-    from .table_yaml import load
-
+    if path.endswith(".jsonl"):
+        from .compact import load
+    else:
+        from .table_yaml import load
     return load(Path(path))
 
 
 def load_table(path) -> Table:
-    """`table_yaml.load`, remembered while the file is unchanged (a process may read it often)."""
+    """A YAML table (`table_yaml.load`), or a compact one (`.jsonl`, `compact.load`), remembered
+    while the file is unchanged (a process may read it often)."""
     p = Path(path)
     try:
         st = p.stat()
@@ -33,8 +33,17 @@ def load_table(path) -> Table:
 
 
 def table_paths(directory=None) -> list[Path]:
-    """The `cpython-*.yaml` tables in `directory` (default: the checkout's generated/), by name."""
-    d = Path(directory) if directory else DEFAULT_TABLES
+    """The `cpython-*.yaml` tables in `directory`, by name; without one, the tables the package
+    ships (its compact tables, made from a checkout's generated/)."""
+    if not directory:
+        from .compact import COMPACT_DIR
+
+        shipped = sorted(COMPACT_DIR.glob("cpython-*.jsonl"))
+        if not shipped:
+            raise TableError(f"the package ships no tables (no {COMPACT_DIR}/cpython-*.jsonl): reinstall offsets, "
+                             f"or pass --tables DIR (a directory of tables, like a checkout's generated/)")
+        return shipped
+    d = Path(directory)
     if not d.is_dir():
         raise TableError(f"no table directory {d}: pass --tables DIR (a directory of tables, like generated/)")
     paths = sorted(d.glob("cpython-*.yaml"))

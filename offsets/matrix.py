@@ -4,15 +4,14 @@ Inputs are fetched by package name into the cache (never committed); each build 
 translation units in parallel), private structs of source-less builds are filled from DWARF after a
 cross-check, every table is verified against its own inputs (verified.py: a table that fails is
 never written), and the tables and generated/index.yaml (with each table's verification record)
-are written if changed (the C headers and the package's compact tables are made from them by their
-own modules: see the Makefile).
-`python -m offsets.matrix --check` changes nothing and exits 1 when generated/ is stale.
+are written if changed. The command is `python -m offsets.regenerate` (`make tables`), which also
+makes the C headers and the package's compact tables from them.
 """
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -23,8 +22,6 @@ import yaml
 from . import build_inputs as build, debian, scanner, table_yaml, verified
 from .errors import BuildError, FetchError, OffsetsError
 from .model import Table
-
-GENERATED = Path(__file__).resolve().parent.parent / "generated"
 
 
 @dataclass(frozen=True)
@@ -247,86 +244,90 @@ def index_rows(tables: dict[str, Table], records: dict[str, dict]) -> list[dict]
     return rows
 
 
-def write_index(rows: list[dict], out: Path, check: bool) -> bool:
-    """Write `out`/index.yaml (each table's row and verification record); True if it changed."""
-    text = "\n".join(table_yaml.header_lines("Index of the committed tables")) + "\n" + \
+def index_text(rows: list[dict]) -> str:
+    """`index.yaml`: each table's row and verification record."""
+    return "\n".join(table_yaml.header_lines("Index of the committed tables")) + "\n" + \
         yaml.safe_dump({"tables": rows}, sort_keys=False, width=200)
-    path = out / "index.yaml"
-    if path.exists() and path.read_text() == text:
-        return False
-    if not check:
-        from .atomic_write import write
-
-        write(path, text)
-    return True
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m offsets.matrix", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--check", action="store_true", help="change nothing; exit 1 if generated/ is stale")
-    p.add_argument("--only", metavar="TEXT", help="only the jobs whose label contains TEXT (their index rows are updated; no cleanup)")
-    p.add_argument("--out", type=Path, default=GENERATED, help="output directory (default: generated/)")
-    p.add_argument("--verify", action="store_true", help="scan nothing: check every committed table of the "
-                   "matrix against gcc's offsetof probes over its own inputs (and DWARF where a binary exists)")
-    args = p.parse_args(argv)
-    todo = [j for j in jobs() if not args.only or args.only in j.label]
-    if not todo:  # a selection of nothing would check nothing and pass
-        print(f"offsets: error: --only {args.only!r} matches no job of data/matrix.yaml (labels look like "
-              f"{jobs()[0].label!r})", file=sys.stderr)
-        return 2
-    if args.verify:
-        return verify_all(todo, args.out)
-    opts = scanner.ScanOptions(progress=None)
-    old_rows = verified.index_rows(args.out)
+def select(only: Optional[str] = None) -> list[Job]:
+    """The jobs whose label contains `only` (all without it); a selection of nothing, which would
+    check nothing and pass, is a `BuildError`."""
+    todo = [j for j in jobs() if not only or only in j.label]
+    if not todo:
+        raise BuildError(f"--only {only!r} matches no job of data/matrix.yaml (labels look like {jobs()[0].label!r})")
+    return todo
+
+
+def _made(label: str, old_rows: dict, check: bool) -> tuple[str, Table, str, Optional[dict]]:
+    """The job `label`'s table (name, table, YAML text) and its verification record: the old row's if
+    it verified these very bytes, else a new one (none with `check`: nothing is verified then)."""
+    job = next(j for j in jobs() if j.label == label)
+    table, b, binary = make(job, scanner.ScanOptions(progress=None))
+    name = f"{table.build.table_name}.yaml"
+    text = table_yaml.dumps(table)
+    rec = verified.reusable(old_rows.get(name), text)
+    if rec is None and not check:   # never written unverified
+        result = verified.check(table, b, binary)
+        rec = verified.record(result, text)
+        say(f"    {name}: verified: {'; '.join(c.line() for c in result.checks)}")
+    return name, table, text, rec
+
+
+def regenerate(out: Path, todo: list[Job], check: bool, partial: bool, workers: int = 1) -> dict[str, Optional[str]]:
+    """Scan each job, verify each table whose bytes are not the ones its record verified (never
+    written unverified), and write the tables and `out`/index.yaml if changed (nothing with `check`).
+    Returns the stale files of `out`: name -> expected text (None: a table no job makes, removed).
+    `partial` (a selection of the jobs): the other tables and their index rows are left as they are.
+    Jobs run in `workers` processes at once; their results are taken, and written, in job order."""
+    old_rows = verified.index_rows(out)
     tables: dict[str, Table] = {}
     records: dict[str, dict] = {}
-    stale = []
+    stale: dict[str, Optional[str]] = {}
+    labels = [j.label for j in todo]
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(todo))) if workers > 1 and len(todo) > 1 else None
     try:
-        for i, job in enumerate(todo, 1):
-            say(f"[{i}/{len(todo)}] {job.label}")
-            table, b, binary = make(job, opts)
-            name = f"{table.build.table_name}.yaml"
+        made = (pool.map if pool else map)(_made, labels, [old_rows] * len(todo), [check] * len(todo))
+        for i, (label, (name, table, text, rec)) in enumerate(zip(labels, made), 1):
             if name in tables:
                 raise BuildError(f"two jobs make {name}: fix data/matrix.yaml")
             tables[name] = table
-            path = args.out / name
-            text = table_yaml.dumps(table)
-            rec = verified.reusable(old_rows.get(name), text)
-            if rec is None and not args.check:   # never written unverified
-                result = verified.check(table, b, binary)
-                rec = verified.record(result, text)
-                say(f"    verified: {'; '.join(c.line() for c in result.checks)}")
             if rec is not None:
                 records[name] = rec
+            path = out / name
             if not path.exists() or path.read_text() != text or rec is None:
-                stale.append(name)
-                if not args.check:
-                    table_yaml.write(table, path)
-            say(f"    {name}: {len(table.structs)} structs, {table.field_count} fields"
+                stale[name] = text
+                if not check:
+                    from .atomic_write import write
+
+                    write(path, text)
+            say(f"[{i}/{len(todo)}] {label}: {name}: {len(table.structs)} structs, {table.field_count} fields"
                 f"{' (changed)' if name in stale else ''}")
-    except OffsetsError as e:
-        print(f"offsets: error: {e}", file=sys.stderr)
-        return e.exit_code
-    if not args.only:
-        for old in sorted(args.out.glob("cpython-*.yaml")):
-            if old.name not in tables:
-                stale.append(old.name)
-                if not args.check:
-                    old.unlink()
-        if write_index(index_rows(tables, records), args.out, args.check):
-            stale.append("index.yaml")
-    elif not args.check:   # the other tables' rows stay as they are
-        rows = {r["file"]: r for r in old_rows.values()}
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    if partial:
+        if check:
+            return stale
+        rows = {r["file"]: r for r in old_rows.values()}   # the other tables' rows stay as they are
         rows.update({r["file"]: r for r in index_rows(tables, records)})
-        if write_index([rows[k] for k in sorted(rows)], args.out, False):
-            stale.append("index.yaml")
-    if stale:
-        say(f"{'stale' if args.check else 'updated'}: {', '.join(sorted(set(stale)))}")
-        return 1 if args.check else 0
-    say("generated/ is up to date")
-    return 0
+        rows = [rows[k] for k in sorted(rows)]
+    else:
+        for old in sorted(out.glob("cpython-*.yaml")):
+            if old.name not in tables:
+                stale[old.name] = None
+                if not check:
+                    old.unlink()
+        rows = index_rows(tables, records)
+    text = index_text(rows)
+    if _read(out / "index.yaml") != text:
+        stale["index.yaml"] = text
+        if not check:
+            from .atomic_write import write
+
+            write(out / "index.yaml", text)
+    return stale
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _read(path: Path) -> Optional[str]:
+    return path.read_text() if path.exists() else None

@@ -324,12 +324,15 @@ def _compare(plan: _Plan, found: dict, little: bool, pointer_size: int, by: str)
 
 
 def _type_probes(structs: Sequence[Struct], ctypes: dict, prelude: str, macros: set, cc: list, flags: list,
-                 work: Path, by: str) -> tuple[list, int, list]:
+                 work: Path, by: str, before: Optional[str] = None) -> tuple[list, int, list, Optional[Path]]:
     """Each field's type as the table spells it against gcc's `__typeof__` of the member
     (`__builtin_types_compatible_p`: typedef names and top-level qualifiers do not count).
     Bitfields and spellings with an untagged record (`struct <anonymous>`) are left out; a spelling
-    gcc cannot parse is a mismatch too. Returns (mismatches, types compared, notes)."""
-    head = [prelude, *_undefs(structs, macros), '#line 1 "__offsets_types__"']
+    gcc cannot parse is a mismatch too. `before`: the C text the probes follow (default: `prelude`
+    and the macro #undefs; the offset probes' text too, to compile both at once). Returns
+    (mismatches, types compared, notes, the object file when it compiled, else None)."""
+    head = [before.rstrip("\n") if before is not None else "\n".join([prelude, *_undefs(structs, macros)]),
+            '#line 1 "__offsets_types__"']
     lines: dict = {}            # line number after the #line -> (struct, field)
     body: list = []
     for i, s in enumerate(structs):
@@ -355,7 +358,7 @@ def _type_probes(structs: Sequence[Struct], ctypes: dict, prelude: str, macros: 
                 bad.add(int(m.group(2)))
         if not bad or attempt == 3:
             first = next((ln for ln in proc.stderr.splitlines() if _ERROR.match(ln)), proc.stderr.strip()[:300])
-            return unspellable, 0, [f"field types not compared: gcc could not compile the type probes ({first})"]
+            return unspellable, 0, [f"field types not compared: gcc could not compile the type probes ({first})"], None
         for n in sorted(bad):
             s, f = lines.pop(n)
             unspellable.append(Mismatch(s.name, f.path, "type", repr(f.type), "it is no type here", by))
@@ -375,7 +378,7 @@ def _type_probes(structs: Sequence[Struct], ctypes: dict, prelude: str, macros: 
         for f, ok in zip(fields, data[1:]):
             if not ok:
                 mismatches.append(Mismatch(s.name, f.path, "type", repr(f.type), "a different type", by))
-    return unspellable + mismatches, len(lines) + len(unspellable), []
+    return unspellable + mismatches, len(lines) + len(unspellable), [], obj
 
 
 def probe_unit(structs: Sequence[Struct], prelude: str, cc: list, flags: list, pointer_size: int,
@@ -394,17 +397,22 @@ def probe_unit(structs: Sequence[Struct], prelude: str, cc: list, flags: list, p
         ctypes = _spellings(structs, prelude, cc, flags, work)
         macros = _object_macros(prelude, cc, flags, work)
         plan = _plan(structs, ctypes, prelude, macros)
-        src, obj = work / "probe.c", work / "probe.o"
-        src.write_text(plan.text)
-        proc = subprocess.run([*cc, *flags, "-w", "-O0", "-c", str(src), "-o", str(obj)],
-                              capture_output=True, text=True)
-        if proc.returncode:
-            errors = [line for line in proc.stderr.splitlines() if _ERROR.match(line)] or proc.stderr.splitlines()
-            raise BuildError(f"gcc could not compile the probes: {errors[0] if errors else '(no message)'} "
-                             f"({len(errors)} errors)")
+        # one compile for the offset and the type probes; if the type probes cannot be compiled,
+        # each on its own, as the types are then not compared while the offsets still are
+        bad_types, ntypes, notes, obj = _type_probes(structs, ctypes, prelude, macros, cc, flags, work, cc[0],
+                                                     before=plan.text)
+        if obj is None:
+            src, obj = work / "probe.c", work / "probe.o"
+            src.write_text(plan.text)
+            proc = subprocess.run([*cc, *flags, "-w", "-O0", "-c", str(src), "-o", str(obj)],
+                                  capture_output=True, text=True)
+            if proc.returncode:
+                errors = [line for line in proc.stderr.splitlines() if _ERROR.match(line)] or proc.stderr.splitlines()
+                raise BuildError(f"gcc could not compile the probes: {errors[0] if errors else '(no message)'} "
+                                 f"({len(errors)} errors)")
+            bad_types, ntypes, notes, _ = _type_probes(structs, ctypes, prelude, macros, cc, flags, work, cc[0])
         found, little, _ = _read_symbols(obj, [*plan.arrays, *plan.bits, *(b + "_base" for b in plan.bits)])
         mismatches, checked = _compare(plan, found, little, pointer_size, cc[0])
-        bad_types, ntypes, notes = _type_probes(structs, ctypes, prelude, macros, cc, flags, work, cc[0])
     return ProbeReport(" ".join(cc), len(structs), len(checked), len(plan.bits), frozenset(checked),
                        tuple(mismatches + bad_types), tuple(notes), ntypes)
 
@@ -501,21 +509,18 @@ def probe_sources(table: Table, b: BuildInputs, items: Sequence[SourceProbe],
         defined = table.structs[it.struct].defined_in.rsplit(":", 1)[0]
         via_header = not str(it.include_file).endswith("/" + defined)
         groups.setdefault((it.include_file, it.flags, via_header), []).append(it)
-    report = ProbeReport(" ".join(cc), 0, 0, 0, frozenset(), ())
+    empty = ProbeReport(" ".join(cc), 0, 0, 0, frozenset(), ())
     ordered = sorted(groups.items(), key=lambda kv: (str(kv[0][0]), kv[0][2]))
     direct = [(path, flags, [table.structs[it.struct] for it in its]) for (path, flags, via), its in ordered if not via]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:   # the file defines them: failures are errors
-        for r in pool.map(lambda job: run(*job), direct):
-            report = report + r
-    for (path, flags, via_header), its in ordered:
-        if not via_header:
-            continue
+    vias = [(path, flags, its) for (path, flags, via), its in ordered if via]
+
+    def via_header(path, flags, its) -> ProbeReport:
         structs = [table.structs[it.struct] for it in its]
         try:
-            report = report + run(path, flags, structs)
-            continue
+            return run(path, flags, structs)
         except BuildError:
             pass
+        report = empty
         for it, s in zip(its, structs):   # one at a time, through each unit that includes its header
             errors = []
             for p, f in ((it.include_file, it.flags), *it.alternates):
@@ -528,6 +533,15 @@ def probe_sources(table: Table, b: BuildInputs, items: Sequence[SourceProbe],
                 report = report + ProbeReport(report.compiler, 0, 0, 0, frozenset(), (), (
                     f"{s.name}: no unit including {s.defined_in.rsplit(':', 1)[0]} defines it as the table "
                     f"does ({errors[0][:200]})",))
+        return report
+
+    # every unit in the pool at once (gcc runs in its own process); the reports are summed in this
+    # order whatever order they finish in. A file that defines its structs: a failure is an error.
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        running = [pool.submit(run, *job) for job in direct] + [pool.submit(via_header, *job) for job in vias]
+        report = empty
+        for future in running:
+            report = report + future.result()
     return report
 
 

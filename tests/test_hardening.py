@@ -265,8 +265,8 @@ def test_numbers_are_integers_in_range(old, new, match, tmp_path, capsys):
 
 @pytest.fixture
 def shipped_copy(tmp_path, monkeypatch):
-    """The running interpreter's shipped compact table and the index, as `python -m offsets.compact
-    --write` makes them (with their checksums), used by the runtime instead of the real ones."""
+    """The running interpreter's shipped compact table and the index, as `python -m offsets.regenerate`
+    makes them (with their checksums), used by the runtime instead of the real ones."""
     d = tmp_path / "compact"
     d.mkdir()
     index = json.loads((compact.COMPACT_DIR / "index.json").read_text())

@@ -76,7 +76,7 @@ def test_compact_table_and_c_header_are_up_to_date(yml):
     """Both carry the digest of the YAML they were made from: a cheap staleness check for every table."""
     jsonl, header = made_from(yml)
     digest = compact.sha256_of(yml)
-    fix = "run `python -m offsets.compact --write` and `python -m offsets.c_header --write` (make tables)"
+    fix = "run `python -m offsets.regenerate` (make tables)"
     assert jsonl.exists() and compact_read.open_table(str(jsonl))[0]["source_sha256"] == digest, f"{jsonl.name} is stale: {fix}"
     assert header.exists() and f" * Source {digest}." in header.read_text().splitlines()[:4], \
         f"{header.name} is stale: {fix}"
@@ -92,8 +92,7 @@ def test_every_compact_table_and_c_header_hold_the_whole_yaml_table(yml):
     jsonl, header = made_from(yml)
     digest = compact.sha256_of(yml)
     if not jsonl.exists() or compact_read.open_table(str(jsonl))[0]["source_sha256"] != digest:
-        pytest.fail(f"{jsonl.name} is stale or missing: run `python -m offsets.compact --write` and "
-                    f"`python -m offsets.c_header --write` (make tables)")
+        pytest.fail(f"{jsonl.name} is stale or missing: run `python -m offsets.regenerate` (make tables)")
     table = compact.load(jsonl)
     assert table_yaml.dumps(table) == yml.read_text()
     pool = compact.PoolWriter()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from offsets import matrix, table_yaml, verified
+from offsets import matrix, regenerate, table_yaml, verified
 from offsets.errors import VerifyError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,11 +53,19 @@ def test_the_sample_rotates_through_every_table():
         verified.sample(names, "nothing")
 
 
+def checkout(root: Path) -> Path:
+    """An empty repository for `python -m offsets.regenerate --root`: its generated/."""
+    (root / "offsets").mkdir()
+    (root / "generated").mkdir()
+    return root / "generated"
+
+
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
-    """`make tables` for one job into a fresh directory: the table and its index row."""
-    out = tmp_path_factory.mktemp("made")
-    assert matrix.main(["--only", JOB, "--out", str(out)]) == 0
+    """`make tables` for one job into a fresh checkout: the table and its index row."""
+    root = tmp_path_factory.mktemp("made")
+    out = checkout(root)
+    assert regenerate.main(["--only", JOB, "--root", str(root)]) == 0
     return out
 
 
@@ -100,7 +108,8 @@ def test_make_tables_refuses_to_write_a_table_that_fails_verification(monkeypatc
         return table_yaml.loads(altered(table_yaml.dumps(table))[0], "altered"), b, binary
 
     monkeypatch.setattr(matrix, "make", wrong)
-    assert matrix.main(["--only", JOB, "--out", str(tmp_path)]) == 1
-    assert not (tmp_path / TABLE).exists() and not (tmp_path / "index.yaml").exists()
+    out = checkout(tmp_path)
+    assert regenerate.main(["--only", JOB, "--root", str(tmp_path)]) == 1
+    assert not (out / TABLE).exists() and not (out / "index.yaml").exists()
     err = capsys.readouterr().err
     assert "fails verification against its own inputs" in err and "_PyListIterObject.it_index" in err
