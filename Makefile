@@ -64,12 +64,12 @@ prove: venv
 	$(BIN)/python -m pytest -q -ra -s tests/prove
 
 bench: venv
-	$(BIN)/python -m offsets.bench
+	$(BIN)/python -m offsets.tools.bench
 
 # Regenerate generated/ (tables, index, C headers) and the package's compact tables; `--check`
-# (`$(BIN)/python -m offsets.regenerate --check`) only says what is stale.
+# (`$(BIN)/python -m offsets.tools.regenerate --check`) only says what is stale.
 tables: venv
-	$(BIN)/python -m offsets.regenerate
+	$(BIN)/python -m offsets.tools.regenerate
 
 clean:
 	rm -rf $(VENV) build *.egg-info

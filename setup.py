@@ -3,7 +3,7 @@
 `pip install .` compiles offsets/_offsets.c (the capsule of the C API) for the interpreter that
 installs it, and puts pyoffsets.h inside the package (offsets/include/, what offsets.get_include()
 returns once installed; a checkout's get_include() is headers/). The shipped tables are already in
-the package as generated data (offsets/data/compact/, made by `python -m offsets.regenerate`).
+the package as generated data (offsets/data/compact/, made by `python -m offsets.tools.regenerate`).
 """
 import os
 import shutil

@@ -24,7 +24,7 @@ def missing_input(reason: str):
 
 
 def fetched(what: str, fetch, *args, **kwargs):
-    """`fetch(*args, **kwargs)` (a `offsets.debian` fetch); a FetchError is a missing input."""
+    """`fetch(*args, **kwargs)` (a `offsets.scan.debian` fetch); a FetchError is a missing input."""
     from offsets.errors import FetchError
 
     try:
@@ -68,10 +68,10 @@ def pyenv_python(minor: str) -> Path | None:
 
 @lru_cache(maxsize=None)
 def pyenv_dwarf(version: str):
-    """The DWARF of pyenv's CPython `version` libpython (`offsets.dwarf.read`, checked against gcc
+    """The DWARF of pyenv's CPython `version` libpython (`offsets.scan.dwarf.read`, checked against gcc
     in test_dwarf.py): gcc's own record of that build's layouts, an independent truth for numbers
     the committed tables also hold. A missing build is a missing input."""
-    from offsets import dwarf
+    from offsets.scan import dwarf
 
     root = pyenv_root()
     minor = ".".join(version.split(".")[:2])
@@ -100,7 +100,7 @@ class PyenvScans:
             if exe is None:
                 self._cache[minor] = None
             else:
-                from offsets import build_inputs as build, scanner
+                from offsets.scan import build_inputs as build, scanner
 
                 b = build.from_python(str(exe))
                 self._cache[minor] = (exe, b, scanner.scan(b, scanner.ScanOptions(jobs=1)))
@@ -125,14 +125,14 @@ class Debian311:
     suite = "bookworm"
 
     def __init__(self) -> None:
-        from offsets import debian
+        from offsets.scan import debian
 
         self.tree = fetched("Debian's python3.11 source", debian.source, "python3.11", self.suite)
         self._roots: dict = {}
         self._table = None
 
     def root(self, packages: tuple, arch: str) -> Path:
-        from offsets import debian
+        from offsets.scan import debian
 
         key = (packages, arch)
         if key not in self._roots:
@@ -154,7 +154,7 @@ class Debian311:
             import sys
             import tempfile
 
-            from offsets import table_yaml
+            from offsets.layout import table_yaml
 
             out = Path(tempfile.mkdtemp(prefix="offsets-src311-")) / "t.yaml"
             proc = subprocess.run([sys.executable, "-m", "offsets", "scan", "-q", "--source", str(self.tree),
@@ -178,7 +178,7 @@ class Debian39:
     suite, deb = "bullseye", "3.9.2-1"
 
     def __init__(self) -> None:
-        from offsets import build_inputs as build, debian
+        from offsets.scan import build_inputs as build, debian
 
         self.tree = fetched("Debian's python3.9 source", debian.source, "python3.9", self.suite, self.deb)
         self.usr = fetched("libpython3.9-dev", debian.unpacked, [f"libpython3.9-dev={self.deb}"], "amd64",
@@ -188,7 +188,7 @@ class Debian39:
 
     def table(self):
         if self._table is None:
-            from offsets import scanner
+            from offsets.scan import scanner
 
             self._table = scanner.scan(self.inputs)
         return self._table

@@ -1,4 +1,4 @@
-"""A name that means two layouts in one build is never answered unqualified (offsets/qualify.py).
+"""A name that means two layouts in one build is never answered unqualified (offsets/scan/qualify.py).
 
 Truth: gcc's `sizeof`/`offsetof` over the very `.c` files (probe.py, and a compiled program for
 the tiny tree), never the scanner's own numbers.
@@ -11,9 +11,11 @@ import sys
 
 import pytest
 
-from offsets import build_inputs as build, compact, compact_read, names, runtime, scanner, sources
+from offsets.scan import build_inputs as build, scanner, sources
+from offsets.layout import compact, compact_read, names
+from offsets import runtime
 from offsets.errors import AmbiguousNameError, UnknownNameError
-from offsets.model import Build, Table, Target
+from offsets.layout.model import Build, Table, Target
 
 AMD64 = ("amd64", "x86_64-linux-gnu")
 
@@ -119,7 +121,7 @@ def test_runtime_and_cli_take_the_qualified_syntax(collision, tmp_path):
             runtime.sizeof("thing")
     finally:
         runtime._set_none()
-    from offsets import table_yaml
+    from offsets.layout import table_yaml
 
     path = tmp_path / "collide.yaml"
     table_yaml.write(t, path)
@@ -135,8 +137,8 @@ def test_runtime_and_cli_take_the_qualified_syntax(collision, tmp_path):
 def test_block_with_expat_scanned():
     """Python.org's 3.13.15 builds its bundled expat: `BLOCK` is xmlparse.c's typedef and
     _collectionsmodule.c's tag. gcc's offsetof probes over both files agree with the qualified structs."""
-    probe = pytest.importorskip("offsets.probe")
-    from offsets import matrix
+    probe = pytest.importorskip("offsets.check.probe")
+    from offsets.tools import matrix
 
     job = next(j for j in matrix.jobs() if j.label == "upstream 3.13.15 release x86_64-linux-gnu")
     b = job.inputs()
@@ -164,7 +166,7 @@ def test_dwarf_fill_qualifies_a_header_name_a_c_file_redefines(tmp_path):
     are two layouts, so the filled table answers neither plainly; gcc gives both sizes."""
     from pathlib import Path
 
-    from offsets import dwarf
+    from offsets.scan import dwarf
 
     fake = Path(__file__).parent / "fixtures" / "fakepy"
     tree = tmp_path / "fake"

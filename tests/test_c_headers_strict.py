@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from offsets import c_header, table_yaml
+from offsets.layout import c_header, table_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
@@ -89,7 +89,7 @@ def test_qualified_names_become_valid_unique_identifiers():
 
 def _build_inputs() -> dict:
     """table name -> BuildInputs of every build of the matrix whose inputs are already cached."""
-    from offsets import matrix
+    from offsets.tools import matrix
 
     out = {}
     for job in matrix.jobs():
@@ -111,7 +111,7 @@ def builds():
 @pytest.mark.parametrize("header", HEADERS, ids=[h.name for h in HEADERS])
 def test_layout_proof_after_its_own_python_h_is_strict_clean(header, builds, tmp_path):
     """Python.h, then PYOFFSETS_CHECK_LAYOUT and the header: thousands of static assertions, 0 diagnostics."""
-    from offsets import targets
+    from offsets.scan import targets
 
     name = header.name[len("pyoffsets_"):-2]
     b = builds.get(name)

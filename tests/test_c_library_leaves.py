@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from offsets import build_inputs as build, dwarf, scanner
+from offsets.scan import build_inputs as build, dwarf, scanner
 
 FAKE = Path(__file__).parent / "fixtures" / "fakepy"
 GCC = shutil.which("gcc")
@@ -75,7 +75,7 @@ def test_c_library_members_are_leaves_in_both_readers(fake, tmp_path):
 def test_314_debug_scan_agrees_with_debians_dwarf_of_that_build():
     """Scanned here (Debian 12's glibc headers), 3.14.10's debug headers agree with the DWARF of
     Debian sid's libpython3.14d.so on every field both have, `_gil.cond` included."""
-    from offsets import matrix
+    from offsets.tools import matrix
 
     job = next(j for j in matrix.jobs() if j.label == "debian 3.14.10 debug x86_64-linux-gnu")
     b = job.inputs()

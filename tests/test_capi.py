@@ -46,8 +46,8 @@ def package_files() -> list[Path]:
 #: The files the installed runtime and C API are made of: a change to one of them makes a new venv
 #: (the other modules of the package are copied too, but nothing in check_jit.py uses them).
 RUNTIME_FILES = ("setup.py", "pyproject.toml", "MANIFEST.in", "headers/pyoffsets.h", "offsets/__init__.py",
-                 "offsets/errors.py", "offsets/model.py", "offsets/runtime.py", "offsets/live_check.py",
-                 "offsets/compact.py", "offsets/_offsets.c", "offsets/data/compact/index.json",
+                 "offsets/errors.py", "offsets/layout/model.py", "offsets/runtime/__init__.py", "offsets/runtime/live_check.py",
+                 "offsets/layout/compact.py", "offsets/_offsets.c", "offsets/data/compact/index.json",
                  "offsets/data/debug_offsets.json")
 
 
@@ -111,7 +111,7 @@ def listiter_expected(table_name: str) -> bool:
     """Whether the shipped table has listiterobject (then the iterator check must have run)."""
     sys.path.insert(0, str(ROOT))
     try:
-        from offsets import compact, compact_read
+        from offsets.layout import compact, compact_read
 
         index = json.loads((compact.COMPACT_DIR / "index.json").read_text())
         entry = next(e for e in index["tables"] if e["name"] == table_name)
@@ -167,7 +167,7 @@ def test_capsule_refuses_without_a_table(tmp_path):
 
 # ---------------------------------------------------------------- compile-time headers (c_header.py)
 def tiny_table(extra_structs=()):
-    from offsets.model import Build, Field, Struct, Table, Target
+    from offsets.layout.model import Build, Field, Struct, Table, Target
 
     b = Build(version="3.11.7", hexversion=0x030B07F0, config={"Py_DEBUG": False}, target=Target("x86_64-linux-gnu", 8))
     s = Struct(name="S", kind="struct", size=16, align=8, defined_in="Include/s.h:1", fields=(
@@ -180,9 +180,9 @@ def tiny_table(extra_structs=()):
 
 
 def test_c_header_text_for_a_tiny_table():
-    from offsets import c_header
+    from offsets.layout import c_header
 
-    from offsets.model import Table
+    from offsets.layout.model import Table
 
     t = tiny_table()
     text = c_header.emit(t, "generated/t.yaml")
@@ -200,9 +200,9 @@ def test_c_header_text_for_a_tiny_table():
 
 
 def test_c_header_refuses_colliding_names():
-    from offsets import c_header
+    from offsets.layout import c_header
     from offsets.errors import TableError
-    from offsets.model import Field, Struct
+    from offsets.layout.model import Field, Struct
 
     # S_a with field b and S with field a_b would both be PYOFFSETS_S_a_b
     clash = Struct(name="S_a", kind="struct", size=8, align=8, defined_in="Include/s.h:9", fields=(Field("b", 0, 8, "long"),))
@@ -215,7 +215,7 @@ def test_c_header_refuses_colliding_names():
 def compile_check(python: Path, header: Path, tmp_path: Path, text_filter=None):
     """gcc -fsyntax-only of: every header of that build (the scanner's umbrella, Py_BUILD_CORE) and
     the generated header with both assertion blocks on."""
-    from offsets import build_inputs as build, units
+    from offsets.scan import build_inputs as build, units
 
     b = build.from_python(str(python))
     unit, _ = units.header_unit(b)

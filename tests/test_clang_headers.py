@@ -1,4 +1,4 @@
-"""clang's builtin headers come from PyPI (offsets/clang_headers.py): no apt, no dpkg, any machine.
+"""clang's builtin headers come from PyPI (offsets/scan/clang_headers.py): no apt, no dpkg, any machine.
 
 The truth for "the same headers" is the scan itself: tables made with the PyPI wheel's headers and
 with Debian's libclang-common-16-dev are compared byte for byte.
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from offsets import build_inputs as build, scanner, table_yaml
+from offsets.scan import build_inputs as build, scanner
+from offsets.layout import table_yaml
 
 FAKE = Path(__file__).parent / "fixtures" / "fakepy"
 HIDDEN = {"apt", "apt-get", "apt-cache", "dpkg", "dpkg-deb", "dpkg-source"}
@@ -55,7 +56,7 @@ def test_a_scan_with_no_apt_and_an_empty_cache_gets_the_headers_from_pypi(tmp_pa
 @pytest.mark.slow
 def test_pypi_and_debian_headers_give_the_same_tables(debian311, monkeypatch):
     """Debian's headers differ in four include guards: the tables of 3.11.2's headers must not."""
-    from offsets import clang_headers, debian
+    from offsets.scan import clang_headers, debian
 
     rel = "usr/lib/llvm-16/lib/clang/16/include"
     dirs = {"pypi": clang_headers.from_pypi(),

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from offsets import table_yaml
-from offsets.matrix import matrix
+from offsets.layout import table_yaml
+from offsets.tools.matrix import matrix
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
@@ -45,7 +45,7 @@ def test_the_matrix_is_what_is_committed():
 
 
 def test_listiterobject_it_index_answers_in_every_table():
-    from offsets.names import resolve
+    from offsets.layout.names import resolve
 
     for path in sorted(GENERATED.glob("cpython-*.yaml")):
         t = table_yaml.load(path)
@@ -58,7 +58,7 @@ def test_listiterobject_it_index_answers_in_every_table():
 @pytest.mark.slow
 @pytest.mark.parametrize("only", ["pyenv 3.11.7", "debian 3.14.10 release x86_64-linux-gnu"])
 def test_regenerating_a_table_from_cached_inputs_gives_the_committed_bytes(only):
-    proc = run("offsets.regenerate", "--check", "--only", only)
+    proc = run("offsets.tools.regenerate", "--check", "--only", only)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stderr.endswith("offsets: everything is up to date\n")
 
@@ -79,7 +79,7 @@ def test_offsets_verify_passes_on_every_pyenv_table(version):
 @pytest.mark.parametrize("only", ["debian 3.14.10 release x86_64-linux-gnu", "debian 3.15.2 release i686-linux-gnu",
                                   "debian 3.15.2 free-threaded x86_64-linux-gnu"])
 def test_offsets_verify_passes_on_debian_tables(only):
-    proc = run("offsets.regenerate", "--verify", "--only", only)
+    proc = run("offsets.tools.regenerate", "--verify", "--only", only)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "0 mismatches" in proc.stdout
 
@@ -88,7 +88,7 @@ def test_offsets_verify_passes_on_debian_tables(only):
 def test_sources_not_served_debug_tables_have_dwarf_c_structs_release_tables_none(version):
     """sid's source packages are not served: the debug table's .c structs come from libpython3.Xd's
     DWARF (cross-checked when made, see tests/test_c_library_leaves.py); release tables have none."""
-    from offsets.names import resolve
+    from offsets.layout.names import resolve
 
     debug = table_yaml.load(GENERATED / f"cpython-{version}-debian-debug-x86_64-linux-gnu.yaml")
     release = table_yaml.load(GENERATED / f"cpython-{version}-debian-x86_64-linux-gnu.yaml")

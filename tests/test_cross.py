@@ -13,7 +13,9 @@ import sys
 
 import pytest
 
-from offsets import build_inputs as build, probe, scanner, sources, table_yaml, targets
+from offsets.scan import build_inputs as build, scanner, sources, targets
+from offsets.check import probe
+from offsets.layout import table_yaml
 from offsets.errors import BuildError
 
 CROSS = {"i686-linux-gnu": ("i386", "i386-linux-gnu", 4), "aarch64-linux-gnu": ("arm64", "aarch64-linux-gnu", 8)}

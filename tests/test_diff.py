@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from conftest import dwarf_fields, missing_input, pyenv_dwarf
-from offsets import diff as D
-from offsets import drift_format as F
+from offsets.drift import diff as D
+from offsets.drift import formats as F
 from offsets.errors import UnknownNameError
-from offsets.model import Build, Field, Struct, Table, Target
+from offsets.layout.model import Build, Field, Struct, Table, Target
 
 REPO = Path(__file__).parent.parent
 GENERATED = REPO / "generated"
@@ -259,7 +259,7 @@ def committed(version, config=""):
     path = GENERATED / f"cpython-{version}-{config}x86_64-linux-gnu.yaml"
     if not path.exists():
         missing_input(f"{path.name} is not committed")
-    from offsets.history import load_table
+    from offsets.drift.history import load_table
 
     return load_table(path)
 
@@ -339,7 +339,7 @@ def freethreaded_313(tmp_path_factory):
 
         assert main(["scan", "--python", py, "--config", "free-threaded", "-q", "-o", str(out)]) == 0
         path = out / "cpython-3.13.0-freethreaded-x86_64-linux-gnu.yaml"
-    from offsets.history import load_table
+    from offsets.drift.history import load_table
 
     return load_table(path)
 
@@ -360,7 +360,7 @@ def test_pyobject_grew_3_12_to_3_13_freethreaded(freethreaded_313, tmp_path, cap
     watch.write_text("PyObject.ob_refcnt\nPyObject.ob_type\n")
     ft_path = GENERATED / "cpython-3.13.0-freethreaded-x86_64-linux-gnu.yaml"
     if not ft_path.exists():
-        from offsets.table_yaml import write
+        from offsets.layout.table_yaml import write
 
         write(ft, ft_path := tmp_path / ft_path.name)
     from offsets.cli import main

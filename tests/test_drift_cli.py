@@ -235,7 +235,7 @@ FAKE_BUILD = ("--prefix", FAKE, "--target", "x86_64-linux-gnu", "-j", "1")
 @pytest.fixture
 def fake_baseline(tmp_path):
     """A baseline directory holding the fixture's table under the name `check` looks for."""
-    from offsets import table_yaml
+    from offsets.layout import table_yaml
 
     scanned = tmp_path / "scan.yaml"
     assert offsets("scan", "-q", *FAKE_BUILD, "-o", scanned)[0] == 0

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from offsets import cli, drift_tables, history
+from offsets import cli
+from offsets.drift import tables as drift_tables, history
 
 GENERATED = Path(__file__).resolve().parent.parent / "generated"
 SMALL = ("cpython-3.6.15-x86_64-linux-gnu.yaml", "cpython-3.7.16-x86_64-linux-gnu.yaml",

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from conftest import fetched, missing_input
-from offsets import build_inputs as build, debian, dwarf, scanner
+from offsets.scan import build_inputs as build, debian, dwarf, scanner
 from offsets.errors import BuildError
-from offsets.model import Field
+from offsets.layout.model import Field
 
 FAKE = Path(__file__).parent / "fixtures" / "fakepy" / "include" / "python3.99"
 PYENV = ("3.6.15", "3.7.16", "3.8.18", "3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0")
@@ -81,7 +81,7 @@ def clang_members(tmp: Path, source: str) -> dict:
     libclang parsing the source, not from the DWARF reader, so a member the reader drops shows."""
     import clang.cindex as ci
 
-    from offsets.clang_headers import builtin_include
+    from offsets.scan.clang_headers import builtin_include
 
     src = tmp / "members.c"
     src.write_text(source)
@@ -254,7 +254,7 @@ def test_dwarf_of_another_cpu_is_refused(fixture_dir, cpu, tmp_path, capsys):
     """The fake headers compiled for another CPU have DWARF of the same structs, at other offsets:
     an x86_64 table is not compared with it (nor filled from it), and `offsets verify --binary`
     says why in one line, exit 2. The ELF header's e_machine is the truth, not the file name."""
-    from offsets import table_yaml
+    from offsets.layout import table_yaml
     from offsets.cli import main
 
     (cc, *flags), machine = OTHER_CPUS[cpu]
@@ -495,7 +495,7 @@ def test_debian_bookworm_311(config, debian311):
 def test_debian_bookworm_311_debug_other_cpus(arch, triple):
     """Alignment comes from the target's rules, not from DWARF: i686 (8-byte scalars aligned to 4
     in structs) and aarch64 builds of Debian's debug libpython, against libclang for that target."""
-    from offsets import targets
+    from offsets.scan import targets
 
     root = fetched(f"Debian's CPython 3.11 packages for {arch}", debian.unpacked,
                    ["libpython3.11-dev", "libpython3.11-dbg"], arch, "bookworm")

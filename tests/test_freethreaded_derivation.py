@@ -11,7 +11,9 @@ import dataclasses
 
 import pytest
 
-from offsets import build_inputs as build, debian, matrix, scanner, table_yaml
+from offsets.scan import build_inputs as build, debian, scanner
+from offsets.tools import matrix
+from offsets.layout import table_yaml
 
 pytestmark = pytest.mark.slow
 

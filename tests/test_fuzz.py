@@ -24,7 +24,9 @@ from test_hardening import TABLE
 
 from hypothesis import HealthCheck, given, seed, settings, strategies as st   # the test extra of pyproject.toml
 
-from offsets import compact, compact_read, diff, names, report, runtime, table_yaml, yaml_strict
+from offsets.layout import compact, compact_read, names, table_yaml, yaml_strict
+from offsets.drift import diff, report
+from offsets import runtime
 from offsets.cli import main
 from offsets.errors import OffsetsError
 

@@ -24,7 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from offsets import atomic_write, compact, compact_read, runtime, table_yaml, unit_cache, unit_limit, yaml_strict
+from offsets import atomic_write, runtime
+from offsets.layout import compact, compact_read, table_yaml, yaml_strict
+from offsets.scan import unit_cache, unit_limit
 from offsets.cli import main
 from offsets.errors import BuildError, OutputError, ScanError, TableError
 
@@ -265,7 +267,7 @@ def test_numbers_are_integers_in_range(old, new, match, tmp_path, capsys):
 
 @pytest.fixture
 def shipped_copy(tmp_path, monkeypatch):
-    """The running interpreter's shipped compact table and the index, as `python -m offsets.regenerate`
+    """The running interpreter's shipped compact table and the index, as `python -m offsets.tools.regenerate`
     makes them (with their checksums), used by the runtime instead of the real ones."""
     d = tmp_path / "compact"
     d.mkdir()
@@ -350,7 +352,7 @@ def test_a_compact_table_of_ones_own_with_bad_numbers_is_refused(value, match, t
 
 
 def test_a_huge_include_is_one_line(tmp_path):
-    from offsets import source_reads
+    from offsets.scan import source_reads
 
     big = tmp_path / "big.h"
     with open(big, "wb") as f:
@@ -425,8 +427,8 @@ def test_a_table_over_the_cap_is_refused_at_once(tmp_path, capsys):
 
 
 def test_byte_maps_cost_the_fields_not_the_size():
-    from offsets import report
-    from offsets.model import Build, Field, Struct, Table, Target
+    from offsets.drift import report
+    from offsets.layout.model import Build, Field, Struct, Table, Target
 
     b = Build("3.11.7", 0x030B07F0, {}, Target("x86_64-linux-gnu", 8))
     s = Struct("Big", "struct", 2 ** 31 - 8, 8, "x.h:1", (Field("a", 0, 8, "long"), Field("z", 2 ** 31 - 16, 8, "long")))
@@ -438,7 +440,7 @@ def test_byte_maps_cost_the_fields_not_the_size():
 
 
 def test_a_unit_including_dev_zero_is_one_line(tmp_path):
-    from offsets.clang_scan import Unit, parse_unit
+    from offsets.scan.clang_scan import Unit, parse_unit
 
     unit = Unit("zero.c", str(tmp_path / "zero.c"), ("-xc", "--target=x86_64-linux-gnu"), (), (),
                 '#include "/dev/zero"\n')
@@ -464,7 +466,7 @@ def test_scan_of_a_dev_zero_include_exits_2(tmp_path):
 
 # ---------------------------------------------------------------- 6. the scan cache
 def test_a_planted_or_tampered_cache_entry_is_a_miss(tmp_path, monkeypatch):
-    from offsets import build_inputs as build, scanner
+    from offsets.scan import build_inputs as build, scanner
 
     monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
     b = build.from_prefix(FAKE, target="x86_64-linux-gnu")
@@ -494,7 +496,7 @@ def test_a_planted_or_tampered_cache_entry_is_a_miss(tmp_path, monkeypatch):
 
 
 def test_the_dwarf_cache_is_data_too(tmp_path, monkeypatch):
-    from offsets import dwarf
+    from offsets.scan import dwarf
 
     monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
     (tmp_path / "s.c").write_text("struct s { int a; long b; } x;\n")
@@ -510,7 +512,7 @@ def test_the_dwarf_cache_is_data_too(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- 7. paths with spaces
 def test_a_source_tree_whose_path_has_spaces(tmp_path, debian311):
-    from offsets import build_inputs as build, scanner
+    from offsets.scan import build_inputs as build, scanner
 
     tree = tmp_path / "with space" / "c python"
     shutil.copytree(debian311.tree / "Include", tree / "Include")
@@ -525,7 +527,7 @@ def test_a_source_tree_whose_path_has_spaces(tmp_path, debian311):
     # object.__basicsize__), so the long that follows is at 16
     assert t.structs["spaced"].field("v").offset == object.__basicsize__ == 16
     # the saved plan is data: a tampered one is planned afresh, to the same units
-    from offsets import sources
+    from offsets.scan import sources
 
     plan = sources._plan_path(b)
     assert plan.suffix == ".json" and plan.exists()
@@ -535,7 +537,7 @@ def test_a_source_tree_whose_path_has_spaces(tmp_path, debian311):
 
 
 def test_makefile_words_split_with_shell_rules():
-    from offsets.makefile import Makefile, flags_of
+    from offsets.scan.makefile import Makefile, flags_of
 
     mk = Makefile("srcdir= @srcdir@\nINC= -I$(srcdir)/Include\nOBJS= $(srcdir)/Objects/a.o Objects/b.o\n",
                   {"srcdir": shlex.quote("/a b/src")})
@@ -561,7 +563,7 @@ def test_an_interpreter_that_fails_shows_its_own_last_line(tmp_path, capsys):
 
 
 def test_diff_with_one_table_says_what_it_compares_with(table_file, capsys, monkeypatch):
-    from offsets import cli_drift
+    from offsets.cli import drift as cli_drift
 
     monkeypatch.setattr(cli_drift, "_scan", lambda args: table_yaml.load(table_file))
     code, out, err = cli(capsys, "diff", table_file)
@@ -569,7 +571,7 @@ def test_diff_with_one_table_says_what_it_compares_with(table_file, capsys, monk
 
 
 def test_check_with_a_missing_baseline_says_so_before_scanning(tmp_path, capsys, monkeypatch):
-    from offsets import cli_drift
+    from offsets.cli import drift as cli_drift
 
     monkeypatch.setattr(cli_drift, "_scan", lambda args: pytest.fail("scanned"))
     refused(capsys, "check", "--baseline", tmp_path / "generated", match="no such folder")

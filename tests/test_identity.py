@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 import offsets
-from offsets import compact, identity, runtime
+from offsets.layout import compact, identity
+from offsets import runtime
 from offsets.errors import NoMatchingTable, TableError
 
 ROOT = Path(__file__).resolve().parent.parent

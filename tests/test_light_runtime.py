@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from offsets.debian import cache_dir
+from offsets.scan.debian import cache_dir
 from test_capi import ROOT, package_files, run
 
 CHECK = """

@@ -1,4 +1,4 @@
-"""Shared preambles (offsets/preamble.py): units that start with the same text parse it once, and
+"""Shared preambles (offsets/scan/preamble.py): units that start with the same text parse it once, and
 the tables do not change by a byte.
 
 The truth for the sharing scan is the scan that parses every unit whole (libclang over each file
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from offsets import build_inputs as build, preamble, scanner, table_yaml
+from offsets.scan import build_inputs as build, preamble, scanner
+from offsets.layout import table_yaml
 
 
 def write(tmp_path: Path, text: str, name: str = "unit.c") -> str:
@@ -65,6 +66,6 @@ def test_a_full_build_scans_byte_identical_with_and_without_shared_preambles(deb
 
 
 def scanner_units(b):
-    from offsets import sources
+    from offsets.scan import sources
 
     return sources.source_units(b)[0]

@@ -9,7 +9,8 @@ import difflib
 import pytest
 
 from conftest import PYENV_MINORS, REPO
-from offsets import probe, table_yaml
+from offsets.check import probe
+from offsets.layout import table_yaml
 
 
 @pytest.mark.slow
@@ -129,7 +130,7 @@ def test_probe_reports_exactly_the_altered_numbers(pyenv_scans):
 
 
 def _debian311_build(debian311):
-    from offsets import build_inputs as build
+    from offsets.scan import build_inputs as build
 
     return build.from_source(debian311.tree, debian311.pyconfig("amd64", "x86_64-linux-gnu"))
 
@@ -170,7 +171,8 @@ CROSS = (("i686-linux-gnu", "i386", "i386-linux-gnu", 4), ("aarch64-linux-gnu", 
 @pytest.mark.slow
 @pytest.mark.parametrize("triple,arch,multiarch,pointer", CROSS, ids=[c[0] for c in CROSS])
 def test_gcc_agrees_on_a_cross_target(debian311, triple, arch, multiarch, pointer):
-    from offsets import build_inputs as build, errors, scanner, targets
+    from offsets.scan import build_inputs as build, scanner, targets
+    from offsets import errors
 
     try:
         cc = probe.compiler_for(targets.target(triple))
@@ -189,7 +191,7 @@ def test_gcc_agrees_on_a_cross_target(debian311, triple, arch, multiarch, pointe
 @pytest.mark.slow
 def test_a_struct_gcc_does_not_know_is_an_error_not_a_pass(pyenv_scans):
     from offsets import errors
-    from offsets.model import Field, Struct
+    from offsets.layout.model import Field, Struct
 
     exe, b, table = _some_build(pyenv_scans)
     ghost = Struct("PyGhostObject", "struct", 16, 8, "Include/ghost.h:1", (Field("ob_x", 0, 8, "long"),))

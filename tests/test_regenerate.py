@@ -1,4 +1,4 @@
-"""`python -m offsets.regenerate` (`make tables`): writes by default, `--check` changes nothing and
+"""`python -m offsets.tools.regenerate` (`make tables`): writes by default, `--check` changes nothing and
 exits 1 listing the stale files with the start of each diff; strays are removed; the C headers and
 compact tables are reused only while the YAML and the code are the same.
 Each runs on a tmp copy of a repository holding the golden fixture's table (`--root`,
@@ -17,7 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 FAKE = REPO / "tests" / "fixtures" / "fakepy"
-HINT = "run `python -m offsets.regenerate` (make tables)\n"
+HINT = "run `python -m offsets.tools.regenerate` (make tables)\n"
 
 
 def digests(*dirs: Path) -> dict:
@@ -36,7 +36,7 @@ def fake_table(tmp_path_factory) -> Path:
 @pytest.fixture
 def root(tmp_path, fake_table):
     """A repository copy: generated/ with the fixture's table, under the name `offsets scan` gives it."""
-    from offsets import table_yaml
+    from offsets.layout import table_yaml
 
     (tmp_path / "generated").mkdir()
     (tmp_path / "offsets").mkdir()
@@ -48,7 +48,7 @@ def root(tmp_path, fake_table):
 
 def tool(root, *args, cwd=None):
     env = dict(os.environ, OFFSETS_CACHE=str(root / "cache"))    # the regeneration cache of this test alone
-    proc = subprocess.run([sys.executable, "-m", "offsets.regenerate", *args], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "offsets.tools.regenerate", *args], capture_output=True, text=True,
                           cwd=cwd or root, env=env)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, proc.stdout, proc.stderr
@@ -111,7 +111,7 @@ def test_outside_a_checkout_is_one_clear_error(tmp_path):
 @pytest.mark.parametrize("mode", ["--check", "--verify"])
 def test_only_matching_no_job_is_refused(mode):
     """A selection that matches nothing would check nothing and pass: it is an error, exit 2."""
-    proc = subprocess.run([sys.executable, "-m", "offsets.regenerate", mode, "--only", "no such build"],
+    proc = subprocess.run([sys.executable, "-m", "offsets.tools.regenerate", mode, "--only", "no such build"],
                           capture_output=True, text=True, cwd=REPO)
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr.startswith("offsets: error: --only 'no such build' matches no job") and \

@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from conftest import missing_input
-from offsets import report
+from offsets.drift import report
 from offsets.cli import main
 from offsets.errors import UnknownNameError
-from offsets.model import Build, Field, Struct, Table, Target
+from offsets.layout.model import Build, Field, Struct, Table, Target
 
 REPO = Path(__file__).parent.parent
 GENERATED = REPO / "generated"

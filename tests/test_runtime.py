@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 import offsets
-from offsets import compact, compact_read, identity, live_check, runtime
+from offsets.layout import compact, compact_read, identity
+from offsets.runtime import live_check
+from offsets import runtime
 from offsets.errors import NoMatchingTable, TableError, UnknownNameError, VerifyError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,7 +78,7 @@ def test_compact_table_and_c_header_are_up_to_date(yml):
     """Both carry the digest of the YAML they were made from: a cheap staleness check for every table."""
     jsonl, header = made_from(yml)
     digest = compact.sha256_of(yml)
-    fix = "run `python -m offsets.regenerate` (make tables)"
+    fix = "run `python -m offsets.tools.regenerate` (make tables)"
     assert jsonl.exists() and compact_read.open_table(str(jsonl))[0]["source_sha256"] == digest, f"{jsonl.name} is stale: {fix}"
     assert header.exists() and f" * Source {digest}." in header.read_text().splitlines()[:4], \
         f"{header.name} is stale: {fix}"
@@ -87,12 +89,12 @@ def test_every_compact_table_and_c_header_hold_the_whole_yaml_table(yml):
     """Full content, every table: the compact table written back as YAML is the committed YAML byte
     for byte, and the C header is what the generator makes of that table (reading the compact form
     is fast; the YAML is read in full only for the tables below)."""
-    from offsets import c_header, table_yaml
+    from offsets.layout import c_header, table_yaml
 
     jsonl, header = made_from(yml)
     digest = compact.sha256_of(yml)
     if not jsonl.exists() or compact_read.open_table(str(jsonl))[0]["source_sha256"] != digest:
-        pytest.fail(f"{jsonl.name} is stale or missing: run `python -m offsets.regenerate` (make tables)")
+        pytest.fail(f"{jsonl.name} is stale or missing: run `python -m offsets.tools.regenerate` (make tables)")
     table = compact.load(jsonl)
     assert table_yaml.dumps(table) == yml.read_text()
     pool = compact.PoolWriter()
@@ -119,14 +121,14 @@ ROUND_TRIP = [p for p in YAMLS if re.fullmatch(r"cpython-3\.\d+\.\d+-x86_64-linu
 
 @pytest.mark.parametrize("yml", ROUND_TRIP, ids=lambda p: p.stem)
 def test_compact_table_is_the_yaml_table(yml):
-    from offsets import table_yaml
+    from offsets.layout import table_yaml
 
     jsonl, _ = made_from(yml)
     assert compact.load(jsonl) == table_yaml.load(yml)
 
 
 def test_compact_index_lists_every_table_and_the_aliases():
-    from offsets import names
+    from offsets.layout import names
 
     index = runtime.shipped_index()
     assert sorted(e["file"] for e in index["tables"]) == sorted(p.name for p in compact.COMPACT_DIR.glob("cpython-*.jsonl"))
@@ -173,7 +175,7 @@ def test_the_running_interpreter_gets_its_exact_table():
 
 
 def test_build_is_the_runtime_function_next_to_the_scanner_modules():
-    """offsets.build() is the table in use; the scanner's build description is offsets.build_inputs."""
+    """offsets.build() is the table in use; the scanner's build description is offsets.scan.build_inputs."""
     code = ("import offsets\nfirst = offsets.build().kind\nfrom offsets import build_inputs\n"
             "assert callable(build_inputs.from_python)\n"
             "print(first, offsets.build().kind)")
@@ -303,7 +305,7 @@ def test_unknown_names_raise_a_keyerror_with_suggestions():
 
 
 def test_a_known_name_is_answered_by_a_c_level_dict_lookup():
-    """What makes get() cheap (offsets.bench_runtime measures it): after the first lookup, a known
+    """What makes get() cheap (offsets.tools.bench_runtime measures it): after the first lookup, a known
     name goes through no Python code, only dict.__getitem__."""
     offsets.get("PyListObject.ob_item")
     assert type(offsets.get).__name__ == "builtin_function_or_method"
@@ -403,7 +405,8 @@ def pyenv_python(version):
 
 DEBUG_OFFSETS_SCRIPT = """
 import json, sys
-from offsets import runtime, compact, compact_read
+from offsets import runtime
+from offsets.layout import compact, compact_read
 e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion)
 good = runtime.live_check()
 head, notes, rows = compact.read_parts(compact.COMPACT_DIR / e["file"])

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from offsets import build_inputs as build, scanner, table_yaml
-from offsets.names import resolve
+from offsets.scan import build_inputs as build, scanner
+from offsets.layout import table_yaml
+from offsets.layout.names import resolve
 
 FAKE = Path(__file__).parent / "fixtures" / "fakepy"
 

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from offsets import build_inputs as build, sources
-from offsets.source_reads import Reads, witness_holds
+from offsets.scan import build_inputs as build, sources
+from offsets.scan.source_reads import Reads, witness_holds
 
 
 @pytest.fixture(scope="module")

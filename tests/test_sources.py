@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from conftest import pyenv_python
-from offsets import build_inputs as build, probe, scanner, sources
+from offsets.scan import build_inputs as build, scanner, sources
+from offsets.check import probe
 from offsets.errors import BuildError
-from offsets.makefile import Makefile, compile_command, flags_of
+from offsets.scan.makefile import Makefile, compile_command, flags_of
 
 SCANNED = ("Objects", "Python", "Modules", "Parser")
 AMD64 = ("amd64", "x86_64-linux-gnu")
@@ -197,7 +198,7 @@ def test_headers_and_tree_of_different_versions_are_refused(tiny_tree, debian311
 @pytest.fixture(scope="module")
 def tree313():
     """Debian trixie's python3.13 source package and libpython3.13-dev's x86_64 pyconfig.h."""
-    from offsets import debian
+    from offsets.scan import debian
 
     tree = debian.source("python3.13", "trixie")
     usr = debian.unpacked(["libpython3.13-dev"], "amd64", "trixie") / "usr"
@@ -227,7 +228,7 @@ def test_one_header_laid_out_differently_by_two_units(tree313):
     assert any(c.startswith("cjkcodecs_module_state: Modules/cjkcodecs/cjkcodecs.h:") for c in conflicts)
     # the same merge under the DWARF policy (a reader that does not know which units saw a place):
     # neither layout is kept, and the conflict says why
-    from offsets import qualify
+    from offsets.scan import qualify
 
     structs, _, conflicts = qualify.merge([(r.name, r.structs, r.names) for r in results], qualify.DWARF)
     assert not [k for k in structs if k.startswith("cjkcodecs_module_state")]
@@ -271,7 +272,7 @@ def test_39_gcc_agrees_on_objects_structs(debian39):
 
 def test_setup_py_reader_on_branches(tmp_path):
     """Known tests take one branch, unknown ones both; a value differing between them is reported."""
-    from offsets import setup_py
+    from offsets.scan import setup_py
 
     (tmp_path / "Modules").mkdir()
     (tmp_path / "setup.py").write_text('''
@@ -329,7 +330,7 @@ def test_dtrace_units_scanned_with_the_generated_header(debian311):
 # --- 3.13: gcc probes the private structs of Objects/*.c (gcc needs the build's -std=c11)
 
 def test_313_gcc_agrees_on_objects_structs(tree313):
-    from offsets.model import Build, Table, Target
+    from offsets.layout.model import Build, Table, Target
 
     units = [u for u in sources.source_units(tree313)[0] if re.fullmatch(r"Objects/[^/]+\.c", u.name)]
     assert all("-std=c11" in u.args for u in units)          # configure.ac: CFLAGS_NODIST -std=c11 with gcc

@@ -4,7 +4,9 @@ import json
 
 import pytest
 
-from offsets import compact, compact_read, runtime, store_cost
+from offsets.layout import compact, compact_read
+from offsets import runtime
+from offsets.tools import store_cost
 
 
 @pytest.fixture(scope="module")

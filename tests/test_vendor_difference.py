@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from offsets import matrix, table_yaml
-from offsets.names import resolve
+from offsets.tools import matrix
+from offsets.layout import table_yaml
+from offsets.layout.names import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 FIELD = ("PyInterpreterState", "gc.generations")
@@ -66,7 +67,7 @@ def test_debian_3_15_core_defines_agree_with_its_debug_dwarf(struct):
     """Debian's 3.15 core is compiled with -D_Py_TIER2=3 -D_Py_JIT (its Makefile's PY_CORE_CFLAGS);
     scanned with them, the debug table agrees with the DWARF of Debian's own libpython3.15d, member
     by member (without them PyInterpreterState was 8 bytes short, JitOptContext 208,192 bytes)."""
-    from offsets import dwarf
+    from offsets.scan import dwarf
 
     e = next(e for e in matrix.matrix()["debian"] if e["version"] == "3.15.2")
     info = dwarf.read(matrix.dbg_library(e, "x86_64-linux-gnu"))

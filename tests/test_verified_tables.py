@@ -1,4 +1,4 @@
-"""Every committed table is the one `make tables` verified (offsets/verified.py).
+"""Every committed table is the one `make tables` verified (offsets/check/verified.py).
 
 The fast check: each table's bytes hash to the sha256 its index record verified, with this verifier
 and something compared. The rotating check: one table a day (OFFSETS_VERIFY_SAMPLE=NAME picks
@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from offsets import matrix, regenerate, table_yaml, verified
+from offsets.tools import matrix, regenerate
+from offsets.layout import table_yaml
+from offsets.check import verified
 from offsets.errors import VerifyError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,7 +56,7 @@ def test_the_sample_rotates_through_every_table():
 
 
 def checkout(root: Path) -> Path:
-    """An empty repository for `python -m offsets.regenerate --root`: its generated/."""
+    """An empty repository for `python -m offsets.tools.regenerate --root`: its generated/."""
     (root / "offsets").mkdir()
     (root / "generated").mkdir()
     return root / "generated"

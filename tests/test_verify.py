@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from conftest import REPO
-from offsets import verify
-from offsets.identity import table_name
+from offsets.check import verify
+from offsets.layout.identity import table_name
 from offsets.runtime import running_identity
 
 

@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 import offsets
-from offsets import compact, runtime
+from offsets.layout import compact
+from offsets import runtime
 
 NAME = "PyTypeObject.tp_name"
 

@@ -5,7 +5,7 @@ tables: gcc preprocesses the initializer (`_Py_DebugOffsets_INIT` in 3.14+'s
 `pycore_debug_offsets.h`, the `.debug_offsets` member of `_PyRuntimeState_INIT` in 3.13) with
 the build's core defines, and each `offsetof(T, d)`/`sizeof(T)` in it is one slot. Where each
 slot lives inside `_PyRuntimeState` is gcc's `offsetof` over the same headers, read back from an
-object file (`offsets.probe._read_symbols`).
+object file (`offsets.check.probe._read_symbols`).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from offsets.probe import _read_symbols
+from offsets.check.probe import _read_symbols
 
 _BEGIN, _END = "__offsets_init_begin__", "__offsets_init_end__"
 _OFFSETOF = re.compile(r"^\(?\s*(?:__builtin_offsetof|offsetof)\s*\(\s*(.+?)\s*,\s*(.+?)\s*\)\s*\)?$", re.S)

@@ -2,7 +2,7 @@
 
 - Debian sid's own interpreters (`sid_python`): the python/libpython packages of one minor with
   the C library and the few libraries they load, all at pinned versions, unpacked by package name
-  into one root (`offsets/debian.py`). sid's libc is newer than this machine's, so the interpreter
+  into one root (`offsets/scan/debian.py`). sid's libc is newer than this machine's, so the interpreter
   runs through that libc's own loader; a small wrapper script in the root does that, so the
   interpreter is one executable path (`offsets scan --python` runs it to describe itself).
 - Upstream CPython compiled from the pristine orig tarball (`upstream_python`), by
@@ -14,7 +14,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from offsets import debian
+from offsets.scan import debian
 from offsets.errors import FetchError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from offsets.debian import cache_dir
+from offsets.scan.debian import cache_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = cache_dir() / "build" / "upstream-3.13.15-free-threaded" / "prefix" / "bin" / "python3.13t"

@@ -12,7 +12,8 @@ import realbuilds
 
 HIDDEN = r"""
 import json, sys
-from offsets import identity, runtime
+from offsets.layout import identity
+from offsets import runtime
 identity.installed_inputs = lambda include, cflags: None      # as if python3.X-dev were not installed
 m = runtime.build()
 me = runtime.running_identity()

@@ -4,7 +4,7 @@ For Debian sid's python3.13 and upstream 3.13.15 compiled from the pristine tarb
 free-threaded): after
 `offsets scan --python PY --install` (run from the project's environment), the runtime running
 inside PY answers every field of every header-defined struct of the installed table, and gcc's
-`offsetof`/`sizeof` over that build's own installed headers (offsets/probe.py) agrees with each
+`offsetof`/`sizeof` over that build's own installed headers (offsets/check/probe.py) agrees with each
 answer. 0 refused, 0 wrong. Debian's `gchead-alignment.diff` shows: `PyInterpreterState.gc.generations`
 is 7424 upstream and 7420 on Debian. Without that table, the shipped tables may refuse a field of
 these builds, never answer it wrong.
@@ -18,7 +18,9 @@ import sys
 import pytest
 
 import realbuilds
-from offsets import build_inputs, compact, probe, table_yaml
+from offsets.scan import build_inputs
+from offsets.layout import compact, table_yaml
+from offsets.check import probe
 
 #: gcc's offsetof(PyInterpreterState, gc.generations) on each build (PyGC_Head's alignment differs).
 GENERATIONS = {"sid-3.13": 7420, "upstream-3.13.15-release": 7424, "upstream-3.13.15-free-threaded": 7424}

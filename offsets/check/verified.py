@@ -1,0 +1,100 @@
+"""Verification records: what proved each committed table (`verified:` in generated/index.yaml).
+
+`make tables` checks every table it makes against its own inputs before writing it (the checks of
+`offsets verify`, verify.py: gcc's `offsetof` probes over the build's headers and sources, and the
+DWARF of its binary where there is one) and refuses to write one that disagrees. Each table's
+index row then records the checks, what each compared, the sha256 of the table's bytes, and the
+verifier's version. `problems()` is the fast check CI runs on every commit: a table whose bytes
+are not the ones its record verified, or that has no record, fails it.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+from pathlib import Path
+from typing import Optional
+
+import yaml
+
+from .. import __version__
+from . import verify
+from ..errors import VerifyError
+from ..layout.model import Table
+
+#: Who verified: a table verified by an older verifier is not proven by this one.
+VERIFIER = f"offsets {__version__}, verify revision {verify.REVISION}"
+
+
+def sha256(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def check(table: Table, b, binary: Optional[Path]) -> verify.Verification:
+    """`offsets verify` of `table` against its own build inputs `b` (and DWARF `binary`);
+    `VerifyError` naming the first disagreement, `BuildError` if nothing could check it."""
+    inputs = verify.find_inputs(table, build=b, binary=binary)
+    result = verify.verify(table, inputs, use_live=False)
+    bad = result.mismatches
+    if bad:
+        raise VerifyError(f"{table.build.table_name} fails verification against its own inputs ({len(bad)} "
+                          f"mismatch(es), first: {bad[0]}): not written")
+    return result
+
+
+def record(result: verify.Verification, text: str) -> dict:
+    """The `verified:` entry of an index row, for a table whose YAML text is `text`."""
+    return {"sha256": sha256(text), "verifier": VERIFIER,
+            "checks": {c.name: {"structs": c.structs, "fields": c.fields, "mismatches": len(c.mismatches)}
+                       for c in result.checks}}
+
+
+def reusable(row: Optional[dict], text: str) -> Optional[dict]:
+    """The row's record if it verified exactly these bytes with this verifier, else None."""
+    rec = (row or {}).get("verified")
+    if rec and rec.get("sha256") == sha256(text) and rec.get("verifier") == VERIFIER:
+        return rec
+    return None
+
+
+def index_rows(out: Path) -> dict[str, dict]:
+    """file name -> row of `out`/index.yaml (empty if there is none)."""
+    path = out / "index.yaml"
+    if not path.is_file():
+        return {}
+    return {r["file"]: r for r in (yaml.safe_load(path.read_text()) or {}).get("tables") or []}
+
+
+def problems(out: Path) -> list[str]:
+    """Why the tables of `out` are not each proven by their record (empty: all are)."""
+    rows = index_rows(out)
+    found = []
+    files = sorted(p.name for p in out.glob("cpython-*.yaml"))
+    for name in files:
+        rec = (rows.get(name) or {}).get("verified")
+        if not rec:
+            found.append(f"{name}: no verification record in index.yaml (run `make tables`)")
+            continue
+        got = sha256((out / name).read_text())
+        if rec.get("sha256") != got:
+            found.append(f"{name}: its bytes ({got[:19]}...) are not the ones verified ({str(rec.get('sha256'))[:19]}...): "
+                         f"changed after `make tables`; regenerate it")
+        if rec.get("verifier") != VERIFIER:
+            found.append(f"{name}: verified by {rec.get('verifier')}, not by {VERIFIER}: run `make tables`")
+        checks = rec.get("checks") or {}
+        if not any(c.get("fields", 0) > 0 for c in checks.values()):
+            found.append(f"{name}: its record compared nothing")
+        found += [f"{name}: {n} check recorded {c['mismatches']} mismatches" for n, c in checks.items() if c.get("mismatches")]
+    found += [f"{name}: index.yaml has a row but there is no such table" for name in sorted(set(rows) - set(files))]
+    return found
+
+
+def sample(names: list[str], key: Optional[str] = None, day: Optional[datetime.date] = None) -> str:
+    """The table CI re-verifies in full today: `key` if given (a file name or part of one), else
+    one chosen by the date, so that every table comes round within len(names) days."""
+    names = sorted(names)
+    if key:
+        hits = [n for n in names if key in n]
+        if not hits:
+            raise VerifyError(f"no table matches {key!r}")
+        return hits[0]
+    return names[(day or datetime.date.today()).toordinal() % len(names)]

@@ -1,0 +1,92 @@
+"""The `offsets` command: scan builds, look names up, show structs (and more, one module each).
+
+Every `OffsetsError` becomes one line on stderr and its exit code (2 for bad input, 1 for a
+failed check); no traceback reaches the user.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+from ..errors import OffsetsError
+
+#: Modules that add subcommands: each has `register(subparsers)` and sets `func` on its parser.
+COMMAND_MODULES = ("offsets.cli.scan", "offsets.cli.drift", "offsets.cli.verify")
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    pass
+
+
+def table_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--table", "-t", metavar="TABLE.yaml",
+                   help="the layout table to read (from `offsets scan -o`, or one in generated/); "
+                        "default: the shipped table of the running interpreter")
+
+
+def load_table(path):
+    """The table at `path`, or the one the runtime picks for this interpreter."""
+    if path:
+        from ..layout.table_yaml import load
+
+        return load(Path(path))
+    from .. import runtime
+
+    return runtime.current_table()
+
+
+class UsageError(OffsetsError):
+    """A command line argparse cannot read: one line, exit 2, like every other error."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors raised as `UsageError` (main() prints one line) instead of a
+    usage block and `SystemExit`."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = Parser(
+        prog="offsets", formatter_class=HelpFormatter,
+        description="Where every field of CPython's internal structs lives, for every CPython build.",
+        epilog="examples:\n"
+               "  offsets scan                                    scan the running interpreter\n"
+               "  offsets get listiterobject.it_index -t t.yaml   one field's offset\n"
+               "  offsets show PyThreadState -t t.yaml            a struct, field by field\n\n"
+               "`offsets COMMAND --help` explains each command.")
+    from .. import __version__
+
+    p.add_argument("--version", action="version", version=f"offsets {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return p
+
+
+#: Modules of `pip install 'offsets[scan]'` (pyproject.toml); the runtime alone has none of them.
+SCAN_EXTRA = {"clang", "yaml", "jsonschema", "elftools"}
+
+
+def main(argv=None) -> int:
+    args = None
+    try:
+        args = parser().parse_args(argv)
+        return args.func(args) or 0
+    except OffsetsError as e:
+        print(f"offsets: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except ModuleNotFoundError as e:
+        if e.name not in SCAN_EXTRA:
+            raise
+        print(f"offsets: error: `offsets {args.command if args else ''}` needs {e.name}, which comes with the scan extra: "
+              f"pip install 'offsets[scan]'", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("offsets: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,214 @@
+"""`offsets scan`, `offsets get`, `offsets show`: make a table, read names from one."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from . import HelpFormatter, load_table, table_argument
+
+SCAN_EPILOG = """examples:
+  offsets scan                                  the running interpreter (written to ./NAME.yaml)
+  offsets scan --python python3.11 -o t.yaml    another interpreter (run to learn its prefix/config)
+  offsets scan --prefix /opt/py311 --source cpython-3.11/ -o t.yaml
+                                                an installed prefix, plus the .c files of its sources
+  offsets scan --prefix deb/usr --target aarch64-linux-gnu --config debug -o t.yaml
+                                                Debian's unpacked libpython3.11-dbg for arm64
+  offsets scan --source cpython/ --pyconfig build/pyconfig.h -o t.yaml
+                                                a bare source tree with a configure-made pyconfig.h
+  offsets scan --python /usr/bin/python3.13 --install
+                                                make that interpreter's own table and install it where
+                                                its runtime finds it ($OFFSETS_TABLES, else
+                                                ~/.cache/offsets/tables): offsets.get() inside it is
+                                                then exact for every struct of its headers
+
+Any clang error aborts the scan (exit 2) and no table is written, unless --keep-going, which
+writes a table listing what was skipped. Results are cached per translation unit in
+$OFFSETS_CACHE (default ~/.cache/offsets): an unchanged rescan takes well under a second."""
+
+
+def register(sub) -> None:
+    p = sub.add_parser("scan", help="scan a CPython build into a layout table", formatter_class=HelpFormatter,
+                       description="Parse a CPython build's headers (and sources) with libclang and write "
+                                   "every struct's layout as a YAML table.", epilog=SCAN_EPILOG)
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--python", metavar="EXE", help="the interpreter whose build to scan (default: this one)")
+    where.add_argument("--prefix", metavar="DIR", help="an installed prefix: include/python3.X/ (or Debian's usr/)")
+    p.add_argument("--source", metavar="DIR", help="a CPython source tree: also scan its Objects/, Python/, "
+                                                 "Modules/, Parser/ .c files for private structs")
+    p.add_argument("--pyconfig", metavar="FILE", help="the pyconfig.h to use (required with --source alone)")
+    p.add_argument("--include-dir", metavar="DIR", help="with --prefix: the include directory, when it holds several")
+    p.add_argument("--target", metavar="TRIPLE", help="scan for another CPU: x86_64-linux-gnu, aarch64-linux-gnu, "
+                                                     "i686-linux-gnu (default: the host, or the one Debian headers are for)")
+    p.add_argument("--config", choices=("release", "debug", "free-threaded"),
+                   help="scan as this config (default: what pyconfig.h says)")
+    p.add_argument("--sysroot", metavar="DIR", help="the target's C library root (default: the host's, or "
+                                                  "Debian's libc6-dev for that CPU, fetched into the cache)")
+    p.add_argument("-o", "--output", metavar="FILE", help="where to write the table: a file, a directory (the table "
+                                                        "is named cpython-VERSION-[CONFIG-]TRIPLE.yaml in it), or '-' "
+                                                        "for stdout; default: the current directory")
+    p.add_argument("--dwarf", metavar="BINARY", help="fill the structs only .c files define from this binary's "
+                                                   "DWARF, after checking it agrees on every struct both have "
+                                                   "(default with --python: its libpython, if it has DWARF)")
+    p.add_argument("--no-dwarf", action="store_true", help="do not read DWARF")
+    p.add_argument("--vendor", metavar="WHO", help="who built it: 'upstream' (pristine python.org sources) or "
+                                                 "'DISTRIBUTOR PACKAGE-VERSION', e.g. 'debian 3.13.5-2' (default: "
+                                                 "with --python, what its package records say; else upstream)")
+    p.add_argument("--install", action="store_true", help="also install the table (compact form) where the "
+                                                        "runtime of that build finds it: --tables, $OFFSETS_TABLES, "
+                                                        "or ~/.cache/offsets/tables")
+    p.add_argument("--tables", metavar="DIR", help="with --install: the directory to install into")
+    p.add_argument("--keep-going", action="store_true", help="skip translation units that fail, and list them in the table")
+    p.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="parallel parsers (default: one per core)")
+    p.add_argument("--no-cache", action="store_true", help="parse everything again, ignoring the cache")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=run_scan)
+
+    g = sub.add_parser("get", help="print one field's offset (or a struct's size)", formatter_class=HelpFormatter,
+                       description="Print the byte offset of STRUCT.FIELD, or the size of STRUCT.",
+                       epilog="examples:\n  offsets get listiterobject.it_index -t t.yaml    16 on x86_64\n"
+                              "  offsets get PyObject -t t.yaml                   the size of PyObject\n"
+                              "  offsets get PyASCIIObject.state.kind -t t.yaml   a bitfield: offset, then bits")
+    g.add_argument("name", help="STRUCT.FIELD (nested: PyTypeObject.ob_base.ob_base.ob_type) or STRUCT")
+    table_argument(g)
+    g.set_defaults(func=run_get)
+
+    s = sub.add_parser("show", help="print a struct field by field", formatter_class=HelpFormatter,
+                       description="Print a struct's size, alignment, origin and every field.",
+                       epilog="example:\n  offsets show listiterobject -t t.yaml")
+    s.add_argument("struct", help="a struct, union or typedef name (aliases across versions work too)")
+    table_argument(s)
+    s.set_defaults(func=run_show)
+
+
+def build_inputs(args):
+    from dataclasses import replace
+
+    from ..scan import build_inputs as build
+    from ..layout import identity
+
+    vendor = getattr(args, "vendor", None)
+    if args.prefix:
+        b = build.from_prefix(args.prefix, source=args.source, target=args.target, config=args.config,
+                              pyconfig=args.pyconfig, include_dir=args.include_dir, sysroot=args.sysroot)
+    elif args.source and args.pyconfig and not args.python:
+        b = build.from_source(args.source, args.pyconfig, target=args.target, config=args.config,
+                              sysroot=args.sysroot)
+    else:
+        b = build.from_python(args.python or sys.executable, source=args.source, config=args.config)
+    if vendor:
+        if not identity.VENDOR.fullmatch(vendor):
+            from ..errors import BuildError
+
+            raise BuildError(f"--vendor {vendor!r}: say 'upstream' or 'DISTRIBUTOR PACKAGE-VERSION' "
+                             f"(e.g. 'debian 3.13.5-2')")
+        b = replace(b, vendor=vendor)
+    return b
+
+
+def scan_table(args, say=lambda msg: None):
+    """The table of the build `args` name: scanned, then filled from DWARF where that applies."""
+    from ..scan import scanner
+
+    b = build_inputs(args)
+    say(f"scanning CPython {b.version} ({b.config}, {b.target.triple}) from {b.include_dir}")
+    table = scanner.scan(b, scanner.ScanOptions(keep_going=getattr(args, "keep_going", False),
+                                                jobs=getattr(args, "jobs", 0),
+                                                use_cache=not getattr(args, "no_cache", False), progress=say))
+    binary = None if getattr(args, "no_dwarf", False) else getattr(args, "dwarf", None) or _default_dwarf(args, b)
+    if binary:
+        from ..scan import dwarf
+
+        table, compared = dwarf.checked_fill(table, binary)
+        say(f"DWARF of {binary}: agrees on {compared} fields; {sum(s.origin == 'dwarf' for s in table.structs.values())} "
+            f"structs filled from it")
+    return table
+
+
+def run_scan(args) -> int:
+    from ..scan import scanner
+    from ..layout import table_yaml
+
+    from ..atomic_write import STDOUT, target
+
+    say = (lambda m: None) if args.quiet else scanner.stderr_progress
+    out = args.output or "."
+    folder = out != STDOUT and (out.endswith("/") or Path(out).is_dir())
+    if out != STDOUT and not folder:
+        target(out, probe=True)     # refuse a device, a FIFO, /proc before scanning
+    table = scan_table(args, say)
+    if folder:
+        out = str(Path(out) / f"{table.build.table_name}.yaml")
+    counts = (f"{len(table.structs)} structs, {table.field_count} fields"
+              + (f", {len(table.skipped)} skipped" if table.skipped else "")
+              + (f", {len(table.conflicts)} conflicting definitions" if table.conflicts else ""))
+    if args.install:
+        path = install(table, args.tables)
+        say(f"installed {path}: {counts}")
+        if not args.output:
+            return 0
+    table_yaml.write(table, out)
+    say(f"{'stdout' if out == '-' else out}: {counts}")
+    return 0
+
+
+def install(table, tables=None) -> Path:
+    """Write `table` in compact form where the runtime looks for this build's own table."""
+    from ..layout import compact
+    from .. import runtime
+    from ..atomic_write import write
+
+    path = Path(tables or runtime.tables_dir()) / runtime.own_table_file(compact.build_dict(table.build))
+    write(path, compact.dumps(table, "offsets scan --install"))
+    return path
+
+
+def _default_dwarf(args, b):
+    """With --python (or no build option): that interpreter's libpython, when it carries DWARF and
+    the scan is of the interpreter's own config (a release libpython proves nothing of --config
+    free-threaded)."""
+    if args.prefix or (args.source and args.pyconfig and not args.python):
+        return None
+    from ..scan import build_inputs as build, dwarf
+
+    info = build.describe(args.python or sys.executable)
+    if build.native_config(info) != b.config:
+        return None
+    lib = build.shared_libpython(info)
+    return lib if lib is not None and dwarf.has_dwarf(lib) else None
+
+
+def describe_field(f) -> str:
+    text = f"{f.offset}"
+    if f.is_bitfield:
+        text += f" bits {f.bit_offset}+{f.bit_width} of {f.size} bytes"
+    return text
+
+
+def run_get(args) -> int:
+    if args.table is None:   # this interpreter's table, under the runtime's rules (docs/identity.md)
+        from .. import runtime
+
+        print(describe_field(runtime.field(args.name)) if "." in args.name else runtime.sizeof(args.name))
+        return 0
+    from ..layout.names import resolve
+
+    s, f = resolve(load_table(args.table), args.name)
+    print(describe_field(f) if f else s.size)
+    return 0
+
+
+def run_show(args) -> int:
+    from ..layout.names import resolve
+
+    table = load_table(args.table)
+    s, _ = resolve(table, args.struct)
+    b = table.build
+    print(f"{s.kind} {s.name}: size {s.size}, align {s.align}, {s.defined_in} "
+          f"[CPython {b.version} {b.config_name} {b.target.triple}, from {s.origin}]")
+    width = max([len(f.path) for f in s.fields] + [5])
+    print(f"  {'offset':>6} {'size':>5}  {'field':<{width}}  type")
+    for f in s.fields:
+        bits = f"  bits {f.bit_offset}+{f.bit_width}" if f.is_bitfield else ""
+        flex = "  (flexible)" if f.flexible else ""
+        print(f"  {f.offset:>6} {f.size:>5}  {f.path:<{width}}  {f.type}{bits}{flex}")
+    return 0

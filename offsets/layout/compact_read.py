@@ -1,0 +1,310 @@
+"""Reading compact tables (format 2), with the standard library only: what the runtime decodes.
+
+A compact table is one JSON header line: the build, and `structs`, each struct's name -> its
+layout id (or [layout id, line], the line of `defined_in`), and the ids of its names and notes. The layouts are content-addressed
+nodes in a pool: a node is one JSON line, and its id is the first `ID_CHARS` hex digits of the
+line's sha256, so one layout is stored once however many builds share it, and every line read is
+checked against the id it was asked for (a damaged pool is an error, never a wrong number).
+
+    struct node:  [kind, size, align, file, origin, [member, ...]]
+    member node:  [[member, ...]]
+    member:       [name, offset, size, type, bit_offset, bit_width, array_len, flexible, child]
+    names node:   {alias: struct key, ...}
+    text node:    "a note" (one of a table's `skipped` or `conflicts`)
+
+A member's offset is relative to its parent; `child` is the id of the member node of its own
+members (the fields `name.*` of the flat table); trailing default values (None, 0) are left out.
+The shipped tables share one pool, `layouts.jsonl` (`"pool": "layouts.jsonl"` in their header);
+a table of its own (`offsets scan --install`) carries its nodes after its header (`"pool":
+{"ids": [...], "sizes": [...]}`). A pool file's first line lists its ids and line sizes, so a
+reader seeks to the nodes it needs and decodes nothing else.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+from ..errors import CorruptTableError
+
+FORMAT = 2
+ID_CHARS = 10
+POOL_FILE = "layouts.jsonl"
+#: The longest header line a compact table or pool may have.
+MAX_HEAD_BYTES = 4 * 1024 * 1024
+#: The longest node line.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+#: The deepest nesting of members (a struct in a struct ...).
+MAX_DEPTH = 64
+#: A member's values when left out at its end.
+MEMBER_DEFAULTS = (None, None, None, None, None, None, None, 0, None)
+FIX = "reinstall offsets, or in a checkout run `make tables`"
+
+
+def _corrupt(what: str) -> CorruptTableError:
+    return CorruptTableError(f"{what}; {FIX}")
+
+
+def node_id(line: bytes) -> str:
+    """The id of a node: the start of its line's sha256 (without the newline)."""
+    return hashlib.sha256(line).hexdigest()[:ID_CHARS]
+
+
+def _is_int(v) -> bool:
+    return type(v) is int
+
+
+def _is_id(v) -> bool:
+    return isinstance(v, str) and len(v) == ID_CHARS and all(c in "0123456789abcdef" for c in v)
+
+
+class Pool:
+    """Layout nodes by id: from `lines` (bytes, in memory) or from the file `source`, whose node
+    lines start at byte `base` in the order of `ids` with the lengths `sizes` (newline included)."""
+
+    def __init__(self, source: str, ids: list, sizes: list, base: int = 0, lines: list = None) -> None:
+        self.source, self.lines = source, lines
+        self._where, at = {}, base
+        for i, (node, size) in enumerate(zip(ids, sizes)):
+            self._where[node] = (i, at, size)
+            at += size
+        self._nodes: dict = {}
+
+    def node(self, node: str) -> list:
+        """The node `node`, decoded, once its line is checked against its id."""
+        got = self._nodes.get(node)
+        if got is not None:
+            return got
+        where = self._where.get(node)
+        if where is None:
+            raise _corrupt(f"{self.source}: layout {str(node)[:20]!r} is not in its pool")
+        i, at, size = where
+        if self.lines is not None:
+            line = self.lines[i]
+        else:
+            try:
+                with open(self.source, "rb") as f:
+                    f.seek(at)
+                    line = f.read(size)
+            except OSError as e:
+                raise _corrupt(f"cannot read {self.source}: {e.strerror}") from None
+        line = line.rstrip(b"\n")
+        self.check(node, line)
+        try:
+            got = json.loads(line)
+        except ValueError:
+            raise _corrupt(f"{self.source}: layout {node} is not JSON") from None
+        self._nodes[node] = got
+        return got
+
+    def check(self, node: str, line: bytes) -> None:
+        """A line is the node it was asked for when its digest is the id."""
+        if node_id(line) != node:
+            raise _corrupt(f"{self.source}: layout {node} fails its checksum")
+
+    def names(self, node: str) -> dict:
+        """A table's names node: alias or typedef -> struct key."""
+        names = self.node(node)
+        if not (isinstance(names, dict) and all(isinstance(v, str) for v in names.values())):
+            raise _corrupt(f"{self.source}: layout {node} is not a names node")
+        return names
+
+    def text(self, node: str) -> str:
+        text = self.node(node)
+        if not isinstance(text, str):
+            raise _corrupt(f"{self.source}: layout {node} is not a text node")
+        return text
+
+    def notes(self, head: dict) -> dict:
+        """A table's names, skipped units and conflicts, from the nodes its header names."""
+        return {"names": self.names(head["names"]), "skipped": [self.text(n) for n in head["skipped"]],
+                "conflicts": [self.text(n) for n in head["conflicts"]]}
+
+    def row(self, name: str, ref) -> list:
+        """The struct `name` as one flat row: [name, kind, size, align, defined_in, origin, fields],
+        each field [path, offset, size, type, bit_offset, bit_width, array_len, flexible]."""
+        node, line = (ref, None) if isinstance(ref, str) else (ref[0], ref[1])
+        s = self.node(node)
+        if not (isinstance(s, list) and len(s) == 6 and isinstance(s[5], list)):
+            raise _corrupt(f"{self.source}: struct {name[:60]}: layout {node} is not a struct node")
+        kind, size, align, file, origin, members = s
+        defined_in = file if line is None else f"{file}:{line}"
+        fields: list = []
+        self._expand(members, "", 0, fields, 0)
+        return check_row([name, kind, size, align, defined_in, origin, fields], name, self.source)
+
+    def _expand(self, members: list, prefix: str, base: int, out: list, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise _corrupt(f"{self.source}: members nested deeper than {MAX_DEPTH}")
+        for m in members:
+            if not (isinstance(m, list) and 4 <= len(m) <= len(MEMBER_DEFAULTS) and isinstance(m[0], str)
+                    and _is_int(m[1])):
+                raise _corrupt(f"{self.source}: a member under {prefix[:60]!r} is malformed")
+            m = m + list(MEMBER_DEFAULTS[len(m):])
+            out.append([prefix + m[0], base + m[1], *m[2:8]])
+            if m[8] is not None:
+                child = self.node(m[8]) if _is_id(m[8]) else None
+                if not (isinstance(child, list) and len(child) == 1 and isinstance(child[0], list)):
+                    raise _corrupt(f"{self.source}: member {prefix + m[0]!r}: its members are not a member node")
+                self._expand(child[0], prefix + m[0] + ".", base + m[1], out, depth + 1)
+
+
+def index_entry(name: str, file: str, b: dict) -> dict:
+    """A table's row in index.json, of its header's `build`: everything the runtime compares before
+    it opens the table (the inputs: the digests of pyconfig.h and of the headers)."""
+    return {"name": name, "file": file, "version": b["version"], "hexversion": b["hexversion"],
+            "config": dict(b["config"]), "triple": b["target"]["triple"], "pointer_size": b["target"]["pointer_size"],
+            "vendor": b.get("vendor"), "defines": b.get("defines"),
+            "inputs": {k: v for k, v in sorted((b.get("inputs") or {}).items()) if k in ("pyconfig_h", "headers")}}
+
+
+def index_digest(doc: dict) -> str:
+    """The sha256 of an `index.json` document without its own `sha256`."""
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(body, indent=1, sort_keys=True).encode()).hexdigest()
+
+
+_ENTRY = {"name": str, "file": str, "version": str, "hexversion": int, "config": dict, "triple": str,
+          "pointer_size": int, "head_sha256": str}
+
+
+def check_index(doc) -> str:
+    """Why `index.json`'s content is not what `compact.index_text` writes ('' if it is): its digest,
+    the shape of every entry, plain file names."""
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        return f"not an index of format {FORMAT}"
+    if doc.get("sha256") != index_digest(doc):
+        return "it fails its own checksum"
+    if not (isinstance(doc.get("tables"), list) and isinstance(doc.get("aliases"), dict)
+            and isinstance(doc.get("pool_sha256"), str)):
+        return "no tables, aliases or pool checksum"
+    for e in doc["tables"]:
+        if not isinstance(e, dict) or any(not isinstance(e.get(k), t) or (t is int and not _is_int(e[k]))
+                                          for k, t in _ENTRY.items()):
+            return "an entry lacks a key of the index format"
+        if "/" in e["file"] or "\\" in e["file"] or e["file"].startswith("."):
+            return f"an entry names the file {e['file'][:60]!r}, which is not a plain name"
+    return ""
+
+
+def check_pool_head(head) -> str:
+    """Why a pool's first line is not one of this format ('' if it is)."""
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        return "not a layout pool of format 2"
+    ids, sizes = head.get("ids"), head.get("sizes")
+    if not (isinstance(ids, list) and isinstance(sizes, list) and len(ids) == len(sizes)
+            and all(_is_id(i) for i in ids) and all(_is_int(n) and 0 < n <= MAX_LINE_BYTES for n in sizes)):
+        return "its node list is malformed"
+    return ""
+
+
+def check_head(head) -> str:
+    """Why a compact table's first line is not a header of this format ('' if it is)."""
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        fmt = head.get("format") if isinstance(head, dict) else None
+        return f"compact format {str(fmt)[:20] if _is_int(fmt) else None}"
+    b = head.get("build")
+    if not (isinstance(b, dict) and isinstance(b.get("version"), str) and _is_int(b.get("hexversion"))
+            and isinstance(b.get("config"), dict) and isinstance(b.get("target"), dict)
+            and isinstance(b["target"].get("triple"), str) and b["target"].get("pointer_size") in (4, 8)):
+        return "its build is malformed"
+    structs = head.get("structs")
+    if not (isinstance(structs, dict) and all(
+            _is_id(r) or (isinstance(r, list) and len(r) == 2 and _is_id(r[0]) and _is_int(r[1]) and r[1] >= 0)
+            for r in structs.values())):
+        return "its struct list is malformed"
+    pool = head.get("pool")
+    if isinstance(pool, str):
+        if pool != POOL_FILE:
+            return f"its pool {pool[:60]!r} is not {POOL_FILE}"
+    else:
+        why = check_pool_head(dict(pool, format=FORMAT) if isinstance(pool, dict) else None)
+        if why:
+            return why
+    if not (_is_id(head.get("names")) and isinstance(head.get("scanner"), dict)
+            and all(isinstance(head.get(k), list) and all(_is_id(n) for n in head[k]) for k in ("skipped", "conflicts"))):
+        return "its names, scanner, skipped or conflicts entry is malformed"
+    return ""
+
+
+def check_row(row, key: str, origin: str = "compact table") -> list:
+    """`row` (a decoded struct) if its shape and numbers are those of a layout; CorruptTableError if not.
+    The runtime serves these numbers without the model, so it checks them here."""
+    from .sanity import MAX_ALIGN, MAX_BYTES
+
+    if not (isinstance(row, list) and len(row) == 7 and row[0] == key and row[1] in ("struct", "union")
+            and _is_int(row[2]) and 0 <= row[2] <= MAX_BYTES and _is_int(row[3]) and 1 <= row[3] <= MAX_ALIGN
+            and isinstance(row[6], list)):
+        raise _corrupt(f"{origin}: struct {str(key)[:60]}: not a struct of format 2")
+    for f in row[6]:
+        if not (isinstance(f, list) and len(f) == 8 and isinstance(f[0], str) and isinstance(f[3], str)
+                and _is_int(f[1]) and _is_int(f[2]) and 0 <= f[1] <= MAX_BYTES and 0 <= f[2] <= MAX_BYTES
+                and all(v is None or (_is_int(v) and 0 <= v <= MAX_BYTES) for v in f[4:7]) and f[7] in (0, 1)
+                and f[1] + f[2] <= row[2]):
+            raise _corrupt(f"{origin}: struct {key}: field {str(f[0] if isinstance(f, list) and f else f)[:60]!r} "
+                          f"is malformed")
+    return row
+
+
+def _first_line(path: str, digest: str = None) -> tuple:
+    """The decoded first line of `path` and its length; its sha256 must be `digest` when given."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(MAX_HEAD_BYTES + 1)
+    except OSError as e:
+        raise _corrupt(f"cannot read {path}: {e.strerror}") from None
+    if digest is not None and hashlib.sha256(first.rstrip(b"\n")).hexdigest() != digest:
+        raise _corrupt(f"{path}: its header fails the checksum of index.json")
+    try:
+        return json.loads(first), len(first)
+    except ValueError:
+        raise _corrupt(f"{path}: not a compact table (its first line is not JSON)") from None
+
+
+_shared: dict = {}
+
+
+def shared_pool(directory: str, digest: str = None) -> Pool:
+    """The pool file of a directory of tables (read once per process; its header's sha256 must be
+    `digest` when given)."""
+    path = os.path.join(directory, POOL_FILE)
+    pool = _shared.get(path)
+    if pool is None:
+        head, base = _first_line(path, digest)
+        why = check_pool_head(head)
+        if why:
+            raise _corrupt(f"{path}: {why}")
+        pool = _shared[path] = Pool(path, head["ids"], head["sizes"], base)
+    return pool
+
+
+def open_table(path: str, head_sha256: str = None, pool_sha256: str = None) -> tuple:
+    """(header, pool) of the compact table at `path`, of which only the header is read now."""
+    head, base = _first_line(path, head_sha256)
+    why = check_head(head)
+    if why:
+        raise _corrupt(f"{path}: not a compact table of format {FORMAT} ({why})")
+    pool = head["pool"]
+    if isinstance(pool, str):
+        return head, shared_pool(os.path.dirname(path), pool_sha256)
+    return head, Pool(path, pool["ids"], pool["sizes"], base)
+
+
+def parse(text, origin: str = "compact table") -> tuple:
+    """(header, pool) of a whole compact table's text (str or bytes) that carries its own nodes."""
+    data = text.encode() if isinstance(text, str) else text
+    lines = data.split(b"\n")
+    try:
+        head = json.loads(lines[0])
+    except ValueError:
+        raise _corrupt(f"{origin}: not a compact table (its first line is not JSON)") from None
+    why = check_head(head)
+    if why:
+        raise _corrupt(f"{origin}: not a compact table of format {FORMAT} ({why})")
+    pool = head["pool"]
+    if isinstance(pool, str):
+        raise _corrupt(f"{origin}: its layouts are in {pool}, not in the text")
+    n = len(pool["ids"])
+    if len(lines) < n + 1:
+        raise _corrupt(f"{origin}: truncated ({len(lines) - 1} layout lines for {n})")
+    return head, Pool(origin, pool["ids"], pool["sizes"], lines=lines[1:1 + n])

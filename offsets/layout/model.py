@@ -1,0 +1,190 @@
+"""The layout model: plain frozen values shared by every stage.
+
+`Build` says what a layout depends on, `Field` and `Struct` say where things are, `Table` is one
+build's complete answer. Invariants are checked at construction, so a bad value cannot exist.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+from . import identity, sanity
+from ..errors import ModelError
+from .identity import LAYOUT_FLAGS, UPSTREAM
+
+#: The configs a build can be scanned in, and the macros each one turns on.
+CONFIGS = {"release": (), "debug": ("Py_DEBUG",), "free-threaded": ("Py_GIL_DISABLED",)}
+
+#: Where a struct's layout came from.
+ORIGINS = ("clang", "dwarf")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A CPU and ABI: the triple handed to the compiler, and the pointer size it implies."""
+
+    triple: str
+    pointer_size: int
+
+    def __post_init__(self) -> None:
+        sanity.check_target(self.triple, self.pointer_size)
+        if self.pointer_size not in (4, 8):
+            raise ModelError(f"target {self.triple}: pointer size {self.pointer_size} is not 4 or 8")
+
+    @property
+    def arch(self) -> str:
+        return self.triple.split("-", 1)[0]
+
+
+@dataclass(frozen=True)
+class Build:
+    """What a layout depends on (identity.py): version, layout-changing config flags, target, the
+    vendor (`upstream`, or `debian 3.13.5-2+deb13u5`), the core's layout-relevant defines (None:
+    not known, so never an exact match by digest), and the input digests."""
+
+    version: str
+    hexversion: int
+    config: Mapping[str, bool]
+    target: Target
+    inputs: Mapping[str, Optional[str]] = field(default_factory=dict)
+    vendor: str = UPSTREAM
+    defines: Optional[Mapping[str, str]] = None
+
+    def __post_init__(self) -> None:
+        sanity.check_version(self.version, self.hexversion)
+        major, minor = (int(x) for x in self.version.split(".")[:2])
+        if (self.hexversion >> 24, (self.hexversion >> 16) & 0xFF) != (major, minor):
+            raise ModelError(f"version {self.version} does not match hexversion {self.hexversion:#010x}")
+        unknown = set(self.config) - set(LAYOUT_FLAGS)
+        if unknown:
+            raise ModelError(f"unknown config flags {sorted(unknown)}; known: {', '.join(LAYOUT_FLAGS)}")
+        if not identity.VENDOR.fullmatch(self.vendor):
+            raise ModelError(f"vendor {self.vendor!r} is neither 'upstream' nor 'DISTRIBUTOR PACKAGE-VERSION'")
+
+    @property
+    def minor(self) -> str:
+        return ".".join(self.version.split(".")[:2])
+
+    @property
+    def release(self) -> str:
+        """`3.13.15`, or `3.13.15-debian` for a distributor's build: the version as tables name it."""
+        who = identity.distributor(self.vendor)
+        return self.version if who == UPSTREAM else f"{self.version}-{who}"
+
+    @property
+    def config_name(self) -> str:
+        """`release`, `debug`, `freethreaded` or `freethreaded-debug`: the word used in table names."""
+        return "-".join(identity.config_words(self.config)) or "release"
+
+    @property
+    def table_name(self) -> str:
+        """`cpython-3.13.5-debian-freethreaded-aarch64-linux-gnu`: what the table file is called
+        (the distributor's word only for a vendor other than upstream)."""
+        return identity.table_name(self.version, self.config, self.target.triple, self.vendor)
+
+
+@dataclass(frozen=True)
+class Field:
+    """One member of a struct, named by its `offsetof` designator (`ob_base.ob_type`).
+
+    `offset` is in bytes from the start of the outermost struct. A bitfield is read by loading
+    `size` bytes at `offset` and taking `bit_width` bits from bit `bit_offset` (little-endian bit
+    numbering). `array_len` is set for arrays; a flexible array member has `flexible` and size 0.
+    """
+
+    path: str
+    offset: int
+    size: int
+    type: str
+    bit_offset: Optional[int] = None
+    bit_width: Optional[int] = None
+    array_len: Optional[int] = None
+    flexible: bool = False
+
+    def __post_init__(self) -> None:
+        where = f"field {self.path!r}"
+        sanity.check_field(self)
+        if not self.path or self.path.startswith(".") or self.path.endswith(".") or ".." in self.path:
+            raise ModelError(f"{where}: not a designator")
+        if self.offset < 0 or self.size < 0:
+            raise ModelError(f"{where}: negative offset {self.offset} or size {self.size}")
+        if (self.bit_offset is None) != (self.bit_width is None):
+            raise ModelError(f"{where}: bit_offset and bit_width go together")
+        if self.bit_width is not None:
+            if self.bit_width < 1 or self.bit_offset < 0 or self.bit_offset + self.bit_width > 8 * self.size:
+                raise ModelError(f"{where}: bits {self.bit_offset}+{self.bit_width} do not fit in "
+                                 f"{self.size} bytes")
+        if self.flexible and (self.size != 0 or self.array_len is not None):
+            raise ModelError(f"{where}: a flexible array member has size 0 and no length")
+        if self.array_len is not None and self.array_len < 0:
+            raise ModelError(f"{where}: negative array length")
+
+    @property
+    def is_bitfield(self) -> bool:
+        return self.bit_width is not None
+
+
+@dataclass(frozen=True)
+class Struct:
+    """A complete struct or union: size, alignment, where it is defined, and every field."""
+
+    name: str
+    kind: str
+    size: int
+    align: int
+    defined_in: str
+    fields: tuple[Field, ...]
+    origin: str = "clang"
+
+    def __post_init__(self) -> None:
+        where = f"struct {self.name!r}"
+        sanity.integer(self.size, f"{where}: size")
+        sanity.integer(self.align, f"{where}: align", 1, sanity.MAX_ALIGN)
+        if self.kind not in ("struct", "union"):
+            raise ModelError(f"{where}: kind {self.kind!r} is not struct or union")
+        if self.origin not in ORIGINS:
+            raise ModelError(f"{where}: origin {self.origin!r} is not one of {ORIGINS}")
+        if self.size < 0 or self.align < 1 or self.align & (self.align - 1):
+            raise ModelError(f"{where}: size {self.size} / alignment {self.align} impossible")
+        # no `size % align == 0`: a typedef may raise its struct's alignment without padding it
+        # (`__attribute__((aligned(8))) typedef struct {...} T;` is 212 bytes, aligned to 8, in gcc)
+        seen = set()
+        for f in self.fields:
+            if f.path in seen:
+                raise ModelError(f"{where}: field {f.path!r} appears twice")
+            seen.add(f.path)
+            end = f.offset + f.size
+            if end > self.size and not (f.flexible and f.offset <= self.size):
+                raise ModelError(f"{where}: field {f.path!r} ends at {end}, past the size {self.size}")
+
+    def field(self, path: str) -> Field:
+        for f in self.fields:
+            if f.path == path:
+                return f
+        raise KeyError(path)
+
+
+@dataclass(frozen=True)
+class Table:
+    """One build's layouts: every struct by name, plus other names (tags, typedefs) for them."""
+
+    build: Build
+    scanner: Mapping[str, str]
+    structs: Mapping[str, Struct]
+    names: Mapping[str, str] = field(default_factory=dict)
+    skipped: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for key, s in self.structs.items():
+            if key != s.name:
+                raise ModelError(f"struct stored as {key!r} is named {s.name!r}")
+        for alias, target in self.names.items():
+            if target not in self.structs:
+                raise ModelError(f"name {alias!r} points at {target!r}, which is not in the table")
+            if alias in self.structs:
+                raise ModelError(f"name {alias!r} is both a struct and an alias")
+
+    @property
+    def field_count(self) -> int:
+        return sum(len(s.fields) for s in self.structs.values())

@@ -1,0 +1,173 @@
+"""The nonsense rules of the layout model: values no C compiler could have produced.
+
+`model.py`'s constructors check each value (integers, ranges, version, pointer size); every
+reader of a table file (`table_yaml`, `compact`) also checks each struct's layout as a whole
+(`check_table`), so a table that breaks a rule cannot be loaded. (Tests still build deliberately
+wrong layouts in memory, to show that gcc, DWARF and the live check catch them.) Every message
+names the offending entry. The rules (docs/table-format.md, "Invariants"):
+
+- numbers are integers (not 24.0, not true) below `MAX_BYTES`; alignments at most `MAX_ALIGN`;
+- a version agrees with its hexversion (major, minor, micro, release level and serial);
+- a known CPU's pointer size agrees with the triple (x86_64 8, i686 4 ...);
+- a field lies within its struct and within the named member it belongs to; in a struct, a
+  field (bitfields and flexible arrays aside) overlaps no other field of its level, unless it
+  starts where an earlier one starts (the next member of an anonymous union, flattened) or comes
+  after one that did (that member's own members);
+- in a struct that is not packed, a field's offset is a multiple of its type's alignment, where
+  that alignment is known (pointers, C's fixed-size scalars, structs of the same table).
+"""
+from __future__ import annotations
+
+import re
+
+from ..errors import ModelError
+
+#: Offsets and sizes stay below 2 GiB: no CPython struct comes near, and a C `int` holds them.
+MAX_BYTES = 2 ** 31 - 1
+#: The largest alignment a table may state (a page; CPython's largest is 64).
+MAX_ALIGN = 4096
+
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)(?:(a|b|rc)(\d+))?\+?$")
+_LEVELS = {"a": 0xA, "b": 0xB, "rc": 0xC, None: 0xF}
+#: CPU (first word of the triple) -> pointer size; an ILP32 ABI on a 64-bit CPU says so in the triple.
+_POINTER_SIZES = {"x86_64": 8, "aarch64": 8, "aarch64_be": 8, "ppc64": 8, "ppc64le": 8, "powerpc64": 8,
+                  "powerpc64le": 8, "s390x": 8, "riscv64": 8, "mips64": 8, "mips64el": 8, "loongarch64": 8,
+                  "sparc64": 8, "alpha": 8, "i386": 4, "i486": 4, "i586": 4, "i686": 4, "arm": 4, "armel": 4,
+                  "armhf": 4, "armv7l": 4, "powerpc": 4, "ppc": 4, "mips": 4, "mipsel": 4, "riscv32": 4,
+                  "s390": 4, "hppa": 4, "m68k": 4, "sh4": 4}
+_ILP32 = ("gnux32", "ilp32")
+#: C types whose alignment is their size (capped at the target's largest scalar alignment).
+_SCALARS = frozenset({
+    "char", "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int", "long",
+    "unsigned long", "long long", "unsigned long long", "_Bool", "float", "double", "size_t", "ssize_t",
+    "Py_ssize_t", "Py_hash_t", "Py_uhash_t", "intptr_t", "uintptr_t", "Py_UCS1", "Py_UCS2", "Py_UCS4",
+    "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t"})
+
+
+def integer(value, what: str, low: int = 0, high: int = MAX_BYTES) -> None:
+    """`value` is an int (not a bool, not a float) within [low, high]."""
+    if type(value) is not int:
+        raise ModelError(f"{what}: {type(value).__name__} {short(value)} is not an integer")
+    if not low <= value <= high:
+        raise ModelError(f"{what}: {value} is outside {low}..{high}")
+
+
+def short(value) -> str:
+    """A value for a message: a scalar's repr (cut at 40 characters), else its type's name."""
+    text = repr(value) if isinstance(value, (int, float, str, bool, type(None))) else type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_version(version: str, hexversion: int) -> None:
+    integer(hexversion, "hexversion", 0, 2 ** 32 - 1)
+    m = _VERSION.match(version) if isinstance(version, str) else None
+    if m is None:
+        raise ModelError(f"version {short(version)} is not MAJOR.MINOR.MICRO[a|b|rcN]")
+    major, minor, micro, level, serial = m.groups()
+    want = (int(major) << 24 | int(minor) << 16 | int(micro) << 8 | _LEVELS[level] << 4 | int(serial or 0))
+    if want != hexversion:
+        raise ModelError(f"version {version} does not match hexversion {hexversion:#010x} "
+                         f"(that version is {want:#010x})")
+
+
+def check_target(triple: str, pointer_size: int) -> None:
+    integer(pointer_size, f"target {triple}: pointer_size", 4, 8)
+    words = str(triple).split("-")
+    want = _POINTER_SIZES.get(words[0])
+    if want == 8 and any(w.endswith(_ILP32) for w in words[1:]):
+        want = 4
+    if want is not None and want != pointer_size:
+        raise ModelError(f"target {triple}: pointer size {pointer_size} contradicts the triple "
+                         f"({words[0]} has {want}-byte pointers)")
+
+
+def check_field(f) -> None:
+    if not isinstance(f.path, str) or not isinstance(f.type, str):
+        raise ModelError(f"field {short(f.path)}: path and type are strings")
+    where = f"field {f.path!r}"
+    for key in ("offset", "size"):
+        integer(getattr(f, key), f"{where}: {key}")
+    for key in ("bit_offset", "bit_width", "array_len"):
+        if getattr(f, key) is not None:
+            integer(getattr(f, key), f"{where}: {key}")
+    if type(f.flexible) is not bool:
+        raise ModelError(f"{where}: flexible is {short(f.flexible)}, not true or false")
+
+
+def check_table(table) -> None:
+    """The layout rules of every struct of a table that was read from a file."""
+    unions = {name for name, s in table.structs.items() if s.kind == "union"}
+    unions |= {alias for alias, target in table.names.items() if target in unions}
+    for s in table.structs.values():
+        check_struct(s, unions)
+    check_alignment(table)
+
+
+def check_struct(s, unions=frozenset()) -> None:
+    """Fields within their parents, siblings not overlapping (`unions`: the union types' names)."""
+    where = f"struct {s.name!r}"
+    by_path = {f.path: f for f in s.fields}
+    last: dict = {}     # parent path -> [end of the sibling before, offsets siblings started at, siblings]
+    for f in s.fields:
+        parent_path, _, _ = f.path.rpartition(".")
+        parent = by_path.get(parent_path) if parent_path else None
+        if parent is not None and not parent.flexible and not (
+                parent.offset <= f.offset and f.offset + f.size <= parent.offset + parent.size):
+            raise ModelError(f"{where}: field {f.path!r} ({f.offset}..{f.offset + f.size}) lies outside "
+                             f"{parent_path!r} ({parent.offset}..{parent.offset + parent.size})")
+        if f.is_bitfield or f.flexible or (s.kind == "union" and not parent_path) or _in_union(parent, unions):
+            continue
+        end, starts, before = last.setdefault(parent_path, [0, set(), []])
+        if f.offset < end and f.offset not in starts:
+            other = next((g for g in before if g.offset < f.offset + f.size and f.offset < g.offset + g.size), None)
+            if other is not None:
+                raise ModelError(f"{where}: field {f.path!r} ({f.offset}..{f.offset + f.size}) overlaps "
+                                 f"{other.path!r} ({other.offset}..{other.offset + other.size})")
+        else:           # in order, or a restart: the next member of an anonymous union begins
+            last[parent_path][0] = f.offset + f.size
+        starts.add(f.offset)
+        before.append(f)
+
+
+def _in_union(parent, unions) -> bool:
+    """Whether a named member is of a union type (spelled `union ...`, or a typedef of a union)."""
+    return parent is not None and (parent.type.startswith("union ") or parent.type in unions)
+
+
+_QUALIFIERS = re.compile(r"\b(?:const|volatile)\b|\s*\[\d*\]")
+
+
+def natural_align(f, pointer_size: int, struct_aligns: dict):
+    """The alignment a field's type needs, where it is known; None otherwise."""
+    if f.is_bitfield or f.flexible:
+        return None
+    t = f.type
+    if "[" in t or "const" in t or "volatile" in t:
+        t = " ".join(_QUALIFIERS.sub(" ", t).split())       # an array's element type, unqualified
+    if t.endswith("*"):
+        return pointer_size
+    count = f.array_len or 1
+    if t in _SCALARS and f.size % count == 0 and f.size // count in (1, 2, 4, 8):
+        return min(f.size // count, 4 if pointer_size == 4 else 8)    # i686: 8-byte scalars align to 4
+    if t.startswith(("struct ", "union ")):
+        t = t.partition(" ")[2]
+    return struct_aligns.get(t)
+
+
+def check_alignment(table) -> None:
+    """Every field whose type's alignment is known sits at a multiple of it, as far as its struct
+    and the members it is nested in are aligned themselves (a packed struct asks nothing)."""
+    structs = table.structs
+    aligns = {name: s.align for name, s in structs.items()}
+    aligns.update((alias, structs[target].align) for alias, target in table.names.items() if target in structs)
+    ptr = table.build.target.pointer_size
+    for s in structs.values():
+        bound = {"": s.align}            # path -> the alignment its members can count on
+        for f in s.fields:
+            outer = bound.get(f.path.rpartition(".")[0], s.align)
+            own = natural_align(f, ptr, aligns)
+            want = outer if own is None else min(own, outer)
+            bound[f.path] = want
+            if own is not None and f.offset % want:
+                raise ModelError(f"struct {s.name!r}: field {f.path!r} at offset {f.offset} is not a multiple "
+                                 f"of its alignment {want} ({f.type})")

@@ -1,0 +1,691 @@
+"""The runtime API: where a field is in the interpreter that is running, or a clear refusal.
+
+    offsets.get("listiterobject.it_index")    # byte offset (a bitfield: its storage unit's)
+    offsets.sizeof("listiterobject")          # struct size
+    offsets.field("PyASCIIObject.state.kind") # the field: offset, size, type, bits, ... and `earned`
+    offsets.build()                           # the table in use, how it matched, how each struct is earned
+    offsets.use_table("mine.yaml")            # a table of your own (a patched or forked CPython)
+
+Every answer is earned (docs/identity.md), one of:
+
+- **exact**: the table's identity is this build's (identity.py): version, layout flags, target,
+  and the digests of `pyconfig.h` and every header plus the core's layout defines, compared with
+  the headers this interpreter has installed; without installed headers, the distributor's
+  package version instead. Structs of `.c` files (or DWARF) also need the same vendor.
+- **proven**: the live check (`live_check.py`) read that very field (or that struct's size) in
+  this process and found what the table says.
+
+Nothing else is answered: a table of another patch level, vendor or CPU answers only what the live
+check proved, and `OFFSETS_STRICT` (any value but empty, 0, false, no) allows exact answers only.
+Tables are looked for in this order: this build's own table, made by
+`offsets scan --python PY --install` into `$OFFSETS_TABLES` or the user cache
+(`~/.cache/offsets/tables`); the shipped compact tables (`compact.py`); and, when the running
+interpreter has its headers and the scanner is importable, a table made now from its own headers
+(once: it is installed like the first kind; `OFFSETS_AUTOSCAN=0` turns that off).
+
+Nothing here imports yaml or clang or parses YAML. `get` and `sizeof` are the `__getitem__` of
+dicts filled on demand under a lock, so a known name costs one C-level dict lookup, and after
+`use_table()` returns no thread gets an answer of the old table.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+
+from dataclasses import dataclass
+
+from ..layout import identity
+from ..errors import CorruptTableError, NoMatchingTable, OffsetsError, TableError, UnknownNameError, close_matches
+from ..layout.model import Field
+
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COMPACT_DIR = os.path.join(_HERE, "data", "compact")
+_lock = threading.RLock()
+
+
+
+
+def strict_mode() -> bool:
+    """OFFSETS_STRICT is on for any value but empty, 0, false and no (any case)."""
+    return os.environ.get("OFFSETS_STRICT", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def tables_dir() -> str:
+    """Where this build's own tables are installed: $OFFSETS_TABLES, else the user cache."""
+    if os.environ.get("OFFSETS_TABLES"):
+        return os.environ["OFFSETS_TABLES"]
+    return os.path.join(identity.cache_dir(), "tables")
+
+
+def own_table_file(build: dict) -> str:
+    """The file name an installed table gets: its table name and its headers digest."""
+    b = build
+    name = identity.table_name(b["version"], b["config"], b["target"]["triple"], b.get("vendor"))
+    key = (b.get("inputs") or {}).get("headers") or "sha256:none"
+    return f"{name}-{key.split(':')[1][:16]}.jsonl"
+
+
+@dataclass(frozen=True)
+class EarnedField(Field):
+    """A field as the runtime answers it: `earned` says how ('exact' or 'proven')."""
+
+    earned: str = "exact"
+
+
+# ---------------------------------------------------------------- how a table earns its answers
+class Earning:
+    """How a table's answers are earned in this process: which structs are exact, and which fields
+    the live check proved (filled on first need)."""
+
+    def __init__(self, headers: bool, sources: bool, why: str) -> None:
+        self.headers, self.sources, self.why = headers, sources, why
+        self.check = None            # live_check.Result, once run
+        self.proven: set = set()     # (struct key, path) read live; (struct key, None): its size
+
+    @property
+    def exact(self) -> bool:
+        return self.headers
+
+
+def earning(b: dict, me: dict) -> Earning:
+    """Compare a table's build `b` (compact form) with the running identity `me`."""
+    t = b["target"]
+    same = (b["version"], b["hexversion"], identity.flag_set(b["config"]), t["triple"], t["pointer_size"]) == \
+           (me["version"], me["hexversion"], identity.flag_set(me["config"]), me["triple"], me["pointer_size"])
+    if not same:
+        return Earning(False, False, f"it is for {describe_build(b)}")
+    mine, inputs = me.get("inputs"), b.get("inputs") or {}
+    vendor = me.get("vendor") or identity.UPSTREAM
+    if mine:
+        if (inputs.get("pyconfig_h"), inputs.get("headers")) != (mine["pyconfig_h"], mine["headers"]):
+            return Earning(False, False, "its pyconfig.h or headers differ from the ones this interpreter installed "
+                                         "(another vendor or configuration)")
+        if b.get("defines") != mine["defines"]:
+            return Earning(False, False, f"its core was compiled with defines {b.get('defines')}, this one with "
+                                         f"{mine['defines']}")
+        same_vendor = b.get("vendor", identity.UPSTREAM) == vendor
+        return Earning(True, same_vendor, "same version, flags, target, defines and header digests" +
+                       ("" if same_vendor else f"; its .c structs are {b.get('vendor')}'s, this is {vendor}"))
+    if me.get("vendor") and b.get("vendor") == me["vendor"]:
+        return Earning(True, True, f"same package ({me['vendor']}; no headers installed to compare digests)")
+    return Earning(False, False, "this interpreter has no headers installed to compare digests with, and no "
+                                 f"distributor package of the table's vendor ({b.get('vendor')}) claims it")
+
+
+def describe_build(b: dict) -> str:
+    flags = ", ".join(identity.flag_set(b["config"])) or "release"
+    return (f"CPython {b['version']} ({b.get('vendor') or identity.UPSTREAM}, {flags}, {b['target']['triple']}, "
+            f"{b['target']['pointer_size']}-byte pointers)")
+
+
+def describe(me: dict) -> str:
+    return describe_build(dict(me, target={"triple": me["triple"], "pointer_size": me["pointer_size"]}))
+
+
+# ---------------------------------------------------------------- the table in use
+class Loaded:
+    """One table as the runtime holds it: the compact header, and its structs decoded on demand from
+    its layout pool (`compact_read.Pool`)."""
+
+    def __init__(self, head: dict, pool, source: str, aliases: dict) -> None:
+        self.head, self.pool, self.source, self.aliases = head, pool, source, aliases
+        b = head["build"]
+        self.build = b
+        self.name = identity.table_name(b["version"], b["config"], b["target"]["triple"], b.get("vendor"))
+        #: struct key -> its layout reference, in name order
+        self.order = head["structs"]
+        self.names = pool.names(head["names"])
+        self._rows: dict = {}
+        self.earning = Earning(True, True, "not compared (a table read for itself)")
+        #: other tables, exact for this build too, that answer the structs this one lacks
+        self.fallbacks: list = []
+
+    def resolve_struct(self, name: str):
+        """The table's key for a struct, typedef, tag or alias name; None if it has none."""
+        from ..layout.names import struct_key
+
+        return struct_key(name, self.order, self.names, self.aliases)
+
+    def split(self, name: str) -> tuple:
+        """(struct, field path) of a name; a qualified struct's file keeps its dots
+        (`block@Modules/_collectionsmodule.c.leftlink`, see names.split)."""
+        from ..layout.names import split
+
+        return split(name, lambda s: self.resolve_struct(s) is not None)
+
+    def qualified(self, name: str) -> list:
+        """The qualified forms (`name@FILE`) of a name that means several layouts here (qualify.py)."""
+        from ..layout.names import qualified_forms
+
+        return qualified_forms(name, (*self.order, *self.names), self.aliases)
+
+    def _row(self, key: str) -> list:
+        row = self._rows.get(key)
+        if row is None:
+            row = self._decode(key)
+            row[6] = {f[0]: tuple(f[1:]) for f in row[6]}
+            self._rows[key] = row
+        return row
+
+    def _decode(self, key: str) -> list:
+        """A struct as a flat row, refused unless every number in it is one a layout can have."""
+        return self.pool.row(key, self.order[key])
+
+    def layout(self, key: str) -> str:
+        """The struct's layout (kind, size, alignment, fields) without where it is defined, as text."""
+        row = self._decode(key)
+        return json.dumps([row[1], row[2], row[3], row[6]])
+
+    def fields(self, key: str) -> dict:
+        """path -> (offset, size, type, bit_offset, bit_width, array_len, flexible)."""
+        return self._row(key)[6]
+
+    def size(self, key: str) -> int:
+        return self._row(key)[2]
+
+    def exact(self, key: str) -> bool:
+        """Whether the struct's answers are exact here (see `Earning`)."""
+        e = self.earning
+        if not e.headers:
+            return False
+        row = self._row(key)
+        return e.sources or not identity.source_dependent(row[4], row[5])
+
+    def earned(self, key: str, path=None):
+        """'exact', 'proven' (the live check read it), or None: how an answer about STRUCT (its
+        size when `path` is None) or STRUCT.PATH is earned."""
+        if self.exact(key):
+            return "exact"
+        self.prove()
+        return "proven" if (key, path) in self.earning.proven else None
+
+    def prove(self):
+        """Run the live check once (for the structs that are not exact)."""
+        e = self.earning
+        if e.check is None:
+            from .live_check import check
+
+            e.check = check(self)
+            e.proven = set(e.check.proven) if e.check.ok else set()
+        return e.check
+
+    def struct_names(self) -> list:
+        return list(self.order) + list(self.names)
+
+    def where(self) -> str:
+        return f"table {self.name}"
+
+
+_index_doc = None
+FIX = "reinstall offsets, or in a checkout run `make tables`"
+
+
+def shipped_index() -> dict:
+    """`data/compact/index.json`: the shipped tables' identities and the alias groups, checked
+    against the digest it carries."""
+    global _index_doc
+    if _index_doc is None:
+        from ..layout.compact_read import check_index
+
+        path = os.path.join(COMPACT_DIR, "index.json")
+        try:
+            with open(path, "rb") as f:
+                doc = json.loads(f.read(1 << 24))
+        except OSError as e:
+            raise TableError(f"the shipped tables are missing ({path}: {e.strerror}); {FIX}") from None
+        except ValueError:
+            raise CorruptTableError(f"{path} is corrupt: not JSON; {FIX}") from None
+        why = check_index(doc)
+        if why:
+            raise CorruptTableError(f"{path} is corrupt: {why}; {FIX}")
+        _index_doc = doc
+    return _index_doc
+
+
+def load_compact(path: str, head_sha256: str = None, pool_sha256: str = None) -> Loaded:
+    """A compact table (`compact_read.py`), of which only the header line is read now; a shipped one
+    must have the header and pool header its `index.json` vouches for."""
+    from ..layout.compact_read import open_table
+
+    head, pool = open_table(path, head_sha256, pool_sha256)
+    return Loaded(head, pool, path, shipped_index()["aliases"])
+
+
+def load_shipped(entry: dict) -> Loaded:
+    return load_compact(os.path.join(COMPACT_DIR, entry["file"]), entry["head_sha256"],
+                        shipped_index()["pool_sha256"])
+
+
+def entry_build(e: dict) -> dict:
+    """An index entry in the compact header's `build` form."""
+    return {"version": e["version"], "hexversion": e["hexversion"], "config": e["config"],
+            "target": {"triple": e["triple"], "pointer_size": e["pointer_size"]}, "vendor": e.get("vendor"),
+            "defines": e.get("defines"), "inputs": e.get("inputs") or {}}
+
+
+def installed_entries(me: dict) -> list:
+    """This build's own tables in `tables_dir()` (made by `offsets scan --install`), as entries."""
+    from ..layout.compact_read import index_entry
+
+    d = tables_dir()
+    prefix = f"cpython-{me['version']}-"
+    try:
+        files = sorted(f for f in os.listdir(d) if f.startswith(prefix) and f.endswith(".jsonl"))
+    except OSError:
+        return []
+    out = []
+    for f in files:
+        try:
+            t = load_compact(os.path.join(d, f))
+        except TableError:
+            continue
+        out.append(dict(index_entry(t.name, os.path.join(d, f), t.build), own=True))
+    return out
+
+
+def _load_entry(e: dict) -> Loaded:
+    return load_compact(e["file"]) if e.get("own") else load_shipped(e)
+
+
+# ---------------------------------------------------------------- which table
+_me = None
+
+
+def running_identity() -> dict:
+    """This interpreter's identity (identity.running()), computed once."""
+    global _me
+    with _lock:
+        if _me is None:
+            _me = identity.running()
+        return _me
+
+
+class Match:
+    """The table in use and how it was chosen: `kind` is exact, proven or user."""
+
+    def __init__(self, table: str, kind: str, detail: str, source: str, build: dict, check=None,
+                 loaded: Loaded = None) -> None:
+        self.table, self.kind, self.detail, self.source, self._build, self.check = \
+            table, kind, detail, source, build, check
+        self._loaded = loaded
+
+    @property
+    def build(self):
+        """The table's `model.Build` (version, hexversion, config, target, vendor, defines, digests)."""
+        from ..layout.model import Build, Target
+
+        b = self._build
+        return Build(version=b["version"], hexversion=b["hexversion"], config=dict(b["config"]),
+                     target=Target(**b["target"]), inputs=dict(b.get("inputs", {})),
+                     vendor=b.get("vendor") or identity.UPSTREAM, defines=b.get("defines"))
+
+    @property
+    def version(self) -> str:
+        return self._build["version"]
+
+    def earned(self, struct: str) -> str:
+        """How answers about `struct` are earned: 'exact', 'proven (N fields)' or 'refused'."""
+        for t in ([self._loaded] + self._loaded.fallbacks) if self._loaded else []:
+            key = t.resolve_struct(struct)
+            if key is not None:
+                break
+        else:
+            raise UnknownNameError(struct, [], where=f"table {self.table}")
+        if t.exact(key):
+            return "exact"
+        t.prove()
+        n = sum(1 for k, _ in t.earning.proven if k == key)
+        return f"proven ({n} field{'s' if n != 1 else ''} read live)" if n else "refused"
+
+    def __repr__(self) -> str:
+        return f"<offsets table {self.table}: {self.kind} match: {self.detail}>"
+
+    __str__ = __repr__
+
+
+def select(me: dict, entries: list, load=_load_entry, check=None, strict: bool = False, autoscan=None):
+    """The table for identity `me` among `entries` (own tables first, then shipped), and how it
+    matched: an exact one; else, unless `strict`, one made now by `autoscan()` (when given); else,
+    unless `strict`, the nearest table of the same minor version, flags and target whose live
+    `check` passes, answering only what that check proved. `NoMatchingTable` otherwise."""
+    why, exact = [], []
+    for e in entries:
+        earn = earning(entry_build(e), me)
+        if earn.exact:
+            t = load(e)
+            t.earning = earn
+            exact.append(t)
+        elif (e["hexversion"], e["triple"]) == (me["hexversion"], me["triple"]):
+            why.append(f"{e['name']}: {earn.why}")
+    if exact:   # the one that answers most exactly: .c structs too, then the most structs; the
+        # others answer the structs it lacks (a shipped table from sources lacks what an own table
+        # got from DWARF, and the other way round)
+        exact.sort(key=lambda t: (t.earning.sources, len(t.order)), reverse=True)
+        t = exact[0]
+        t.fallbacks = exact[1:]
+        return t, Match(t.name, "exact", f"built for {describe(me)}: {t.earning.why}", t.source, t.build, loaded=t)
+    if autoscan is not None:
+        made = autoscan()
+        if made is not None:
+            t, earn = made
+            t.earning = earn
+            return t, Match(t.name, "exact", f"made from this interpreter's own headers now: {earn.why}", t.source,
+                            t.build, loaded=t)
+    near = sorted((e for e in entries if e["hexversion"] >> 16 == me["hexversion"] >> 16 and
+                   (identity.flag_set(e["config"]), e["triple"], e["pointer_size"]) ==
+                   (identity.flag_set(me["config"]), me["triple"], me["pointer_size"])),
+                  key=lambda e: (abs(e["hexversion"] - me["hexversion"]), -e["hexversion"], e["name"]))
+    if near and strict:
+        raise _no_match(me, entries, "OFFSETS_STRICT allows exact tables only, and none is exactly this build "
+                                     f"({'; '.join(why) or 'no table of this version'}); nearest: "
+                                     f"{', '.join(e['name'] for e in near)}")
+    if check is None:
+        from .live_check import check
+    failures = []
+    for e in near:
+        t = load(e)
+        result = check(t)
+        if result.ok:
+            t.earning = earn = earning(entry_build(e), me)
+            earn.check, earn.proven = result, set(result.proven)
+            return t, Match(t.name, "proven", f"table of {describe_build(entry_build(e))} for {describe(me)}: not "
+                                              f"exact ({earn.why}); it answers only the {len(earn.proven)} fields and "
+                                              f"sizes the live check read ({result.summary()})",
+                            t.source, t.build, result, loaded=t)
+        failures.append(f"{e['name']} failed the live check: {result.summary()}")
+    raise _no_match(me, entries, "; ".join(failures + why) or
+                    "none is of this minor version with these layout flags, target and pointer size")
+
+
+def _how_to_scan() -> str:
+    return (f"make this build's own table with `offsets scan --python {sys.executable} --install` (needs its C "
+            f"headers, e.g. the python3.X-dev package), or load one with offsets.use_table('table.yaml')")
+
+
+def _no_match(me: dict, entries: list, why: str) -> NoMatchingTable:
+    shipped = ", ".join(e["name"] for e in sorted(entries, key=lambda e: (e["triple"], e["hexversion"], e["name"])))
+    return NoMatchingTable(f"no table fits {describe(me)}{': ' + why if why else ''}; shipped: {shipped or 'none'}; "
+                           + _how_to_scan())
+
+
+def _autoscan_allowed(me: dict) -> bool:
+    if os.environ.get("OFFSETS_AUTOSCAN", "1").strip().lower() in ("0", "false", "no") or not me.get("inputs"):
+        return False
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("clang", "yaml", "jsonschema"))
+
+
+def autoscan(me: dict):
+    """Make and install this build's own table (headers only), once; (Loaded, Earning) or None."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(_HERE)] + sys.path))
+    proc = subprocess.run([sys.executable, "-m", "offsets", "scan", "--python", sys.executable, "--install",
+                           "--no-dwarf", "-q"], capture_output=True, text=True, env=env)
+    if proc.returncode:
+        return None
+    for e in installed_entries(me):
+        earn = earning(entry_build(e), me)
+        if earn.exact:
+            return _load_entry(e), earn
+    return None
+
+
+# ---------------------------------------------------------------- state and the public API
+_state = None      # (Loaded, Match)
+
+
+def _current() -> Loaded:
+    state = _state
+    if state is None:
+        with _lock:
+            if _state is None:
+                me = running_identity()
+                entries = installed_entries(me) + shipped_index()["tables"]
+                _set(*select(me, entries, strict=strict_mode(),
+                             autoscan=(lambda: autoscan(me)) if _autoscan_allowed(me) else None))
+            state = _state
+    return state[0]
+
+
+def _set(table: Loaded, match: Match) -> None:
+    """Switch tables: the answer caches are emptied under the lock, so no thread keeps an old answer."""
+    global _state
+    with _lock:
+        _state = (table, match)
+        _offsets_index.clear()
+        _sizes.clear()
+        c = sys.modules.get("offsets._offsets")
+        if c is not None:
+            c._reset(match)
+
+
+def _set_none() -> None:
+    """Forget the table in use and the identity (the next lookup chooses again); for tests."""
+    global _state, _me
+    with _lock:
+        _state = None
+        _me = None
+        _offsets_index.clear()
+        _sizes.clear()
+
+
+def _unknown_struct(t: Loaded, name: str, struct: str) -> UnknownNameError:
+    qualified = t.qualified(struct)
+    if qualified:
+        from ..errors import AmbiguousNameError
+
+        return AmbiguousNameError(name, qualified, where=t.where())
+    return UnknownNameError(name, close_matches(struct, t.struct_names(), 0.6),
+                            where=t.where())
+
+
+def _refused(t: Loaded, name: str) -> NoMatchingTable:
+    check = t.earning.check
+    seen = f"; live check: {check.summary()}" if check is not None else ""
+    return NoMatchingTable(f"{name}: not answered: {t.name} is not exactly this build's table ({t.earning.why}) and "
+                           f"the live check did not read this{seen}; {_how_to_scan()}")
+
+
+#: No struct.field name is longer; a longer one is refused at once, quoting only its start.
+MAX_NAME = 1024
+
+
+def _lookup(name, what: str):
+    if not isinstance(name, str):
+        raise TypeError(f"offsets.{what}() takes a str, not {type(name).__name__}")
+    if len(name) > MAX_NAME:
+        raise UnknownNameError(f"{name[:120]}... ({len(name)} characters)", [],
+                               where=f"any table: names are at most {MAX_NAME} characters")
+    t = _current()
+    for table in [t] + t.fallbacks:
+        struct, path = table.split(name)
+        key = table.resolve_struct(struct)
+        if key is not None:
+            return table, key, path
+        if table.qualified(struct):     # it means several layouts there: only a qualified name answers
+            raise _unknown_struct(table, name, struct)
+    raise _unknown_struct(t, name, t.split(name)[0])
+
+
+class _Offsets(dict):
+    """name -> byte offset, filled on first use with the answers the table has earned."""
+
+    def __missing__(self, name):
+        with _lock:
+            t, key, path = _lookup(name, "get")
+            fields = t.fields(key)
+            if not path:
+                raise UnknownNameError(name, [f"{name}.{p}" for p in list(fields)[:3]],
+                                       where=f"{t.where()} as a field (it is a struct: offsets.sizeof({name!r}) "
+                                             f"is its size)")
+            row = fields.get(path)
+            if row is None:
+                close = close_matches(path, list(fields), 0.5)
+                raise UnknownNameError(name, [f"{t.split(name)[0]}.{p}" for p in close],
+                                       where=f"struct {key} of {t.where()}")
+            if t.earned(key, path) is None:
+                raise _refused(t, name)
+            if _state is not None and t in [_state[0]] + _state[0].fallbacks:
+                prefix = key + "."
+                if t.exact(key):
+                    self.update((prefix + p, r[0]) for p, r in fields.items())
+                self[name] = row[0]
+            return row[0]
+
+
+class _Sizes(dict):
+    """struct name -> size, filled on first use with the answers the table has earned."""
+
+    def __missing__(self, name):
+        with _lock:
+            t, key, path = _lookup(name, "sizeof")
+            if path:
+                raise UnknownNameError(name, [name.partition(".")[0]],
+                                       where=f"{t.where()} as a struct (offsets.field({name!r}).size is a field's size)")
+            if t.earned(key) is None:
+                raise _refused(t, name)
+            size = t.size(key)
+            if _state is not None and t in [_state[0]] + _state[0].fallbacks:
+                self[name] = size
+            return size
+
+
+_offsets_index = _Offsets()
+_sizes = _Sizes()
+
+#: get(name) -> int: the byte offset of STRUCT.FIELD (nested paths: PyTypeObject.ob_base.ob_base.ob_type;
+#: a bitfield: the offset of its storage unit, see field()). Raises UnknownNameError (a KeyError), or
+#: NoMatchingTable when the answer is not earned.
+get = _offsets_index.__getitem__
+#: sizeof(struct) -> int: the size of a struct (typedef, tag and alias names work too).
+sizeof = _sizes.__getitem__
+
+
+def field(name: str):
+    """The field STRUCT.FIELD (a `model.Field` with `earned`: 'exact' or 'proven')."""
+    with _lock:
+        get(name)   # the same errors as get()
+        t, key, path = _lookup(name, "field")
+        o, size, type_, bo, bw, al, fl = t.fields(key)[path]
+        return EarnedField(path=path, offset=o, size=size, type=type_, bit_offset=bo, bit_width=bw, array_len=al,
+                           flexible=bool(fl), earned=t.earned(key, path))
+
+
+def build() -> Match:
+    """The table in use: its name, build identity, how it matched, and `earned(struct)`."""
+    _current()
+    return _state[1]
+
+
+def current_table():
+    """The table in use as a full `model.Table`, with only the structs it answers exactly: for the CLI."""
+    from ..layout.compact import table_of
+
+    t = _current()
+    return table_of(t.head, t.pool, [k for k in t.order if t.exact(k)])
+
+
+def current_layouts(t: Loaded):
+    """A loaded table as a full `model.Table`: every struct decoded and checked."""
+    from ..layout.compact import table_of
+
+    return table_of(t.head, t.pool)
+
+
+#: compact files use_table() has checked in full: (path, size, mtime, ctime)
+_validated: set = set()
+
+
+def use_table(path, verify: bool = True) -> Match:
+    """Use the table at `path` (`offsets scan` YAML, or a compact .jsonl) from now on, for Python and C.
+
+    It must be for this interpreter's minor version, layout flags, target and pointer size
+    (TableError otherwise). Its answers are earned as the shipped tables' are: exact when its
+    identity (digests included) is this build's, else only what the live check proves (which must
+    pass: VerifyError otherwise; OFFSETS_STRICT refuses such a table). `verify` also runs the live
+    check on an exact table.
+    """
+    path = os.fspath(path)
+    if path.endswith(".jsonl"):
+        t = load_compact(path)
+        st = os.stat(path)
+        stamp = (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if stamp not in _validated:
+            current_layouts(t)      # every struct checked by the model and its rules, once per file
+            _validated.add(stamp)
+    else:
+        from ..layout import compact, compact_read, table_yaml
+
+        head, pool = compact_read.parse(compact.dumps(table_yaml.load(path), path), path)
+        t = Loaded(head, pool, path, shipped_index()["aliases"])
+    me = running_identity()
+    b = t.build
+    mine = (me["hexversion"] >> 16, identity.flag_set(me["config"]), me["triple"], me["pointer_size"])
+    theirs = (b["hexversion"] >> 16, identity.flag_set(b["config"]), b["target"]["triple"], b["target"]["pointer_size"])
+    if mine != theirs:
+        raise TableError(f"{path} is for {t.name}, not for this {describe(me)}: {_how_to_scan()}")
+    from ..errors import VerifyError
+
+    earn = earning(b, me)
+    t.earning = earn
+    if not earn.exact and strict_mode():
+        raise TableError(f"{path} is not exactly this build's table ({earn.why}) and OFFSETS_STRICT allows exact "
+                         f"tables only")
+    result = None
+    if verify or not earn.exact:
+        result = t.prove()
+        if not result.ok:
+            raise VerifyError(f"{path} does not describe this interpreter: {result.summary()}")
+    how = ("exact: " + earn.why if earn.exact else
+           f"not exact ({earn.why}): answers only the {len(earn.proven)} fields the live check read")
+    with _lock:
+        _set(t, Match(t.name, "user", f"loaded from {path}; {how}" + (f"; live check: {result.summary()}"
+                                                                      if result else ""),
+                      path, t.build, result, loaded=t))
+        return _state[1]
+
+
+def live_check(table: Loaded = None):
+    """Run the live check (`live_check.py`) of a table (default: the one in use) against this process."""
+    from .live_check import check
+
+    return check(table or _current())
+
+
+def get_include() -> str:
+    """The directory holding pyoffsets.h (installed: inside the package; a checkout: headers/)."""
+    for d in (os.path.join(_HERE, "include"), os.path.join(os.path.dirname(_HERE), "headers")):
+        if os.path.isfile(os.path.join(d, "pyoffsets.h")):
+            return d
+    raise OffsetsError(f"pyoffsets.h is in neither {_HERE}/include nor the checkout's headers/: reinstall offsets")
+
+
+def main(argv=None) -> int:
+    """`python -m offsets.runtime NAME...`: the table this interpreter uses, and each answer with how
+    it was earned (runs on any interpreter, with no third-party package)."""
+    names = sys.argv[1:] if argv is None else argv
+    try:
+        m = build()
+    except OffsetsError as e:
+        print(f"offsets: error: {e}", file=sys.stderr)
+        return e.exit_code
+    print(f"table: {m.table} ({m.kind}: {m.detail})")
+    status = 0
+    for name in names:
+        try:
+            if "." in name:
+                f = field(name)
+                print(f"  {name:<34} {f.offset:>6}  {f.earned}")
+            else:
+                print(f"  {name:<34} {sizeof(name):>6}  {m.earned(name)} (size)")
+        except (OffsetsError, KeyError) as e:
+            status = 2
+            print(f"  {name:<34} {'-':>6}  refused: {e}")
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

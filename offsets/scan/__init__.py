@@ -1,0 +1,11 @@
+"""Scanning: a build's inputs -> translation units -> libclang -> one `Table`.
+
+build_inputs.py, targets.py, debian.py   what a build is made of (headers, pyconfig.h, sources, target)
+units.py, sources.py, source_reads.py, makefile.py, setup_py.py, generated_headers.py
+                                         the translation units to parse, with the build's own flags
+clang_headers.py, clang_scan.py, preamble.py
+                                         libclang: builtin headers, one unit -> layouts, shared preambles
+scanner.py, unit_cache.py, unit_limit.py the parallel, cached scan of every unit, merged into one Table
+qualify.py, storage.py                   naming and listing rules both readers share
+dwarf.py, dwarf_read.py, dwarf_raw.py    the second reader: layouts from a binary's DWARF
+"""

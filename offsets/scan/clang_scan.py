@@ -1,0 +1,454 @@
+"""The one module that talks to libclang: parse one translation unit, return its layouts.
+
+It adds clang's builtin headers, turns any diagnostic of severity error into `ScanError`, turns
+negative layout codes into `LayoutError`, converts bits to bytes, and decides anonymity with
+`clang_Cursor_isAnonymousRecordDecl` (never from a type's spelling). Results are model values.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Optional
+
+from . import storage
+from ..errors import LayoutError, ScanError
+from ..layout.model import LAYOUT_FLAGS, Field, Struct
+
+_FLAG_PREFIX = "__offsets_flag_"
+_POINTER_PROBE = "__offsets_pointer_t"
+_TAGGED_USR = re.compile(r"@[SU]@[^@]*$")   # ...@S@tag; @SA@name is a typedef's untagged record
+_ANON = re.compile(r"(?:\w+::)*\((?:unnamed|anonymous)(?: (?:struct|union|enum))?(?: at [^)]*)?\)")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One translation unit to parse: a file (or in-memory text), its arguments, and what it owns.
+
+    `roots` maps absolute directory prefixes to the relative names used in `defined_in`; only
+    records defined in a file under one of `owned` prefixes are reported.
+    """
+
+    name: str
+    path: str
+    args: tuple[str, ...]
+    roots: tuple[tuple[str, str], ...]
+    owned: tuple[str, ...]
+    text: Optional[str] = None
+
+
+@dataclass
+class UnitResult:
+    """What one translation unit defines, plus what the compiler said about the build."""
+
+    name: str
+    structs: dict = field(default_factory=dict)      # key -> Struct
+    names: dict = field(default_factory=dict)        # alias (tag or other typedef) -> key
+    flags: dict = field(default_factory=dict)        # layout flag -> defined after all includes
+    pointer_size: Optional[int] = None
+    files: dict = field(default_factory=dict)        # every file read -> sha256
+
+
+@dataclass(frozen=True)
+class Preamble:
+    """A precompiled header of the text several units start with (`preamble.py` picks the text).
+
+    `files` are the files it read, with digests; `typedefs` the typedefs it holds of records it
+    leaves incomplete, as (record USR, typedef name) in source order: a unit that completes such a
+    record (`typedef struct _dictkeysobject PyDictKeysObject;` in a header, the struct in a `.c`
+    file) names it by them, as a parse without the precompiled header would.
+    """
+
+    path: str
+    files: tuple[tuple[str, str], ...]
+    typedefs: tuple[tuple[str, str], ...]
+
+
+def flag_probes() -> str:
+    """C text that leaves a declaration behind for each layout flag defined at the end of a unit."""
+    lines = [f"typedef void *{_POINTER_PROBE};"]
+    for flag in LAYOUT_FLAGS:
+        lines += [f"#ifdef {flag}", f"static const int {_FLAG_PREFIX}{flag} = 1;", "#endif"]
+    return "\n".join(lines) + "\n"
+
+
+def libclang_version() -> str:
+    """The version of the libclang library in use, e.g. `16.0.6`."""
+    cindex = _cindex()
+    lib = cindex.conf.lib
+    fn = lib.clang_getClangVersion
+    fn.restype = cindex._CXString
+    text = cindex._CXString.from_result(fn())
+    m = re.search(r"(\d+\.\d+\.\d+)", text)
+    return m.group(1) if m else text
+
+
+_CI = None
+
+
+def _cindex():
+    """Import clang.cindex on first use, and register the calls its bindings lack."""
+    global _CI
+    if _CI is None:
+        import clang.cindex as ci
+
+        fn = ci.conf.lib.clang_Cursor_isAnonymousRecordDecl
+        fn.argtypes = [ci.Cursor]
+        fn.restype = ctypes.c_uint
+        _CI = ci
+    return _CI
+
+
+@dataclass(frozen=True)
+class _Member:
+    """One member of a record as libclang gives it (offset relative to the record, in bits)."""
+
+    name: str
+    bitfield: bool
+    canon: object            # the canonical clang Type
+    rel: int                 # offset in bits, or libclang's negative error code
+    record: object           # the member's record declaration (cursor) when it is a record, else None
+    anonymous: bool          # an anonymous member (flattened into its parent)
+    type: str                # the spelling, cleaned
+    width: int               # bit width of a bitfield
+    size: int                # canonical type's size (negative: libclang's error code)
+    flexible: bool           # a flexible array member
+    array_len: Optional[int]
+
+
+class _Walker:
+    def __init__(self, unit: Unit, ci) -> None:
+        self._members: dict = {}     # cursor hash -> [(record cursor, [_Member])]
+        self.unit = unit
+        self.ci = ci
+        self.K = ci.CursorKind
+        self.T = ci.TypeKind
+        self.anon = ci.conf.lib.clang_Cursor_isAnonymousRecordDecl
+        self._foreign: dict = {}     # file -> defined outside the CPython tree
+        self._dirs = _include_dirs(unit.args)
+
+    def relpath(self, path: str) -> Optional[str]:
+        for prefix, rel in self.unit.roots:
+            if path.startswith(prefix):
+                return rel + path[len(prefix):]
+        return None
+
+    def owned(self, path: str) -> bool:
+        return any(path.startswith(p) for p in self.unit.owned)
+
+    def where(self, cursor) -> str:
+        loc = cursor.location
+        path = loc.file.name if loc.file else "?"
+        return f"{self.relpath(path) or path}:{loc.line}"
+
+    def size(self, t, what: str) -> int:
+        n = t.get_size()
+        if n < 0:
+            raise LayoutError(f"{what}: libclang gives no size for type {clean_type(t.spelling)!r} "
+                              f"(code {n}) while scanning {self.unit.name}")
+        return n
+
+    def members(self, rtype) -> list:
+        """What `record_fields` needs of each member of a record, asked of libclang once per record
+        and unit: a nested record (PyObject, PyVarObject ...) is met again in every struct holding it."""
+        decl = rtype.get_declaration()
+        bucket = self._members.setdefault(decl.hash, [])
+        for known, found in bucket:
+            if known == decl:
+                return found
+        found = []
+        for f in rtype.get_fields():
+            name = f.spelling
+            bitfield = f.is_bitfield()
+            if bitfield and not name:
+                continue  # unnamed bitfield: padding, not a field
+            canon = f.type.get_canonical()
+            kind = canon.kind
+            nested = canon.get_declaration() if kind == self.T.RECORD else None
+            found.append(_Member(name, bitfield, canon, f.get_field_offsetof(), nested,
+                                 nested is not None and bool(self.anon(nested)), clean_type(f.type.spelling),
+                                 f.get_bitfield_width() if bitfield else 0,
+                                 -1 if kind == self.T.INCOMPLETEARRAY else canon.get_size(),
+                                 kind == self.T.INCOMPLETEARRAY,
+                                 canon.get_array_size() if kind == self.T.CONSTANTARRAY else None))
+        bucket.append((decl, found))
+        return found
+
+    def _size(self, m: "_Member", what: str) -> int:
+        if m.size < 0:
+            raise LayoutError(f"{what}: libclang gives no size for type {clean_type(m.canon.spelling)!r} "
+                              f"(code {m.size}) while scanning {self.unit.name}")
+        return m.size
+
+    def record_fields(self, rtype, base_bits: int, prefix: str, out: list, where: str,
+                      levels: Optional[int] = None) -> None:
+        """Append the fields of record type `rtype`; `levels` limits how deep named members go
+        (static object storage, data/storage.yaml)."""
+        for m in self.members(rtype):
+            name = m.name
+            if m.rel < 0:
+                raise LayoutError(f"{where}: libclang gives no offset for field {prefix + name!r} (code {m.rel})")
+            bits = base_bits + m.rel
+            if m.anonymous:
+                if name:
+                    raise ScanError(f"{where}: anonymous member with a name {name!r}: libclang disagrees with itself")
+                self.record_fields(m.canon, bits, prefix, out, where, levels)
+                continue
+            if not name:
+                raise ScanError(f"{where}: unnamed field of type {m.type!r} that is not an anonymous member")
+            path = prefix + name
+            if m.bitfield:
+                width = m.width
+                unit = self._size(m, f"{where}: {path}")
+                start = (bits // (8 * unit)) * unit
+                if bits - 8 * start + width > 8 * unit:  # straddles its natural unit: smallest byte window
+                    start = bits // 8
+                    unit = (bits - 8 * start + width + 7) // 8
+                out.append(Field(path, start, unit, m.type, bits - 8 * start, width))
+                continue
+            if bits % 8:
+                raise LayoutError(f"{where}: field {path!r} starts at bit {bits}, not on a byte")
+            if m.flexible:
+                out.append(Field(path, bits // 8, 0, m.type, flexible=True))
+                continue
+            size = self._size(m, f"{where}: {path}")
+            out.append(Field(path, bits // 8, size, m.type, array_len=m.array_len))
+            if m.record is not None and (levels is None or levels > 1) and not self.is_storage(m.record) \
+                    and not self.is_foreign(m.record):
+                self.record_fields(m.canon, bits, path + ".", out, where, None if levels is None else levels - 1)
+
+    def is_storage(self, decl) -> bool:
+        """A member of static-object-storage type is listed, not expanded (data/storage.yaml)."""
+        return storage.depth(decl.spelling) is not None and self.is_tagged(decl)
+
+    def is_foreign(self, decl) -> bool:
+        """A record of the C library or another system header (storage.py): listed, not expanded.
+        Its file's nearest include directory is a system one (`-isystem`, or none: a builtin)."""
+        f = decl.location.file
+        path = f.name if f else ""
+        got = self._foreign.get(path)
+        if got is None:
+            best = max((d for d in self._dirs if path.startswith(d[0])), key=lambda d: len(d[0]), default=None)
+            got = self._foreign[path] = not path or (best is not None and best[1])
+        return got
+
+    def is_tagged(self, decl) -> bool:
+        """A record with a tag of its own (`struct S {...}`): not one only a typedef names
+        (`typedef struct {...} T`, whose USR ends `@SA@T`), nor one with no name at all (clang 16+
+        spells it `struct (unnamed at ...)`), also when a macro expands to the record (3.13's
+        `struct _PyCode_DEF(8)`), where the tokens of its extent are the macro's."""
+        if self.anon(decl) or not decl.spelling or decl.is_anonymous():
+            return False
+        return _TAGGED_USR.search(decl.get_usr()) is not None
+
+    def struct(self, decl, key: str, tag: Optional[str]) -> Struct:
+        where = self.where(decl)
+        fields: list = []
+        self.record_fields(decl.type, 0, "", fields, where, storage.depth(tag))
+        kind = "union" if decl.kind == self.K.UNION_DECL else "struct"
+        size = self.size(decl.type, f"{where}: {key}")
+        align = decl.type.get_align()
+        if align < 1:
+            raise LayoutError(f"{where}: libclang gives no alignment for {key!r} (code {align})")
+        return Struct(key, kind, size, align, where, tuple(fields))
+
+
+def _include_dirs(args) -> tuple:
+    """(directory + '/', is a system directory) for each -I and -isystem of a unit's arguments."""
+    out, args = [], list(args)
+    for i, a in enumerate(args):
+        if a in ("-I", "-isystem") and i + 1 < len(args):
+            out.append((args[i + 1].rstrip("/") + "/", a == "-isystem"))
+        elif a.startswith("-I") and len(a) > 2:
+            out.append((a[2:].rstrip("/") + "/", False))
+        elif a.startswith("-isystem") and len(a) > 8:
+            out.append((a[8:].rstrip("/") + "/", True))
+    return tuple(out)
+
+
+def clean_type(spelling: str) -> str:
+    """A type's spelling without clang's location-bearing names for untagged records."""
+    return _ANON.sub("<anonymous>", spelling)
+
+
+def _parse(ci, path: str, args: list, text: Optional[str], name: str, exclude_pch_decls: bool = False):
+    """A translation unit with skipped function bodies; a `ScanError` for any error diagnostic."""
+    options = ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES | ci.TranslationUnit.PARSE_INCOMPLETE
+    unsaved = [(path, text)] if text is not None else None
+    try:
+        tu = ci.Index.create(excludeDecls=exclude_pch_decls).parse(path, args=args, unsaved_files=unsaved,
+                                                                   options=options)
+    except ci.TranslationUnitLoadError as e:
+        raise ScanError(f"{name}: libclang could not parse it at all ({e})") from None
+    for d in tu.diagnostics:
+        if d.severity >= ci.Diagnostic.Error:
+            loc = d.location
+            where = f"{loc.file.name}:{loc.line}:{loc.column}" if loc.file else path
+            raise ScanError(f"{where}: error: {d.spelling} (in translation unit {name})")
+    return tu
+
+
+_DIGESTS: dict = {}     # (path, inode, size, mtime) -> digest: one hash per file and process
+
+
+def _digest(path: str) -> str:
+    st = os.stat(path)
+    key = (path, st.st_ino, st.st_size, st.st_mtime_ns)
+    if key not in _DIGESTS:
+        _DIGESTS[key] = "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return _DIGESTS[key]
+
+
+def build_preamble(text: str, args: tuple, header: str, pch: str) -> Optional[Preamble]:
+    """Precompile `text` (written at the virtual path `header`) with a unit's `args` into `pch`.
+
+    None where sharing it could change a unit's result: an error in it, or a typedef with
+    attributes of a record it leaves incomplete (its alignment would need the complete record).
+    """
+    ci = _cindex()
+    header_args = ["c-header" if a == "c" and prev == "-x" else a for prev, a in zip(("",) + args, args)]
+    try:
+        tu = _parse(ci, header, header_args, text, header)
+    except ScanError:
+        return None
+    typedefs = []
+    typedef_kind, record = ci.CursorKind.TYPEDEF_DECL.value, ci.TypeKind.RECORD
+    for c in _children(ci, tu.cursor):
+        if c._kind_id != typedef_kind:
+            continue
+        canon = c.underlying_typedef_type.get_canonical()
+        if canon.kind != record:
+            continue
+        decl = canon.get_declaration()
+        if decl.get_definition() is None:
+            if any(k.kind.is_attribute() for k in _children(ci, c)):
+                return None
+            typedefs.append((decl.get_usr(), c.spelling))
+    files = dict.fromkeys(inc.include.name for inc in tu.get_includes())
+    try:
+        tu.save(pch)
+    except ci.TranslationUnitSaveError:
+        return None
+    return Preamble(pch, tuple((f, _digest(f)) for f in files), tuple(typedefs))
+
+
+def parse_unit(unit: Unit, preamble: Optional[Preamble] = None) -> UnitResult:
+    """Parse one unit with libclang and return every complete struct and union it owns.
+
+    With a `preamble` (a precompiled header of the text the unit's file starts with), only what
+    follows it is parsed and walked; the result is the same. A preamble that read a file the unit
+    owns is not used, and any error is reported as the parse without it reports it.
+    """
+    if preamble is not None and not any(f.startswith(unit.owned) for f, _ in preamble.files):
+        try:
+            return _parse_and_walk(unit, preamble)
+        except ScanError:
+            pass
+    return _parse_and_walk(unit, None)
+
+
+def _parse_and_walk(unit: Unit, preamble: Optional[Preamble]) -> UnitResult:
+    ci = _cindex()
+    text = unit.text + "\n" + flag_probes() if unit.text is not None else None
+    args = list(unit.args) + (["-include-pch", preamble.path] if preamble else [])
+    tu = _parse(ci, unit.path, args, text, unit.name, exclude_pch_decls=preamble is not None)
+
+    w = _Walker(unit, ci)
+    result = UnitResult(unit.name)
+    if preamble:
+        result.files.update(preamble.files)
+    for inc in tu.get_includes():
+        result.files.setdefault(inc.include.name, None)
+    if unit.text is None:
+        result.files.setdefault(unit.path, None)
+    for path, digest in result.files.items():
+        if digest is None:
+            result.files[path] = _digest(path)
+
+    records: dict = {}      # location -> record cursor, in source order
+    typedefs: dict = {}     # location -> [typedef names]
+
+    record_kinds = (w.K.STRUCT_DECL.value, w.K.UNION_DECL.value)
+    typedef_kind, var_kind = w.K.TYPEDEF_DECL.value, w.K.VAR_DECL.value
+
+    def visit(cursor) -> None:
+        for c in _children(ci, cursor):
+            kind = c._kind_id       # the raw CXCursorKind: no CursorKind object per child
+            if kind in record_kinds:
+                if c.is_definition() and c.location.file and w.owned(c.location.file.name):
+                    records.setdefault(_loc(c), c)
+                    visit(c)    # nested records; one outside the owned files holds none of them
+            elif kind == typedef_kind:
+                canon = c.underlying_typedef_type.get_canonical()
+                if canon.kind == w.T.RECORD:
+                    d = canon.get_declaration().get_definition()
+                    if d is not None:
+                        typedefs.setdefault(_loc(d), []).append((c.spelling, c.type.get_align()))
+                if c.spelling == _POINTER_PROBE:
+                    result.pointer_size = c.underlying_typedef_type.get_size()
+            elif kind == var_kind and c.spelling.startswith(_FLAG_PREFIX):
+                result.flags[c.spelling[len(_FLAG_PREFIX):]] = True
+
+    visit(tu.cursor)
+    if preamble and preamble.typedefs:
+        names_of: dict = {}
+        for usr, name in preamble.typedefs:
+            names_of.setdefault(usr, []).append(name)
+        for loc, decl in records.items():
+            earlier = names_of.get(decl.get_usr())
+            if earlier:     # the preamble's typedefs come before the unit's own
+                typedefs[loc] = [(n, decl.type.get_align()) for n in earlier] + typedefs.get(loc, [])
+    for flag in LAYOUT_FLAGS:
+        result.flags.setdefault(flag, False)
+    for loc, decl in records.items():
+        named = typedefs.get(loc, [])
+        tag = decl.spelling if w.is_tagged(decl) else None
+        key = named[0][0] if named else tag
+        if key is None:
+            continue  # untagged and never typedef'd: only reachable as a member's type
+        s = w.struct(decl, key, tag)
+        # `__attribute__((aligned(8))) typedef struct S {...} T;` (3.9's Keccak sponge): the typedef
+        # has an alignment of its own; a name is an alias only where it means the same layout
+        align = named[0][1] if named else s.align
+        if align != s.align:
+            s = replace(s, align=align)
+        result.structs[key] = s
+        for alias, alias_align in named[1:] + ([(tag, decl.type.get_align())] if tag and tag != key else []):
+            if alias_align == align:
+                result.names.setdefault(alias, key)
+    return result
+
+
+def _children(ci, cursor) -> list:
+    """The children of `cursor`, as `Cursor.get_children()` gives them, without its per-child
+    comparison against the null cursor (two more calls into libclang for each child)."""
+    out = []
+    tu = cursor._tu
+
+    def visitor(child, parent, data):
+        child._tu = tu          # keeps the translation unit alive as long as the cursor
+        out.append(child)
+        return 1                # CXChildVisit_Continue
+
+    ci.conf.lib.clang_visitChildren(cursor, ci.callbacks["cursor_visit"](visitor), None)
+    return out
+
+
+def _loc(cursor) -> tuple:
+    loc = cursor.location
+    return (loc.file.name if loc.file else "", loc.line, loc.column)
+
+
+def parse_only(unit: Unit) -> int:
+    """Parse `unit` exactly as `parse_unit` does, walk nothing: the floor the benchmark measures against.
+
+    Returns the number of diagnostics, so the parse cannot be optimised away.
+    """
+    ci = _cindex()
+    options = ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES | ci.TranslationUnit.PARSE_INCOMPLETE
+    unsaved = [(unit.path, unit.text + "\n" + flag_probes())] if unit.text is not None else None
+    tu = ci.Index.create().parse(unit.path, args=list(unit.args), unsaved_files=unsaved, options=options)
+    return len(tu.diagnostics)

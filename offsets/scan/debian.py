@@ -1,0 +1,184 @@
+"""Fetch Debian packages by name into the cache, without touching the system's apt setup.
+
+Each (architecture, suite) pair gets its own apt state under the cache: a deb822 sources file
+copied from the machine's own Debian entry, its own lists and its own archive cache. Packages are
+unpacked with `dpkg-deb -x`; source packages with `dpkg-source -x`.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ..errors import FetchError
+
+SUITES = ("bullseye", "bookworm", "trixie", "sid", "experimental")
+
+
+def cache_dir() -> Path:
+    """`$OFFSETS_CACHE`, else `$XDG_CACHE_HOME/offsets`, else `~/.cache/offsets` (identity.cache_dir)."""
+    from ..layout.identity import cache_dir as where
+
+    return Path(where())
+
+
+def _progress(msg: str) -> None:
+    print(f"offsets: {msg}", file=sys.stderr, flush=True)
+
+
+def _debian_entry() -> dict:
+    """The machine's own Debian archive entry (URIs, Signed-By), from its deb822 sources."""
+    for path in sorted(Path("/etc/apt/sources.list.d").glob("*.sources")):
+        for stanza in path.read_text().split("\n\n"):
+            fields = dict(re.findall(r"^([A-Za-z-]+):\s*(.*)$", stanza, re.M))
+            uris = fields.get("URIs", "")
+            if "/debian" in uris and "security" not in uris and "debian-security" not in fields.get("Suites", ""):
+                return fields
+    legacy = Path("/etc/apt/sources.list")
+    if legacy.exists():
+        m = re.search(r"^deb\s+(?:\[[^]]*\]\s+)?(\S+/debian)\s", legacy.read_text(), re.M)
+        if m:
+            return {"URIs": m.group(1)}
+    raise FetchError("no Debian archive entry in /etc/apt/sources.list.d/*.sources; fetching Debian packages "
+                     "needs a Debian machine (or put the inputs in place and pass their paths)")
+
+
+def _apt(arch: str, suite: str) -> list[str]:
+    """apt-get options for an isolated state for (arch, suite), created and updated on first use."""
+    if suite not in SUITES:
+        raise FetchError(f"unknown Debian suite {suite!r}; known: {', '.join(SUITES)}")
+    if shutil.which("apt-get") is None:
+        raise FetchError("apt-get is not installed: fetching Debian packages needs a Debian machine")
+    root = cache_dir() / "apt" / f"{suite}-{arch}"
+    opts = ["-oDir::Etc::SourceList=/dev/null", f"-oDir::Etc::SourceParts={root}/parts",
+            f"-oDir::State::Lists={root}/lists", f"-oDir::Cache={root}/cache",
+            f"-oAPT::Architecture={arch}", f"-oAPT::Architectures={arch}",
+            # the host's own installed versions (say linux-libc-dev from bookworm-security) must not
+            # become the candidate: only the suite's archive counts
+            "-oDir::State::status=/dev/null",
+            "-oAPT::Sandbox::User=root", "-qq"]
+    stamp = root / "updated"
+    if not stamp.exists():
+        entry = _debian_entry()
+        (root / "parts").mkdir(parents=True, exist_ok=True)
+        (root / "lists/partial").mkdir(parents=True, exist_ok=True)
+        (root / "cache/archives/partial").mkdir(parents=True, exist_ok=True)
+        signed = f"Signed-By: {entry['Signed-By']}\n" if entry.get("Signed-By") else ""
+        (root / "parts/x.sources").write_text(
+            f"Types: deb deb-src\nURIs: {entry['URIs']}\nSuites: {suite}\nComponents: main\n{signed}")
+        _progress(f"apt-get update for {suite}/{arch}")
+        _run(["apt-get", *opts, "update"], f"apt-get update for {suite}/{arch}")
+        stamp.write_text("")
+    return opts
+
+
+def _run(cmd: list[str], what: str, cwd: Path | None = None) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if proc.returncode:
+        lines = [l for l in (proc.stderr or proc.stdout).splitlines() if l.startswith("E:")] or \
+            (proc.stderr or proc.stdout).strip().splitlines()[-1:]
+        raise FetchError(f"{what} failed: {lines[0] if lines else 'exit ' + str(proc.returncode)}")
+    return proc.stdout
+
+
+def download(packages: list[str], arch: str, suite: str) -> list[Path]:
+    """Download the .deb files of `packages` (name or name=version) for `arch` from `suite`."""
+    opts = _apt(arch, suite)
+    dest = cache_dir() / "debs" / f"{suite}-{arch}"
+    dest.mkdir(parents=True, exist_ok=True)
+    found = []
+    for pkg in packages:
+        name, _, version = pkg.partition("=")
+        # apt-get download spells an epoch `1%3a`; a pinned version takes only its own file
+        pattern = f"{name}_{version.replace(':', '%3a')}_*.deb" if version else f"{name}_*.deb"
+        have = sorted(dest.glob(pattern))
+        if not have:
+            _progress(f"downloading {pkg} ({suite}/{arch})")
+            _run(["apt-get", *opts, "download", pkg], f"downloading {pkg} for {arch} from {suite}", cwd=dest)
+            have = sorted(dest.glob(pattern))
+        if not have:
+            raise FetchError(f"downloading {pkg} for {arch} from {suite} gave no .deb file")
+        found.append(have[-1])
+    return found
+
+
+def unpacked(packages: list[str], arch: str, suite: str) -> Path:
+    """A directory where the .deb files of `packages` are unpacked together (a small sysroot)."""
+    debs = download(packages, arch, suite)
+    key = hashlib.sha256("\n".join(d.name for d in debs).encode()).hexdigest()[:16]
+    root = cache_dir() / "roots" / f"{suite}-{arch}-{key}"
+    if not (root / ".complete").exists():
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+        for deb in debs:
+            _progress(f"unpacking {deb.name}")
+            _run(["dpkg-deb", "-x", str(deb), str(root)], f"unpacking {deb.name}")
+        (root / ".complete").write_text("\n".join(d.name for d in debs) + "\n")
+    return root
+
+
+def _source_dsc(package: str, suite: str, version: str | None) -> Path:
+    """The .dsc of source package `package` (at `version` if given), downloaded with its files."""
+    opts = _apt("amd64", suite)
+    dest = cache_dir() / "sources" / suite
+    dest.mkdir(parents=True, exist_ok=True)
+    spec = f"{package}={version}" if version else package
+    prefix = f"{package}_{version.split(':')[-1]}." if version else f"{package}_"
+    dscs = sorted(dest.glob(f"{prefix}*dsc"))
+    if not dscs:
+        _progress(f"downloading source package {spec} ({suite})")
+        _run(["apt-get", *opts, "source", "--download-only", spec], f"downloading source {spec} from {suite}",
+             cwd=dest)
+        dscs = sorted(dest.glob(f"{prefix}*dsc"))
+    if not dscs:
+        raise FetchError(f"source {spec} from {suite}: no .dsc downloaded")
+    return dscs[-1]
+
+
+def orig_tarball(package: str, suite: str, version: str) -> Path:
+    """The pristine upstream tarball (`PACKAGE_UPSTREAM.orig.tar.*`) inside source package `package`=`version`."""
+    dsc = _source_dsc(package, suite, version)
+    upstream = version.split(":")[-1].rsplit("-", 1)[0]
+    tarballs = sorted(dsc.parent.glob(f"{package}_{upstream}.orig.tar.*"))
+    if not tarballs:
+        raise FetchError(f"source {package}={version} from {suite} has no {package}_{upstream}.orig.tar.* file")
+    return tarballs[0]
+
+
+def source(package: str, suite: str, version: str | None = None) -> Path:
+    """The unpacked Debian source package `package` (at `version` if given) from `suite`."""
+    dest = cache_dir() / "sources" / suite
+    dest.mkdir(parents=True, exist_ok=True)
+    trees = sorted(p for p in dest.glob(f"{package}-*") if p.is_dir() and (p / ".complete").exists())
+    if version:
+        upstream = version.split(":")[-1].rsplit("-", 1)[0]
+        trees = [p for p in trees if p.name == f"{package}-{upstream}"]
+    if trees:
+        return trees[-1]
+    dsc = _source_dsc(package, suite, version)
+    upstream = dsc.name[len(package) + 1:-4].rsplit("-", 1)[0]
+    tree = dest / f"{package}-{upstream}"
+    shutil.rmtree(tree, ignore_errors=True)
+    _progress(f"unpacking {dsc.name}")
+    _run(["dpkg-source", "--no-check", "-x", dsc.name, tree.name], f"unpacking {dsc.name}", cwd=dest)
+    (tree / ".complete").write_text(dsc.name + "\n")
+    return tree
+
+
+def orig(package: str, suite: str, version: str) -> Path:
+    """The pristine upstream sources inside Debian's source package `package` at `version`: its
+    orig tarball unpacked as it is, without Debian's patches (python.org's release, byte for byte)."""
+    tarball = orig_tarball(package, suite, version)
+    upstream = version.split(":")[-1].rsplit("-", 1)[0]
+    tree = tarball.parent / f"{package}-{upstream}-orig"
+    if (tree / ".complete").exists():
+        return tree
+    shutil.rmtree(tree, ignore_errors=True)
+    tree.mkdir(parents=True)
+    _progress(f"unpacking {tarball.name} (pristine, no Debian patches)")
+    _run(["tar", "-xf", str(tarball), "-C", str(tree), "--strip-components=1"], f"unpacking {tarball.name}")
+    (tree / ".complete").write_text(tarball.name + "\n")
+    return tree

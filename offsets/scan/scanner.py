@@ -1,0 +1,172 @@
+"""The scan: build inputs in, a complete `Table` out.
+
+Units are parsed in parallel (one process per core, each unit in a child of its own under a
+memory limit: `unit_limit`), each result kept in a content-keyed cache of plain data (`unit_cache`;
+keyed by the unit's arguments and text, valid while every file it read is unchanged), then merged:
+one struct per name, a tag defined differently in two `.c` files kept twice as `name@file`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from .. import __version__
+from . import storage, unit_cache, unit_limit, units
+from .build_inputs import BuildInputs, digest_files, headers_digest
+from .clang_scan import Unit, UnitResult, libclang_version, parse_unit
+from .debian import cache_dir
+from ..errors import BuildError, ScanError
+from ..layout.model import Build, Table, Target
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    keep_going: bool = False
+    jobs: int = 0                  # 0: one per core
+    use_cache: bool = True
+    share_preambles: bool = True   # units starting with the same text share its parse (preamble.py)
+    progress: Optional[Callable[[str], None]] = None
+
+
+#: Bumped when parse_unit's results change for the same input, so older cache entries are not used.
+PARSE_REVISION = 3
+
+
+def _unit_key(unit: Unit, clang: str) -> str:
+    blob = json.dumps([__version__, storage.digest(), PARSE_REVISION, clang, unit.name, unit.path, unit.args, unit.roots, unit.owned,
+                       unit.text])
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _cached(store: Path, key: str, digests: dict) -> Optional[UnitResult]:
+    """The cached result of the unit `key` (`unit_cache`) if every file it read still has the same content."""
+    result = unit_cache.read(store, key)
+    if result is None:
+        return None
+    try:
+        for f, digest in result.files.items():
+            if f not in digests:
+                digests[f] = unit_cache.file_digest(f)
+            if digests[f] != digest:
+                return None
+        return result
+    except OSError:  # a file it read is gone or unreadable: a miss
+        return None
+
+
+def _parse_or_error(unit: Unit, shared=None):
+    try:
+        return unit_limit.parse_limited(lambda u: parse_unit(u, shared), unit)
+    except ScanError as e:
+        return e
+
+
+def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
+    """Parse every unit (from the cache where possible); a `ScanError` in the list for each failure."""
+    clang = libclang_version()
+    store = cache_dir() / "scan"
+    results: list = [None] * len(unit_list)
+    todo = []
+    digests: dict = {}  # each file hashed once per scan, however many units read it
+    for i, u in enumerate(unit_list):
+        hit = _cached(store, _unit_key(u, clang), digests) if opts.use_cache else None
+        if hit is not None:
+            results[i] = hit
+        else:
+            todo.append(i)
+    say = opts.progress or (lambda msg: None)
+    if todo:
+        say(f"parsing {len(todo)} translation unit(s), {len(unit_list) - len(todo)} from cache")
+    jobs = opts.jobs or os.cpu_count() or 1
+    pool = None
+    mapper = map
+    if len(todo) > 1 and jobs > 1:
+        pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)))
+        mapper = pool.map
+    shared, workdir = _shared_preambles([unit_list[i] for i in todo], opts, mapper)
+    outputs = mapper(_parse_or_error, (unit_list[i] for i in todo), shared)
+    done = 0
+    for i, out in zip(todo, outputs):
+        done += 1
+        results[i] = out
+        if isinstance(out, ScanError):
+            if not opts.keep_going:
+                if pool is not None:
+                    pool.shutdown(cancel_futures=True)
+                raise out
+        elif opts.use_cache:
+            unit_cache.write(store, _unit_key(unit_list[i], clang), out)
+        if len(todo) > 1:
+            say(f"[{done}/{len(todo)}] {unit_list[i].name}")
+    if pool is not None:
+        pool.shutdown()
+    if workdir is not None:
+        workdir.cleanup()
+    return results
+
+
+# --- Shared preambles (preamble.py): how units are parsed, not what is cached --------------------
+
+def _shared_preambles(todo: list[Unit], opts: ScanOptions, mapper) -> tuple[list, Optional[object]]:
+    """The precompiled preamble of each unit to parse (or None), and the directory holding them."""
+    if not opts.share_preambles or len(todo) < 2:
+        return [None] * len(todo), None
+    from . import preamble
+
+    workdir = tempfile.TemporaryDirectory(prefix="offsets-preamble-")
+    return preamble.prepare(todo, workdir.name, mapper), workdir
+
+
+def merge(results: list[UnitResult]) -> tuple[dict, dict, list[str]]:
+    """One struct per name across units; a name meaning different layouts (two `.c` files, a tag
+    and a typedef, one header laid out per unit) is kept apart as `name@file` or `name@unit`
+    (`qualify.merge` under the libclang policy)."""
+    from .qualify import CLANG, merge as merge_definitions
+
+    return merge_definitions(((r.name, r.structs, r.names) for r in results), CLANG)
+
+
+def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
+    """Scan build `b` completely and return its table."""
+    header_unit, skipped = units.header_unit(b)
+    unit_list = [header_unit]
+    source_digest = None
+    if b.source:
+        from . import sources
+
+        src_units, src_skipped, source_digest = sources.source_units(b)
+        unit_list += src_units
+        skipped += src_skipped
+    results = parse_units(unit_list, opts)
+    ok = [r for r in results if isinstance(r, UnitResult)]
+    skipped += [f"{u.name}: {r}" for u, r in zip(unit_list, results) if isinstance(r, ScanError)]
+    head = results[0]
+    if not isinstance(head, UnitResult):
+        raise head
+    if head.pointer_size != b.target.pointer_size:
+        raise BuildError(f"clang gives {head.pointer_size}-byte pointers for {b.target.triple}, "
+                         f"the build says {b.target.pointer_size}")
+    files_read = set().union(*(r.files for r in ok))
+    listed = {s.split(":", 1)[0] for s in skipped}
+    skipped += [s for s in units.unreached_headers(b, files_read) if s.split(":", 1)[0] not in listed]
+    structs, names, conflicts = merge(ok)
+    build = Build(version=b.version, hexversion=b.hexversion,
+                  config={k: v for k, v in sorted(head.flags.items())},
+                  target=Target(b.target.triple, head.pointer_size),
+                  inputs={"pyconfig_h": digest_files([b.pyconfig_h], b.pyconfig_h.parent),
+                          "headers": headers_digest(b.include_dir),
+                          "source": source_digest},
+                  vendor=b.vendor, defines=b.layout_defines())
+    return Table(build=build, scanner={"offsets": __version__, "libclang": libclang_version()},
+                 structs=structs, names=names, skipped=tuple(skipped), conflicts=tuple(conflicts))
+
+
+def stderr_progress(msg: str) -> None:
+    print(f"offsets: {msg}", file=sys.stderr, flush=True)

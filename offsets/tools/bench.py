@@ -1,0 +1,104 @@
+"""`make bench`: the scanner's and the runtime's costs, each as a ratio to a floor measured in the
+same run (never an absolute time asserted anywhere).
+
+Scanner: one full build (headers plus a source tree: Debian's python3.11 3.11.2, fetched into the
+cache) scanned without cache, divided by libclang's bare parse of the same translation units with
+the same flags and the same parallelism (no walk); the same scan with every unit parsed whole (no
+shared preamble); then an unchanged rescan through the cache. Each goal is printed with "ok" or
+"OVER GOAL".
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+from ..scan import scanner
+
+
+def full_build():
+    """Debian 3.11.2: libpython3.11-dev headers + the python3.11 source package (x86_64)."""
+    from .matrix import _debian_inputs, matrix
+
+    entry = next(e for e in matrix()["debian"] if e["version"] == "3.11.2")
+    return _debian_inputs(entry, "release", "x86_64-linux-gnu")
+
+
+def _units(b):
+    from ..scan import units
+
+    unit_list = [units.header_unit(b)[0]]
+    if b.source:
+        from ..scan import sources
+
+        unit_list += sources.source_units(b)[0]
+    return unit_list
+
+
+def _floor(unit_list, jobs: int) -> float:
+    from ..scan.clang_scan import parse_only
+
+    start = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(parse_only, unit_list, chunksize=1))
+    return time.perf_counter() - start
+
+
+def verdict(value: float, goal: float) -> str:
+    """`ok` when a measured value meets its goal (at most `goal`), else `OVER GOAL`."""
+    return "ok" if value <= goal else "OVER GOAL"
+
+
+#: Issue 12's goals for the scanner: a full build with sources, no cache, as a ratio to the floor;
+#: the same rescanned through the cache, in seconds.
+SCAN_GOAL, CACHED_GOAL = 0.6, 1.0
+
+
+def bench_scanner(rounds: int = 2) -> None:
+    b = full_build()
+    jobs = os.cpu_count() or 1
+    unit_list = _units(b)
+    print(f"scanner: CPython {b.version} {b.target.triple}, {len(unit_list)} translation units, {jobs} parallel parsers")
+    floors, scans, whole = [], [], []
+    table = None
+    for _ in range(rounds):
+        floors.append(_floor(unit_list, jobs))
+        start = time.perf_counter()
+        table = scanner.scan(b, scanner.ScanOptions(use_cache=False, jobs=jobs))
+        scans.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    scanner.scan(b, scanner.ScanOptions(use_cache=False, jobs=jobs, share_preambles=False))
+    whole.append(time.perf_counter() - start)
+    scanner.scan(b, scanner.ScanOptions(jobs=jobs))  # fill the cache
+    start = time.perf_counter()
+    scanner.scan(b, scanner.ScanOptions(jobs=jobs))
+    cached = time.perf_counter() - start
+    floor, scan = min(floors), min(scans)
+    print(f"  floor (bare per-unit libclang parse, no walk): {floor:6.2f} s")
+    print(f"  full scan, no cache, shared preambles:         {scan:6.2f} s = {scan / floor:.2f}x the floor "
+          f"(goal <= {SCAN_GOAL}x: {verdict(scan / floor, SCAN_GOAL)})")
+    print(f"  full scan, no cache, every unit parsed whole:  {whole[0]:6.2f} s = {whole[0] / floor:.2f}x the floor")
+    print(f"  unchanged rescan, cached:                      {cached:6.2f} s (goal <= {CACHED_GOAL:g} s: "
+          f"{verdict(cached, CACHED_GOAL)})")
+    print(f"  found: {len(table.structs)} structs, {table.field_count} fields, {len(table.skipped)} skipped")
+
+
+def main() -> int:
+    bench_scanner()
+    from . import bench_drift
+
+    bench_drift.main()
+    from . import store_cost
+
+    store_cost.main()
+    try:
+        from . import bench_runtime
+    except ImportError:
+        print("runtime: offsets.tools.bench_runtime is not there yet")
+        return 0
+    return bench_runtime.main() or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,335 @@
+"""`make tables`: regenerate every table of generated/ from the builds in data/matrix.yaml.
+
+Inputs are fetched by package name into the cache (never committed); each build is scanned (its
+translation units in parallel), private structs of source-less builds are filled from DWARF after a
+cross-check, every table is verified against its own inputs (verified.py: a table that fails is
+never written), and the tables and generated/index.yaml (with each table's verification record)
+are written if changed. The command is `python -m offsets.tools.regenerate` (`make tables`), which also
+makes the C headers and the package's compact tables from them.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Callable, Optional
+
+import yaml
+
+from ..scan import build_inputs as build, debian, scanner
+from ..layout import table_yaml
+from ..check import verified
+from ..errors import BuildError, FetchError, OffsetsError
+from ..layout.model import Table
+
+
+@dataclass(frozen=True)
+class Job:
+    """One table to make: a label, how to find its inputs, and an optional binary with DWARF."""
+
+    label: str
+    inputs: Callable[[], build.BuildInputs]
+    dwarf: Optional[Callable[[], Optional[Path]]] = None
+
+
+def say(msg: str) -> None:
+    print(f"offsets: {msg}", file=sys.stderr, flush=True)
+
+
+def matrix() -> dict:
+    return yaml.safe_load(resources.files("offsets").joinpath("data/matrix.yaml").read_text())
+
+
+def _pyenv_python(version: str) -> Path:
+    try:
+        prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        raise BuildError(f"pyenv has no CPython {version}: install it (`pyenv install {version}`)") from None
+    return Path(prefix) / "bin" / f"python{'.'.join(version.split('.')[:2])}"
+
+
+def _configured_pyconfig(tree: Path, config: str, extra: tuple = ()) -> Path:
+    """pyconfig.h made by the tree's own ./configure (cached beside the tree; configure also makes
+    the Makefile beside it, from which the core's flags are read)."""
+    flags = {"release": [], "debug": ["--with-pydebug"], "free-threaded": ["--disable-gil"]}[config] + list(extra)
+    out = tree.parent / f"{tree.name}-configure-{config}{''.join(extra)}"
+    if not (out / "pyconfig.h").is_file():
+        import shutil
+        import tempfile
+
+        # configure in a private directory, then rename: two processes never share a half-made one
+        work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+        say(f"running {tree.name}/configure {' '.join(flags)} for its pyconfig.h")
+        proc = subprocess.run([str(tree / "configure"), "-q", *flags], cwd=work, capture_output=True, text=True)
+        if proc.returncode or not (work / "pyconfig.h").is_file():
+            shutil.rmtree(work, ignore_errors=True)
+            raise BuildError(f"{tree}/configure {' '.join(flags)} failed: {proc.stderr.strip().splitlines()[-1:]}")
+        try:
+            work.rename(out)
+        except OSError:              # another process finished first: use its result
+            shutil.rmtree(work, ignore_errors=True)
+    return out / "pyconfig.h"
+
+
+def jobs() -> list[Job]:
+    m = matrix()
+    out = []
+    for v in m["pyenv"]:
+        out.append(Job(f"pyenv {v}", lambda v=v: build.from_python(str(_pyenv_python(v))),
+                       lambda v=v: build.interpreter_libpython(str(_pyenv_python(v)))))
+    for e in m["debian"]:
+        for config, triple in e["builds"]:
+            dwarf = (lambda e=e, t=triple: _debian_dwarf(e, t)) if config == "debug" and e.get("dbg") else None
+            out.append(Job(f"debian {e['version']} {config} {triple}",
+                           lambda e=e, c=config, t=triple: _debian_inputs(e, c, t), dwarf))
+        for config, triple in e.get("upstream", ()):
+            out.append(Job(f"upstream {e['version']} {config} {triple}",
+                           lambda e=e, c=config, t=triple: _upstream_inputs(e, c, t)))
+    return out
+
+
+def job_for(row: dict) -> Job:
+    """The job that makes the table of index row `row` (file, version, config, target)."""
+    config = {"freethreaded": "free-threaded"}.get(row["config"], row["config"])
+    if "-debian-" in row["file"]:
+        label = f"debian {row['version']} {config} {row['target']}"
+    elif row["version"] in matrix()["pyenv"]:
+        label = f"pyenv {row['version']}"
+    else:
+        label = f"upstream {row['version']} {config} {row['target']}"
+    for j in jobs():
+        if j.label == label:
+            return j
+    raise BuildError(f"no job of data/matrix.yaml makes {row['file']} (looked for {label!r})")
+
+
+#: How the upstream tables' pyconfig.h is made: python.org's own ./configure, shared libpython (as
+#: pyenv, Docker's python images and most distributors build it).
+UPSTREAM_CONFIGURE = ("--enable-shared",)
+
+
+def _upstream_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
+    """python.org's sources of this version: the pristine orig tarball inside Debian's source
+    package, configured on this machine (`./configure --enable-shared` plus the config's flag)."""
+    if triple != "x86_64-linux-gnu":
+        raise BuildError(f"upstream {e['version']}: ./configure makes a pyconfig.h for this machine only, not {triple}")
+    tree = debian.orig(e["source"], e["suite"], e["deb"])
+    return build.from_source(tree, _configured_pyconfig(tree, config, UPSTREAM_CONFIGURE), target=triple,
+                             config=config, vendor="upstream")
+
+
+_trees: dict = {}
+
+
+def _debian_source(e: dict) -> Optional[Path]:
+    """The entry's unpacked source package, or None when the archive does not serve it (then the
+    debug table's `.c` structs come from the -dbg package's DWARF, and release tables have none)."""
+    key = (e.get("source"), e["suite"], e["deb"])
+    if key not in _trees:
+        tree = None
+        if e.get("source"):
+            try:
+                tree = debian.source(e["source"], e["suite"], e["deb"])
+            except FetchError as err:
+                if e.get("configure"):
+                    raise
+                say(f"{e['version']}: source {e['source']}={e['deb']} not served ({err}); "
+                    + (f"debug: .c structs from {e['dbg']}'s DWARF; " if e.get("dbg") else "")
+                    + "release: headers only")
+        _trees[key] = tree
+    return _trees[key]
+
+
+def _debian_dwarf(e: dict, triple: str) -> Optional[Path]:
+    """The debug libpython of the -dbg package when the source package is not served: the debug
+    table's `.c` structs are filled from its DWARF after a cross-check."""
+    return None if _debian_source(e) is not None else dbg_library(e, triple)
+
+
+def dbg_library(e: dict, triple: str) -> Path:
+    """`libpython3.Xd.so.1.0` of the entry's -dbg package (it carries its DWARF itself)."""
+    from ..scan.targets import target
+
+    t = target(triple)
+    packages = [f"{e['dev']}={e['deb']}", f"{e['dbg']}={e['deb']}"]
+    root = debian.unpacked(packages, t.deb_arch, e["suite"])
+    lib = root / "usr" / "lib" / t.multiarch / f"libpython{e['version'].rsplit('.', 1)[0]}d.so.1.0"
+    if not lib.is_file():
+        raise BuildError(f"{e['dbg']}={e['deb']} has no {lib.relative_to(root)}")
+    return lib
+
+
+def _debian_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
+    from ..scan.targets import target
+
+    t = target(triple)
+    tree = _debian_source(e)
+    if e.get("configure"):
+        if t.triple != "x86_64-linux-gnu":
+            raise BuildError(f"{e['version']}: ./configure makes a pyconfig.h for this machine only, not {triple}")
+        derived = "release" if config == "free-threaded" else config  # free-threaded is derived, see docs
+        return build.from_source(tree, _configured_pyconfig(tree, derived), target=triple, config=config,
+                                 vendor=f"debian {e['deb']}")
+    packages = [f"{e['dev']}={e['deb']}"] + ([f"{e['dbg']}={e['deb']}"] if config == "debug" else [])
+    root = debian.unpacked(packages, t.deb_arch, e["suite"])
+    abiflags = "d" if config == "debug" else ""
+    return build.from_prefix(root / "usr", source=tree, target=triple, config=config, abiflags=abiflags,
+                             vendor=f"debian {e['deb']}")
+
+
+def make(job: Job, opts: scanner.ScanOptions) -> tuple[Table, build.BuildInputs, Optional[Path]]:
+    """The job's table, with the build inputs and DWARF binary it was made from (to verify it)."""
+    b = job.inputs()
+    table = scanner.scan(b, opts)
+    binary = job.dwarf() if job.dwarf else None
+    if binary is not None:
+        from ..scan import dwarf
+
+        table, compared = dwarf.checked_fill(table, binary)
+        say(f"{job.label}: DWARF of {binary.name} agrees on {compared} fields; .c structs filled from it")
+    return table, b, binary
+
+
+def verify_all(todo: list[Job], out: Path) -> int:
+    """`offsets verify` for each job's committed table, with the job's own inputs; a summary row each."""
+    from ..check import verify
+
+    rows, failed = [], 0
+    for i, job in enumerate(todo, 1):
+        try:
+            b = job.inputs()
+            name = f"{b_table_name(b)}.yaml"
+            table = table_yaml.load(out / name)
+            binary = job.dwarf() if job.dwarf else None
+            inputs = verify.find_inputs(table, build=b, binary=binary)
+            result = verify.verify(table, inputs, use_live=False)
+        except OffsetsError as e:
+            failed += 1
+            rows.append(f"{job.label}: error: {e}")
+            say(rows[-1])
+            continue
+        lines = "; ".join(c.line() for c in result.checks)
+        bad = sum(len(c.mismatches) for c in result.checks)
+        failed += bool(bad)
+        rows.append(f"{name}: {lines}")
+        say(f"[{i}/{len(todo)}] {rows[-1]}")
+        for c in result.checks:
+            for m in c.mismatches:
+                say(f"    {c.name}: {m}")
+    print("\n".join(rows))
+    return 1 if failed else 0
+
+
+def b_table_name(b: build.BuildInputs) -> str:
+    """The name a scan of `b` gives its table, without scanning."""
+    from ..layout.model import CONFIGS, Build, Target
+
+    flags = {flag: True for flag in CONFIGS[b.config]}
+    return Build(b.version, b.hexversion, flags, Target(b.target.triple, b.target.pointer_size),
+                 vendor=b.vendor).table_name
+
+
+def index_rows(tables: dict[str, Table], records: dict[str, dict]) -> list[dict]:
+    rows = []
+    for name, t in sorted(tables.items()):
+        b = t.build
+        origins = {}
+        for s in t.structs.values():
+            origins[s.origin] = origins.get(s.origin, 0) + 1
+        rows.append({"file": name, "version": b.version, "config": b.config_name, "target": b.target.triple,
+                     "inputs": dict(sorted(b.inputs.items())), "structs": len(t.structs),
+                     "fields": t.field_count, "origins": dict(sorted(origins.items())),
+                     "verified": records.get(name)})
+    return rows
+
+
+def index_text(rows: list[dict]) -> str:
+    """`index.yaml`: each table's row and verification record."""
+    return "\n".join(table_yaml.header_lines("Index of the committed tables")) + "\n" + \
+        yaml.safe_dump({"tables": rows}, sort_keys=False, width=200)
+
+
+def select(only: Optional[str] = None) -> list[Job]:
+    """The jobs whose label contains `only` (all without it); a selection of nothing, which would
+    check nothing and pass, is a `BuildError`."""
+    todo = [j for j in jobs() if not only or only in j.label]
+    if not todo:
+        raise BuildError(f"--only {only!r} matches no job of data/matrix.yaml (labels look like {jobs()[0].label!r})")
+    return todo
+
+
+def _made(label: str, old_rows: dict, check: bool) -> tuple[str, Table, str, Optional[dict]]:
+    """The job `label`'s table (name, table, YAML text) and its verification record: the old row's if
+    it verified these very bytes, else a new one (none with `check`: nothing is verified then)."""
+    job = next(j for j in jobs() if j.label == label)
+    table, b, binary = make(job, scanner.ScanOptions(progress=None))
+    name = f"{table.build.table_name}.yaml"
+    text = table_yaml.dumps(table)
+    rec = verified.reusable(old_rows.get(name), text)
+    if rec is None and not check:   # never written unverified
+        result = verified.check(table, b, binary)
+        rec = verified.record(result, text)
+        say(f"    {name}: verified: {'; '.join(c.line() for c in result.checks)}")
+    return name, table, text, rec
+
+
+def regenerate(out: Path, todo: list[Job], check: bool, partial: bool, workers: int = 1) -> dict[str, Optional[str]]:
+    """Scan each job, verify each table whose bytes are not the ones its record verified (never
+    written unverified), and write the tables and `out`/index.yaml if changed (nothing with `check`).
+    Returns the stale files of `out`: name -> expected text (None: a table no job makes, removed).
+    `partial` (a selection of the jobs): the other tables and their index rows are left as they are.
+    Jobs run in `workers` processes at once; their results are taken, and written, in job order."""
+    old_rows = verified.index_rows(out)
+    tables: dict[str, Table] = {}
+    records: dict[str, dict] = {}
+    stale: dict[str, Optional[str]] = {}
+    labels = [j.label for j in todo]
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(todo))) if workers > 1 and len(todo) > 1 else None
+    try:
+        made = (pool.map if pool else map)(_made, labels, [old_rows] * len(todo), [check] * len(todo))
+        for i, (label, (name, table, text, rec)) in enumerate(zip(labels, made), 1):
+            if name in tables:
+                raise BuildError(f"two jobs make {name}: fix data/matrix.yaml")
+            tables[name] = table
+            if rec is not None:
+                records[name] = rec
+            path = out / name
+            if not path.exists() or path.read_text() != text or rec is None:
+                stale[name] = text
+                if not check:
+                    from ..atomic_write import write
+
+                    write(path, text)
+            say(f"[{i}/{len(todo)}] {label}: {name}: {len(table.structs)} structs, {table.field_count} fields"
+                f"{' (changed)' if name in stale else ''}")
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    if partial:
+        if check:
+            return stale
+        rows = {r["file"]: r for r in old_rows.values()}   # the other tables' rows stay as they are
+        rows.update({r["file"]: r for r in index_rows(tables, records)})
+        rows = [rows[k] for k in sorted(rows)]
+    else:
+        for old in sorted(out.glob("cpython-*.yaml")):
+            if old.name not in tables:
+                stale[old.name] = None
+                if not check:
+                    old.unlink()
+        rows = index_rows(tables, records)
+    text = index_text(rows)
+    if _read(out / "index.yaml") != text:
+        stale["index.yaml"] = text
+        if not check:
+            from ..atomic_write import write
+
+            write(out / "index.yaml", text)
+    return stale
+
+
+def _read(path: Path) -> Optional[str]:
+    return path.read_text() if path.exists() else None

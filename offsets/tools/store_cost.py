@@ -1,0 +1,99 @@
+"""What the shipped compact tables cost in bytes: the whole package data, and what each table adds.
+
+A table adds its header file, its `index.json` entry, and the layouts no other table uses (with
+their ids and sizes in the pool's header). Builds of one minor, flags and target are taken in
+order (patch level, then vendor): a further one is measured against the store without the ones
+after it, which is what adding it cost. Issue 12's goals: all
+of the package data in at most 4 MB, and at most 100 KB per further patch build.
+
+    python -m offsets.tools.store_cost
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+#: bytes (decimal units, the stricter reading of "4 MB" and "100 KB")
+TOTAL_GOAL = 4_000_000
+PATCH_GOAL = 100_000
+
+
+def _members(node: list) -> list:
+    return node[5] if len(node) == 6 and isinstance(node[5], list) else node[0]
+
+
+def _entry_bytes(e: dict) -> int:
+    """An index.json entry's bytes: indented twice inside the document, and a comma."""
+    text = json.dumps(e, indent=1, sort_keys=True)
+    return len(text) + 2 * (text.count("\n") + 1) + 2
+
+
+def costs(directory: Path) -> dict:
+    """{"total": bytes of every file, "tables": {table file: bytes it adds to the store of every
+    other table but the later patch builds of its own kind}, "further": the tables that are not
+    the first build of their minor, flags and target}."""
+    from ..layout.compact_read import POOL_FILE
+
+    directory = Path(directory)
+    pool_lines = (directory / POOL_FILE).read_text().splitlines()
+    ids = json.loads(pool_lines[0])["ids"]
+    nodes = dict(zip(ids, pool_lines[1:]))
+    index = json.loads((directory / "index.json").read_text())
+    users: dict = {}
+    heads = {}
+    for e in index["tables"]:
+        head = json.loads((directory / e["file"]).read_text())
+        heads[e["file"]] = (e, head)
+        todo = [r if isinstance(r, str) else r[0] for r in head["structs"].values()]
+        todo += [head["names"], *head["skipped"], *head["conflicts"]]
+        seen = set()
+        while todo:
+            node = todo.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            value = json.loads(nodes[node])
+            if isinstance(value, list):
+                todo += [m[8] for m in _members(value) if len(m) == 9 and m[8]]
+        for node in seen:
+            users.setdefault(node, set()).add(e["file"])
+    kinds: dict = {}
+    for f, (e, _) in sorted(heads.items(), key=lambda kv: (kv[1][0]["hexversion"], kv[1][0].get("vendor") or "", kv[0])):
+        kinds.setdefault((e["hexversion"] >> 16, json.dumps(e["config"], sort_keys=True), e["triple"]), []).append(f)
+    later = {f: set(group[i + 1:]) for group in kinds.values() for i, f in enumerate(group)}
+    own: dict = {f: 0 for f in heads}
+    for node, files in users.items():
+        for f in files:
+            if not files - later[f] - {f}:      # its line, and its id and size in the pool's header
+                own[f] += len(nodes[node]) + 1 + len(json.dumps(node)) + 1 + len(str(len(nodes[node]))) + 1
+    tables = {f: os.path.getsize(directory / f) + _entry_bytes(e) + own[f] for f, (e, _) in heads.items()}
+    further = sorted(f for group in kinds.values() for f in group[1:])
+    total = sum(p.stat().st_size for p in directory.iterdir() if p.is_file())
+    return {"total": total, "tables": tables, "further": further}
+
+
+def report(directory: Path) -> str:
+    from .bench import verdict
+
+    c = costs(directory)
+    worst = max(c["further"], key=c["tables"].get)
+    return "\n".join([
+        f"storage ({len(c['tables'])} tables in {directory.name}/):",
+        f"  package data, all tables:            {c['total'] / 1e6:6.2f} MB   (goal <= {TOTAL_GOAL / 1e6:g} MB: "
+        f"{verdict(c['total'], TOTAL_GOAL)})",
+        f"  a further patch build adds, at most: {c['tables'][worst] / 1e3:6.1f} kB   (goal <= {PATCH_GOAL / 1e3:g} kB: "
+        f"{verdict(c['tables'][worst], PATCH_GOAL)}; {worst}, of {len(c['further'])} such tables)",
+    ])
+
+
+def main() -> int:
+    from ..layout.compact import COMPACT_DIR
+
+    print(report(COMPACT_DIR))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

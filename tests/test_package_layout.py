@@ -1,0 +1,81 @@
+"""The package's layout is its pipeline: the runtime side never imports the scanner side.
+
+`pip install offsets` is what a JIT lists as a run-time dependency; the scanner (libclang), the
+checks (gcc), the drift tools and the regeneration tools are `offsets[scan]`'s. So no module the
+runtime reaches, at import or inside a function, may come from `offsets.scan`, `offsets.check`,
+`offsets.drift`, `offsets.cli` or `offsets.tools`.
+"""
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import offsets
+
+PACKAGE = Path(offsets.__file__).resolve().parent
+SCANNER_SIDE = ("offsets.scan", "offsets.check", "offsets.drift", "offsets.cli", "offsets.tools")
+HEAVY = ("clang", "yaml", "jsonschema", "elftools")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set:
+    """Every offsets module `path` imports, at its top or inside any function."""
+    mod = module_name(path)
+    package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("offsets")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("offsets"):
+                found.add(target)
+                found |= {f"{target}.{a.name}" for a in node.names}      # `from . import x`: a module or a name
+    return found
+
+
+def reached_from(start: str) -> set:
+    files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    seen, todo = set(), [start]
+    while todo:
+        mod = todo.pop()
+        if mod in seen or mod not in files:
+            continue
+        seen.add(mod)
+        todo += sorted(imports_of(files[mod]))
+    return seen
+
+
+def test_the_runtime_reaches_no_scanner_module_even_lazily():
+    reached = reached_from("offsets.runtime") | reached_from("offsets")
+    assert "offsets.runtime.live_check" in reached and "offsets.layout.compact_read" in reached
+    assert sorted(m for m in reached if m.startswith(SCANNER_SIDE)) == []
+
+
+def test_importing_and_using_the_runtime_loads_no_scanner_module():
+    code = ("import json, sys, offsets, offsets.runtime\n"
+            "offsets.get('PyListObject.ob_item'); offsets.sizeof('PyObject'); offsets.build()\n"
+            "print(json.dumps(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=PACKAGE.parent, env={**os.environ, "OFFSETS_AUTOSCAN": "0"})
+    loaded = json.loads(out.stdout)
+    assert "offsets.runtime" in loaded and "offsets.layout.compact_read" in loaded
+    assert [m for m in loaded if m.startswith(SCANNER_SIDE) or m.split(".")[0] in HEAVY] == []
+
+
+def test_every_module_lives_in_its_stage():
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert top == ["__init__.py", "__main__.py", "atomic_write.py", "data_cache.py", "errors.py"]
+    stages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
+    assert stages == ["check", "cli", "drift", "layout", "runtime", "scan", "tools"]
