@@ -276,8 +276,8 @@ def shipped_copy(tmp_path, monkeypatch):
     for name in (e["file"], compact_read.POOL_FILE):
         (d / name).write_bytes((compact.COMPACT_DIR / name).read_bytes())
     (d / "index.json").write_text(compact.index_text([e], index["aliases"], index["pool_sha256"]))
-    monkeypatch.setattr(runtime, "COMPACT_DIR", str(d))
-    monkeypatch.setattr(runtime, "_index_doc", None)
+    monkeypatch.setattr(runtime.tables, "COMPACT_DIR", str(d))
+    monkeypatch.setattr(runtime.tables, "_index_doc", None)
     runtime._set_none()
     yield d
     runtime._set_none()

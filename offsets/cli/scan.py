@@ -153,11 +153,11 @@ def run_scan(args) -> int:
 
 def install(table, tables=None) -> Path:
     """Write `table` in compact form where the runtime looks for this build's own table."""
-    from ..layout import compact
-    from .. import runtime
     from ..atomic_write import write
+    from ..layout import compact
+    from ..runtime.tables import own_table_file, tables_dir
 
-    path = Path(tables or runtime.tables_dir()) / runtime.own_table_file(compact.build_dict(table.build))
+    path = Path(tables or tables_dir()) / own_table_file(compact.build_dict(table.build))
     write(path, compact.dumps(table, "offsets scan --install"))
     return path
 

@@ -155,7 +155,7 @@ def real_pyconfig(include_dir):
 
 def cache_dir():
     """`$OFFSETS_CACHE`, else `$XDG_CACHE_HOME/offsets`, else `~/.cache/offsets`: the one cache of
-    downloads, scans, digests and own tables (debian.cache_dir and runtime.tables_dir use it)."""
+    downloads, scans, digests and own tables (scan/debian.py and runtime/tables.py use it)."""
     if os.environ.get("OFFSETS_CACHE"):
         return os.path.realpath(os.environ["OFFSETS_CACHE"])
     return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),

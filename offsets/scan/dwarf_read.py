@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Optional
 
 from . import storage

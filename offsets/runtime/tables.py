@@ -1,0 +1,194 @@
+"""The tables the runtime reads: the shipped compact tables (checked against `index.json`), this
+build's own tables (`offsets scan --install`), and `Loaded`, one table with its structs decoded on
+demand."""
+from __future__ import annotations
+
+import json
+import os
+
+from ..errors import CorruptTableError, TableError
+from ..layout import identity
+from .earning import Earning
+
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COMPACT_DIR = os.path.join(PACKAGE_DIR, "data", "compact")
+
+def tables_dir() -> str:
+    """Where this build's own tables are installed: $OFFSETS_TABLES, else the user cache."""
+    if os.environ.get("OFFSETS_TABLES"):
+        return os.environ["OFFSETS_TABLES"]
+    return os.path.join(identity.cache_dir(), "tables")
+
+
+def own_table_file(build: dict) -> str:
+    """The file name an installed table gets: its table name and its headers digest."""
+    b = build
+    name = identity.table_name(b["version"], b["config"], b["target"]["triple"], b.get("vendor"))
+    key = (b.get("inputs") or {}).get("headers") or "sha256:none"
+    return f"{name}-{key.split(':')[1][:16]}.jsonl"
+
+
+class Loaded:
+    """One table as the runtime holds it: the compact header, and its structs decoded on demand from
+    its layout pool (`compact_read.Pool`)."""
+
+    def __init__(self, head: dict, pool, source: str, aliases: dict) -> None:
+        self.head, self.pool, self.source, self.aliases = head, pool, source, aliases
+        b = head["build"]
+        self.build = b
+        self.name = identity.table_name(b["version"], b["config"], b["target"]["triple"], b.get("vendor"))
+        #: struct key -> its layout reference, in name order
+        self.order = head["structs"]
+        self.names = pool.names(head["names"])
+        self._rows: dict = {}
+        self.earning = Earning(True, True, "not compared (a table read for itself)")
+        #: other tables, exact for this build too, that answer the structs this one lacks
+        self.fallbacks: list = []
+
+    def resolve_struct(self, name: str):
+        """The table's key for a struct, typedef, tag or alias name; None if it has none."""
+        from ..layout.names import struct_key
+
+        return struct_key(name, self.order, self.names, self.aliases)
+
+    def split(self, name: str) -> tuple:
+        """(struct, field path) of a name; a qualified struct's file keeps its dots
+        (`block@Modules/_collectionsmodule.c.leftlink`, see names.split)."""
+        from ..layout.names import split
+
+        return split(name, lambda s: self.resolve_struct(s) is not None)
+
+    def qualified(self, name: str) -> list:
+        """The qualified forms (`name@FILE`) of a name that means several layouts here (qualify.py)."""
+        from ..layout.names import qualified_forms
+
+        return qualified_forms(name, (*self.order, *self.names), self.aliases)
+
+    def _row(self, key: str) -> list:
+        row = self._rows.get(key)
+        if row is None:
+            row = self._decode(key)
+            row[6] = {f[0]: tuple(f[1:]) for f in row[6]}
+            self._rows[key] = row
+        return row
+
+    def _decode(self, key: str) -> list:
+        """A struct as a flat row, refused unless every number in it is one a layout can have."""
+        return self.pool.row(key, self.order[key])
+
+    def layout(self, key: str) -> str:
+        """The struct's layout (kind, size, alignment, fields) without where it is defined, as text."""
+        row = self._decode(key)
+        return json.dumps([row[1], row[2], row[3], row[6]])
+
+    def fields(self, key: str) -> dict:
+        """path -> (offset, size, type, bit_offset, bit_width, array_len, flexible)."""
+        return self._row(key)[6]
+
+    def size(self, key: str) -> int:
+        return self._row(key)[2]
+
+    def exact(self, key: str) -> bool:
+        """Whether the struct's answers are exact here (see `Earning`)."""
+        e = self.earning
+        if not e.headers:
+            return False
+        row = self._row(key)
+        return e.sources or not identity.source_dependent(row[4], row[5])
+
+    def earned(self, key: str, path=None):
+        """'exact', 'proven' (the live check read it), or None: how an answer about STRUCT (its
+        size when `path` is None) or STRUCT.PATH is earned."""
+        if self.exact(key):
+            return "exact"
+        self.prove()
+        return "proven" if (key, path) in self.earning.proven else None
+
+    def prove(self):
+        """Run the live check once (for the structs that are not exact)."""
+        e = self.earning
+        if e.check is None:
+            from .live_check import check
+
+            e.check = check(self)
+            e.proven = set(e.check.proven) if e.check.ok else set()
+        return e.check
+
+    def struct_names(self) -> list:
+        return list(self.order) + list(self.names)
+
+    def where(self) -> str:
+        return f"table {self.name}"
+
+
+_index_doc = None
+FIX = "reinstall offsets, or in a checkout run `make tables`"
+
+
+def shipped_index() -> dict:
+    """`data/compact/index.json`: the shipped tables' identities and the alias groups, checked
+    against the digest it carries."""
+    global _index_doc
+    if _index_doc is None:
+        from ..layout.compact_read import check_index
+
+        path = os.path.join(COMPACT_DIR, "index.json")
+        try:
+            with open(path, "rb") as f:
+                doc = json.loads(f.read(1 << 24))
+        except OSError as e:
+            raise TableError(f"the shipped tables are missing ({path}: {e.strerror}); {FIX}") from None
+        except ValueError:
+            raise CorruptTableError(f"{path} is corrupt: not JSON; {FIX}") from None
+        why = check_index(doc)
+        if why:
+            raise CorruptTableError(f"{path} is corrupt: {why}; {FIX}")
+        _index_doc = doc
+    return _index_doc
+
+
+def load_compact(path: str, head_sha256: str = None, pool_sha256: str = None) -> Loaded:
+    """A compact table (`compact_read.py`), of which only the header line is read now; a shipped one
+    must have the header and pool header its `index.json` vouches for."""
+    from ..layout.compact_read import open_table
+
+    head, pool = open_table(path, head_sha256, pool_sha256)
+    return Loaded(head, pool, path, shipped_index()["aliases"])
+
+
+def load_shipped(entry: dict) -> Loaded:
+    return load_compact(os.path.join(COMPACT_DIR, entry["file"]), entry["head_sha256"],
+                        shipped_index()["pool_sha256"])
+
+
+def entry_build(e: dict) -> dict:
+    """An index entry in the compact header's `build` form."""
+    return {"version": e["version"], "hexversion": e["hexversion"], "config": e["config"],
+            "target": {"triple": e["triple"], "pointer_size": e["pointer_size"]}, "vendor": e.get("vendor"),
+            "defines": e.get("defines"), "inputs": e.get("inputs") or {}}
+
+
+def installed_entries(me: dict) -> list:
+    """This build's own tables in `tables_dir()` (made by `offsets scan --install`), as entries."""
+    from ..layout.compact_read import index_entry
+
+    d = tables_dir()
+    prefix = f"cpython-{me['version']}-"
+    try:
+        files = sorted(f for f in os.listdir(d) if f.startswith(prefix) and f.endswith(".jsonl"))
+    except OSError:
+        return []
+    out = []
+    for f in files:
+        try:
+            t = load_compact(os.path.join(d, f))
+        except TableError:
+            continue
+        out.append(dict(index_entry(t.name, os.path.join(d, f), t.build), own=True))
+    return out
+
+
+def _load_entry(e: dict) -> Loaded:
+    return load_compact(e["file"]) if e.get("own") else load_shipped(e)
+
+
