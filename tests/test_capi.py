@@ -46,7 +46,7 @@ def package_files() -> list[Path]:
 #: The files the installed runtime and C API are made of: a change to one of them makes a new venv
 #: (the other modules of the package are copied too, but nothing in check_jit.py uses them).
 RUNTIME_FILES = ("setup.py", "pyproject.toml", "MANIFEST.in", "headers/pyoffsets.h", "offsets/__init__.py",
-                 "offsets/errors.py", "offsets/layout/model.py", "offsets/runtime/__init__.py", "offsets/runtime/live_check.py",
+                 "offsets/errors.py", "offsets/layout/model.py", "offsets/runtime/__init__.py", "offsets/runtime/live.py",
                  "offsets/layout/compact.py", "offsets/_offsets.c", "offsets/data/compact/index.json",
                  "offsets/data/debug_offsets.json")
 

@@ -18,7 +18,7 @@ import pytest
 
 import offsets
 from offsets.layout import compact, compact_read, identity
-from offsets.runtime import live_check
+from offsets.runtime import live
 from offsets import runtime
 from offsets.errors import NoMatchingTable, TableError, UnknownNameError, VerifyError
 
@@ -176,7 +176,7 @@ def test_the_running_interpreter_gets_its_exact_table():
 
 def test_build_is_the_runtime_function_next_to_the_scanner_modules():
     """offsets.build() is the table in use; the scanner's build description is offsets.scan.build_inputs."""
-    code = ("import offsets\nfirst = offsets.build().kind\nfrom offsets import build_inputs\n"
+    code = ("import offsets\nfirst = offsets.build().kind\nfrom offsets.scan import build_inputs\n"
             "assert callable(build_inputs.from_python)\n"
             "print(first, offsets.build().kind)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
@@ -373,7 +373,7 @@ def test_live_check_of_the_shipped_table_passes():
 
 
 def test_a_check_that_read_no_memory_is_not_enough():
-    r = live_check.Result()
+    r = live.Result()
     r.passed = [f"t{i}.__basicsize__ == sizeof(T{i})" for i in range(20)]
     assert not r.ok
     r.passed.append("PyListObject.ob_item[]")
@@ -383,12 +383,12 @@ def test_a_check_that_read_no_memory_is_not_enough():
 
 
 def test_memory_reads_of_bad_addresses_fail_instead_of_crashing():
-    mem = live_check.Memory()
+    mem = live.Memory()
     try:
         assert mem.read(id(mem), 8)
-        with pytest.raises(live_check.Fault):
+        with pytest.raises(live.Fault):
             mem.read(8, 8)
-        with pytest.raises(live_check.Fault):
+        with pytest.raises(live.Fault):
             mem.read(0x7FFF_FFFF_F000_0000 if sys.maxsize > 2 ** 32 else 0xFFFF_F000, 8)
     finally:
         mem.close()

@@ -8,7 +8,7 @@ Three checks, each run where its inputs are found, none of them reading the tabl
 - DWARF: the debug information of a binary (`--binary`, or the matched interpreter's libpython),
   struct by struct (`dwarf.py`);
 - live: when the table is the running interpreter's build, `__basicsize__` of builtin types and
-  reads of real objects through the table's offsets (`live_check.py`).
+  reads of real objects through the table's offsets (`runtime/live.py`).
 
 A check that finds a difference names the field and both numbers; having nothing to compare with
 is an error, never a pass.
@@ -235,7 +235,7 @@ def running_matches(table: Table) -> Optional[str]:
 
 def live_check(table: Table) -> Check:
     from ..layout import compact, compact_read, names
-    from ..runtime import live_check as live
+    from ..runtime import live
     from .. import runtime
 
     source = table.build.table_name

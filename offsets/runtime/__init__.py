@@ -12,7 +12,7 @@ Every answer is earned (docs/identity.md), one of:
   and the digests of `pyconfig.h` and every header plus the core's layout defines, compared with
   the headers this interpreter has installed; without installed headers, the distributor's
   package version instead. Structs of `.c` files (or DWARF) also need the same vendor.
-- **proven**: the live check (`live_check.py`) read that very field (or that struct's size) in
+- **proven**: the live check (`live.py`) read that very field (or that struct's size) in
   this process and found what the table says.
 
 Nothing else is answered: a table of another patch level, vendor or CPU answers only what the live
@@ -154,7 +154,7 @@ def select(me: dict, entries: list, load=_load_entry, check=None, strict: bool =
                                      f"({'; '.join(why) or 'no table of this version'}); nearest: "
                                      f"{', '.join(e['name'] for e in near)}")
     if check is None:
-        from .live_check import check
+        from .live import check
     failures = []
     for e in near:
         t = load(e)
@@ -420,8 +420,8 @@ def use_table(path, verify: bool = True) -> Match:
 
 
 def live_check(table: Loaded = None):
-    """Run the live check (`live_check.py`) of a table (default: the one in use) against this process."""
-    from .live_check import check
+    """Run the live check (`live.py`) of a table (default: the one in use) against this process."""
+    from .live import check
 
     return check(table or _current())
 

@@ -15,7 +15,7 @@ class Earning:
 
     def __init__(self, headers: bool, sources: bool, why: str) -> None:
         self.headers, self.sources, self.why = headers, sources, why
-        self.check = None            # live_check.Result, once run
+        self.check = None            # live.Result, once run
         self.proven: set = set()     # (struct key, path) read live; (struct key, None): its size
 
     @property

@@ -108,7 +108,7 @@ class Loaded:
         """Run the live check once (for the structs that are not exact)."""
         e = self.earning
         if e.check is None:
-            from .live_check import check
+            from .live import check
 
             e.check = check(self)
             e.proven = set(e.check.proven) if e.check.ok else set()
