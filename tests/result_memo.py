@@ -1,0 +1,79 @@
+"""A slow test's result remembered across runs, under a key of everything that result depends on.
+
+The key: the test's name and parameters, the sha256 of every file of the `offsets` package (any
+change to the scanner, its data or this package re-runs the test), and libclang's version. The
+entry also lists every file the scans read, with its sha256 (the translation units' own record,
+system and builtin headers included); a warm run re-hashes them all and reuses the result only
+if each is unchanged. Anything else is a miss and the test does its full work again. Entries are
+`offsets.data_cache` entries under `$OFFSETS_CACHE/results/` (a damaged one is a miss).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from offsets import data_cache, unit_cache
+from offsets.identity import cache_dir
+
+PACKAGE = Path(__file__).resolve().parent.parent / "offsets"
+
+
+@lru_cache(maxsize=None)
+def package_digest() -> str:
+    """sha256 of the relative path and bytes of every file of the package (no bytecode, no builds)."""
+    h = hashlib.sha256()
+    for p in sorted(PACKAGE.rglob("*")):
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".so"):
+            h.update(str(p.relative_to(PACKAGE)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def key_of(name: str, *parts) -> str:
+    from offsets.clang_scan import libclang_version
+
+    blob = json.dumps([name, package_digest(), libclang_version(), [str(p) for p in parts]])
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _path(key: str) -> Path:
+    return Path(cache_dir()) / "results" / f"{key}.json"
+
+
+def recall(key: str):
+    """The result remembered under `key` if every file its scans read is unchanged, else None."""
+    doc = data_cache.load(_path(key), key)
+    if not isinstance(doc, dict) or not isinstance(doc.get("files"), dict) or not doc["files"]:
+        return None
+    try:
+        if any(unit_cache.file_digest(p) != d for p, d in doc["files"].items()):
+            return None
+    except OSError:
+        return None
+    return doc.get("result")
+
+
+def remember(key: str, files: dict, result) -> None:
+    """Keep `result` under `key`, valid while every file of `files` (path -> digest) is unchanged."""
+    data_cache.store(_path(key), key, {"files": dict(sorted(files.items())), "result": result})
+
+
+def spy_files_read(monkeypatch) -> dict:
+    """A dict that collects path -> digest of every file the translation units of each later
+    `scanner.scan` read (from the units' own results), filled as the scans run."""
+    from offsets import scanner
+    from offsets.clang_scan import UnitResult
+
+    files: dict = {}
+    real = scanner.parse_units
+
+    def parse_units(unit_list, opts):
+        results = real(unit_list, opts)
+        for r in results:
+            if isinstance(r, UnitResult):
+                files.update(r.files)
+        return results
+
+    monkeypatch.setattr(scanner, "parse_units", parse_units)
+    return files
