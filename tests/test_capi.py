@@ -80,7 +80,7 @@ def prepared_venv(python: Path, version: str) -> tuple[Path, Path]:
     """(venv python, directory holding the built jitext), made once per source digest by one process."""
     from offsets import cache_lock
 
-    with cache_lock.held(f"venv-{version}"):
+    with cache_lock.held(f"venvs/{version}"):
         return _prepared_venv(python, version)
 
 

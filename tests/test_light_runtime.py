@@ -31,7 +31,7 @@ def runtime_wheel() -> Path:
     for p in package_files():
         h.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes() + b"\0")
     out = cache_dir() / "wheels" / f"{sys.implementation.cache_tag}-{h.hexdigest()[:16]}"
-    with cache_lock.held("wheels"):          # one process builds it
+    with cache_lock.held("wheels/build"):          # one process builds it
         wheels = sorted(out.glob("offsets-*.whl"))
         if not wheels:
             tmp = out.with_name(out.name + ".tmp")
