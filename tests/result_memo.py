@@ -77,3 +77,45 @@ def spy_files_read(monkeypatch) -> dict:
 
     monkeypatch.setattr(scanner, "parse_units", parse_units)
     return files
+
+
+def inputs_key(b, binary=None) -> list:
+    """Everything a gcc or DWARF check of a table depends on besides the package and the table: the build's
+    inputs (headers, pyconfig.h, every file of a source tree but Lib/ and Doc/), the DWARF binary,
+    the compilers and the system headers (each file's size and times)."""
+    import compile_memo
+    from offsets.identity import digest_files, headers_digest
+
+    parts = [repr(b), headers_digest(b.include_dir), digest_files([b.pyconfig_h], b.pyconfig_h.parent),
+             unit_cache.file_digest(binary) if binary else None,
+             [compile_memo.compiler_identity(cc) for cc in ("gcc", "aarch64-linux-gnu-gcc", "clang")]]
+    if b.source:
+        tree = [p for p in Path(b.source).rglob("*")
+                if p.is_file() and p.relative_to(b.source).parts[0] not in ("Lib", "Doc")]
+        parts.append(digest_files(tree, b.source))
+    for root in ["/usr/include", *([str(b.sysroot)] if b.sysroot else [])]:
+        stamp = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in Path(root).rglob("*") if p.is_file())
+        parts.append(hashlib.sha256(repr(stamp).encode()).hexdigest())
+    return parts
+
+
+def probed(label: str, table, b, run, *parts):
+    """`run()` (an `offsets.probe` call over `table` and build `b`), or the clean `ProbeReport` it
+    gave before under the package, the table's text, `inputs_key(b)` and `parts`. A report with
+    mismatches is never remembered, so it is made again, and fails again, every run."""
+    from offsets import table_yaml
+    from offsets.probe import ProbeReport
+
+    text = table_yaml.dumps(table)
+    key = key_of(label, hashlib.sha256(text.encode()).hexdigest(), *inputs_key(b), *parts)
+    doc = recall(key)
+    if doc is not None:
+        return ProbeReport(doc["compiler"], doc["structs"], doc["fields"], doc["bitfields"], frozenset(doc["checked"]),
+                           (), tuple(doc["skipped"]), doc["types"])
+    report = run()
+    if not report.mismatches:
+        files = {str(b.pyconfig_h): unit_cache.file_digest(b.pyconfig_h)}
+        remember(key, files, {"compiler": report.compiler, "structs": report.structs, "fields": report.fields,
+                              "bitfields": report.bitfields, "checked": sorted(report.checked),
+                              "skipped": list(report.skipped), "types": report.types})
+    return report

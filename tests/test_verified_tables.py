@@ -7,7 +7,6 @@ much as its record says. Truth: gcc and the binaries' DWARF, never the scanner.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -29,30 +28,10 @@ def test_every_committed_table_is_the_one_its_record_verified():
     assert verified.problems(GENERATED) == []
 
 
-def verification_inputs(b, binary) -> list:
-    """Everything a verification's result depends on besides the package and the table: the build's
-    inputs (headers, pyconfig.h, every file of a source tree but Lib/ and Doc/), the DWARF binary,
-    the compilers and the system headers (each file's size and times)."""
-    import compile_memo
-    from offsets.identity import digest_files, headers_digest
-
-    parts = [repr(b), headers_digest(b.include_dir), digest_files([b.pyconfig_h], b.pyconfig_h.parent),
-             unit_cache.file_digest(binary) if binary else None,
-             [compile_memo.compiler_identity(cc) for cc in ("gcc", "aarch64-linux-gnu-gcc", "clang")]]
-    if b.source:
-        tree = [p for p in Path(b.source).rglob("*")
-                if p.is_file() and p.relative_to(b.source).parts[0] not in ("Lib", "Doc")]
-        parts.append(digest_files(tree, b.source))
-    for root in ["/usr/include", *([str(b.sysroot)] if b.sysroot else [])]:
-        stamp = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in Path(root).rglob("*") if p.is_file())
-        parts.append(hashlib.sha256(repr(stamp).encode()).hexdigest())
-    return parts
-
-
 @pytest.mark.slow
 def test_todays_sample_is_verified_again_from_its_own_inputs():
     """Remembered for the day (tests/result_memo.py) under the package, the table's bytes and every
-    input of `verification_inputs`; any change verifies it again."""
+    input of `result_memo.inputs_key`; any change verifies it again."""
     rows = verified.index_rows(GENERATED)
     name = verified.sample(list(rows), os.environ.get("OFFSETS_VERIFY_SAMPLE"))
     row = rows[name]
@@ -60,7 +39,7 @@ def test_todays_sample_is_verified_again_from_its_own_inputs():
     job = matrix.job_for(row)
     b = job.inputs()
     binary = job.dwarf() if job.dwarf else None
-    key = result_memo.key_of("verified-sample", name, *verification_inputs(b, binary))
+    key = result_memo.key_of("verified-sample", name, *result_memo.inputs_key(b, binary))
     now = result_memo.recall(key)
     if now is None:
         result = verified.check(table_yaml.load(GENERATED / name), b, binary)
