@@ -52,8 +52,9 @@ run: venv
 	  listiterobject.it_index PyInterpreterState.gc PyInterpreterState
 
 test: venv
-	@# per-file progress; what the tests download into the cache: README.md, "The cache"
-	$(BIN)/python -m pytest -ra tests
+	@# two workers (pytest-xdist), each test's name as it ends; what the tests download into the
+	@# cache: README.md, "The cache"
+	$(BIN)/python -m pytest -ra -v -n 2 --dist loadfile tests
 
 # Proof on real builds no table ships (tests/prove, not part of `make test`): upstream CPython
 # 3.13.15 compiled from the pristine tarball in Debian's source package (both configs, cached in

@@ -10,7 +10,8 @@ The package is the pipeline, one subpackage per stage (docs/architecture.md has 
     cli/       the `offsets` command, one module per group of subcommands
     tools/     `make tables` (regenerate, matrix) and `make bench`: run from a checkout
 
-    errors.py, atomic_write.py, data_cache.py   shared by every stage: error types, safe writes, checked caches
+    errors.py, atomic_write.py              shared by every stage: error types, safe writes
+    data_cache.py, cache_lock.py            checked JSON caches, and one process at a time filling one
     _offsets.c                                  the C API capsule behind headers/pyoffsets.h
 
 The runtime side (runtime/, layout/, the shared modules) imports nothing from scan/, check/, drift/,

@@ -32,6 +32,14 @@ def fetched(what: str, fetch, *args, **kwargs):
     except FetchError as e:
         missing_input(f"cannot fetch {what}: {e}")
 
+def one_worker(name: str):
+    """Held while a session fixture fills the scan cache, so that a second pytest-xdist worker
+    needing the same build waits and then reads the cache instead of parsing it again."""
+    from offsets import cache_lock
+
+    return cache_lock.held(f"scan/{name}")
+
+
 # ---------------------------------------------------------------------------------------------
 # pyenv builds, scanned once per session (test_probe_pyenv.py, test_verify.py)
 
@@ -103,7 +111,8 @@ class PyenvScans:
                 from offsets.scan import build_inputs as build, scanner
 
                 b = build.from_python(str(exe))
-                self._cache[minor] = (exe, b, scanner.scan(b, scanner.ScanOptions(jobs=1)))
+                with one_worker(f"pyenv-{minor}"):
+                    self._cache[minor] = (exe, b, scanner.scan(b, scanner.ScanOptions(jobs=1)))
         if self._cache[minor] is None:
             missing_input(f"pyenv has no CPython {minor} on this machine")
         return self._cache[minor]
@@ -157,9 +166,10 @@ class Debian311:
             from offsets.layout import table_yaml
 
             out = Path(tempfile.mkdtemp(prefix="offsets-src311-")) / "t.yaml"
-            proc = subprocess.run([sys.executable, "-m", "offsets", "scan", "-q", "--source", str(self.tree),
-                                   "--pyconfig", str(self.pyconfig("amd64", "x86_64-linux-gnu")), "-o", str(out)],
-                                  capture_output=True, text=True)
+            with one_worker("debian311"):
+                proc = subprocess.run([sys.executable, "-m", "offsets", "scan", "-q", "--source", str(self.tree),
+                                       "--pyconfig", str(self.pyconfig("amd64", "x86_64-linux-gnu")), "-o", str(out)],
+                                      capture_output=True, text=True)
             assert proc.returncode == 0, proc.stderr
             self._table = table_yaml.load(out)
         return self._table
@@ -190,7 +200,8 @@ class Debian39:
         if self._table is None:
             from offsets.scan import scanner
 
-            self._table = scanner.scan(self.inputs)
+            with one_worker("debian39"):
+                self._table = scanner.scan(self.inputs)
         return self._table
 
 
@@ -213,3 +224,19 @@ def no_own_tables(tmp_path_factory):
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
+
+
+# ---------------------------------------------------------------------------------------------
+# The committed tables of generated/, each read and validated once per session (reading all of
+# them takes minutes; test_committed_tables.py reads each through this).
+@lru_cache(maxsize=None)
+def _committed(path: str, stamp: tuple):
+    from offsets.layout import table_yaml
+
+    return table_yaml.load(path)
+
+
+def committed_table(path):
+    """`table_yaml.load(path)` of a committed table, loaded again only if the file changed."""
+    st = os.stat(path)
+    return _committed(str(path), (st.st_size, st.st_mtime_ns, st.st_ino))

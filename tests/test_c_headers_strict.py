@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import compile_memo
 from offsets.layout import c_header, table_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,16 +43,11 @@ def lang_of(name: str) -> str:
 
 def compile_all(jobs: list) -> list:
     """[(argv prefix, lang, source, flags)] compiled concurrently; the failures, each with its exit status
-    and every diagnostic (a clean compile has an empty stderr, not only exit status 0)."""
-    procs = [(cc, lang, subprocess.Popen(cc + LANGS[lang] + STRICT + list(flags) + [str(src)], text=True,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE))
-             for cc, lang, src, flags in jobs]
-    errors = []
-    for cc, lang, p in procs:
-        _, err = p.communicate()
-        if p.returncode or err.strip():
-            errors.append(f"{' '.join(cc)} {lang}: exit {p.returncode}\n{err[-2500:]}")
-    return errors
+    and every diagnostic (a clean compile has an empty stderr, not only exit status 0). A compile
+    already clean with the same compiler, flags, source and every file it read is not repeated
+    (tests/compile_memo.py)."""
+    return compile_memo.compile_all([(cc + LANGS[lang] + STRICT + list(flags) + [str(src)], src)
+                                     for cc, lang, src, flags in jobs])
 
 
 def compile_clean(cc: list, lang: str, src: Path, flags=()) -> str:

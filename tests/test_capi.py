@@ -77,6 +77,14 @@ def run(args, **kw):
 
 
 def prepared_venv(python: Path, version: str) -> tuple[Path, Path]:
+    """(venv python, directory holding the built jitext), made once per source digest by one process."""
+    from offsets import cache_lock
+
+    with cache_lock.held(f"venvs/{version}"):
+        return _prepared_venv(python, version)
+
+
+def _prepared_venv(python: Path, version: str) -> tuple[Path, Path]:
     """(venv python, directory holding the built jitext), made once per source digest."""
     venv = cache_dir() / "venvs" / f"{version}-{source_digest()}"
     vpy, ext = venv / "bin" / "python", venv / "jitext-build"

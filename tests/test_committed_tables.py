@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from offsets.layout import table_yaml
+from conftest import committed_table
 from offsets.tools.matrix import matrix
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,7 +26,7 @@ def test_every_committed_table_is_indexed_and_loads():
     files = sorted(p.name for p in GENERATED.glob("cpython-*.yaml"))
     assert sorted(r["file"] for r in rows) == files
     for row in rows:
-        t = table_yaml.load(GENERATED / row["file"])
+        t = committed_table(GENERATED / row["file"])
         assert (t.build.version, t.build.config_name, t.build.target.triple) == \
             (row["version"], row["config"], row["target"])
         assert (len(t.structs), t.field_count, dict(t.build.inputs)) == (row["structs"], row["fields"], row["inputs"])
@@ -48,7 +48,7 @@ def test_listiterobject_it_index_answers_in_every_table():
     from offsets.layout.names import resolve
 
     for path in sorted(GENERATED.glob("cpython-*.yaml")):
-        t = table_yaml.load(path)
+        t = committed_table(path)
         _, f = resolve(t, "listiterobject.it_index")
         # right after the object header: 2 pointers, more when free-threaded (ob_tid, ob_ref_local...)
         assert f.offset == resolve(t, "PyObject")[0].size, path.name
@@ -90,8 +90,8 @@ def test_sources_not_served_debug_tables_have_dwarf_c_structs_release_tables_non
     DWARF (cross-checked when made, see tests/test_c_library_leaves.py); release tables have none."""
     from offsets.layout.names import resolve
 
-    debug = table_yaml.load(GENERATED / f"cpython-{version}-debian-debug-x86_64-linux-gnu.yaml")
-    release = table_yaml.load(GENERATED / f"cpython-{version}-debian-x86_64-linux-gnu.yaml")
+    debug = committed_table(GENERATED / f"cpython-{version}-debian-debug-x86_64-linux-gnu.yaml")
+    release = committed_table(GENERATED / f"cpython-{version}-debian-x86_64-linux-gnu.yaml")
     header = {"dequeobject.leftblock": "PyVarObject", "rangeiterobject.start": "PyObject",
               "enumobject.en_index": "PyObject"}
     for name, head in header.items():      # each is the first field after the object header

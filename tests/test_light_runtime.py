@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from offsets import cache_lock
 from offsets.scan.debian import cache_dir
 from test_capi import ROOT, package_files, run
 
@@ -30,13 +31,14 @@ def runtime_wheel() -> Path:
     for p in package_files():
         h.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes() + b"\0")
     out = cache_dir() / "wheels" / f"{sys.implementation.cache_tag}-{h.hexdigest()[:16]}"
-    wheels = sorted(out.glob("offsets-*.whl"))
-    if not wheels:
-        tmp = out.with_name(out.name + ".tmp")
-        run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-             "-w", tmp, ROOT])
-        tmp.rename(out)
+    with cache_lock.held("wheels/build"):          # one process builds it
         wheels = sorted(out.glob("offsets-*.whl"))
+        if not wheels:
+            tmp = out.with_name(out.name + ".tmp")
+            run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+                 "-w", tmp, ROOT])
+            tmp.rename(out)
+            wheels = sorted(out.glob("offsets-*.whl"))
     (wheel,) = wheels
     return wheel
 

@@ -8,6 +8,7 @@ import difflib
 
 import pytest
 
+import result_memo
 from conftest import PYENV_MINORS, REPO
 from offsets.check import probe
 from offsets.layout import table_yaml
@@ -138,7 +139,7 @@ def _debian311_build(debian311):
 @pytest.mark.slow
 def test_gcc_agrees_with_the_structs_of_a_source_tree(debian311):
     table, b = debian311.table(), _debian311_build(debian311)
-    report = probe.probe(table, b)
+    report = result_memo.probed("probe-source-tree", table, b, lambda: probe.probe(table, b))
     private = [s for s in table.structs.values() if not s.defined_in.startswith("Include/")]
     print(f"\nCPython {table.build.version} source tree: gcc compared {report.summary()}; "
           f"{len(private)} structs of .c files and the tree's headers, {len(report.skipped)} not probed")

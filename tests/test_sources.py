@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import result_memo
 from conftest import pyenv_python
 from offsets.scan import build_inputs as build, scanner, sources
 from offsets.check import probe
@@ -53,7 +54,7 @@ def test_gcc_agrees_on_the_private_structs_of_objects_and_python(debian311):
     t, b = debian311.table(), amd64_inputs(debian311)
     items, _ = probe.source_probes(t, b)
     wanted = [i for i in items if re.match(r"(Objects|Python)/[^/]+\.c:", t.structs[i.struct].defined_in)]
-    report = probe.probe_sources(t, b, wanted)
+    report = result_memo.probed("probe-311-objects-python", t, b, lambda: probe.probe_sources(t, b, wanted), wanted)
     assert report.mismatches == ()
     assert report.structs >= 60 and "listiterobject.it_index" in report.checked
 
@@ -265,7 +266,7 @@ def test_39_gcc_agrees_on_objects_structs(debian39):
     t, b = debian39.table(), debian39.inputs
     items, _ = probe.source_probes(t, b)
     wanted = [i for i in items if re.match(r"Objects/[^/]+\.c:", t.structs[i.struct].defined_in)]
-    report = probe.probe_sources(t, b, wanted)
+    report = result_memo.probed("probe-39-objects", t, b, lambda: probe.probe_sources(t, b, wanted), wanted)
     assert report.mismatches == ()
     assert report.structs >= 30 and "listiterobject.it_index" in report.checked
 
@@ -339,6 +340,7 @@ def test_313_gcc_agrees_on_objects_structs(tree313):
                               target=Target(tree313.target.triple, 8), inputs={}),
                   scanner={}, structs=structs)
     items, _ = probe.source_probes(table, tree313)
-    report = probe.probe_sources(table, tree313, [i for i in items if re.match(r"Objects/[^/]+\.c:",
-                                                                               structs[i.struct].defined_in)])
+    wanted = [i for i in items if re.match(r"Objects/[^/]+\.c:", structs[i.struct].defined_in)]
+    report = result_memo.probed("probe-313-objects", table, tree313, lambda: probe.probe_sources(table, tree313, wanted),
+                                wanted)
     assert report.mismatches == () and report.structs >= 40

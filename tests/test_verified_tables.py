@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+import result_memo
 from offsets.tools import matrix, regenerate
 from offsets.layout import table_yaml
+from offsets.scan import unit_cache
 from offsets.check import verified
 from offsets.errors import VerifyError
 
@@ -31,6 +33,8 @@ def test_every_committed_table_is_the_one_its_record_verified():
 
 @pytest.mark.slow
 def test_todays_sample_is_verified_again_from_its_own_inputs():
+    """Remembered for the day (tests/result_memo.py) under the package, the table's bytes and every
+    input of `result_memo.inputs_key`; any change verifies it again."""
     rows = verified.index_rows(GENERATED)
     name = verified.sample(list(rows), os.environ.get("OFFSETS_VERIFY_SAMPLE"))
     row = rows[name]
@@ -38,8 +42,14 @@ def test_todays_sample_is_verified_again_from_its_own_inputs():
     job = matrix.job_for(row)
     b = job.inputs()
     binary = job.dwarf() if job.dwarf else None
-    result = verified.check(table_yaml.load(GENERATED / name), b, binary)
-    now = {c.name: (c.structs, c.fields) for c in result.checks}
+    key = result_memo.key_of("verified-sample", name, *result_memo.inputs_key(b, binary))
+    now = result_memo.recall(key)
+    if now is None:
+        result = verified.check(table_yaml.load(GENERATED / name), b, binary)
+        now = {c.name: [c.structs, c.fields] for c in result.checks}
+        files = [GENERATED / name, b.pyconfig_h] + ([binary] if binary else [])
+        result_memo.remember(key, {str(f): unit_cache.file_digest(f) for f in files}, now)
+    now = {n: tuple(v) for n, v in now.items()}
     recorded = {n: (c["structs"], c["fields"]) for n, c in row["verified"]["checks"].items()}
     assert now == recorded, f"{name}: verified again, it compares {now}, its record says {recorded}"
 

