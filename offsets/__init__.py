@@ -10,16 +10,16 @@ The package is the pipeline, one subpackage per stage (docs/architecture.md has 
     cli/       the `offsets` command, one module per group of subcommands
     tools/     `make tables` (regenerate, matrix) and `make bench`: run from a checkout
 
-    errors.py, atomic_write.py              shared by every stage: error types, safe writes
-    data_cache.py, cache_lock.py            checked JSON caches, and one process at a time filling one
-    _offsets.c                                  the C API capsule behind headers/pyoffsets.h
+    errors.py, atomic_write.py     shared by every stage: error types, safe writes
+    data_cache.py, cache_lock.py   checked JSON caches; one process at a time fills a cache folder
+    _offsets.c                     the C API capsule behind headers/pyoffsets.h
 
 The runtime side (runtime/, layout/, the shared modules) imports nothing from scan/, check/, drift/,
 cli/ or tools/ (tests/test_package_layout.py), so `pip install offsets` needs no third-party package.
 """
 __version__ = "0.1.0"
 
-#: The runtime API (runtime.py), imported on first use so that `import offsets` stays cheap.
+#: The runtime API (runtime/), imported on first use so that `import offsets` stays cheap.
 _RUNTIME = ("get", "sizeof", "field", "build", "get_include", "use_table")
 
 
