@@ -21,7 +21,7 @@ _guard = threading.RLock()
 def held(name: str):
     """Hold the cache lock `name` until the block ends; re-entrant in one process. `name` is
     FOLDER/NAME: the lock file is FOLDER/.NAME.lock, in the cache folder it guards."""
-    from .identity import cache_dir
+    from .layout.identity import cache_dir
 
     with _guard:
         if name in _held:

@@ -79,3 +79,27 @@ def test_every_module_lives_in_its_stage():
     assert top == ["__init__.py", "__main__.py", "atomic_write.py", "cache_lock.py", "data_cache.py", "errors.py"]
     stages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
     assert stages == ["check", "cli", "drift", "layout", "runtime", "scan", "tools"]
+
+
+def test_every_import_inside_the_package_names_a_module_that_exists():
+    """Imports inside functions run only when called: a moved module must not leave one behind."""
+    files = {module_name(p) for p in PACKAGE.rglob("*.py")}
+    missing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        mod = module_name(path)
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+                if target not in files:
+                    missing.append(f"{mod}: from {'.' * node.level}{node.module or ''} ({target})")
+                elif node.module is None:
+                    init = PACKAGE.parent / target.replace(".", "/") / "__init__.py"
+                    missing += [f"{mod}: from {'.' * node.level} import {a.name}" for a in node.names
+                                if f"{target}.{a.name}" not in files and a.name not in init.read_text()]
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                missing += [f"{mod}: import {n}" for n in names
+                            if n.startswith("offsets.") and n not in files and n != "offsets._offsets"]
+    assert missing == []
