@@ -227,16 +227,18 @@ def no_own_tables(tmp_path_factory):
 
 
 # ---------------------------------------------------------------------------------------------
-# The committed tables of generated/, each read and validated once per session (reading all of
-# them takes minutes; test_committed_tables.py reads each through this).
+# The committed tables of generated/, each read and validated once per session: from the compact
+# table made from the very same YAML bytes (its source_sha256; tests/test_runtime.py shows for every
+# table that the YAML is byte for byte the dump of that compact table, and test_committed_tables.py
+# reads the largest through the YAML reader too), else through the YAML reader.
 @lru_cache(maxsize=None)
 def _committed(path: str, stamp: tuple):
-    from offsets.layout import table_yaml
+    from offsets.drift import tables
 
-    return table_yaml.load(path)
+    return tables.load([path])[0]
 
 
 def committed_table(path):
-    """`table_yaml.load(path)` of a committed table, loaded again only if the file changed."""
+    """The `Table` of a committed table, loaded again only if the file changed."""
     st = os.stat(path)
     return _committed(str(path), (st.st_size, st.st_mtime_ns, st.st_ino))

@@ -28,13 +28,14 @@ from typing import Optional
 from ..errors import BuildError, OffsetsError
 
 EXAMPLES = """examples:
-  python -m offsets.tools.regenerate                      rewrite whatever is stale (what `make tables` runs)
-  python -m offsets.tools.regenerate --check              change nothing; exit 1 and list what is stale
-  python -m offsets.tools.regenerate --only 'pyenv 3.11.7' --check
-                                                    one table of the matrix (labels: --list)
-  python -m offsets.tools.regenerate --derived-only       only the C headers and compact tables, from generated/
+  python -m offsets.tools.regenerate                 rewrite whatever is stale (what `make tables` runs)
+  python -m offsets.tools.regenerate --check         change nothing; exit 1 and list what is stale
+  python -m offsets.tools.regenerate --check --only 'pyenv 3.11.7'
+                                                     one table of the matrix (labels: --list)
+  python -m offsets.tools.regenerate --derived-only  only the C headers and compact tables, from generated/
+  python -m offsets.tools.regenerate --tables-only   only the tables and their index
   python -m offsets.tools.regenerate --verify --only 3.15.2
-                                                    scan nothing: verify committed tables again (gcc, DWARF)
+                                                     scan nothing: verify committed tables again (gcc, DWARF)
 """
 
 #: Lines of unified diff shown per stale file with --check.
@@ -140,8 +141,9 @@ def diff_hint(root: Path, rel: str, new: Optional[str]) -> list[str]:
 
 
 def run(root: Path, check: bool, only: Optional[str], derived_only: bool,
-        use_cache: bool = True, jobs: int = 1) -> dict[str, Optional[str]]:
-    """Regenerate (or with `check`, compare) everything; the stale files, relative to `root` -> text."""
+        use_cache: bool = True, jobs: int = 1, tables_only: bool = False) -> dict[str, Optional[str]]:
+    """Regenerate (or with `check`, compare) everything (the tables alone with `tables_only`, what is
+    derived from them alone with `derived_only`); the stale files, relative to `root` -> text."""
     from . import matrix
 
     stale: dict[str, Optional[str]] = {}
@@ -149,7 +151,7 @@ def run(root: Path, check: bool, only: Optional[str], derived_only: bool,
     if not derived_only:
         found = matrix.regenerate(gen, matrix.select(only), check, partial=bool(only), workers=jobs)
         stale.update({f"generated/{name}": text for name, text in found.items()})
-    for folder, want in derived(root, use_cache).items():
+    for folder, want in ({} if tables_only else derived(root, use_cache)).items():
         strays = list(gen.glob("pyoffsets_*.h")) if folder == "generated" else \
             [p for p in (root / folder).glob("*") if p.is_file()] if (root / folder).is_dir() else []
         if folder == "offsets/data/compact" and not check:
@@ -169,6 +171,8 @@ def main(argv=None) -> int:
                    "tables and their index rows are left as they are)")
     p.add_argument("--derived-only", action="store_true",
                    help="scan nothing: only the C headers and compact tables, from generated/*.yaml")
+    p.add_argument("--tables-only", action="store_true",
+                   help="only the tables and their index: leave the C headers and compact tables alone")
     p.add_argument("--verify", action="store_true", help="scan and write nothing: check every committed table "
                    "of the matrix (or of --only) against gcc's offsetof probes over its own inputs, and DWARF")
     p.add_argument("--no-cache", action="store_true", help="make the C headers and compact tables again even "
@@ -187,7 +191,10 @@ def main(argv=None) -> int:
         root = repository(args.root)
         if args.verify:
             return matrix.verify_all(matrix.select(args.only), root / "generated")
-        stale = run(root, args.check, args.only, args.derived_only, not args.no_cache, args.jobs)
+        if args.derived_only and args.tables_only:
+            print("offsets: error: --derived-only and --tables-only exclude each other", file=sys.stderr)
+            return 2
+        stale = run(root, args.check, args.only, args.derived_only, not args.no_cache, args.jobs, args.tables_only)
     except OffsetsError as e:
         print(f"offsets: error: {e}", file=sys.stderr)
         return e.exit_code
