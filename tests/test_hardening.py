@@ -583,3 +583,14 @@ def test_the_venv_interpreter_is_not_the_scanned_one():
     assert "offsets scan --python python3.7" in out
     # a venv the old Makefile made with an unsupported interpreter is removed and made again
     assert "sys.version_info < (3, 8))' 2>/dev/null || rm -rf .venv" in out
+
+
+def test_the_shared_pool_is_checked_even_when_it_was_opened_without_a_digest(shipped_copy):
+    """The drift tools open the pool without index.json's digest; the runtime, later in the same
+    process, must still have its header checked against it."""
+    f = running_file(shipped_copy)
+    compact_read.open_table(str(f))                       # no digests, as drift/tables.py reads
+    with pytest.raises(TableError, match="its header fails the checksum of index.json"):
+        compact_read.shared_pool(str(shipped_copy), "0" * 64)
+    index = json.loads((shipped_copy / "index.json").read_text())
+    assert compact_read.shared_pool(str(shipped_copy), index["pool_sha256"]) is compact_read.open_table(str(f))[1]

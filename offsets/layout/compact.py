@@ -182,9 +182,10 @@ def struct_from_row(row):
                                for p, o, sz, t, bo, bw, al, fl in fields))
 
 
-def table_from_rows(head: dict, notes: dict, rows: list):
+def table_from_rows(head: dict, notes: dict, rows: list, partial: bool = False):
     """A `Table` of a compact header, its `notes` (names, skipped, conflicts: `Pool.notes`) and
-    decoded struct rows (each checked again by the model)."""
+    decoded struct rows (each checked again by the model); a `partial` one keeps only the names of
+    the structs in `rows`."""
     from ..errors import ModelError, TableError
     from .model import Build, Table, Target
     from .sanity import check_table
@@ -195,8 +196,8 @@ def table_from_rows(head: dict, notes: dict, rows: list):
                       target=Target(**b["target"]), inputs=dict(b.get("inputs", {})),
                       vendor=b.get("vendor", "upstream"), defines=b.get("defines"))
         structs = {row[0]: struct_from_row(row) for row in rows}
-        names = {a: k for a, k in notes["names"].items() if k in structs}
-        table = Table(build=build, scanner=dict(head["scanner"]), structs=structs, names=names,
+        names = notes["names"] if not partial else {a: k for a, k in notes["names"].items() if k in structs}
+        table = Table(build=build, scanner=dict(head["scanner"]), structs=structs, names=dict(names),
                       skipped=tuple(notes["skipped"]), conflicts=tuple(notes["conflicts"]))
         check_table(table)
         return table
@@ -206,8 +207,9 @@ def table_from_rows(head: dict, notes: dict, rows: list):
 
 def table_of(head: dict, pool, keys=None):
     """The `Table` of a header and its pool: every struct, or those named in `keys`."""
-    keys = sorted(head["structs"]) if keys is None else sorted(keys)
-    return table_from_rows(head, pool.notes(head), [pool.row(k, head["structs"][k]) for k in keys])
+    partial = keys is not None
+    keys = sorted(keys) if partial else sorted(head["structs"])
+    return table_from_rows(head, pool.notes(head), [pool.row(k, head["structs"][k]) for k in keys], partial)
 
 
 def load(path):
@@ -230,10 +232,10 @@ def expected_files(root: Path) -> dict:
 
     from . import table_yaml
 
-    made = [(table_yaml.load(yml), f"generated/{yml.name}", sha256_of(yml))
-            for yml in sorted((root / "generated").glob("cpython-*.yaml"))]
     from .names import alias_groups
 
+    made = [(table_yaml.load(yml), f"generated/{yml.name}", sha256_of(yml))
+            for yml in sorted((root / "generated").glob("cpython-*.yaml"))]
     raw = yaml.safe_load((PACKAGE_DIR / "data" / "aliases.yaml").read_text())
     return store_files(made, alias_groups(raw))
 

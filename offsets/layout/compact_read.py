@@ -247,40 +247,43 @@ def check_row(row, key: str, origin: str = "compact table") -> list:
 
 
 def _first_line(path: str, digest: str = None) -> tuple:
-    """The decoded first line of `path` and its length; its sha256 must be `digest` when given."""
+    """The decoded first line of `path`, its length and its sha256, which must be `digest` when given."""
     try:
         with open(path, "rb") as f:
             first = f.readline(MAX_HEAD_BYTES + 1)
     except OSError as e:
         raise _corrupt(f"cannot read {path}: {e.strerror}") from None
-    if digest is not None and hashlib.sha256(first.rstrip(b"\n")).hexdigest() != digest:
+    sha = hashlib.sha256(first.rstrip(b"\n")).hexdigest()
+    if digest is not None and sha != digest:
         raise _corrupt(f"{path}: its header fails the checksum of index.json")
     try:
-        return json.loads(first), len(first)
+        return json.loads(first), len(first), sha
     except ValueError:
         raise _corrupt(f"{path}: not a compact table (its first line is not JSON)") from None
 
 
-_shared: dict = {}
+_shared: dict = {}      # pool file -> (Pool, the sha256 of its header)
 
 
 def shared_pool(directory: str, digest: str = None) -> Pool:
-    """The pool file of a directory of tables (read once per process; its header's sha256 must be
-    `digest` when given)."""
+    """The pool file of a directory of tables (read once per process); its header's sha256 must be
+    `digest` when given, also when an earlier reader opened it without one."""
     path = os.path.join(directory, POOL_FILE)
-    pool = _shared.get(path)
-    if pool is None:
-        head, base = _first_line(path, digest)
+    if path not in _shared:
+        head, base, sha = _first_line(path)
         why = check_pool_head(head)
         if why:
             raise _corrupt(f"{path}: {why}")
-        pool = _shared[path] = Pool(path, head["ids"], head["sizes"], base)
+        _shared[path] = Pool(path, head["ids"], head["sizes"], base), sha
+    pool, sha = _shared[path]
+    if digest is not None and sha != digest:
+        raise _corrupt(f"{path}: its header fails the checksum of index.json")
     return pool
 
 
 def open_table(path: str, head_sha256: str = None, pool_sha256: str = None) -> tuple:
     """(header, pool) of the compact table at `path`, of which only the header is read now."""
-    head, base = _first_line(path, head_sha256)
+    head, base, _ = _first_line(path, head_sha256)
     why = check_head(head)
     if why:
         raise _corrupt(f"{path}: not a compact table of format {FORMAT} ({why})")

@@ -13,6 +13,7 @@ from .earning import Earning
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMPACT_DIR = os.path.join(PACKAGE_DIR, "data", "compact")
 
+
 def tables_dir() -> str:
     """Where this build's own tables are installed: $OFFSETS_TABLES, else the user cache."""
     if os.environ.get("OFFSETS_TABLES"):
@@ -75,11 +76,6 @@ class Loaded:
     def _decode(self, key: str) -> list:
         """A struct as a flat row, refused unless every number in it is one a layout can have."""
         return self.pool.row(key, self.order[key])
-
-    def layout(self, key: str) -> str:
-        """The struct's layout (kind, size, alignment, fields) without where it is defined, as text."""
-        row = self._decode(key)
-        return json.dumps([row[1], row[2], row[3], row[6]])
 
     def fields(self, key: str) -> dict:
         """path -> (offset, size, type, bit_offset, bit_width, array_len, flexible)."""
