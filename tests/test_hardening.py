@@ -296,11 +296,13 @@ def flip(path: Path, old: bytes, new: bytes, line: int = None) -> None:
 
 
 def listiter_line(pool: Path) -> int:
-    """The line of the shared pool that holds listiterobject's layout (for the running build)."""
+    """The line of the shared pool that holds listiterobject's members (for the running build)."""
     head, _ = compact_read.open_table(str(running_file(pool.parent)))
     ref = head["structs"]["listiterobject"]
-    ids = json.loads(pool.read_bytes().split(b"\n", 1)[0])["ids"]
-    return 1 + ids.index(ref if isinstance(ref, str) else ref[0])
+    lines = pool.read_bytes().split(b"\n")
+    ids = json.loads(lines[0])["ids"]
+    struct = json.loads(lines[1 + ids.index(ref if isinstance(ref, str) else ref[0])])
+    return 1 + ids.index(struct[5])
 
 
 @pytest.mark.parametrize("damage,match", [

@@ -5,7 +5,8 @@
 `data/aliases.yaml`, and checksums), one `<table name>.jsonl` per table (its header: the build,
 its names, and each struct's layout id), and `layouts.jsonl`, the pool of layouts they share. A
 layout is stored once, under the digest of its text, whatever number of builds have it; and a
-struct's members that are structs themselves are layouts of their own, so a change deep inside
+struct's members are a layout of their own (shared with every member of that struct's type), and
+so are the members of a member that is a struct, so a change deep inside
 `PyInterpreterState` adds the changed parts, not another copy of the whole. The format, and how a
 reader checks every line it decodes, is in `compact_read.py`.
 
@@ -83,7 +84,7 @@ class PoolWriter:
             head, _, tail = defined_in.rpartition(":")
             if head and tail.isdigit() and str(int(tail)) == tail:
                 file, line = head, int(tail)
-        key = self.put([kind, size, align, file, origin, self.members(fields)])
+        key = self.put([kind, size, align, file, origin, self.put([self.members(fields)])])
         return key if line is None else [key, line]
 
     def head(self) -> dict:

@@ -1,4 +1,4 @@
-"""Reading compact tables (format 2), with the standard library only: what the runtime decodes.
+"""Reading compact tables (format 3), with the standard library only: what the runtime decodes.
 
 A compact table is one JSON header line: the build, and `structs`, each struct's name -> its
 layout id (or [layout id, line], the line of `defined_in`), and the ids of its names and notes. The layouts are content-addressed
@@ -6,7 +6,7 @@ nodes in a pool: a node is one JSON line, and its id is the first `ID_CHARS` hex
 line's sha256, so one layout is stored once however many builds share it, and every line read is
 checked against the id it was asked for (a damaged pool is an error, never a wrong number).
 
-    struct node:  [kind, size, align, file, origin, [member, ...]]
+    struct node:  [kind, size, align, file, origin, members]   (members: the id of a member node)
     member node:  [[member, ...]]
     member:       [name, offset, size, type, bit_offset, bit_width, array_len, flexible, child]
     names node:   {alias: struct key, ...}
@@ -27,7 +27,7 @@ import os
 
 from ..errors import CorruptTableError
 
-FORMAT = 2
+FORMAT = 3
 ID_CHARS = 10
 POOL_FILE = "layouts.jsonl"
 #: The longest header line a compact table or pool may have.
@@ -125,13 +125,20 @@ class Pool:
         each field [path, offset, size, type, bit_offset, bit_width, array_len, flexible]."""
         node, line = (ref, None) if isinstance(ref, str) else (ref[0], ref[1])
         s = self.node(node)
-        if not (isinstance(s, list) and len(s) == 6 and isinstance(s[5], list)):
+        if not (isinstance(s, list) and len(s) == 6):
             raise _corrupt(f"{self.source}: struct {name[:60]}: layout {node} is not a struct node")
         kind, size, align, file, origin, members = s
         defined_in = file if line is None else f"{file}:{line}"
         fields: list = []
-        self._expand(members, "", 0, fields, 0)
+        self._expand(self.members(members, name), "", 0, fields, 0)
         return check_row([name, kind, size, align, defined_in, origin, fields], name, self.source)
+
+    def members(self, node, owner: str) -> list:
+        """The members of member node `node` (a struct's, or a member's own: `owner`)."""
+        got = self.node(node) if _is_id(node) else None
+        if not (isinstance(got, list) and len(got) == 1 and isinstance(got[0], list)):
+            raise _corrupt(f"{self.source}: {owner[:60]!r}: its members are not a member node")
+        return got[0]
 
     def _expand(self, members: list, prefix: str, base: int, out: list, depth: int) -> None:
         if depth > MAX_DEPTH:
@@ -143,10 +150,7 @@ class Pool:
             m = m + list(MEMBER_DEFAULTS[len(m):])
             out.append([prefix + m[0], base + m[1], *m[2:8]])
             if m[8] is not None:
-                child = self.node(m[8]) if _is_id(m[8]) else None
-                if not (isinstance(child, list) and len(child) == 1 and isinstance(child[0], list)):
-                    raise _corrupt(f"{self.source}: member {prefix + m[0]!r}: its members are not a member node")
-                self._expand(child[0], prefix + m[0] + ".", base + m[1], out, depth + 1)
+                self._expand(self.members(m[8], prefix + m[0]), prefix + m[0] + ".", base + m[1], out, depth + 1)
 
 
 def index_entry(name: str, file: str, b: dict) -> dict:
@@ -190,7 +194,7 @@ def check_index(doc) -> str:
 def check_pool_head(head) -> str:
     """Why a pool's first line is not one of this format ('' if it is)."""
     if not isinstance(head, dict) or head.get("format") != FORMAT:
-        return "not a layout pool of format 2"
+        return f"not a layout pool of format {FORMAT}"
     ids, sizes = head.get("ids"), head.get("sizes")
     if not (isinstance(ids, list) and isinstance(sizes, list) and len(ids) == len(sizes)
             and all(_is_id(i) for i in ids) and all(_is_int(n) and 0 < n <= MAX_LINE_BYTES for n in sizes)):
@@ -235,7 +239,7 @@ def check_row(row, key: str, origin: str = "compact table") -> list:
     if not (isinstance(row, list) and len(row) == 7 and row[0] == key and row[1] in ("struct", "union")
             and _is_int(row[2]) and 0 <= row[2] <= MAX_BYTES and _is_int(row[3]) and 1 <= row[3] <= MAX_ALIGN
             and isinstance(row[6], list)):
-        raise _corrupt(f"{origin}: struct {str(key)[:60]}: not a struct of format 2")
+        raise _corrupt(f"{origin}: struct {str(key)[:60]}: not a struct of format {FORMAT}")
     for f in row[6]:
         if not (isinstance(f, list) and len(f) == 8 and isinstance(f[0], str) and isinstance(f[3], str)
                 and _is_int(f[1]) and _is_int(f[2]) and 0 <= f[1] <= MAX_BYTES and 0 <= f[2] <= MAX_BYTES

@@ -20,10 +20,6 @@ TOTAL_GOAL = 4_000_000
 PATCH_GOAL = 100_000
 
 
-def _members(node: list) -> list:
-    return node[5] if len(node) == 6 and isinstance(node[5], list) else node[0]
-
-
 def _entry_bytes(e: dict) -> int:
     """An index.json entry's bytes: indented twice inside the document, and a comma."""
     text = json.dumps(e, indent=1, sort_keys=True)
@@ -55,8 +51,10 @@ def costs(directory: Path) -> dict:
                 continue
             seen.add(node)
             value = json.loads(nodes[node])
-            if isinstance(value, list):
-                todo += [m[8] for m in _members(value) if len(m) == 9 and m[8]]
+            if isinstance(value, list) and len(value) == 6:     # a struct node: its member node
+                todo.append(value[5])
+            elif isinstance(value, list):                         # a member node: its members' own
+                todo += [m[8] for m in value[0] if len(m) == 9 and m[8]]
         for node in seen:
             users.setdefault(node, set()).add(e["file"])
     kinds: dict = {}
