@@ -26,7 +26,7 @@ import pytest
 
 from offsets import atomic_write, runtime
 from offsets.layout import compact, compact_read, table_yaml, yaml_strict
-from offsets.scan import unit_cache, unit_limit
+from offsets.scan import unit_cache, workers
 from offsets.cli import main
 from offsets.errors import BuildError, OutputError, ScanError, TableError
 
@@ -448,7 +448,7 @@ def test_a_unit_including_dev_zero_is_one_line(tmp_path):
                 '#include "/dev/zero"\n')
     start = time.monotonic()
     with pytest.raises(ScanError) as e:
-        unit_limit.parse_limited(parse_unit, unit, limit=300 * 1024 * 1024)
+        workers.run_one(parse_unit, unit, unit.name, limit=300 * 1024 * 1024)
     assert str(e.value).startswith("zero.c: ") and "\n" not in str(e.value) and "out of memory" in str(e.value)
     assert time.monotonic() - start < 30
 

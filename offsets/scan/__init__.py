@@ -5,7 +5,8 @@ units.py, sources.py, source_reads.py, makefile.py, setup_py.py, generated_heade
                                          the translation units to parse, with the build's own flags
 clang_headers.py, clang_scan.py, preamble.py
                                          libclang: builtin headers, one unit -> layouts, shared preambles
-scanner.py, unit_cache.py, unit_limit.py the parallel, cached scan of every unit, merged into one Table
+scanner.py, unit_cache.py, workers.py    the parallel, cached scan of every unit (in workers under a memory
+                                         limit), merged into one Table
 qualify.py, storage.py                   naming and listing rules both readers share
 dwarf.py, dwarf_read.py, dwarf_raw.py    the second reader: layouts from a binary's DWARF
 """

@@ -89,6 +89,11 @@ def libclang_version() -> str:
 _CI = None
 
 
+def load_libclang() -> None:
+    """Load libclang now (a worker does, before it caps its memory)."""
+    _cindex()
+
+
 def _cindex():
     """Import clang.cindex on first use, and register the calls its bindings lack."""
     global _CI

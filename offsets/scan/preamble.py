@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Iterable, Optional
 
 from .clang_scan import Preamble, Unit, build_preamble
 
@@ -68,9 +68,10 @@ def preamble_text(path: str) -> Optional[str]:
     return None
 
 
-def prepare(units: list[Unit], workdir: str, mapper: Callable = map) -> list[Optional[Preamble]]:
-    """A precompiled preamble for each unit that shares its start with `MIN_UNITS - 1` others of the
-    list (None for the others); built through `mapper` (a process pool's `map`), into `workdir`."""
+def plan(units: list[Unit], workdir: str) -> tuple[list[tuple], list[Optional[int]]]:
+    """The preambles worth building, as arguments of `build`, and for each unit the index of the one
+    it would use (None: it is parsed whole). A preamble is shared by at least `MIN_UNITS` units with
+    the same arguments and start; its files go into `workdir`."""
     keys = [(u.args, preamble_text(u.path)) if u.text is None and not any(a.startswith("-iquote") for a in u.args)
             else None
             for u in units]
@@ -81,9 +82,10 @@ def prepare(units: list[Unit], workdir: str, mapper: Callable = map) -> list[Opt
     groups = sorted(k for k, n in count.items() if n >= MIN_UNITS)
     jobs = [(text, args, os.path.join(workdir, f"preamble-{i}.h"), os.path.join(workdir, f"preamble-{i}.pch"))
             for i, (args, text) in enumerate(groups)]
-    built = dict(zip(groups, mapper(_build, jobs)))
-    return [built.get(k) for k in keys]
+    index = {k: i for i, k in enumerate(groups)}
+    return jobs, [index.get(k) for k in keys]
 
 
-def _build(job: tuple) -> Optional[Preamble]:
+def build(job: tuple) -> Optional[Preamble]:
+    """The precompiled preamble `job` (an element of `plan`'s first list) describes, or None."""
     return build_preamble(*job)

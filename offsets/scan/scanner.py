@@ -1,7 +1,7 @@
 """The scan: build inputs in, a complete `Table` out.
 
-Units are parsed in parallel (one process per core, each unit in a child of its own under a
-memory limit: `unit_limit`), each result kept in a content-keyed cache of plain data (`unit_cache`;
+Units are parsed in parallel (one worker process per core, each under a memory limit: `workers`;
+units that start alike share one precompiled preamble: `preamble`), each result kept in a content-keyed cache of plain data (`unit_cache`;
 keyed by the unit's arguments and text, valid while every file it read is unchanged), then merged:
 one struct per name, a tag defined differently in two `.c` files kept twice as `name@file`.
 """
@@ -12,15 +12,14 @@ import json
 import os
 import sys
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from .. import __version__
-from . import storage, unit_cache, unit_limit, units
+from . import storage, unit_cache, units, workers
 from .build_inputs import BuildInputs, digest_files, headers_digest
-from .clang_scan import Unit, UnitResult, libclang_version, parse_unit
+from .clang_scan import Preamble, Unit, UnitResult, libclang_version, load_libclang, parse_unit
 from .debian import cache_dir
 from ..errors import BuildError, ScanError
 from ..layout.model import Build, Table, Target
@@ -61,13 +60,6 @@ def _cached(store: Path, key: str, digests: dict) -> Optional[UnitResult]:
         return None
 
 
-def _parse_or_error(unit: Unit, shared=None):
-    try:
-        return unit_limit.parse_limited(lambda u: parse_unit(u, shared), unit)
-    except ScanError as e:
-        return e
-
-
 def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
     """Parse every unit (from the cache where possible); a `ScanError` in the list for each failure."""
     clang = libclang_version()
@@ -81,47 +73,54 @@ def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
             results[i] = hit
         else:
             todo.append(i)
+    if not todo:
+        return results
     say = opts.progress or (lambda msg: None)
-    if todo:
-        say(f"parsing {len(todo)} translation unit(s), {len(unit_list) - len(todo)} from cache")
-    jobs = opts.jobs or os.cpu_count() or 1
-    pool = None
-    mapper = map
-    if len(todo) > 1 and jobs > 1:
-        pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)))
-        mapper = pool.map
-    shared, workdir = _shared_preambles([unit_list[i] for i in todo], opts, mapper)
-    outputs = mapper(_parse_or_error, (unit_list[i] for i in todo), shared)
-    done = 0
-    for i, out in zip(todo, outputs):
-        done += 1
-        results[i] = out
-        if isinstance(out, ScanError):
-            if not opts.keep_going:
-                if pool is not None:
-                    pool.shutdown(cancel_futures=True)
-                raise out
-        elif opts.use_cache:
-            unit_cache.write(store, _unit_key(unit_list[i], clang), out)
-        if len(todo) > 1:
-            say(f"[{done}/{len(todo)}] {unit_list[i].name}")
-    if pool is not None:
-        pool.shutdown()
-    if workdir is not None:
-        workdir.cleanup()
+    say(f"parsing {len(todo)} translation unit(s), {len(unit_list) - len(todo)} from cache")
+    with tempfile.TemporaryDirectory(prefix="offsets-preamble-") as workdir, \
+            workers.Workers(opts.jobs or os.cpu_count() or 1, start=load_libclang) as pool:
+        done = 0
+        for i, out in _parse(pool, [(i, unit_list[i]) for i in todo], opts.share_preambles, workdir):
+            done += 1
+            results[i] = out
+            if isinstance(out, ScanError):
+                if not opts.keep_going:
+                    raise out
+            elif opts.use_cache:
+                unit_cache.write(store, _unit_key(unit_list[i], clang), out)
+            if len(todo) > 1:
+                say(f"[{done}/{len(todo)}] {unit_list[i].name}")
     return results
 
 
-# --- Shared preambles (preamble.py): how units are parsed, not what is cached --------------------
+def _parse(pool: workers.Workers, todo: list[tuple[int, Unit]], share: bool, workdir: str) -> Iterator[tuple]:
+    """(index, result) for each unit of `todo`, as they finish. Shared preambles (preamble.py) are
+    built first; a unit waiting for one is parsed once it is there, the others meanwhile."""
+    builds, uses = [], [None] * len(todo)
+    if share and len(todo) > 1:
+        from . import preamble
 
-def _shared_preambles(todo: list[Unit], opts: ScanOptions, mapper) -> tuple[list, Optional[object]]:
-    """The precompiled preamble of each unit to parse (or None), and the directory holding them."""
-    if not opts.share_preambles or len(todo) < 2:
-        return [None] * len(todo), None
-    from . import preamble
+        builds, uses = preamble.plan([u for _, u in todo], workdir)
+        for g, job in enumerate(builds):
+            pool.submit(("preamble", g), f"the preamble {job[2]}", preamble.build, job, priority=(0,))
+    waiting: dict = {}
+    for (i, u), g in zip(todo, uses):
+        if g is None:
+            pool.submit(i, u.name, _parse_unit, (u, None), priority=(1,))
+        else:
+            waiting.setdefault(g, []).append((i, u))
+    for key, out in pool.results():
+        if isinstance(key, tuple):              # a preamble: its units may go
+            shared = out if isinstance(out, Preamble) else None
+            for i, u in waiting.pop(key[1]):
+                pool.submit(i, u.name, _parse_unit, (u, shared), priority=(2,))
+        else:
+            yield key, out
 
-    workdir = tempfile.TemporaryDirectory(prefix="offsets-preamble-")
-    return preamble.prepare(todo, workdir.name, mapper), workdir
+
+def _parse_unit(job: tuple) -> UnitResult:
+    unit, shared = job
+    return parse_unit(unit, shared)
 
 
 def merge(results: list[UnitResult]) -> tuple[dict, dict, list[str]]:
