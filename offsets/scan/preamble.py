@@ -28,9 +28,18 @@ _KINDS = {"define", "undef", "include", "if", "ifdef", "ifndef", "elif", "else",
 
 def _lines(text: str) -> Iterable[str]:
     """Logical lines: continuations joined, each comment one space (strings and chars kept)."""
-    text = text.replace("\\\n", "")
-    out = "".join(" " if t.startswith(("//", "/*")) else t for t in _TOKENS.findall(text))
-    return (line.strip() for line in out.split("\n"))
+    line: list = []
+    for m in _TOKENS.finditer(text.replace("\\\n", "")):     # lazily: a caller stops at its first non-directive
+        t = m.group()
+        if t.startswith(("//", "/*")):
+            line.append(" ")
+            continue
+        *ended, rest = t.split("\n")
+        for piece in ended:
+            yield ("".join(line) + piece).strip()
+            line = []
+        line.append(rest)
+    yield "".join(line).strip()
 
 
 def preamble_text(path: str) -> Optional[str]:
