@@ -53,6 +53,83 @@ def test_strings_are_not_comments(tmp_path):
     assert preamble.preamble_text(path) == '#define URL "http://x/*y*/"\n#include <Python.h>\n'
 
 
+def test_a_start_through_a_header_beside_the_file_leaves_its_guard_out(tmp_path):
+    write(tmp_path, "#ifndef MOD_H\n#define MOD_H\n#define PY_SSIZE_T_CLEAN\n#include \"Python.h\"\n"
+                    "typedef struct { int a; } Mod;\n#endif\n", "module.h")
+    start = preamble.read_start(write(tmp_path, '#include "module.h"\n#include "structmember.h"\n'))
+    assert start.text == "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n"
+    assert start.left_out == {"MOD_H"} and start.assigned == {"MOD_H", "PY_SSIZE_T_CLEAN"}
+
+
+def test_a_define_no_build_header_mentions_is_left_out(tmp_path):
+    path = write(tmp_path, '#define MODULE_VERSION "1.0"\n#define PY_SSIZE_T_CLEAN\n#include "Python.h"\n')
+    start = preamble.read_start(path, lambda name: name != "MODULE_VERSION")
+    assert start.text == "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n" and start.left_out == {"MODULE_VERSION"}
+    assert preamble.preamble_text(path) == '#define MODULE_VERSION "1.0"\n#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n'
+
+
+def test_a_start_whose_second_run_could_take_another_branch_has_no_preamble(tmp_path):
+    # the second run finds A defined, so it would define B where the first did not
+    assert preamble.read_start(write(tmp_path, "#ifdef A\n#define B\n#endif\n#define A\n#include <Python.h>\n")) is None
+
+
+# A build whose Python.h defines HAVE_POLL_H, as pyconfig.h does. The start `#ifdef HAVE_POLL_H` /
+# `#define USE_POLL` skips the define when it first runs, but would take it when run again after a
+# preamble of that start, and the unit's own text then lays `struct pick` out differently.
+_PYTHON_H = "#ifndef Py_PYTHON_H\n#define Py_PYTHON_H\n#define HAVE_POLL_H 1\n#endif\n"
+_SELECT = ("#ifdef HAVE_POLL_H\n#define USE_POLL\n#endif\n#include \"Python.h\"\n"
+           "#ifdef USE_POLL\nstruct pick { char a; };\n#else\nstruct pick { long a; long b; };\n#endif\n")
+
+
+def _tree_units(tmp_path, texts: dict, python_h: str = _PYTHON_H) -> list:
+    from offsets.scan.clang_scan import Unit
+
+    (tmp_path / "inc").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "inc/Python.h").write_text(python_h)
+    (tmp_path / "src").mkdir()
+    units = []
+    for name, text in texts.items():
+        path = tmp_path / "src" / name
+        path.write_text(text)
+        units.append(Unit(f"src/{name}", str(path), ("-xc", "--target=x86_64-linux-gnu", f"-I{tmp_path}/inc"),
+                          ((f"{tmp_path}/", ""),), (f"{tmp_path}/src/",)))
+    return units
+
+
+def _layouts(units, share: bool) -> dict:
+    results = scanner.parse_units(units, scanner.ScanOptions(use_cache=False, jobs=1, share_preambles=share))
+    structs, _, _ = scanner.merge(results)
+    return {k: (s.size, [(f.path, f.offset) for f in s.fields]) for k, s in structs.items()}
+
+
+def test_a_start_its_preamble_would_change_is_parsed_whole(tmp_path):
+    units = _tree_units(tmp_path, {f"select{i}.c": _SELECT.replace("pick", f"pick{i}") for i in range(3)})
+    jobs, uses = preamble.plan(units, str(tmp_path))
+    assert len(jobs) == 1 and all(use is not None for use in uses)
+    shared = preamble.build(jobs[0])
+    assert "HAVE_POLL_H" in shared.assigned and all(preamble.usable(shared, use) is None for use in uses)
+    whole = _layouts(units, share=False)
+    assert whole["pick0"][0] == 16          # the truth: USE_POLL stays undefined
+    assert _layouts(units, share=True) == whole
+
+
+def test_units_share_a_preamble_their_second_run_cannot_change(tmp_path):
+    plain = '#define MODULE_VERSION "1"\n#include "Python.h"\nstruct s%d { char c; long l; };\n'
+    units = _tree_units(tmp_path, {f"u{i}.c": plain % i for i in range(3)})
+    jobs, uses = preamble.plan(units, str(tmp_path))
+    shared = preamble.build(jobs[0])
+    assert jobs[0][0] == "#include <Python.h>\n" and all(preamble.usable(shared, use) for use in uses)
+    assert _layouts(units, share=True) == _layouts(units, share=False)
+
+
+def test_a_start_including_an_unguarded_header_shares_nothing(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc/once.h").write_text("typedef int once_t;\n")
+    units = _tree_units(tmp_path, {f"u{i}.c": '#include <once.h>\n#include "Python.h"\n' for i in range(3)})
+    jobs, _ = preamble.plan(units, str(tmp_path))
+    assert len(jobs) == 1 and preamble.build(jobs[0]) is None
+
+
 @pytest.mark.slow
 def test_a_full_build_scans_byte_identical_with_and_without_shared_preambles(debian311, monkeypatch):
     """Remembered across runs (tests/result_memo.py) while the package, libclang, the units and

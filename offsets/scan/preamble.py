@@ -1,18 +1,36 @@
-"""Shared preambles: the units of one build that start with the same text parse it once.
+"""Shared preambles: the units of one build that start alike parse that start once.
 
-Most `.c` files of a CPython tree start with `#include "Python.h"`, perhaps after a few `#define`s,
-and that prefix is most of each unit's parse. Units with the same arguments and the same leading
-directives, up to and including the one that includes Python.h, share one precompiled header of
-that text (`clang_scan.build_preamble`). A unit that starts with anything else (code, `#pragma`, a
-header its own directory holds) is parsed whole. The results are the same either way
-(tests/test_preamble.py compares a full build's tables byte for byte).
+Most `.c` files of a CPython tree start with `#include "Python.h"`, after a few `#define`s or through
+a header beside them (`#include "module.h"`, which starts with Python.h), and that start is most of
+each unit's parse. A unit's *start* is the directives it reads up to the include of Python.h (and
+the end of any conditional around it), following the headers of its own directory. Units with the
+same arguments and start share one precompiled header of it (`clang_scan.build_preamble`); each is
+then parsed whole after it, so its start runs a second time.
+
+That second run must change nothing, and is shown to change nothing for each unit before it shares
+(`usable`), from the files its preamble read:
+- no macro a conditional of the start tests is defined or undefined by the start or by those
+  files, so every conditional takes the same branch both times;
+- no macro the start defines or undefines is defined or undefined by those files, so each ends as
+  the whole parse leaves it;
+- every header the start includes (Python.h too) is guarded, so its second include is empty;
+- a macro the preamble leaves out (the guard of a header beside the file; a `#define` or `-D` of
+  a name no build header mentions, so that more units share) is named in none of those files, so
+  the preamble means the same with it or without.
+A unit that fails one of these, or starts with anything else (code, `#pragma`, a computed include),
+is parsed whole. tests/test_preamble.py compares a full build's tables byte for byte.
 """
 from __future__ import annotations
 
+import glob
+import hashlib
+import itertools
 import os
 import re
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from .clang_scan import Preamble, Unit, build_preamble
 
@@ -42,59 +60,308 @@ def _lines(text: str) -> Iterable[str]:
     yield "".join(line).strip()
 
 
-def preamble_text(path: str) -> Optional[str]:
-    """The directives `path` starts with, up to the one that includes Python.h and the end of any
-    conditional around it, one per line; None when it starts with anything else."""
-    try:
-        with open(path, errors="replace") as f:
-            head = f.read(_HEAD)
-    except OSError:
-        return None
-    here = Path(path).parent
-    depth, seen, out = 0, False, []
-    for line in _lines(head):
-        if not line:
-            continue
+@dataclass(frozen=True)
+class Start:
+    """How a file starts, up to the include of Python.h (`read_start`)."""
+
+    text: str                   # the preamble: the start's directives, one per line, less the left-out ones
+    tested: frozenset           # macros its conditionals test
+    assigned: frozenset         # macros it defines or undefines (left-out ones included)
+    left_out: frozenset         # macros the start defines and the preamble does not
+
+
+@dataclass(frozen=True)
+class Use:
+    """A unit's claim on a preamble: which one, and what `usable` checks against it."""
+
+    group: int
+    tested: frozenset
+    assigned: frozenset
+    left_out: frozenset         # the start's, and the `-D`s of its arguments the preamble leaves out
+
+
+@dataclass(frozen=True)
+class Shared:
+    """A built preamble, and which of its units' macros the files it read define or mention."""
+
+    preamble: Preamble
+    assigned: frozenset         # defined or undefined by a file the preamble read
+    mentioned: frozenset        # named anywhere in a file the preamble read
+
+
+class _Reading:
+    """The state of reading one start, across the headers beside the file it descends into."""
+
+    def __init__(self, mentioned: Callable[[str], bool]) -> None:
+        self.mentioned = mentioned
+        self.out: list = []
+        self.tested: set = set()
+        self.assigned: set = set()
+        self.left_out: set = set()
+        self.depth = 0
+        self.seen = False
+
+    def read(self, path: Path, nested: int) -> bool:
+        """Follow `path`'s leading directives; True once Python.h is included outside any conditional."""
+        try:
+            with open(path, errors="replace") as f:
+                head = f.read(_HEAD)
+        except OSError:
+            return False
+        lines = [ln for ln in itertools.takewhile(lambda ln: not ln or ln.startswith("#"), _lines(head)) if ln]
+        first = 0
+        guard = _guard(lines) if nested else None
+        if guard:                           # a header's own guard, left out
+            self.left_out.add(guard)
+            self.assigned.add(guard)
+            first = 2
+        for line in lines[first:]:
+            done = self.directive(line, path, nested)
+            if done is not None:
+                return done
+        return False
+
+    def directive(self, line: str, path: Path, nested: int) -> Optional[bool]:
+        """Take one directive: None to go on, True when the start is complete, False when there is none."""
         m = _DIRECTIVE.fullmatch(line)
         if not m or m.group(1) not in _KINDS:
-            return None
+            return False
         kind, rest = m.group(1), m.group(2).rstrip()
-        if kind in ("if", "ifdef", "ifndef"):
-            depth += 1
+        if kind in ("if", "ifdef", "ifndef", "elif"):
+            self.tested |= _identifiers(rest) - {"defined"}
+            self.depth += kind != "elif"
         elif kind == "endif":
-            depth -= 1
+            self.depth -= 1
+            if self.depth < 0:
+                return False
+        elif kind in ("define", "undef"):
+            name = _NAME.match(rest.strip())
+            if not name:
+                return False
+            self.assigned.add(name.group())
+            if kind == "define" and self.depth == 0 and not self.mentioned(name.group()):
+                self.left_out.add(name.group())
+                return None
         elif kind == "include":
             inc = _INCLUDE.fullmatch(rest)
-            if not inc or (inc.group(1) == '"' and (here / inc.group(2)).exists()):
-                return None   # a computed include, or one that would resolve beside the file
+            if not inc:
+                return False            # a computed include
+            beside = path.parent / inc.group(2)
+            if inc.group(1) == '"' and beside.exists():
+                # a header of the file's own directory: its start is this file's
+                return self.depth == 0 and nested < _NESTING and self.read(beside, nested + 1)
             rest = f" <{inc.group(2)}>"     # "X" not beside the file is found where <X> is
-            seen = seen or os.path.basename(inc.group(2)) == "Python.h"
-        if depth < 0:
-            return None
-        out.append(f"#{kind}{rest}")
-        if seen and depth == 0:
-            return "\n".join(out) + "\n"
-    return None
+            self.seen = self.seen or os.path.basename(inc.group(2)) == "Python.h"
+        self.out.append(f"#{kind}{rest}")
+        return True if self.seen and self.depth == 0 else None
 
 
-def plan(units: list[Unit], workdir: str) -> tuple[list[tuple], list[Optional[int]]]:
-    """The preambles worth building, as arguments of `build`, and for each unit the index of the one
-    it would use (None: it is parsed whole). A preamble is shared by at least `MIN_UNITS` units with
-    the same arguments and start; its files go into `workdir`."""
-    keys = [(u.args, preamble_text(u.path)) if u.text is None and not any(a.startswith("-iquote") for a in u.args)
-            else None
-            for u in units]
+def read_start(path: str, mentioned: Optional[Callable[[str], bool]] = None) -> Optional[Start]:
+    """How `path` starts (None: not with directives that reach Python.h, or in a way its second
+    run could change). A `#define` of a name `mentioned` says no build header names, outside any
+    conditional, is left out of the preamble's text (by default none is)."""
+    reading = _Reading(mentioned or (lambda name: True))
+    if not reading.read(Path(path), 0):
+        return None
+    text = "\n".join(reading.out) + "\n"
+    start = Start(text, frozenset(reading.tested), frozenset(reading.assigned), frozenset(reading.left_out))
+    if start.tested & start.assigned or start.left_out & _identifiers(text):
+        return None         # a conditional its own start could flip, or text naming what it leaves out
+    return start
+
+
+def preamble_text(path: str) -> Optional[str]:
+    """The text of the preamble `path` starts with, leaving nothing out; None when there is none."""
+    start = read_start(path)
+    return start.text if start else None
+
+
+def plan(units: list[Unit], workdir: str) -> tuple[list[tuple], list[Optional[Use]]]:
+    """The preambles worth building, as arguments of `build`, and for each unit its `Use` of one
+    (None: it is parsed whole). A preamble is shared by at least `MIN_UNITS` units with the same
+    arguments (less `-D`s of names no build header mentions) and start; its files go into `workdir`."""
+    keys: list = []
+    words = _HeaderWords()
+    for u in units:
+        start = None
+        if u.text is None and not any(a.startswith("-iquote") for a in u.args):
+            dirs = tuple(dict.fromkeys(a[2:] for a in u.args if a.startswith("-I") and len(a) > 2))
+            start = read_start(u.path, lambda name: words.mentions(dirs, name))
+        if start is None:
+            keys.append(None)
+            continue
+        args, left = [], set()
+        for a in u.args:
+            d = _DEFINE_ARG.fullmatch(a)
+            if d and d.group(1) not in _identifiers(start.text) and not words.mentions(dirs, d.group(1)):
+                left.add(d.group(1))
+            else:
+                args.append(a)
+        keys.append(((tuple(args), start.text), start, frozenset(left)))
     count: dict = {}
     for k in keys:
-        if k is not None and k[1] is not None:
-            count[k] = count.get(k, 0) + 1
-    groups = sorted(k for k, n in count.items() if n >= MIN_UNITS)
-    jobs = [(text, args, os.path.join(workdir, f"preamble-{i}.h"), os.path.join(workdir, f"preamble-{i}.pch"))
+        if k is not None:
+            count[k[0]] = count.get(k[0], 0) + 1
+    groups = sorted(g for g, n in count.items() if n >= MIN_UNITS)
+    index = {g: i for i, g in enumerate(groups)}
+    uses: list = []
+    names: list = [set() for _ in groups]
+    for k in keys:
+        if k is None or k[0] not in index:
+            uses.append(None)
+            continue
+        key, start, left = k
+        use = Use(index[key], start.tested, start.assigned, start.left_out | left)
+        names[use.group] |= use.tested | use.assigned | use.left_out
+        uses.append(use)
+    jobs = [(text, args, os.path.join(workdir, f"preamble-{i}.h"), os.path.join(workdir, f"preamble-{i}.pch"),
+             frozenset(names[i]))
             for i, (args, text) in enumerate(groups)]
-    index = {k: i for i, k in enumerate(groups)}
-    return jobs, [index.get(k) for k in keys]
+    return jobs, uses
 
 
-def build(job: tuple) -> Optional[Preamble]:
-    """The precompiled preamble `job` (an element of `plan`'s first list) describes, or None."""
-    return build_preamble(*job)
+def build(job: tuple) -> Optional[Shared]:
+    """The preamble `job` (an element of `plan`'s first list) describes, with what its files do to
+    its units' macros; None when it cannot be built or a header it includes is not guarded."""
+    text, args, header, pch, names = job
+    pre = build_preamble(text, args, header, pch)
+    if pre is None:
+        return None
+    assigned, mentioned = set(), set()
+    try:
+        if not all(_guarded_include(inc.group(1), pre.files) for inc in _INCLUDES.finditer(text)):
+            return None
+        for f, digest in pre.files:
+            body, assigns, _ = _facts(f, digest)
+            for name in names:
+                if _names(body, name):
+                    mentioned.add(name)
+                    if name in assigns:
+                        assigned.add(name)
+    except OSError:
+        return None
+    return Shared(pre, frozenset(assigned), frozenset(mentioned))
+
+
+def usable(shared: Optional[Shared], use: Use) -> Optional[Preamble]:
+    """`shared`'s preamble if running `use`'s start again after it changes nothing, else None."""
+    if shared is None or (use.tested | use.assigned) & shared.assigned or use.left_out & shared.mentioned:
+        return None
+    return shared.preamble
+
+
+# --- what build headers say -------------------------------------------------------------------
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_DEFINE_ARG = re.compile(r"-D([A-Za-z_]\w*)(?:=.*)?", re.S)
+_INCLUDES = re.compile(r"^#include <([^>]+)>$", re.M)
+_NESTING = 3        # headers beside the file followed this deep
+
+
+def _identifiers(text: str) -> set:
+    return set(_NAME.findall(text))
+
+
+def _names(text: str, name: str) -> bool:
+    """`name` occurs in `text` as a whole word."""
+    at, n = text.find(name), len(name)
+    while at >= 0:
+        if not (at and _is_word_char(text[at - 1])) and not (at + n < len(text) and _is_word_char(text[at + n])):
+            return True
+        at = text.find(name, at + 1)
+    return False
+
+
+def _is_word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _file_text(path: str, digest: Optional[str] = None) -> str:
+    """The text of `path`; with a `digest` (a `Preamble`'s), the text it was read with or OSError."""
+    data = Path(path).read_bytes()
+    if digest is not None and "sha256:" + hashlib.sha256(data).hexdigest() != digest:
+        raise OSError(f"{path} changed while it was scanned")
+    return data.decode(errors="replace")
+
+
+@lru_cache(maxsize=None)
+def _facts(path: str, digest: str) -> tuple:
+    """(the text, the macros its `#define`s and `#undef`s name, guarded) of one file as it was read."""
+    text = _file_text(path, digest)
+    return text, _assigned_in(text), _guarded(text)
+
+
+def _assigned_in(text: str) -> frozenset:
+    """Every macro a `#define` or `#undef` of the text names (any conditional around it ignored)."""
+    out = set()
+    for line in _lines(text):
+        m = _DIRECTIVE.fullmatch(line) if line.startswith("#") else None
+        if m and m.group(1) in ("define", "undef"):
+            name = _NAME.match(m.group(2).strip())
+            if name:
+                out.add(name.group())
+    return frozenset(out)
+
+
+def _guard(lines: list) -> Optional[str]:
+    """G, when the logical lines start `#ifndef G` `#define G` (an include guard's opening)."""
+    if len(lines) < 2:
+        return None
+    g1, g2 = _DIRECTIVE.fullmatch(lines[0]), _DIRECTIVE.fullmatch(lines[1])
+    name = g1.group(2).strip() if g1 and g1.group(1) == "ifndef" else None
+    ok = name and _NAME.fullmatch(name) and g2 and g2.group(1) == "define" and g2.group(2).strip() == name
+    return name if ok else None
+
+
+def _guarded(text: str) -> bool:
+    """The whole text is `#ifndef G` `#define G` ... `#endif`, or it says `#pragma once`: a second
+    include of it adds nothing."""
+    lines = [ln for ln in _lines(text) if ln]
+    if any(re.fullmatch(r"#\s*pragma\s+once", ln) for ln in lines):
+        return True
+    if len(lines) < 3 or not _guard(lines):
+        return False
+    depth = 1
+    for i, ln in enumerate(lines[1:], 1):
+        d = _DIRECTIVE.fullmatch(ln) if ln.startswith("#") else None
+        if d and d.group(1) in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif d and d.group(1) == "endif":
+            depth -= 1
+            if depth == 0:
+                return i == len(lines) - 1
+    return False
+
+
+def _guarded_include(name: str, files: tuple) -> bool:
+    """Every file the preamble read that `#include <name>` could be is guarded."""
+    found = [(f, d) for f, d in files if f == name or f.endswith("/" + name)]
+    return bool(found) and all(_facts(f, d)[2] for f, d in found)
+
+
+class _HeaderWords:
+    """The names a build's headers mention: every `.h` of a directory, with its `cpython/` and
+    `internal/` directories. Only a guess at what a preamble will read, so `build` checks the files
+    it did read."""
+
+    def __init__(self) -> None:
+        self.blobs: dict = {}       # directory -> its headers' text
+        self.known: dict = {}       # (directory, name) -> mentioned
+
+    def mentions(self, dirs: tuple, name: str) -> bool:
+        return any(self._mentions(d, name) for d in dirs)
+
+    def _mentions(self, d: str, name: str) -> bool:
+        if (d, name) not in self.known:
+            if d not in self.blobs:
+                texts = []
+                for sub in ("", "cpython", "internal"):
+                    for p in sorted(glob.glob(os.path.join(glob.escape(d), sub, "*.h"))):
+                        try:
+                            texts.append(_file_text(p))
+                        except OSError:
+                            pass        # a guess: a header it cannot read is not counted
+                self.blobs[d] = "\n".join(texts)
+            blob = self.blobs[d]
+            self.known[d, name] = _names(blob, name)
+        return self.known[d, name]

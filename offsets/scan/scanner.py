@@ -19,7 +19,7 @@ from typing import Callable, Iterator, Optional
 from .. import __version__
 from . import storage, unit_cache, units, workers
 from .build_inputs import BuildInputs, digest_files, headers_digest
-from .clang_scan import Preamble, Unit, UnitResult, libclang_version, load_libclang, parse_unit
+from .clang_scan import Unit, UnitResult, libclang_version, load_libclang, parse_unit
 from .debian import cache_dir
 from ..errors import BuildError, ScanError
 from ..layout.model import Build, Table, Target
@@ -96,24 +96,24 @@ def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
 def _parse(pool: workers.Workers, todo: list[tuple[int, Unit]], share: bool, workdir: str) -> Iterator[tuple]:
     """(index, result) for each unit of `todo`, as they finish. Shared preambles (preamble.py) are
     built first; a unit waiting for one is parsed once it is there, the others meanwhile."""
+    from . import preamble
+
     builds, uses = [], [None] * len(todo)
     if share and len(todo) > 1:
-        from . import preamble
-
         builds, uses = preamble.plan([u for _, u in todo], workdir)
         for g, job in enumerate(builds):
             pool.submit(("preamble", g), f"the preamble {job[2]}", preamble.build, job, priority=(0,))
     waiting: dict = {}
-    for (i, u), g in zip(todo, uses):
-        if g is None:
+    for (i, u), use in zip(todo, uses):
+        if use is None:
             pool.submit(i, u.name, _parse_unit, (u, None), priority=(1,))
         else:
-            waiting.setdefault(g, []).append((i, u))
+            waiting.setdefault(use.group, []).append((i, u, use))
     for key, out in pool.results():
-        if isinstance(key, tuple):              # a preamble: its units may go
-            shared = out if isinstance(out, Preamble) else None
-            for i, u in waiting.pop(key[1]):
-                pool.submit(i, u.name, _parse_unit, (u, shared), priority=(2,))
+        if isinstance(key, tuple):              # a preamble: its units may go, each where it is usable
+            shared = out if isinstance(out, preamble.Shared) else None
+            for i, u, use in waiting.pop(key[1]):
+                pool.submit(i, u.name, _parse_unit, (u, preamble.usable(shared, use)), priority=(2,))
         else:
             yield key, out
 
