@@ -118,3 +118,17 @@ def test_pyconfig_of_any_file_name(tmp_path, table):
     got = table_yaml.load(out)
     assert got.build.inputs["pyconfig_h"] == table.build.inputs["pyconfig_h"]
     assert got.structs == table.structs and got.build.config == table.build.config
+
+
+def test_an_unreached_header_is_listed_however_the_tree_is_named(tmp_path):
+    """Headers are matched to the files libclang read by the file, not by how its path is spelled
+    (a link to the tree, a `..` in the prefix)."""
+    tree = tmp_path / "fake"
+    shutil.copytree(FAKE, tree)
+    (tree / "include/python3.99/cpython").mkdir(exist_ok=True)
+    (tree / "include/python3.99/cpython/unused.h").write_text("struct unused { int a; };\n")
+    (tmp_path / "link").symlink_to(tree)
+    for prefix in (tree, tmp_path / "link", tmp_path / "link" / ".." / "fake"):
+        t = scanner.scan(build.from_prefix(prefix, target="x86_64-linux-gnu"), scanner.ScanOptions(use_cache=False, jobs=1))
+        assert [s for s in t.skipped if "not reached" in s] == \
+            ["Include/cpython/unused.h: not reached from Python.h with this config"], prefix

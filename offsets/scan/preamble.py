@@ -232,11 +232,11 @@ def build(job: tuple) -> Optional[Shared]:
         if not all(_guarded_include(inc.group(1), pre.files) for inc in _INCLUDES.finditer(text)):
             return None
         for f, digest in pre.files:
-            body, assigns, _ = _facts(f, digest)
+            body = _read_text(f, digest)
             for name in names:
                 if _names(body, name):
                     mentioned.add(name)
-                    if name in assigns:
+                    if name in _assigns(f, digest):
                         assigned.add(name)
     except OSError:
         return None
@@ -285,10 +285,18 @@ def _file_text(path: str, digest: Optional[str] = None) -> str:
 
 
 @lru_cache(maxsize=None)
-def _facts(path: str, digest: str) -> tuple:
-    """(the text, the macros its `#define`s and `#undef`s name, guarded) of one file as it was read."""
-    text = _file_text(path, digest)
-    return text, _assigned_in(text), _guarded(text)
+def _read_text(path: str, digest: str) -> str:
+    return _file_text(path, digest)
+
+
+@lru_cache(maxsize=None)
+def _assigns(path: str, digest: str) -> frozenset:
+    return _assigned_in(_read_text(path, digest))
+
+
+@lru_cache(maxsize=None)
+def _is_guarded(path: str, digest: str) -> bool:
+    return _guarded(_read_text(path, digest))
 
 
 def _assigned_in(text: str) -> frozenset:
@@ -336,7 +344,7 @@ def _guarded(text: str) -> bool:
 def _guarded_include(name: str, files: tuple) -> bool:
     """Every file the preamble read that `#include <name>` could be is guarded."""
     found = [(f, d) for f, d in files if f == name or f.endswith("/" + name)]
-    return bool(found) and all(_facts(f, d)[2] for f, d in found)
+    return bool(found) and all(_is_guarded(f, d) for f, d in found)
 
 
 class _HeaderWords:

@@ -98,6 +98,11 @@ def _parse(pool: workers.Workers, todo: list[tuple[int, Unit]], share: bool, wor
     built first; a unit waiting for one is parsed once it is there, the others meanwhile."""
     from . import preamble
 
+    for i, u in todo:
+        if u.text is not None:                  # text of our own (the header unit): never shared
+            pool.submit(i, u.name, _parse_unit, (u, None), priority=(1,))
+    pool.dispatch()                             # parsing while the rest is planned
+    todo = [(i, u) for i, u in todo if u.text is None]
     builds, uses = [], [None] * len(todo)
     if share and len(todo) > 1:
         builds, uses = preamble.plan([u for _, u in todo], workdir)

@@ -5,6 +5,8 @@ so internal/ is in reach). A source tree adds its `.c` files (see `sources.py`).
 """
 from __future__ import annotations
 
+import os
+
 import re
 from functools import lru_cache
 from importlib import resources
@@ -87,6 +89,15 @@ def _only_through_parent(header: Path) -> bool:
 
 def unreached_headers(b: BuildInputs, files_read) -> list[str]:
     """Headers of the include directory that no unit read (reported, never silently dropped)."""
-    read = {str(Path(f).resolve()) for f in files_read}
+    read = {_identity(f) for f in files_read}
     return [f"Include/{p.relative_to(b.include_dir)}: not reached from Python.h with this config"
-            for p in header_files(b) if str(p.resolve()) not in read]
+            for p in header_files(b) if _identity(p) not in read]
+
+
+def _identity(path) -> tuple:
+    """The file a path names, however it is spelled (links, `..`): its device and inode."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ("missing", str(path))
+    return (st.st_dev, st.st_ino)

@@ -144,7 +144,7 @@ class Workers:
         """(key, result) as tasks finish, a `ScanError` as the result of a task that failed; ends
         when nothing is left, including tasks submitted while iterating."""
         while self.pending():
-            self._dispatch()
+            self.dispatch()
             busy = [w for w in self._workers if w.task is not None]
             ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
             for w in busy:
@@ -153,7 +153,8 @@ class Workers:
                     if done is not None:
                         yield done
 
-    def _dispatch(self) -> None:
+    def dispatch(self) -> None:
+        """Hand ready tasks to idle workers (starting workers up to `jobs`) now; `results` does too."""
         while self._ready:
             idle = next((w for w in self._workers if w.task is None), None)
             if idle is None and len(self._workers) < self._jobs:
