@@ -75,3 +75,21 @@ def test_priority_then_submission_order():
             if key == "first":
                 pool.submit("added", "d", _grow, 0, priority=(1,))
     assert order == ["first", "second", "added", "late"]
+
+
+def _sleep(seconds: float) -> None:
+    import time
+
+    time.sleep(seconds)
+
+
+def test_closing_does_not_wait_for_a_busy_worker():
+    import time
+
+    pool = workers.Workers(1, limit=512 * MB)
+    pool.submit("slow", "slow.c", _sleep, 120)
+    pool.dispatch()
+    process = pool._workers[0].process
+    start = time.monotonic()
+    pool.close()
+    assert time.monotonic() - start < 60 and process.exitcode == -signal.SIGKILL

@@ -209,7 +209,10 @@ class Workers:
         self._workers[self._workers.index(w)] = _Worker(self._ctx, self._start, self._limit)
 
     def close(self) -> None:
+        """Stop every worker; one still busy (the scan ended on an error) is killed at once."""
         for w in self._workers:
+            if w.task is not None:
+                w.process.kill()
             w.stop()
         self._workers = []
 
