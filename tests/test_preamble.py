@@ -122,6 +122,18 @@ def test_units_share_a_preamble_their_second_run_cannot_change(tmp_path):
     assert _layouts(units, share=True) == _layouts(units, share=False)
 
 
+def test_a_start_testing_where_it_is_read_has_no_preamble(tmp_path):
+    # the first run is in the preamble's header, line 1; the second in the file, line 2
+    assert preamble.read_start(write(tmp_path, "\n#if __LINE__ == 2\n#define X\n#endif\n#include <Python.h>\n")) is None
+
+
+def test_a_preamble_whose_files_read_where_they_are_included_from_shares_nothing(tmp_path):
+    level = "#ifndef Py_PYTHON_H\n#define Py_PYTHON_H\n#if __INCLUDE_LEVEL__ > 1\n#endif\n#endif\n"
+    units = _tree_units(tmp_path, {f"u{i}.c": '#include "Python.h"\n' for i in range(3)}, python_h=level)
+    jobs, _ = preamble.plan(units, str(tmp_path))
+    assert len(jobs) == 1 and preamble.build(jobs[0]) is None
+
+
 def test_a_start_including_an_unguarded_header_shares_nothing(tmp_path):
     (tmp_path / "inc").mkdir()
     (tmp_path / "inc/once.h").write_text("typedef int once_t;\n")
