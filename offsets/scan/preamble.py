@@ -188,15 +188,15 @@ def plan(units: list[Unit], workdir: str) -> tuple[list[tuple], list[Optional[Us
     for u in units:
         start = None
         if u.text is None and not any(a.startswith("-iquote") for a in u.args):
-            dirs = tuple(dict.fromkeys(a[2:] for a in u.args if a.startswith("-I") and len(a) > 2))
+            dirs = _include_dirs(u.args)
             start = read_start(u.path, lambda name: words.mentions(dirs, name))
         if start is None:
             keys.append(None)
             continue
-        args, left = [], set()
+        args, left, in_text = [], set(), _identifiers(start.text)
         for a in u.args:
             d = _DEFINE_ARG.fullmatch(a)
-            if d and d.group(1) not in _identifiers(start.text) and not words.mentions(dirs, d.group(1)):
+            if d and d.group(1) not in in_text and not words.mentions(dirs, d.group(1)):
                 left.add(d.group(1))
             else:
                 args.append(a)
@@ -268,6 +268,12 @@ _NESTING = 3        # headers beside the file followed this deep
 _PLACE_MACROS = frozenset({"__LINE__", "__FILE__", "__FILE_NAME__", "__BASE_FILE__", "__INCLUDE_LEVEL__",
                            "__COUNTER__", "__DATE__", "__TIME__", "__TIMESTAMP__"})
 _READER_MACROS = frozenset({"__BASE_FILE__", "__INCLUDE_LEVEL__", "__COUNTER__"})
+
+
+def _include_dirs(args: tuple) -> tuple:
+    """The `-I` directories of a unit's arguments (`-Idir` or `-I dir`), in order."""
+    dirs = [b if a == "-I" else a[2:] for a, b in zip(args, args[1:] + ("",)) if a.startswith("-I")]
+    return tuple(dict.fromkeys(d for d in dirs if d))
 
 
 def _identifiers(text: str) -> set:

@@ -75,6 +75,13 @@ def bench_scanner(rounds: int = 2) -> None:
     scanner.scan(b, scanner.ScanOptions(jobs=jobs))
     cached = time.perf_counter() - start
     floor, scan = min(floors), min(scans)
+    import tempfile
+
+    from ..scan import preamble
+
+    with tempfile.TemporaryDirectory() as workdir:
+        builds, uses = preamble.plan([u for u in unit_list if u.text is None], workdir)
+    print(f"  {sum(u is not None for u in uses)} of {len(unit_list)} units planned on {len(builds)} shared preambles")
     print(f"  floor (bare per-unit libclang parse, no walk): {floor:6.2f} s")
     print(f"  full scan, no cache, shared preambles:         {scan:6.2f} s = {scan / floor:.2f}x the floor "
           f"(goal <= {SCAN_GOAL}x: {verdict(scan / floor, SCAN_GOAL)})")
