@@ -1,9 +1,10 @@
 """The scan: build inputs in, a complete `Table` out.
 
 Units are parsed in parallel (one worker process per core, each under a memory limit: `workers`;
-units that start alike share one precompiled preamble: `preamble`), each result kept in a content-keyed cache of plain data (`unit_cache`;
-keyed by the unit's arguments and text, valid while every file it read is unchanged), then merged:
-one struct per name, a tag defined differently in two `.c` files kept twice as `name@file`.
+units that start alike share one precompiled preamble: `preamble`), each result kept in a
+content-keyed cache of plain data (`unit_cache`; keyed by the unit's arguments and text, valid while
+every file it read is unchanged), then merged: one struct per name, a tag defined differently in two
+`.c` files kept twice as `name@file`.
 """
 from __future__ import annotations
 
