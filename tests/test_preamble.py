@@ -81,7 +81,7 @@ _SELECT = ("#ifdef HAVE_POLL_H\n#define USE_POLL\n#endif\n#include \"Python.h\"\
            "#ifdef USE_POLL\nstruct pick { char a; };\n#else\nstruct pick { long a; long b; };\n#endif\n")
 
 
-def _tree_units(tmp_path, texts: dict, python_h: str = _PYTHON_H) -> list:
+def _tree_units(tmp_path, texts: dict, python_h: str = _PYTHON_H, args: tuple = ()) -> list:
     from offsets.scan.clang_scan import Unit
 
     (tmp_path / "inc").mkdir(parents=True, exist_ok=True)
@@ -91,7 +91,7 @@ def _tree_units(tmp_path, texts: dict, python_h: str = _PYTHON_H) -> list:
     for name, text in texts.items():
         path = tmp_path / "src" / name
         path.write_text(text)
-        units.append(Unit(f"src/{name}", str(path), ("-xc", "--target=x86_64-linux-gnu", f"-I{tmp_path}/inc"),
+        units.append(Unit(f"src/{name}", str(path), ("-xc", "--target=x86_64-linux-gnu", f"-I{tmp_path}/inc", *args),
                           ((f"{tmp_path}/", ""),), (f"{tmp_path}/src/",)))
     return units
 
@@ -110,6 +110,26 @@ def test_a_start_its_preamble_would_change_is_parsed_whole(tmp_path):
     assert "HAVE_POLL_H" in shared.assigned and all(preamble.usable(shared, use) is None for use in uses)
     whole = _layouts(units, share=False)
     assert whole["pick0"][0] == 16          # the truth: USE_POLL stays undefined
+    assert _layouts(units, share=True) == whole
+
+
+# 3.13's pyport.h undefines Py_BUILD_CORE_MODULE, which most module starts define, but only under
+# Py_LIMITED_API: a directive its conditional skipped did not run.
+_LIMITED_H = ("#ifndef Py_PYTHON_H\n#define Py_PYTHON_H\n#ifdef Py_LIMITED_API\n#  undef Py_BUILD_CORE_MODULE\n"
+              "#endif\n#endif\n")
+_MODULE = ("#ifndef Py_BUILD_CORE_BUILTIN\n#define Py_BUILD_CORE_MODULE 1\n#endif\n#include \"Python.h\"\n"
+           "#ifdef Py_BUILD_CORE_MODULE\nstruct mod%d { char a; };\n#else\nstruct mod%d { long a; long b; };\n#endif\n")
+
+
+@pytest.mark.parametrize("limited", [False, True])
+def test_a_directive_its_conditional_skipped_did_not_run(tmp_path, limited):
+    units = _tree_units(tmp_path, {f"m{i}.c": _MODULE % (i, i) for i in range(3)}, python_h=_LIMITED_H,
+                        args=("-DPy_LIMITED_API=0x030d0000",) if limited else ())
+    jobs, uses = preamble.plan(units, str(tmp_path))
+    shared = preamble.build(jobs[0])
+    assert all((preamble.usable(shared, use) is None) == limited for use in uses)
+    whole = _layouts(units, share=False)
+    assert whole["mod0"][0] == (16 if limited else 1)
     assert _layouts(units, share=True) == whole
 
 

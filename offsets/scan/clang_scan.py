@@ -65,6 +65,9 @@ class Preamble:
     path: str
     files: tuple[tuple[str, str], ...]
     typedefs: tuple[tuple[str, str], ...]
+    #: for each file read, the line ranges its conditionals skipped, and how often it was entered:
+    #: a directive in a skipped range of a file entered once did not run
+    skipped: tuple[tuple[str, int, tuple[tuple[int, int], ...]], ...] = ()
 
 
 def flag_probes() -> str:
@@ -279,9 +282,13 @@ def clean_type(spelling: str) -> str:
     return _ANON.sub("<anonymous>", spelling)
 
 
-def _parse(ci, path: str, args: list, text: Optional[str], name: str, exclude_pch_decls: bool = False):
-    """A translation unit with skipped function bodies; a `ScanError` for any error diagnostic."""
+def _parse(ci, path: str, args: list, text: Optional[str], name: str, exclude_pch_decls: bool = False,
+           record: bool = False):
+    """A translation unit with skipped function bodies (with `record`, the preprocessor's record of
+    what it skipped too); a `ScanError` for any error diagnostic."""
     options = ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES | ci.TranslationUnit.PARSE_INCOMPLETE
+    if record:
+        options |= ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
     unsaved = [(path, text)] if text is not None else None
     try:
         tu = ci.Index.create(excludeDecls=exclude_pch_decls).parse(path, args=args, unsaved_files=unsaved,
@@ -316,7 +323,7 @@ def build_preamble(text: str, args: tuple, header: str, pch: str) -> Optional[Pr
     ci = _cindex()
     header_args = ["c-header" if a == "c" and prev == "-x" else a for prev, a in zip(("",) + args, args)]
     try:
-        tu = _parse(ci, header, header_args, text, header)
+        tu = _parse(ci, header, header_args, text, header, record=True)
     except ScanError:
         return None
     typedefs = []
@@ -332,12 +339,41 @@ def build_preamble(text: str, args: tuple, header: str, pch: str) -> Optional[Pr
             if any(k.kind.is_attribute() for k in _children(ci, c)):
                 return None
             typedefs.append((decl.get_usr(), c.spelling))
-    files = dict.fromkeys(inc.include.name for inc in tu.get_includes())
+    entered: dict = {}
+    for inc in tu.get_includes():
+        entered[inc.include.name] = entered.get(inc.include.name, 0) + 1
+    skipped = _skipped_ranges(ci, tu)
     try:
         tu.save(pch)
     except ci.TranslationUnitSaveError:
         return None
-    return Preamble(pch, tuple((f, _digest(f)) for f in files), tuple(typedefs))
+    return Preamble(pch, tuple((f, _digest(f)) for f in entered), tuple(typedefs),
+                    tuple((f, n, tuple(skipped.get(f, ()))) for f, n in entered.items()))
+
+
+class _RangeList(ctypes.Structure):
+    _fields_ = [("count", ctypes.c_uint), ("ranges", ctypes.c_void_p)]
+
+
+def _skipped_ranges(ci, tu) -> dict:
+    """file -> [(first line, last line)] of every range the preprocessor skipped (an inactive
+    conditional's lines, its directives included)."""
+    lib = ci.conf.lib
+    get = lib.clang_getAllSkippedRanges
+    get.argtypes, get.restype = [ci.TranslationUnit], ctypes.POINTER(_RangeList)
+    lib.clang_disposeSourceRangeList.argtypes = [ctypes.POINTER(_RangeList)]
+    found = get(tu)
+    out: dict = {}
+    try:
+        ranges = ctypes.cast(found.contents.ranges, ctypes.POINTER(ci.SourceRange))
+        for i in range(found.contents.count):
+            r = ranges[i]
+            start, end = r.start, r.end
+            if start.file is not None:
+                out.setdefault(start.file.name, []).append((start.line, end.line))
+    finally:
+        lib.clang_disposeSourceRangeList(found)
+    return out
 
 
 def parse_unit(unit: Unit, preamble: Optional[Preamble] = None) -> UnitResult:

@@ -8,7 +8,8 @@ same arguments and start share one precompiled header of it (`clang_scan.build_p
 then parsed whole after it, so its start runs a second time.
 
 That second run must change nothing, and is shown to change nothing for each unit before it shares
-(`usable`), from the files its preamble read:
+(`usable`), from the files its preamble read (a `#define` or `#undef` in a range their conditionals
+skipped, libclang's record says, did not run; in a file entered twice, every one counts):
 - no macro a conditional of the start tests is defined or undefined by the start or by those
   files, so every conditional takes the same branch both times;
 - no macro the start defines or undefines is defined or undefined by those files, so each ends as
@@ -235,12 +236,14 @@ def build(job: tuple) -> Optional[Shared]:
     try:
         if not all(_guarded_include(inc.group(1), pre.files) for inc in _INCLUDES.finditer(text)):
             return None
+        skipped = {f: (entered, ranges) for f, entered, ranges in pre.skipped}
         for f, digest in pre.files:
             body = _read_text(f, digest)
+            entered, ranges = skipped.get(f, (2, ()))
             for name in names:
                 if _names(body, name):
                     mentioned.add(name)
-                    if name in _assigns(f, digest):
+                    if _ran(_assigns(f, digest).get(name), entered, ranges):
                         assigned.add(name)
     except OSError:
         return None
@@ -261,6 +264,7 @@ def usable(shared: Optional[Shared], use: Use) -> Optional[Preamble]:
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _DEFINE_ARG = re.compile(r"-D([A-Za-z_]\w*)(?:=.*)?", re.S)
 _INCLUDES = re.compile(r"^#include <([^>]+)>$", re.M)
+_PLAIN_ASSIGN = re.compile(r"^[ \t]*#[ \t]*(?:define|undef)[ \t]+([A-Za-z_]\w*)", re.M)
 _NESTING = 3        # headers beside the file followed this deep
 #: Builtin macros whose value depends on where, when or how often they are read: the start, which is
 #: read from the preamble's header first, may not test them; the files the preamble reads may not
@@ -308,8 +312,18 @@ def _read_text(path: str, digest: str) -> str:
 
 
 @lru_cache(maxsize=None)
-def _assigns(path: str, digest: str) -> frozenset:
+def _assigns(path: str, digest: str) -> dict:
     return _assigned_in(_read_text(path, digest))
+
+
+def _ran(lines: Optional[list], entered: int, skipped: tuple) -> bool:
+    """Whether a `#define`/`#undef` at one of `lines` (None: at none; an empty list: at a line not
+    known) can have run, in a file entered `entered` times whose skipped ranges are `skipped`."""
+    if lines is None:
+        return False
+    if not lines or entered != 1:
+        return True
+    return any(not any(a <= line <= b for a, b in skipped) for line in lines)
 
 
 @lru_cache(maxsize=None)
@@ -317,16 +331,24 @@ def _is_guarded(path: str, digest: str) -> bool:
     return _guarded(_read_text(path, digest))
 
 
-def _assigned_in(text: str) -> frozenset:
-    """Every macro a `#define` or `#undef` of the text names (any conditional around it ignored)."""
-    out = set()
+def _assigned_in(text: str) -> dict:
+    """Every macro a `#define` or `#undef` of the text names (any conditional around it ignored),
+    with the lines they are on; an empty list where a directive is spelled so that its line is not
+    found (a comment or a line break inside it)."""
+    out: dict = {}
     for line in _lines(text):
         m = _DIRECTIVE.fullmatch(line) if line.startswith("#") else None
         if m and m.group(1) in ("define", "undef"):
             name = _NAME.match(m.group(2).strip())
             if name:
-                out.add(name.group())
-    return frozenset(out)
+                out.setdefault(name.group(), 0)
+                out[name.group()] += 1
+    found: dict = {}
+    line, at = 1, 0
+    for m in _PLAIN_ASSIGN.finditer(text):
+        line, at = line + text.count("\n", at, m.start()), m.start()
+        found.setdefault(m.group(1), []).append(line)
+    return {name: (found.get(name, []) if len(found.get(name, [])) == n else []) for name, n in out.items()}
 
 
 def _guard(lines: list) -> Optional[str]:
