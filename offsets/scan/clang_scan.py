@@ -65,9 +65,6 @@ class Preamble:
     path: str
     files: tuple[tuple[str, str], ...]
     typedefs: tuple[tuple[str, str], ...]
-    #: for each file read, the line ranges its conditionals skipped, and how often it was entered:
-    #: a directive in a skipped range of a file entered once did not run
-    skipped: tuple[tuple[str, int, tuple[tuple[int, int], ...]], ...] = ()
 
 
 def flag_probes() -> str:
@@ -321,9 +318,8 @@ def build_preamble(text: str, args: tuple, header: str, pch: str) -> Optional[Pr
     attributes of a record it leaves incomplete (its alignment would need the complete record).
     """
     ci = _cindex()
-    header_args = ["c-header" if a == "c" and prev == "-x" else a for prev, a in zip(("",) + args, args)]
     try:
-        tu = _parse(ci, header, header_args, text, header, record=True)
+        tu = _parse(ci, header, _header_args(args), text, header)
     except ScanError:
         return None
     typedefs = []
@@ -339,16 +335,32 @@ def build_preamble(text: str, args: tuple, header: str, pch: str) -> Optional[Pr
             if any(k.kind.is_attribute() for k in _children(ci, c)):
                 return None
             typedefs.append((decl.get_usr(), c.spelling))
-    entered: dict = {}
-    for inc in tu.get_includes():
-        entered[inc.include.name] = entered.get(inc.include.name, 0) + 1
-    skipped = _skipped_ranges(ci, tu)
+    files = dict.fromkeys(inc.include.name for inc in tu.get_includes())
     try:
         tu.save(pch)
     except ci.TranslationUnitSaveError:
         return None
-    return Preamble(pch, tuple((f, _digest(f)) for f in entered), tuple(typedefs),
-                    tuple((f, n, tuple(skipped.get(f, ()))) for f, n in entered.items()))
+    return Preamble(pch, tuple((f, _digest(f)) for f in files), tuple(typedefs))
+
+
+def _header_args(args: tuple) -> list:
+    return ["c-header" if a == "c" and prev == "-x" else a for prev, a in zip(("",) + tuple(args), args)]
+
+
+def skipped_lines(text: str, args: tuple, header: str) -> dict:
+    """What the preprocessor skipped in a parse of `text` (as `build_preamble` parses it, with the
+    record it keeps only on request, since a precompiled header would carry it into every unit):
+    file -> (times entered, [(first line, last line)] of each range its conditionals skipped)."""
+    ci = _cindex()
+    tu = _parse(ci, header, _header_args(args), text, header, record=True)
+    out: dict = {}
+    for inc in tu.get_includes():
+        entered, _ = out.get(inc.include.name, (0, []))
+        out[inc.include.name] = (entered + 1, [])
+    for f, ranges in _skipped_ranges(ci, tu).items():
+        if f in out:
+            out[f][1].extend(ranges)
+    return out
 
 
 class _RangeList(ctypes.Structure):

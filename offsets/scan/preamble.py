@@ -8,8 +8,9 @@ same arguments and start share one precompiled header of it (`clang_scan.build_p
 then parsed whole after it, so its start runs a second time.
 
 That second run must change nothing, and is shown to change nothing for each unit before it shares
-(`usable`), from the files its preamble read (a `#define` or `#undef` in a range their conditionals
-skipped, libclang's record says, did not run; in a file entered twice, every one counts):
+(`usable`), from the files its preamble read (a `#define` or `#undef` of a name that matters, in a
+range their conditionals skipped, did not run: a second parse with libclang's preprocessing record
+says which, only when there is one; in a file entered twice, every one counts):
 - no macro a conditional of the start tests is defined or undefined by the start or by those
   files, so every conditional takes the same branch both times;
 - no macro the start defines or undefines is defined or undefined by those files, so each ends as
@@ -36,7 +37,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from .clang_scan import Preamble, Unit, build_preamble
+from .clang_scan import Preamble, Unit, build_preamble, skipped_lines
+from ..errors import ScanError
 
 _HEAD = 1 << 16     # a preamble ends within the first 64 KiB of a file, or there is none
 #: A preamble costs about 0.1 s to build and saves about 0.05 s in each unit that uses it (Debian
@@ -232,20 +234,23 @@ def build(job: tuple) -> Optional[Shared]:
     pre = build_preamble(text, args, header, pch)
     if pre is None:
         return None
-    assigned, mentioned = set(), set()
+    assigned, mentioned = {}, set()            # assigned: name -> [(file, lines)]
     try:
         if not all(_guarded_include(inc.group(1), pre.files) for inc in _INCLUDES.finditer(text)):
             return None
-        skipped = {f: (entered, ranges) for f, entered, ranges in pre.skipped}
         for f, digest in pre.files:
             body = _read_text(f, digest)
-            entered, ranges = skipped.get(f, (2, ()))
             for name in names:
                 if _names(body, name):
                     mentioned.add(name)
-                    if _ran(_assigns(f, digest).get(name), entered, ranges):
-                        assigned.add(name)
-    except OSError:
+                    lines = _assigns(f, digest).get(name)
+                    if lines is not None:
+                        assigned.setdefault(name, []).append((f, lines))
+        if assigned:    # a directive that may not have run: ask the preprocessor which ran
+            skipped = skipped_lines(text, args, header)
+            assigned = {n: at for n, at in assigned.items()
+                        if any(_ran(lines, *skipped.get(f, (2, ()))) for f, lines in at)}
+    except (OSError, ScanError):
         return None
     if mentioned & _READER_MACROS:
         return None         # files that read where they are included from, or count their reads
@@ -316,11 +321,9 @@ def _assigns(path: str, digest: str) -> dict:
     return _assigned_in(_read_text(path, digest))
 
 
-def _ran(lines: Optional[list], entered: int, skipped: tuple) -> bool:
-    """Whether a `#define`/`#undef` at one of `lines` (None: at none; an empty list: at a line not
-    known) can have run, in a file entered `entered` times whose skipped ranges are `skipped`."""
-    if lines is None:
-        return False
+def _ran(lines: list, entered: int, skipped) -> bool:
+    """Whether a `#define`/`#undef` at one of `lines` (an empty list: at a line not known) can have
+    run, in a file entered `entered` times whose skipped ranges are `skipped`."""
     if not lines or entered != 1:
         return True
     return any(not any(a <= line <= b for a, b in skipped) for line in lines)
