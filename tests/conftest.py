@@ -242,3 +242,16 @@ def committed_table(path):
     """The `Table` of a committed table, loaded again only if the file changed."""
     st = os.stat(path)
     return _committed(str(path), (st.st_size, st.st_mtime_ns, st.st_ino))
+
+
+# ---------------------------------------------------------------------------------------------
+# Debian's CPython 3.13.5 (trixie; test_sources.py, test_preamble.py): its source package and
+# libpython3.13-dev's x86_64 pyconfig.h, fetched by name.
+
+@pytest.fixture(scope="session")
+def debian313():
+    from offsets.scan import build_inputs as build, debian
+
+    tree = fetched("Debian's python3.13 source", debian.source, "python3.13", "trixie")
+    usr = fetched("libpython3.13-dev", debian.unpacked, ["libpython3.13-dev"], "amd64", "trixie") / "usr"
+    return build.from_source(tree, usr / "include/x86_64-linux-gnu/python3.13/pyconfig.h")

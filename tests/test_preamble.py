@@ -163,23 +163,31 @@ def test_a_start_including_an_unguarded_header_shares_nothing(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_full_build_scans_byte_identical_with_and_without_shared_preambles(debian311, monkeypatch):
-    """Remembered across runs (tests/result_memo.py) while the package, libclang, the units and
-    every file they read are unchanged: a warm run re-hashes those files instead of parsing twice."""
-    b = build.from_source(debian311.tree, debian311.pyconfig("amd64", "x86_64-linux-gnu"))
+@pytest.mark.parametrize("debian", ["debian311", "debian313"])
+def test_a_full_build_scans_byte_identical_with_and_without_shared_preambles(debian, request, monkeypatch):
+    """Debian 3.11.2 and 3.13.5 (whose pyport.h undefines Py_BUILD_CORE_MODULE, which most module
+    starts define, in a conditional their builds skip). Remembered across runs (tests/result_memo.py)
+    while the package, libclang, the units and every file they read are unchanged: a warm run
+    re-hashes those files instead of parsing twice."""
+    fixture = request.getfixturevalue(debian)
+    b = (build.from_source(fixture.tree, fixture.pyconfig("amd64", "x86_64-linux-gnu")) if debian == "debian311"
+         else fixture)
     unit_list, _, source_digest = sources.source_units(b)
-    key = result_memo.key_of("preamble-byte-identical", repr(b), b.defines(),
+    key = result_memo.key_of("preamble-byte-identical-2", repr(b), b.defines(),
                              source_digest, [(u.name, u.path, u.args, u.text) for u in unit_list])
     same = result_memo.recall(key)
     if same is None:
         files = result_memo.spy_files_read(monkeypatch)
+        shared_units = []
+        usable = preamble.usable
+        monkeypatch.setattr(preamble, "usable", lambda *a: shared_units.append(usable(*a)) or shared_units[-1])
         shared = scanner.scan(b, scanner.ScanOptions(use_cache=False, share_preambles=True))
         whole = scanner.scan(b, scanner.ScanOptions(use_cache=False, share_preambles=False))
         assert table_yaml.dumps(shared) == table_yaml.dumps(whole)
-        same = {"PyODictObject": shared.structs["PyODictObject"].defined_in}
+        same = {"PyODictObject": shared.structs["PyODictObject"].defined_in,
+                "shared": sum(p is not None for p in shared_units)}
         result_memo.remember(key, files, same)
-    # the sharing was real: most units start with Python.h, and a typedef in Python.h names a
-    # struct of a .c file (PyODictObject, Objects/odictobject.c) only the unit's own text completes
-    units = [u for u in unit_list if u.text is None]
-    assert sum(preamble.preamble_text(u.path) is not None for u in units) > 0.8 * len(units)
+    # the sharing was real: most units share a preamble, and a typedef in Python.h names a struct
+    # of a .c file (PyODictObject, Objects/odictobject.c) only the unit's own text completes
+    assert same["shared"] > 0.65 * len(unit_list), same
     assert same["PyODictObject"].startswith("Objects/odictobject.c:")

@@ -197,13 +197,9 @@ def test_headers_and_tree_of_different_versions_are_refused(tiny_tree, debian311
 
 
 @pytest.fixture(scope="module")
-def tree313():
+def tree313(debian313):
     """Debian trixie's python3.13 source package and libpython3.13-dev's x86_64 pyconfig.h."""
-    from offsets.scan import debian
-
-    tree = debian.source("python3.13", "trixie")
-    usr = debian.unpacked(["libpython3.13-dev"], "amd64", "trixie") / "usr"
-    return build.from_source(tree, usr / "include/x86_64-linux-gnu/python3.13/pyconfig.h")
+    return debian313
 
 
 def test_313_tree_units(tree313):
