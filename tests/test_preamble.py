@@ -154,6 +154,21 @@ def test_a_preamble_whose_files_read_where_they_are_included_from_shares_nothing
     assert len(jobs) == 1 and preamble.build(jobs[0]) is None
 
 
+def test_a_left_out_define_that_pasting_could_spell_is_not_left_out(tmp_path):
+    # no build header names WIDE, but Python.h pastes it together: the preamble would lack it
+    pasting = ("#ifndef Py_PYTHON_H\n#define Py_PYTHON_H\n#define CAT(a, b) a ## b\n"
+               "#if CAT(WI, DE) + 0 > 4\n#define PICK_T long\n#else\n#define PICK_T char\n#endif\n#endif\n")
+    units = _tree_units(tmp_path, {f"w{i}.c": "#define WIDE 8\n#include \"Python.h\"\nstruct pick%d { PICK_T a; };\n" % i
+                                   for i in range(3)}, python_h=pasting)
+    jobs, uses = preamble.plan(units, str(tmp_path))
+    assert jobs[0][0] == "#include <Python.h>\n" and all(use.left_out == {"WIDE"} for use in uses)
+    shared = preamble.build(jobs[0])
+    assert "WIDE" in shared.mentioned and all(preamble.usable(shared, use) is None for use in uses)
+    whole = _layouts(units, share=False)
+    assert whole["pick0"][0] == 8
+    assert _layouts(units, share=True) == whole
+
+
 def test_a_start_including_an_unguarded_header_shares_nothing(tmp_path):
     (tmp_path / "inc").mkdir()
     (tmp_path / "inc/once.h").write_text("typedef int once_t;\n")

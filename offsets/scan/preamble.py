@@ -20,8 +20,9 @@ says which, only when there is one; in a file entered twice, every one counts):
   those files name none that differs between the preamble's header and the unit's file
   (`__BASE_FILE__`, `__INCLUDE_LEVEL__`, `__COUNTER__`);
 - a macro the preamble leaves out (the guard of a header beside the file; a `#define` or `-D` of
-  a name no build header mentions, so that more units share) is named in none of those files, so
-  the preamble means the same with it or without.
+  a name no build header mentions, so that more units share) is named in none of those files, nor
+  can `##` paste it together from what they spell, so the preamble means the same with it or
+  without.
 A unit that fails one of these, or starts with anything else (code, `#pragma`, a computed include),
 is parsed whole. tests/test_preamble.py compares a full build's tables byte for byte.
 """
@@ -250,6 +251,10 @@ def build(job: tuple) -> Optional[Shared]:
             skipped = skipped_lines(text, args, header)
             assigned = {n: at for n, at in assigned.items()
                         if any(_ran(lines, *skipped.get(f, (2, ()))) for f, lines in at)}
+        unseen = names - mentioned - _READER_MACROS
+        if unseen:      # a name no file spells may still be pasted together (`CAT(WI, DE)`)
+            tokens = frozenset().union(*(_tokens(f, d) for f, d in pre.files), _TOKEN.findall(text + " ".join(args)))
+            mentioned |= {name for name in unseen if _pasteable(name, tokens)}
     except (OSError, ScanError):
         return None
     if mentioned & _READER_MACROS:
@@ -269,6 +274,9 @@ def usable(shared: Optional[Shared], use: Use) -> Optional[Preamble]:
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _DEFINE_ARG = re.compile(r"-D([A-Za-z_]\w*)(?:=.*)?", re.S)
 _INCLUDES = re.compile(r"^#include <([^>]+)>$", re.M)
+_TOKEN = re.compile(r"\w+")
+_PREDEFINED_WORDS = frozenset({"L", "U", "UL", "LL", "ULL", "F", "char", "short", "int", "long", "signed", "unsigned",
+                               "float", "double", "void", "_Bool"})
 _PLAIN_ASSIGN = re.compile(r"^[ \t]*#[ \t]*(?:define|undef)[ \t]+([A-Za-z_]\w*)", re.M)
 _NESTING = 3        # headers beside the file followed this deep
 #: Builtin macros whose value depends on where, when or how often they are read: the start, which is
@@ -319,6 +327,25 @@ def _read_text(path: str, digest: str) -> str:
 @lru_cache(maxsize=None)
 def _assigns(path: str, digest: str) -> dict:
     return _assigned_in(_read_text(path, digest))
+
+
+@lru_cache(maxsize=None)
+def _tokens(path: str, digest: str) -> frozenset:
+    return frozenset(_TOKEN.findall(_read_text(path, digest)))
+
+
+def _pasteable(name: str, tokens: frozenset) -> bool:
+    """`name` is two or more pieces, each one of `tokens` (what the preamble's text, arguments and
+    files spell), a number (a pp-number starts with a digit), a reserved `__` name or a type or
+    suffix word (what the compiler's own macros spell): `##` could make it from what the preamble
+    reads."""
+    def piece(p: str) -> bool:
+        return p in tokens or p in _PREDEFINED_WORDS or p[0].isdigit() or p.startswith("__")
+
+    made = [True] + [False] * len(name)     # made[i]: name[:i] is one or more pieces
+    for i in range(1, len(name) + 1):
+        made[i] = any(made[k] and piece(name[k:i]) for k in range(i) if (k, i) != (0, len(name)))
+    return made[len(name)]
 
 
 def _ran(lines: list, entered: int, skipped) -> bool:
