@@ -11,20 +11,23 @@ That second run must change nothing, and is shown to change nothing for each uni
 (`usable`), from the files its preamble read (a `#define` or `#undef` of a name that matters, in a
 range their conditionals skipped, did not run: a second parse with libclang's preprocessing record
 says which, only when there is one; in a file entered twice, every one counts):
-- no macro a conditional of the start tests is defined or undefined by the start or by those
-  files, so every conditional takes the same branch both times;
+- no macro a conditional of the start tests (with the names a `-D` of it spells) is defined or
+  undefined by the start or by those files, so every conditional takes the same branch both times;
 - no macro the start defines or undefines is defined or undefined by those files, so each ends as
   the whole parse leaves it;
-- every header the start includes (Python.h too) is guarded, so its second include is empty;
-- the start tests no builtin macro whose value depends on where it is read (`__LINE__`, ...), and
-  those files name none that differs between the preamble's header and the unit's file
-  (`__BASE_FILE__`, `__INCLUDE_LEVEL__`, `__COUNTER__`);
-- a macro the preamble leaves out (the guard of a header beside the file; a `#define` or `-D` of
-  a name no build header mentions, so that more units share) is named in none of those files, nor
-  can `##` paste it together from what they spell, so the preamble means the same with it or
-  without.
-A unit that fails one of these, or starts with anything else (code, `#pragma`, a computed include),
-is parsed whole. tests/test_preamble.py compares a full build's tables byte for byte.
+- every header the start includes (Python.h too) is guarded: `#ifndef G` `#define G` ... `#endif`
+  with no `#else`, G set nowhere else (those files, the start), or `#pragma once` outside any
+  conditional, so its second include is empty;
+- the start tests no builtin whose value depends on where it is read (`__LINE__`, `__has_include`,
+  ...), and those files name none that differs between the preamble's header and the unit's file
+  (`__BASE_FILE__`, `__INCLUDE_LEVEL__`, `__COUNTER__`, spelled or pasted);
+- a macro the preamble leaves out (the guard of a header beside the file, which no `-D` or earlier
+  directive may define; a `#define` or `-D` of a name no build header mentions, so that more units
+  share) is named in none of those files, in no `-D` and no compiler word, nor can `##` paste it
+  together from what they spell, so the preamble means the same with it or without;
+- those files spell no directive as a digraph or trigraph (`%:define`), which this module does not read.
+A unit that fails one of these, starts with anything else (code, `#pragma`, a computed include) or
+has `-iquote`, `-include` or `-imacros` among its arguments is parsed whole. tests/test_preamble.py compares a full build's tables byte for byte.
 """
 from __future__ import annotations
 
@@ -33,7 +36,7 @@ import hashlib
 import itertools
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Optional
@@ -77,6 +80,7 @@ class Start:
     tested: frozenset           # macros its conditionals test
     assigned: frozenset         # macros it defines or undefines (left-out ones included)
     left_out: frozenset         # macros the start defines and the preamble does not
+    guards: frozenset = frozenset()     # the guards of the headers beside the file it goes through
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,7 @@ class Shared:
     preamble: Preamble
     assigned: frozenset         # defined or undefined by a file the preamble read
     mentioned: frozenset        # named anywhere in a file the preamble read
+    guards: frozenset = frozenset()     # the guards of the headers its text includes
 
 
 class _Reading:
@@ -107,6 +112,7 @@ class _Reading:
         self.tested: set = set()
         self.assigned: set = set()
         self.left_out: set = set()
+        self.guards: set = set()
         self.depth = 0
         self.seen = False
 
@@ -120,9 +126,12 @@ class _Reading:
         lines = [ln for ln in itertools.takewhile(lambda ln: not ln or ln.startswith("#"), _lines(head)) if ln]
         first = 0
         guard = _guard(lines) if nested else None
-        if guard:                           # a header's own guard, left out
+        if guard:                           # a header's own guard, left out: the start assumes
+            if guard in self.assigned or _compiler_word(guard):     # it undefined when reached
+                return False
             self.left_out.add(guard)
             self.assigned.add(guard)
+            self.guards.add(guard)
             first = 2
         for line in lines[first:]:
             done = self.directive(line, path, nested)
@@ -137,6 +146,8 @@ class _Reading:
             return False
         kind, rest = m.group(1), m.group(2).rstrip()
         if kind in ("if", "ifdef", "ifndef", "elif"):
+            if not rest.strip():
+                return False
             self.tested |= _identifiers(rest) - {"defined"}
             self.depth += kind != "elif"
         elif kind == "endif":
@@ -145,10 +156,11 @@ class _Reading:
                 return False
         elif kind in ("define", "undef"):
             name = _NAME.match(rest.strip())
-            if not name:
+            if not name or name.group() in self.guards:
                 return False
             self.assigned.add(name.group())
-            if kind == "define" and self.depth == 0 and not self.mentioned(name.group()):
+            if kind == "define" and self.depth == 0 and not _compiler_word(name.group()) \
+                    and not self.mentioned(name.group()):
                 self.left_out.add(name.group())
                 return None
         elif kind == "include":
@@ -173,7 +185,8 @@ def read_start(path: str, mentioned: Optional[Callable[[str], bool]] = None) -> 
     if not reading.read(Path(path), 0):
         return None
     text = "\n".join(reading.out) + "\n"
-    start = Start(text, frozenset(reading.tested), frozenset(reading.assigned), frozenset(reading.left_out))
+    start = Start(text, frozenset(reading.tested), frozenset(reading.assigned), frozenset(reading.left_out),
+                  frozenset(reading.guards))
     if start.tested & (start.assigned | _PLACE_MACROS) or start.left_out & _identifiers(text):
         return None         # a conditional its own start (or where it is read) could flip, or text
     return start            # naming what it leaves out
@@ -193,16 +206,20 @@ def plan(units: list[Unit], workdir: str) -> tuple[list[tuple], list[Optional[Us
     words = _HeaderWords()
     for u in units:
         start = None
-        if u.text is None and not any(a.startswith("-iquote") for a in u.args):
+        if u.text is None and not any(a.startswith(_NOT_SHARED_OPTIONS) for a in u.args):
             dirs = _include_dirs(u.args)
             start = read_start(u.path, lambda name: words.mentions(dirs, name))
+        if start is not None:
+            start = _with_arguments(start, u.args)
         if start is None:
             keys.append(None)
             continue
         args, left, in_text = [], set(), _identifiers(start.text)
+        bodies = set().union(*(body for _, body in _defines(u.args)), set())
         for a in u.args:
             d = _DEFINE_ARG.fullmatch(a)
-            if d and d.group(1) not in in_text and not words.mentions(dirs, d.group(1)):
+            if d and d.group(1) not in in_text | bodies and not _compiler_word(d.group(1)) \
+                    and not words.mentions(dirs, d.group(1)):
                 left.add(d.group(1))
             else:
                 args.append(a)
@@ -229,6 +246,37 @@ def plan(units: list[Unit], workdir: str) -> tuple[list[tuple], list[Optional[Us
     return jobs, uses
 
 
+def _defines(args: tuple) -> list:
+    """(name, the names its body spells) of each `-D` of the arguments (`-DX=v` or `-D X=v`)."""
+    out = []
+    for a, b in zip(args, args[1:] + ("",)):
+        d = a[2:] if a.startswith("-D") and len(a) > 2 else b if a == "-D" else None
+        if d:
+            name = _NAME.match(d)
+            body = d.split("=", 1)[1] if "=" in d else ""
+            out.append((name.group() if name else d, _identifiers(body)))
+    return out
+
+
+def _with_arguments(start: Start, args: tuple) -> Optional[Start]:
+    """`start` with what its unit's `-D`s mean for it: a tested macro defined there tests what its
+    body names too; None when a `-D` defines a header's guard or spells a name the start leaves out."""
+    defined = {}
+    for name, body in _defines(args):
+        defined.setdefault(name, set()).update(body)
+    if start.guards & defined.keys() or start.left_out & set().union(*defined.values(), set()):
+        return None
+    tested, todo = set(start.tested), list(start.tested)
+    while todo:
+        for name in defined.get(todo.pop(), ()):
+            if name not in tested:
+                tested.add(name)
+                todo.append(name)
+    if tested & (start.assigned | _PLACE_MACROS):
+        return None
+    return replace(start, tested=frozenset(tested))
+
+
 def build(job: tuple) -> Optional[Shared]:
     """The preamble `job` (an element of `plan`'s first list) describes, with what its files do to
     its units' macros; None when it cannot be built or a header it includes is not guarded."""
@@ -237,12 +285,19 @@ def build(job: tuple) -> Optional[Shared]:
     pre = build_preamble(text, args, header, pch)
     if pre is None:
         return None
-    assigned, mentioned = {}, set()            # assigned: name -> [(file, lines)]
+    assigned, mentioned, guards = {}, set(), set()      # assigned: name -> [(file, lines)]
     try:
-        if not all(_guarded_include(inc.group(1), pre.files) for inc in _INCLUDES.finditer(text)):
-            return None
+        for inc in _INCLUDES.finditer(text):
+            found = _include_guards(inc.group(1), pre.files)
+            if found is None:
+                return None
+            guards |= found
+        names = names | guards
         for f, digest in pre.files:
-            body = _read_text(f, digest)
+            code = _code_text(f, digest)
+            if "%:" in code or "??=" in code:
+                return None     # a directive spelled as a digraph or trigraph: not read here
+            body = _spliced(f, digest)
             for name in names:
                 if _names(body, name):
                     mentioned.add(name)
@@ -253,21 +308,25 @@ def build(job: tuple) -> Optional[Shared]:
             skipped = skipped_lines(text, args, header)
             assigned = {n: at for n, at in assigned.items()
                         if any(_ran(lines, *skipped.get(f, (2, ()))) for f, lines in at)}
-        unseen = names - mentioned - _READER_MACROS
+        if any(len([1 for f, lines in assigned.get(g, ()) for _ in (lines or [0, 0])]) > 1 for g in guards):
+            return None         # a guard set again (`#undef` at the end): a second include is not empty
+        unseen = names - mentioned - guards
         if unseen:      # a name no file spells may still be pasted together (`CAT(WI, DE)`)
             tokens = frozenset().union(*(_tokens(f, d) for f, d in pre.files), _code_words(text),
                                        _TOKEN.findall(" ".join(args)))
-            mentioned |= {name for name in unseen if _pasteable(name, tokens)}
+            mentioned |= {name for name in unseen
+                          if _pasteable(name, tokens, reserved=name not in _READER_MACROS)}
     except (OSError, ScanError):
         return None
     if mentioned & _READER_MACROS:
         return None         # files that read where they are included from, or count their reads
-    return Shared(pre, frozenset(assigned), frozenset(mentioned))
+    return Shared(pre, frozenset(assigned), frozenset(mentioned), frozenset(guards))
 
 
 def usable(shared: Optional[Shared], use: Use) -> Optional[Preamble]:
     """`shared`'s preamble if running `use`'s start again after it changes nothing, else None."""
-    if shared is None or (use.tested | use.assigned) & shared.assigned or use.left_out & shared.mentioned:
+    if shared is None or (use.tested | use.assigned) & shared.assigned or use.left_out & shared.mentioned \
+            or use.assigned & shared.guards:
         return None
     return shared.preamble
 
@@ -278,22 +337,36 @@ _NAME = re.compile(r"[A-Za-z_]\w*")
 _DEFINE_ARG = re.compile(r"-D([A-Za-z_]\w*)(?:=.*)?", re.S)
 _INCLUDES = re.compile(r"^#include <([^>]+)>$", re.M)
 _TOKEN = re.compile(r"\w+")
+_C_KEYWORDS = frozenset("auto break case char const continue default do double else enum extern float for goto "
+                        "if inline int long register restrict return short signed sizeof static struct switch "
+                        "typedef union unsigned void volatile while asm typeof _Alignas _Alignof _Atomic _Bool "
+                        "_Complex _Generic _Imaginary _Noreturn _Static_assert _Thread_local".split())
 _PREDEFINED_WORDS = frozenset({"L", "U", "UL", "LL", "ULL", "F", "char", "short", "int", "long", "signed", "unsigned",
                                "float", "double", "void", "_Bool"})
 _PLAIN_ASSIGN = re.compile(r"^[ \t]*#[ \t]*(?:define|undef)[ \t]+([A-Za-z_]\w*)", re.M)
 _NESTING = 3        # headers beside the file followed this deep
+#: Options that change where a start's includes are found, or add text before it: never shared.
+_NOT_SHARED_OPTIONS = ("-iquote", "-include", "-imacros")
 #: Builtin macros whose value depends on where, when or how often they are read: the start, which is
 #: read from the preamble's header first, may not test them; the files the preamble reads may not
 #: name those that differ there (`_READER_MACROS`: the main file, the include depth, a counter).
 _PLACE_MACROS = frozenset({"__LINE__", "__FILE__", "__FILE_NAME__", "__BASE_FILE__", "__INCLUDE_LEVEL__",
-                           "__COUNTER__", "__DATE__", "__TIME__", "__TIMESTAMP__"})
+                           "__COUNTER__", "__DATE__", "__TIME__", "__TIMESTAMP__",
+                           "__has_include", "__has_include_next"})    # "x" is looked for beside the file
 _READER_MACROS = frozenset({"__BASE_FILE__", "__INCLUDE_LEVEL__", "__COUNTER__"})
+_PLAIN_PREDEFINED = frozenset({"unix", "linux", "i386"})     # predefined in GNU modes
 
 
 def _include_dirs(args: tuple) -> tuple:
     """The `-I` directories of a unit's arguments (`-Idir` or `-I dir`), in order."""
     dirs = [b if a == "-I" else a[2:] for a, b in zip(args, args[1:] + ("",)) if a.startswith("-I")]
     return tuple(dict.fromkeys(d for d in dirs if d))
+
+
+def _compiler_word(name: str) -> bool:
+    """A keyword, a word the compiler's own macros spell, or a name reserved to it: never left out
+    of a preamble (a predefined macro's body may spell it), nor taken for a header's guard."""
+    return name in _C_KEYWORDS or name in _PREDEFINED_WORDS or name.startswith("__") or name in _PLAIN_PREDEFINED
 
 
 def _identifiers(text: str) -> set:
@@ -333,23 +406,39 @@ def _assigns(path: str, digest: str) -> dict:
 
 
 @lru_cache(maxsize=None)
+def _spliced(path: str, digest: str) -> str:
+    """The file's text with its lines spliced (`\\` newline), as the preprocessor reads names."""
+    return _read_text(path, digest).replace("\\\n", "")
+
+
+@lru_cache(maxsize=None)
+def _code_text(path: str, digest: str) -> str:
+    return _code_only(_read_text(path, digest))
+
+
+@lru_cache(maxsize=None)
 def _tokens(path: str, digest: str) -> frozenset:
-    return _code_words(_read_text(path, digest))
+    return frozenset(_TOKEN.findall(_code_text(path, digest)))
+
+
+def _code_only(text: str) -> str:
+    """`text` spliced, with its comments and string and character literals blanked."""
+    return _NOT_CODE.sub(" ", text.replace("\\\n", ""))
 
 
 def _code_words(text: str) -> frozenset:
-    """The words of `text` outside comments and string or character literals: what a pasted
-    token could be made of."""
-    return frozenset(_TOKEN.findall(_NOT_CODE.sub(" ", text.replace("\\\n", ""))))
+    """The words of `text` outside comments and literals: what a pasted token could be made of."""
+    return frozenset(_TOKEN.findall(_code_only(text)))
 
 
-def _pasteable(name: str, tokens: frozenset) -> bool:
+def _pasteable(name: str, tokens: frozenset, reserved: bool = True) -> bool:
     """`name` is two or more pieces, each one of `tokens` (what the preamble's text, arguments and
-    files spell), a number (a pp-number starts with a digit), a reserved `__` name or a type or
-    suffix word (what the compiler's own macros spell): `##` could make it from what the preamble
-    reads."""
+    files spell), a number (a pp-number starts with a digit), a type or suffix word or (with
+    `reserved`) any `__` name (what the compiler's own macros spell): `##` could make it from what
+    the preamble reads. The builtins themselves are checked without `reserved`, which any `__x__`
+    name would pass."""
     def piece(p: str) -> bool:
-        return p in tokens or p in _PREDEFINED_WORDS or p[0].isdigit() or p.startswith("__")
+        return p in tokens or p in _PREDEFINED_WORDS or p[0].isdigit() or (reserved and p.startswith("__"))
 
     made = [True] + [False] * len(name)     # made[i]: name[:i] is one or more pieces
     for i in range(1, len(name) + 1):
@@ -366,7 +455,7 @@ def _ran(lines: list, entered: int, skipped) -> bool:
 
 
 @lru_cache(maxsize=None)
-def _is_guarded(path: str, digest: str) -> bool:
+def _is_guarded(path: str, digest: str) -> Optional[str]:
     return _guarded(_read_text(path, digest))
 
 
@@ -400,30 +489,42 @@ def _guard(lines: list) -> Optional[str]:
     return name if ok else None
 
 
-def _guarded(text: str) -> bool:
-    """The whole text is `#ifndef G` `#define G` ... `#endif`, or it says `#pragma once`: a second
-    include of it adds nothing."""
+def _guarded(text: str) -> Optional[str]:
+    """G when the whole text is `#ifndef G` `#define G` ... `#endif`, with no `#else` of that
+    conditional and G never defined or undefined again; "" when it says `#pragma once` outside any
+    conditional; else None. A second include of a guarded text adds nothing while G stays defined."""
     lines = [ln for ln in _lines(text) if ln]
-    if any(re.fullmatch(r"#\s*pragma\s+once", ln) for ln in lines):
-        return True
-    if len(lines) < 3 or not _guard(lines):
-        return False
+    directives = [(d.group(1), d.group(2).strip()) if d else (None, "")
+                  for d in (_DIRECTIVE.fullmatch(ln) if ln.startswith("#") else None for ln in lines)]
+    depth = 0
+    for kind, rest in directives:
+        depth += kind in ("if", "ifdef", "ifndef")
+        depth -= kind == "endif"
+        if kind == "pragma" and depth == 0 and re.fullmatch(r"once\b.*", rest):
+            return ""
+    guard = _guard(lines) if len(lines) >= 3 else None
+    if not guard:
+        return None
     depth = 1
-    for i, ln in enumerate(lines[1:], 1):
-        d = _DIRECTIVE.fullmatch(ln) if ln.startswith("#") else None
-        if d and d.group(1) in ("if", "ifdef", "ifndef"):
-            depth += 1
-        elif d and d.group(1) == "endif":
-            depth -= 1
-            if depth == 0:
-                return i == len(lines) - 1
-    return False
+    for i, (kind, rest) in enumerate(directives[2:], 2):
+        if kind in ("define", "undef") and _NAME.match(rest) and _NAME.match(rest).group() == guard:
+            return None
+        if kind in ("else", "elif") and depth == 1:
+            return None
+        depth += kind in ("if", "ifdef", "ifndef")
+        depth -= kind == "endif"
+        if depth == 0:
+            return guard if i == len(lines) - 1 else None
+    return None
 
 
-def _guarded_include(name: str, files: tuple) -> bool:
-    """Every file the preamble read that `#include <name>` could be is guarded."""
-    found = [(f, d) for f, d in files if f == name or f.endswith("/" + name)]
-    return bool(found) and all(_is_guarded(f, d) for f, d in found)
+def _include_guards(name: str, files: tuple) -> Optional[set]:
+    """The guards of every file the preamble read that `#include <name>` could be; None when one is
+    not guarded."""
+    found = [_is_guarded(f, d) for f, d in files if f == name or f.endswith("/" + name)]
+    if not found or any(g is None for g in found):
+        return None
+    return {g for g in found if g}
 
 
 class _HeaderWords:
