@@ -1,176 +1,82 @@
 """Starts that a preamble would change, found by an adversarial review of offsets/scan/preamble.py.
 
-Each builds three units whose layouts the parse of each unit whole fixes (the truth, libclang over
-every file from its first line), and checks that the scan sharing preambles gives the same ones.
-The first sixteen failed before the rule that now refuses them, except `-include`, which passed
-only because libclang does not include it again after the precompiled header (units with it are
-now parsed whole); the last three were refused already. Each name says what the case is.
+Each case builds three units whose layouts the parse of each unit whole fixes (the truth: libclang
+over every file from its first line), and checks that the scan sharing preambles gives the same
+ones. The first sixteen failed before the rule that now refuses them, except `-include`, which
+passed only because libclang does not include it again after the precompiled header (units with
+it are now parsed whole); the last three were refused already.
 """
 from __future__ import annotations
 
+import pytest
+
 import test_preamble as t
-from offsets.scan import preamble
 
 PH = "#ifndef Py_PYTHON_H\n#define Py_PYTHON_H\n%s\n#endif\n"
+CHAR = PH % "typedef char pick_t;"
+MODULE_H = '#ifndef MOD_H\n#define MOD_H\n#define MODE 1\n#include "Python.h"\n#endif\n'
+# the unit's own struct: 1 byte where the macro is defined, 16 where it is not
+IF = "#ifdef MACRO\nstruct s{i} { char a; };\n#else\nstruct s{i} { long a; long b; };\n#endif\n"
+IF_PYTHON_H, IF_MODE, IF_AGAIN = (IF.replace("MACRO", m) for m in ("Py_PYTHON_H", "MODE", "AGAIN"))
+PICK = "struct s{i} { pick_t a; };\n"
+SELECT = t._SELECT.replace("pick", "pick{i}")
+PICK_BY = PH % "#if {cond}\ntypedef long pick_t;\n#else\ntypedef char pick_t;\n#endif"
+
+CASES = {
+    # (python_h, unit text with {i}, args, other files)
+    "a guard the unit defines first": (CHAR, '#define MOD_H\n#include "module.h"\n' + IF_PYTHON_H, (),
+                                       {"src/module.h": MODULE_H}),
+    "a guard the command line defines": (CHAR, '#include "module.h"\n' + IF_PYTHON_H, ("-DMOD_H",),
+                                         {"src/module.h": MODULE_H}),
+    "one guard for two headers": (CHAR, '#include "a.h"\n' + IF_PYTHON_H, (),
+                                  {"src/a.h": '#ifndef G_H\n#define G_H\n#include "b.h"\n#endif\n',
+                                   "src/b.h": MODULE_H.replace("MOD_H", "G_H")}),
+    "__has_include of a name beside the file": (
+        PICK_BY.format(cond="defined(WANT_LONG)"),
+        '#if __has_include("local_cfg.h")\n#define WANT_LONG 1\n#endif\n#include "Python.h"\n' + PICK, (),
+        {"src/local_cfg.h": "\n"}),
+    "a tested -D that names what Python.h defines": (
+        PH % "#define OTHER 1\ntypedef char pick_t;", '#if LEVEL\n#define MODE 1\n#endif\n#include "Python.h"\n' + IF_MODE,
+        ("-DLEVEL=OTHER",), {}),
+    "a tested -D that names what the start defines": (
+        CHAR, '#if LEVEL\n#define MODE 1\n#endif\n#if 1\n#define OTHER 1\n#endif\n#include "Python.h"\n' + IF_MODE,
+        ("-DLEVEL=OTHER",), {}),
+    "a kept -D that names a left-out define": (PICK_BY.format(cond="Py_X + 0 > 4"),
+                                              '#define MYVAL 8\n#include "Python.h"\n' + PICK, ("-DPy_X=MYVAL",), {}),
+    "an -include": (CHAR, '#include "Python.h"\n' + IF_MODE, ("-include", "{tmp}/inc/pre.h"),
+                    {"inc/pre.h": "#ifdef Py_PYTHON_H\n#define MODE 1\n#endif\n"}),
+    "a keyword a predefined macro spells": (PH % "typedef __SIZE_TYPE__ pick_t;",
+                                            '#define long short\n#include "Python.h"\n' + PICK, (), {}),
+    "a define spelled as a digraph": (PH % "%:define HAVE_POLL_H 1\ntypedef char pick_t;", SELECT, (), {}),
+    "a name split by a line splice": (PH % "#define HAVE_POLL\\\n_H 1\ntypedef char pick_t;", SELECT, (), {}),
+    "#pragma once in dead code": ("#if 0\n#pragma once\n#endif\n#ifdef Py_PYTHON_H\n#define AGAIN 1\n#endif\n"
+                                  "#define Py_PYTHON_H\n", '#include "Python.h"\n' + IF_AGAIN, (), {}),
+    "a guard with an #else": ("#ifndef Py_PYTHON_H\n#define Py_PYTHON_H\n#else\n#define AGAIN 1\n#endif\n",
+                              '#include "Python.h"\n' + IF_AGAIN, (), {}),
+    "a guard undefined at the end": ("#ifndef Py_PYTHON_H\n#define Py_PYTHON_H\n#ifdef ONCE\n#define AGAIN 1\n#endif\n"
+                                     "#define ONCE 1\n#undef Py_PYTHON_H\n#endif\n", '#include "Python.h"\n' + IF_AGAIN, (), {}),
+    "__INCLUDE_LEVEL__ pasted together": (
+        PICK_BY.format(cond="CAT(__INCLUDE_, LEVEL__) > 1").replace("\n#if CAT", "\n#define CAT(a, b) a ## b\n#if CAT"),
+        '#include "module.h"\n' + PICK, (), {"src/module.h": '#ifndef MOD_H\n#define MOD_H\n#include "Python.h"\n#endif\n'}),
+    "__BASE_FILE__ pasted together": (PH % "#define CAT(a, b) a ## b\ntypedef char pick_t[sizeof(CAT(__BASE_, FILE__))];",
+                                      '#include "Python.h"\n' + PICK, (), {}),
+    "an #elif of what Python.h defines": (PH % "#define HAVE_B 1",
+                                          "#if defined(HAVE_A)\n#elif defined(HAVE_B)\n#define MODE 1\n#endif\n"
+                                          '#include "Python.h"\n' + IF_MODE, (), {}),
+    "a tested macro a header of the start defines": (
+        PH % "#define OTHER 1", '#include <cfg.h>\n#if LEVEL\n#define MODE 1\n#endif\n#include "Python.h"\n' + IF_MODE, (),
+        {"inc/cfg.h": "#ifndef CFG_H\n#define CFG_H\n#define LEVEL OTHER\n#endif\n"}),
+    "a left-out -D that Python.h pastes": (PH % "#define CAT(a,b) a##b\n#if CAT(MY,VAL) > 4\n#define MODE 1\n#endif",
+                                           '#include "Python.h"\n' + IF_MODE, ("-DMYVAL=8",), {}),
+}
 
 
-def run(tmp_path, texts, python_h, args=(), extra=None):
-    """Scan the units with and without shared preambles: the same layouts."""
-    units = t._tree_units(tmp_path, texts, python_h=python_h, args=args)
-    if extra:
-        for rel, txt in extra.items():
-            p = tmp_path / rel
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(txt)
-    jobs, uses = preamble.plan(units, str(tmp_path / "w"))
-    (tmp_path / "w").mkdir(exist_ok=True)
-    info = {"jobs": len(jobs), "uses": [u is not None for u in uses]}
-    if jobs:
-        sh = preamble.build(jobs[0])
-        info["built"] = sh is not None
-        info["usable"] = [bool(preamble.usable(sh, u)) if u else None for u in uses]
+@pytest.mark.parametrize("case", CASES)
+def test_sharing_gives_what_the_whole_parse_gives(tmp_path, case):
+    python_h, text, args, others = CASES[case]
+    units = t._tree_units(tmp_path, {f"u{i}.c": text.replace("{i}", str(i)) for i in range(3)}, python_h=python_h,
+                          args=tuple(a.replace("{tmp}", str(tmp_path)) for a in args))
+    for rel, body in others.items():
+        (tmp_path / rel).write_text(body)
     whole = t._layouts(units, share=False)
-    shared = t._layouts(units, share=True)
-    assert shared == whole, (info, whole, shared)
-
-
-U = "%s\nstruct s%d { pick_t a; };\n"
-
-
-# (a) unit defines guard of its local header before including it
-def test_a_guard_the_unit_defines_first(tmp_path):
-    ph = PH % "typedef char pick_t;"
-    extra = {"src/module.h": "#ifndef MOD_H\n#define MOD_H\n#define MODE 1\n#include \"Python.h\"\n#endif\n"}
-    body = "#define MOD_H\n#include \"module.h\"\n#ifdef Py_PYTHON_H\nstruct s%d { char a; };\n#else\nstruct s%d { long a; long b; };\n#endif\n"
-    run(tmp_path, {f"u{i}.c": body % (i, i) for i in range(3)}, ph, extra=extra)
-
-
-# (a2) -D of local header guard
-def test_a_guard_the_command_line_defines(tmp_path):
-    ph = PH % "typedef char pick_t;"
-    extra = {"src/module.h": "#ifndef MOD_H\n#define MOD_H\n#define MODE 1\n#include \"Python.h\"\n#endif\n"}
-    body = "#include \"module.h\"\n#ifdef Py_PYTHON_H\nstruct s%d { char a; };\n#else\nstruct s%d { long a; long b; };\n#endif\n"
-    run(tmp_path, {f"u{i}.c": body % (i, i) for i in range(3)}, ph, args=("-DMOD_H",), extra=extra)
-
-
-# (a3) nested local headers sharing a guard name
-def test_one_guard_for_two_headers(tmp_path):
-    ph = PH % "typedef char pick_t;"
-    extra = {"src/a.h": "#ifndef G_H\n#define G_H\n#include \"b.h\"\n#endif\n",
-             "src/b.h": "#ifndef G_H\n#define G_H\n#define MODE 1\n#include \"Python.h\"\n#endif\n"}
-    body = "#include \"a.h\"\n#ifdef Py_PYTHON_H\nstruct s%d { char a; };\n#else\nstruct s%d { long a; long b; };\n#endif\n"
-    run(tmp_path, {f"u{i}.c": body % (i, i) for i in range(3)}, ph, extra=extra)
-
-
-# (b) __has_include with quotes: relative to the file
-def test_has_include_of_a_name_beside_the_file(tmp_path):
-    ph = PH % "#ifdef WANT_LONG\ntypedef long pick_t;\n#else\ntypedef char pick_t;\n#endif"
-    extra = {"src/local_cfg.h": "\n"}
-    body = "#if __has_include(\"local_cfg.h\")\n#define WANT_LONG 1\n#endif\n#include \"Python.h\"\n"
-    run(tmp_path, {f"u{i}.c": U % (body, i) for i in range(3)}, ph, extra=extra)
-
-
-# (c) tested macro from -D whose body names a macro Python.h defines
-def test_a_tested_d_names_what_python_h_defines(tmp_path):
-    ph = PH % "#define OTHER 1\ntypedef char pick_t;"
-    body = "#if LEVEL\n#define MODE 1\n#endif\n#include \"Python.h\"\n#ifdef MODE\nstruct s%d { char a; };\n#else\nstruct s%d { long a; long b; };\n#endif\n"
-    run(tmp_path, {f"u{i}.c": body % (i, i) for i in range(3)}, ph, args=("-DLEVEL=OTHER",))
-
-
-# (c2) tested macro from -D whose body names a macro the start defines later
-def test_a_tested_d_names_what_the_start_defines(tmp_path):
-    ph = PH % "typedef char pick_t;"
-    body = "#if LEVEL\n#define MODE 1\n#endif\n#if 1\n#define OTHER 1\n#endif\n#include \"Python.h\"\n#ifdef MODE\nstruct s%d { char a; };\n#else\nstruct s%d { long a; long b; };\n#endif\n"
-    run(tmp_path, {f"u{i}.c": body % (i, i) for i in range(3)}, ph, args=("-DLEVEL=OTHER",))
-
-
-# (d) kept -D whose value names a left-out define
-def test_a_kept_d_names_a_left_out_define(tmp_path):
-    ph = PH % "#if Py_X + 0 > 4\ntypedef long pick_t;\n#else\ntypedef char pick_t;\n#endif"
-    body = "#define MYVAL 8\n#include \"Python.h\"\n"
-    run(tmp_path, {f"u{i}.c": U % (body, i) for i in range(3)}, ph, args=("-DPy_X=MYVAL",))
-
-
-# (e) -include of an unguarded header: units with -include are parsed whole
-def test_a_dash_include_is_not_included_again(tmp_path):
-    ph = PH % "typedef char pick_t;"
-    extra = {"inc/pre.h": "#ifdef Py_PYTHON_H\n#define MODE 1\n#endif\n"}
-    body = "#include \"Python.h\"\n#ifdef MODE\nstruct s%d { char a; };\n#else\nstruct s%d { long a; long b; };\n#endif\n"
-    run(tmp_path, {f"u{i}.c": body % (i, i) for i in range(3)}, ph, args=("-include", str(tmp_path / "inc/pre.h")), extra=extra)
-
-
-# (f) keyword macro vs predefined macro body
-def test_a_keyword_a_predefined_macro_spells(tmp_path):
-    ph = PH % "typedef __SIZE_TYPE__ pick_t;"
-    body = "#define long short\n#include \"Python.h\"\n"
-    run(tmp_path, {f"u{i}.c": U % (body, i) for i in range(3)}, ph)
-
-
-# (g) digraph define in Python.h
-def test_a_define_spelled_as_a_digraph(tmp_path):
-    ph = PH % "%:define HAVE_POLL_H 1\ntypedef char pick_t;"
-    run(tmp_path, {f"select{i}.c": t._SELECT.replace("pick", f"pick{i}") for i in range(3)}, ph)
-
-
-# (h) line continuation splitting a name in Python.h
-def test_a_name_split_by_a_line_splice(tmp_path):
-    ph = PH % "#define HAVE_POLL\\\n_H 1\ntypedef char pick_t;"
-    run(tmp_path, {f"select{i}.c": t._SELECT.replace("pick", f"pick{i}") for i in range(3)}, ph)
-
-
-# (i) pragma once inside #if 0
-def test_pragma_once_in_dead_code(tmp_path):
-    ph = "#if 0\n#pragma once\n#endif\n#ifdef Py_PYTHON_H\n#define AGAIN 1\n#endif\n#define Py_PYTHON_H\n"
-    body = "#include \"Python.h\"\n#ifdef AGAIN\nstruct s%d { char a; };\n#else\nstruct s%d { long a; long b; };\n#endif\n"
-    run(tmp_path, {f"u{i}.c": body % (i, i) for i in range(3)}, ph)
-
-
-# (j) guard with #else
-def test_a_guard_with_an_else(tmp_path):
-    ph = "#ifndef Py_PYTHON_H\n#define Py_PYTHON_H\n#else\n#define AGAIN 1\n#endif\n"
-    body = "#include \"Python.h\"\n#ifdef AGAIN\nstruct s%d { char a; };\n#else\nstruct s%d { long a; long b; };\n#endif\n"
-    run(tmp_path, {f"u{i}.c": body % (i, i) for i in range(3)}, ph)
-
-
-# (k) guard undefined at end
-def test_a_guard_undefined_at_the_end(tmp_path):
-    ph = "#ifndef Py_PYTHON_H\n#define Py_PYTHON_H\n#ifdef ONCE\n#define AGAIN 1\n#endif\n#define ONCE 1\n#undef Py_PYTHON_H\n#endif\n"
-    body = "#include \"Python.h\"\n#ifdef AGAIN\nstruct s%d { char a; };\n#else\nstruct s%d { long a; long b; };\n#endif\n"
-    run(tmp_path, {f"u{i}.c": body % (i, i) for i in range(3)}, ph)
-
-
-# (l) pasted __INCLUDE_LEVEL__ with local-header descent
-def test_include_level_pasted_together(tmp_path):
-    ph = PH % "#define CAT(a, b) a ## b\n#if CAT(__INCLUDE_, LEVEL__) > 1\ntypedef long pick_t;\n#else\ntypedef char pick_t;\n#endif"
-    extra = {"src/module.h": "#ifndef MOD_H\n#define MOD_H\n#include \"Python.h\"\n#endif\n"}
-    run(tmp_path, {f"u{i}.c": U % ("#include \"module.h\"\n", i) for i in range(3)}, ph, extra=extra)
-
-
-# (m) pasted __BASE_FILE__
-def test_base_file_pasted_together(tmp_path):
-    ph = PH % "#define CAT(a, b) a ## b\ntypedef char pick_t[sizeof(CAT(__BASE_, FILE__))];"
-    run(tmp_path, {f"u{i}.c": U % ("#include \"Python.h\"\n", i) for i in range(3)}, ph)
-
-
-B = "#include \"Python.h\"\n#ifdef MODE\nstruct s%d { char a; };\n#else\nstruct s%d { long a; long b; };\n#endif\n"
-
-
-# refused already: an #elif of a macro Python.h defines
-def test_an_elif_of_what_python_h_defines(tmp_path):
-    ph = PH % "#define HAVE_B 1"
-    body = "#if defined(HAVE_A)\n#elif defined(HAVE_B)\n#define MODE 1\n#endif\n" + B
-    run(tmp_path, {f"u{i}.c": body % (i, i) for i in range(3)}, ph)
-
-
-# refused already: a tested macro a header of the start defines as what Python.h defines
-def test_a_tested_macro_a_header_of_the_start_defines(tmp_path):
-    ph = PH % "#define OTHER 1"
-    extra = {"inc/cfg.h": "#ifndef CFG_H\n#define CFG_H\n#define LEVEL OTHER\n#endif\n"}
-    body = "#include <cfg.h>\n#if LEVEL\n#define MODE 1\n#endif\n" + B
-    run(tmp_path, {f"u{i}.c": body % (i, i) for i in range(3)}, ph, extra=extra)
-
-
-# refused already: a left-out -D that Python.h pastes together
-def test_a_left_out_d_python_h_pastes(tmp_path):
-    ph = PH % "#define CAT(a,b) a##b\n#if CAT(MY,VAL) > 4\n#define MODE 1\n#endif"
-    run(tmp_path, {f"u{i}.c": B % (i, i) for i in range(3)}, ph, args=("-DMYVAL=8",))
+    assert t._layouts(units, share=True) == whole
