@@ -292,12 +292,14 @@ def build(job: tuple) -> Optional[Shared]:
             if found is None:
                 return None
             guards |= found
-        names = names | guards
+        guard_sets = 0      # the guards' own `#define`s, and any other define or undefine of them
         for f, digest in pre.files:
-            code = _code_text(f, digest)
-            if "%:" in code or "??=" in code:
-                return None     # a directive spelled as a digraph or trigraph: not read here
             body = _spliced(f, digest)
+            if ("%:" in body or "??=" in body) and ("%:" in _code_text(f, digest) or "??=" in _code_text(f, digest)):
+                return None     # a directive spelled as a digraph or trigraph: not read here
+            for g in guards:
+                lines = _assigns(f, digest).get(g) if _names(body, g) else None
+                guard_sets += 0 if lines is None else len(lines) or 2     # no line found: counts twice
             for name in names:
                 if _names(body, name):
                     mentioned.add(name)
@@ -308,9 +310,9 @@ def build(job: tuple) -> Optional[Shared]:
             skipped = skipped_lines(text, args, header)
             assigned = {n: at for n, at in assigned.items()
                         if any(_ran(lines, *skipped.get(f, (2, ()))) for f, lines in at)}
-        if any(len([1 for f, lines in assigned.get(g, ()) for _ in (lines or [0, 0])]) > 1 for g in guards):
+        if guard_sets > len(guards):
             return None         # a guard set again (`#undef` at the end): a second include is not empty
-        unseen = names - mentioned - guards
+        unseen = names - mentioned
         if unseen:      # a name no file spells may still be pasted together (`CAT(WI, DE)`)
             tokens = frozenset().union(*(_tokens(f, d) for f, d in pre.files), _code_words(text),
                                        _TOKEN.findall(" ".join(args)))
@@ -325,8 +327,8 @@ def build(job: tuple) -> Optional[Shared]:
 
 def usable(shared: Optional[Shared], use: Use) -> Optional[Preamble]:
     """`shared`'s preamble if running `use`'s start again after it changes nothing, else None."""
-    if shared is None or (use.tested | use.assigned) & shared.assigned or use.left_out & shared.mentioned \
-            or use.assigned & shared.guards:
+    if shared is None or (use.tested | use.assigned) & (shared.assigned | shared.guards) \
+            or use.left_out & shared.mentioned:
         return None
     return shared.preamble
 
