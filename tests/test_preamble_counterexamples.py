@@ -4,7 +4,7 @@ Each case builds three units whose layouts the parse of each unit whole fixes (t
 over every file from its first line), and checks that the scan sharing preambles gives the same
 ones. The first sixteen failed before the rule that now refuses them, except `-include`, which
 passed only because libclang does not include it again after the precompiled header (units with
-it are now parsed whole); the last three were refused already.
+it are now parsed whole); the last four were refused already.
 """
 from __future__ import annotations
 
@@ -60,6 +60,8 @@ CASES = {
         '#include "module.h"\n' + PICK, (), {"src/module.h": '#ifndef MOD_H\n#define MOD_H\n#include "Python.h"\n#endif\n'}),
     "__BASE_FILE__ pasted together": (PH % "#define CAT(a, b) a ## b\ntypedef char pick_t[sizeof(CAT(__BASE_, FILE__))];",
                                       '#include "Python.h"\n' + PICK, (), {}),
+    "a start testing Python.h's guard": (CHAR, '#ifdef Py_PYTHON_H\n#define AGAIN 1\n#endif\n#include "Python.h"\n' + IF_AGAIN,
+                                          (), {}),
     "an #elif of what Python.h defines": (PH % "#define HAVE_B 1",
                                           "#if defined(HAVE_A)\n#elif defined(HAVE_B)\n#define MODE 1\n#endif\n"
                                           '#include "Python.h"\n' + IF_MODE, (), {}),
