@@ -11,6 +11,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
@@ -341,6 +342,31 @@ def build_preamble(text: str, args: tuple, header: str, pch: str) -> Optional[Pr
     except ci.TranslationUnitSaveError:
         return None
     return Preamble(pch, tuple((f, _digest(f)) for f in files), tuple(typedefs))
+
+
+@lru_cache(maxsize=16)
+def predefined_words(args: tuple) -> frozenset:
+    """Every word the compiler's own macros spell (names and bodies) under `args`, less their
+    `-D`s and `-U`s: `__seg_fs` is `__attribute__((address_space(257)))` on x86."""
+    ci = _cindex()
+    plain, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in ("-D", "-U"):
+            skip = True
+        elif not a.startswith(("-D", "-U")):
+            plain.append(a)
+    probe = "__offsets_predefined__.c"
+    tu = _parse(ci, probe, plain, "\n", probe, record=True)
+    words = set()
+    for c in _children(ci, tu.cursor):
+        if c._kind_id == ci.CursorKind.MACRO_DEFINITION.value and c.location.file is None:
+            words.update(t.spelling for t in c.get_tokens() if _WORD.fullmatch(t.spelling))
+    return frozenset(words)
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 def _header_args(args: tuple) -> list:

@@ -25,9 +25,12 @@ says which, only when there is one; in a file entered twice, every one counts):
   directive may define; a `#define` or `-D` of a name no build header mentions, so that more units
   share) is named in none of those files, in no `-D` and no compiler word, nor can `##` paste it
   together from what they spell, so the preamble means the same with it or without;
-- those files spell no directive as a digraph or trigraph (`%:define`), which this module does not read.
+- those files (and the start's) are read as clang reads them: none spells a directive as a digraph
+  or trigraph (`%:define`), ends a line with a carriage return or splices one with spaces after
+  its backslash; a name the compiler's own macros spell (libclang's record of them) is never left out.
 A unit that fails one of these, starts with anything else (code, `#pragma`, a computed include) or
-has `-iquote`, `-include` or `-imacros` among its arguments is parsed whole. tests/test_preamble.py compares a full build's tables byte for byte.
+has an argument this module does not read for macros (`-Wp,-D`, `-Xclang`, `-include`, `-iquote`,
+a response file ...; `_shareable`) is parsed whole. tests/test_preamble.py compares a full build's tables byte for byte.
 """
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from .clang_scan import Preamble, Unit, build_preamble, skipped_lines
+from .clang_scan import Preamble, Unit, build_preamble, predefined_words, skipped_lines
 from ..errors import ScanError
 
 _HEAD = 1 << 16     # a preamble ends within the first 64 KiB of a file, or there is none
@@ -122,6 +125,8 @@ class _Reading:
             with open(path, errors="replace") as f:
                 head = f.read(_HEAD)
         except OSError:
+            return False
+        if _odd_lines(head):
             return False
         lines = [ln for ln in itertools.takewhile(lambda ln: not ln or ln.startswith("#"), _lines(head)) if ln]
         first = 0
@@ -206,7 +211,7 @@ def plan(units: list[Unit], workdir: str) -> tuple[list[tuple], list[Optional[Us
     words = _HeaderWords()
     for u in units:
         start = None
-        if u.text is None and not any(a.startswith(_NOT_SHARED_OPTIONS) for a in u.args):
+        if u.text is None and _shareable(u.args):
             dirs = _include_dirs(u.args)
             start = read_start(u.path, lambda name: words.mentions(dirs, name))
         if start is not None:
@@ -294,6 +299,8 @@ def build(job: tuple) -> Optional[Shared]:
             guards |= found
         guard_sets = 0      # the guards' own `#define`s, and any other define or undefine of them
         for f, digest in pre.files:
+            if _odd_lines(_read_text(f, digest)):
+                return None     # line ends or splices this module does not read as clang does
             body = _spliced(f, digest)
             if ("%:" in body or "??=" in body) and ("%:" in _code_text(f, digest) or "??=" in _code_text(f, digest)):
                 return None     # a directive spelled as a digraph or trigraph: not read here
@@ -312,6 +319,7 @@ def build(job: tuple) -> Optional[Shared]:
                         if any(_ran(lines, *skipped.get(f, (2, ()))) for f, lines in at)}
         if guard_sets > len(guards):
             return None         # a guard set again (`#undef` at the end): a second include is not empty
+        mentioned |= names & predefined_words(tuple(args))
         unseen = names - mentioned
         if unseen:      # a name no file spells may still be pasted together (`CAT(WI, DE)`)
             tokens = frozenset().union(*(_tokens(f, d) for f, d in pre.files), _code_words(text),
@@ -347,8 +355,10 @@ _PREDEFINED_WORDS = frozenset({"L", "U", "UL", "LL", "ULL", "F", "char", "short"
                                "float", "double", "void", "_Bool"})
 _PLAIN_ASSIGN = re.compile(r"^[ \t]*#[ \t]*(?:define|undef)[ \t]+([A-Za-z_]\w*)", re.M)
 _NESTING = 3        # headers beside the file followed this deep
-#: Options that change where a start's includes are found, or add text before it: never shared.
-_NOT_SHARED_OPTIONS = ("-iquote", "-include", "-imacros")
+_TAKES_VALUE = frozenset({"-D", "-U", "-I", "-isystem", "-idirafter", "-x", "-target"})
+_SAFE_ARG = re.compile(r"-[DUI].+|-isystem.+|-x(c|c-header)?|c|c-header|-std=\w+|--target=[\w.-]+|-nostdinc"
+                       r"|-ferror-limit=\d+|-f[a-z][\w-]*|-W(?!p,)[a-z][\w=-]*|-w|-m[\w=.-]+|-O\w*|-g\w*|-pthread", re.S)
+_SPACED_SPLICE = re.compile(r"\\[ \t\f\v]+$", re.M)
 #: Builtin macros whose value depends on where, when or how often they are read: the start, which is
 #: read from the preamble's header first, may not test them; the files the preamble reads may not
 #: name those that differ there (`_READER_MACROS`: the main file, the include depth, a counter).
@@ -369,6 +379,26 @@ def _compiler_word(name: str) -> bool:
     """A keyword, a word the compiler's own macros spell, or a name reserved to it: never left out
     of a preamble (a predefined macro's body may spell it), nor taken for a header's guard."""
     return name in _C_KEYWORDS or name in _PREDEFINED_WORDS or name.startswith("__") or name in _PLAIN_PREDEFINED
+
+
+def _odd_lines(text: str) -> bool:
+    """A carriage return, or a backslash with spaces before the line's end (which clang still
+    splices): lines this module would split or join otherwise than clang does."""
+    return "\r" in text or bool(_SPACED_SPLICE.search(text))
+
+
+def _shareable(args: tuple) -> bool:
+    """Only arguments whose meaning for macros is read here (`-D`, `-U`, `-I` ...; not `-Wp,-D`,
+    `-Xclang`, a response file, `-include`): a unit with any other is parsed whole."""
+    value = False
+    for a in args:
+        if value:
+            value = False
+        elif a in _TAKES_VALUE:
+            value = True
+        elif not _SAFE_ARG.fullmatch(a):
+            return False
+    return True
 
 
 def _identifiers(text: str) -> set:
@@ -475,8 +505,9 @@ def _assigned_in(text: str) -> dict:
                 out[name.group()] += 1
     found: dict = {}
     line, at = 1, 0
-    for m in _PLAIN_ASSIGN.finditer(text):
-        line, at = line + text.count("\n", at, m.start()), m.start()
+    blank = _NOT_CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)    # lines kept
+    for m in _PLAIN_ASSIGN.finditer(blank):
+        line, at = line + blank.count("\n", at, m.start()), m.start()
         found.setdefault(m.group(1), []).append(line)
     return {name: (found.get(name, []) if len(found.get(name, [])) == n else []) for name, n in out.items()}
 
