@@ -344,21 +344,25 @@ def build_preamble(text: str, args: tuple, header: str, pch: str) -> Optional[Pr
     return Preamble(pch, tuple((f, _digest(f)) for f in files), tuple(typedefs))
 
 
-@lru_cache(maxsize=16)
 def predefined_words(args: tuple) -> frozenset:
-    """Every word the compiler's own macros spell (names and bodies) under `args`, less their
-    `-D`s and `-U`s: `__seg_fs` is `__attribute__((address_space(257)))` on x86."""
-    ci = _cindex()
+    """Every word the compiler's own macros spell (names and bodies) under `args` (their `-D`s,
+    `-U`s and include directories aside): `__seg_fs` is `__attribute__((address_space(257)))` on x86."""
     plain, skip = [], False
     for a in args:
         if skip:
             skip = False
-        elif a in ("-D", "-U"):
+        elif a in ("-D", "-U", "-I", "-isystem", "-idirafter"):
             skip = True
-        elif not a.startswith(("-D", "-U")):
+        elif not a.startswith(("-D", "-U", "-I", "-isystem")):
             plain.append(a)
+    return _predefined_words(tuple(plain))
+
+
+@lru_cache(maxsize=16)
+def _predefined_words(args: tuple) -> frozenset:
+    ci = _cindex()
     probe = "__offsets_predefined__.c"
-    tu = _parse(ci, probe, plain, "\n", probe, record=True)
+    tu = _parse(ci, probe, list(args), "\n", probe, record=True)
     words = set()
     for c in _children(ci, tu.cursor):
         if c._kind_id == ci.CursorKind.MACRO_DEFINITION.value and c.location.file is None:
