@@ -64,8 +64,23 @@ def test_pypi_and_debian_headers_give_the_same_tables(debian311, monkeypatch):
     b = build.from_prefix(debian311.dev("amd64"))
     texts = {}
     for name, d in dirs.items():
-        monkeypatch.setenv("OFFSETS_CLANG_INCLUDE", str(d))
-        clang_headers.builtin_include.cache_clear()
+        monkeypatch.setenv("OFFSETS_CLANG_INCLUDE", str(d))     # builtin_include looks again
         texts[name] = table_yaml.dumps(scanner.scan(b, scanner.ScanOptions(use_cache=False)))
-    clang_headers.builtin_include.cache_clear()
     assert texts["pypi"] == texts["debian"]
+
+
+
+def test_builtin_headers_are_looked_for_again_when_the_environment_changes(tmp_path, monkeypatch):
+    """A process that points OFFSETS_CLANG_INCLUDE or OFFSETS_CACHE elsewhere (a test, a tool)
+    must not keep the headers found before: they may be deleted with their directory."""
+    from offsets.scan import clang_headers
+
+    found = []
+    for name in ("a", "b"):
+        d = tmp_path / name
+        d.mkdir()
+        for header in ("stddef.h", "stdatomic.h", "limits.h"):
+            (d / header).write_text("")
+        monkeypatch.setenv("OFFSETS_CLANG_INCLUDE", str(d))
+        found.append(clang_headers.builtin_include())
+    assert found == [tmp_path / "a", tmp_path / "b"]

@@ -23,6 +23,7 @@ import sys
 import zipfile
 from functools import lru_cache
 from pathlib import Path
+from typing import Optional
 
 from ..cache_lock import serialized
 from ..errors import BuildError, FetchError
@@ -53,10 +54,16 @@ def _valid(d: Path) -> bool:
     return (d / "stddef.h").is_file() and (d / "stdatomic.h").is_file() and (d / "limits.h").is_file()
 
 
-@lru_cache(maxsize=1)
 def builtin_include() -> Path:
-    """The directory of clang's builtin headers to put first on the include path."""
-    env = os.environ.get("OFFSETS_CLANG_INCLUDE")
+    """The directory of clang's builtin headers to put first on the include path (found once per
+    `OFFSETS_CLANG_INCLUDE` and cache directory: a process that changes either looks again)."""
+    from .debian import cache_dir
+
+    return _builtin_include(os.environ.get("OFFSETS_CLANG_INCLUDE"), str(cache_dir()))
+
+
+@lru_cache(maxsize=4)
+def _builtin_include(env: Optional[str], cache: str) -> Path:
     if env:
         if not _valid(Path(env)):
             raise BuildError(f"OFFSETS_CLANG_INCLUDE={env} holds no clang builtin headers (stddef.h, stdatomic.h)")
