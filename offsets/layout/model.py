@@ -101,6 +101,16 @@ class Field:
     array_len: Optional[int] = None
     flexible: bool = False
 
+    @classmethod
+    def bitfield(cls, path: str, bits: int, width: int, unit: int, type: str) -> "Field":
+        """A bitfield `width` bits wide at bit `bits` of its struct, of a type `unit` bytes wide:
+        read from that unit aligned down, or, where it straddles it, the smallest byte window."""
+        start = (bits // (8 * unit)) * unit
+        if bits - 8 * start + width > 8 * unit:
+            start = bits // 8
+            unit = (bits - 8 * start + width + 7) // 8
+        return cls(path, start, unit, type, bits - 8 * start, width)
+
     def __post_init__(self) -> None:
         where = f"field {self.path!r}"
         sanity.check_field(self)

@@ -207,13 +207,7 @@ class _Walker:
                 raise ScanError(f"{where}: unnamed field of type {m.type!r} that is not an anonymous member")
             path = prefix + name
             if m.bitfield:
-                width = m.width
-                unit = self._size(m, f"{where}: {path}")
-                start = (bits // (8 * unit)) * unit
-                if bits - 8 * start + width > 8 * unit:  # straddles its natural unit: smallest byte window
-                    start = bits // 8
-                    unit = (bits - 8 * start + width + 7) // 8
-                out.append(Field(path, start, unit, m.type, bits - 8 * start, width))
+                out.append(Field.bitfield(path, bits, m.width, self._size(m, f"{where}: {path}"), m.type))
                 continue
             if bits % 8:
                 raise LayoutError(f"{where}: field {path!r} starts at bit {bits}, not on a byte")

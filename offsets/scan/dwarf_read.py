@@ -437,12 +437,7 @@ class Reader:
                 continue
             path = prefix + m.name
             if m.width is not None:
-                unit = t.size
-                start = (bits // (8 * unit)) * unit
-                if bits - 8 * start + m.width > 8 * unit:
-                    start = bits // 8
-                    unit = (bits - 8 * start + m.width + 7) // 8
-                out.append(Field(path, start, unit, t.spell, bits - 8 * start, m.width))
+                out.append(Field.bitfield(path, bits, m.width, t.size, t.spell))
                 continue
             if bits % 8:
                 raise LayoutError(f"{d.where}: field {path!r} starts at bit {bits}, not on a byte")
