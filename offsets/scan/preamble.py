@@ -103,7 +103,6 @@ class Shared:
     preamble: Preamble
     assigned: frozenset         # defined or undefined by a file the preamble read
     mentioned: frozenset        # named anywhere in a file the preamble read
-    guards: frozenset = frozenset()     # the guards of the headers its text includes
 
 
 class _Reading:
@@ -330,13 +329,12 @@ def build(job: tuple) -> Optional[Shared]:
         return None
     if mentioned & _READER_MACROS:
         return None         # files that read where they are included from, or count their reads
-    return Shared(pre, frozenset(assigned), frozenset(mentioned), frozenset(guards))
+    return Shared(pre, frozenset(assigned), frozenset(mentioned))
 
 
 def usable(shared: Optional[Shared], use: Use) -> Optional[Preamble]:
     """`shared`'s preamble if running `use`'s start again after it changes nothing, else None."""
-    if shared is None or (use.tested | use.assigned) & (shared.assigned | shared.guards) \
-            or use.left_out & shared.mentioned:
+    if shared is None or (use.tested | use.assigned) & shared.assigned or use.left_out & shared.mentioned:
         return None
     return shared.preamble
 
