@@ -9,7 +9,8 @@ structs only DWARF has (origin "dwarf"); `compare` cross-checks the structs both
 
 This module opens the files and holds the API; `dwarf_read` turns DIEs into the model and
 `dwarf_raw` walks the units fast. A libpython is read in seconds (each header struct once, not
-once per unit); results are cached by the files' sha256 under `cache_dir()/dwarf/`.
+once per unit); results are cached by the files' sha256 and the reader's code (`code_key`) under
+`cache_dir()/dwarf/`.
 """
 from __future__ import annotations
 
@@ -18,17 +19,19 @@ import os
 import posixpath
 import time
 from dataclasses import dataclass, replace
+from importlib import metadata
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
 from .. import __version__
-from . import storage
+from . import code_key, storage
 from .dwarf_read import TREE_DIRS, Reader
 from ..errors import BuildError
 from ..layout.model import Struct, Table
 
-#: Bump when the reader's output changes, so cached results are not reused.
-READER_VERSION = 12
+#: The code a cached read comes from (`code_key`): this module and all it imports (the reader, the model,
+#: the entry's form).
+READER_CODE = ("offsets.scan.dwarf",)
 
 __all__ = ["TREE_DIRS", "DwarfInfo", "Comparison", "read", "read_structs", "check_target", "compare",
            "compare_report", "compare_keys", "fill", "build_id", "has_dwarf", "debug_file_for"]
@@ -201,7 +204,7 @@ def read(binary, debug_file=None, use_cache: bool = True, thorough: bool = False
 
     store = cache_dir() / "dwarf"
     mode = "-thorough" if thorough else ""
-    path = store / f"{digest.split(':')[1]}-r{READER_VERSION}-{__version__}-{storage.digest()}{mode}.json"
+    path = store / f"{digest.split(':')[1]}-{_reader_key()}{mode}.json"
     mine = {"binary": binary.name, "machine": _machine(binary)}
     if use_cache:
         cached = _load_cached(path, digest)
@@ -217,6 +220,13 @@ def read(binary, debug_file=None, use_cache: bool = True, thorough: bool = False
         data_cache.store(path, path.stem, {"structs": [[k, struct_row(s)] for k, s in structs.items()],
                                            "names": names, "conflicts": list(conflicts), "units": units})
     return result
+
+
+def _reader_key() -> str:
+    """What a saved read depends on besides the files: the package's version, the listing rules, the
+    reader's code and pyelftools' version."""
+    blob = "\0".join([__version__, storage.digest(), code_key.digest(*READER_CODE), metadata.version("pyelftools")])
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
 def _machine(path: Path) -> str:

@@ -2,8 +2,8 @@
 
 Units are parsed in parallel (one worker process per core, each under a memory limit: `workers`;
 units that start alike share one precompiled preamble: `preamble`), each result kept in a
-content-keyed cache of plain data (`unit_cache`; keyed by the unit's arguments and text, valid while
-every file it read is unchanged), then merged: one struct per name, a tag defined differently in two
+content-keyed cache of plain data (`unit_cache`; keyed by the unit's arguments and text and the code
+that parses it, `code_key`, valid while every file it read is unchanged), then merged: one struct per name, a tag defined differently in two
 `.c` files kept twice as `name@file`.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional
 
 from .. import __version__
-from . import storage, unit_cache, units, workers
+from . import code_key, storage, unit_cache, units, workers
 from .build_inputs import BuildInputs, digest_files, headers_digest
 from .clang_scan import Unit, UnitResult, libclang_version, load_libclang, parse_unit
 from .debian import cache_dir
@@ -35,13 +35,13 @@ class ScanOptions:
     progress: Optional[Callable[[str], None]] = None
 
 
-#: Bumped when parse_unit's results change for the same input, so older cache entries are not used.
-PARSE_REVISION = 3
+#: The code a unit's cached result comes from (`code_key`): parsing, shared preambles, the entry's form.
+PARSE_CODE = ("offsets.scan.clang_scan", "offsets.scan.preamble", "offsets.scan.unit_cache")
 
 
 def _unit_key(unit: Unit, clang: str) -> str:
-    blob = json.dumps([__version__, storage.digest(), PARSE_REVISION, clang, unit.name, unit.path, unit.args, unit.roots, unit.owned,
-                       unit.text])
+    blob = json.dumps([__version__, storage.digest(), code_key.digest(*PARSE_CODE), clang, unit.name, unit.path,
+                       unit.args, unit.roots, unit.owned, unit.text])
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

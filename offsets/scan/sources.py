@@ -30,6 +30,7 @@ from typing import Optional
 import yaml
 
 from .. import data_cache
+from . import code_key
 from .build_inputs import BuildInputs, digest_files, pyconfig_defines, read_version
 from .clang_headers import builtin_include
 from .clang_scan import Unit
@@ -519,12 +520,10 @@ def _plan_path(b: BuildInputs) -> Path:
     from .. import __version__
     from .debian import cache_dir
 
-    here = Path(__file__).parent
-    code = [(here / f).read_text() for f in ("sources.py", "source_reads.py", "makefile.py", "setup_py.py",
-                                                    "generated_headers.py")]
-    blob = json.dumps([__version__, code, resources.files("offsets").joinpath("data/source_units.yaml").read_text(),
-                       str(b.source), str(b.pyconfig), str(b.include_dir), b.target.triple, str(b.sysroot), b.config,
-                       list(b.defines()), str(builtin_include()), [str(d) for d in system_includes(b.target, b.sysroot)]])
+    blob = json.dumps([__version__, code_key.digest(__name__),
+                       resources.files("offsets").joinpath("data/source_units.yaml").read_text(), str(b.source),
+                       str(b.pyconfig), str(b.include_dir), b.target.triple, str(b.sysroot), b.config, list(b.defines()),
+                       str(builtin_include()), [str(d) for d in system_includes(b.target, b.sysroot)]])
     return cache_dir() / "plans" / (hashlib.sha256(blob.encode()).hexdigest() + ".json")
 
 
