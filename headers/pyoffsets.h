@@ -24,6 +24,8 @@
  * with no attached thread state it returns -1 with errno = EPERM and no exception (nothing can hold
  * one); otherwise errors are -1 with an exception set. After offsets.use_table() returns, no lookup
  * gets the old table's answer. PyOffsets_Import() needs an attached thread state.
+ * Sub-interpreters (3.12+: each with its own GIL) may import and call it too: a miss asks the
+ * calling interpreter's own offsets.runtime, and answers are shared by the whole process.
  * Before PyOffsets_Import() succeeds, every getter fails cleanly (RuntimeError,
  * -1 / NULL) instead of reading garbage. Repeated lookups of a name cost a string hash and compare
  * (tens of nanoseconds); still, look names up once, when generating code, not per event.

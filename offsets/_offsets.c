@@ -7,7 +7,7 @@
  * offsets.runtime calls _reset() when the table changes (use_table).
  *
  * Thread safety, with or without the GIL (it declares Py_MOD_GIL_NOT_USED on 3.13+).
- * The capsule's functions take no module argument, so their state is one per process: a State
+ * The capsule's functions take no module argument, so the answers are one per process: a State
  * (both caches and the table's identity) published through one pointer, `current`.
  *   - Readers take no lock: an acquire load of `current`, of the cache's slot array, and of each
  *     probed entry's name. An entry's hash, length and value are written before its name is
@@ -25,10 +25,19 @@
  *     life of the process (slot arrays double, so the kept ones total less than the live one; a
  *     State per use_table() call, which is rare). This is also what keeps the strings of
  *     PyOffsets_TableName()/PyOffsets_Match() valid, as they always were.
- * A lock rather than per-interpreter state because the capsule is one C struct for the process;
- * the Python callables the misses use belong to the first interpreter that imported the module,
- * and other interpreters are refused at import (Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED on
- * 3.12+, an ImportError before).
+ *
+ * Interpreters (issue 19). Every interpreter of a process may import the module, each with its own
+ * GIL on 3.12+ (Py_MOD_PER_INTERPRETER_GIL_SUPPORTED). What is per interpreter is what belongs to
+ * one: the Python callables a miss calls (that interpreter's own offsets.runtime), in the module's
+ * state, found by importing offsets._offsets in the caller's interpreter (a dict lookup once it is
+ * imported; a miss calls into Python anyway). What is one per process is what is true of the
+ * process: every interpreter runs the same binary, so an answer one interpreter's table earned
+ * (exact, or read live) is the answer in all of them, and the caches stay shared and lock-free.
+ * A second interpreter's import adopts the State in use when its own table is the same one (same
+ * name, match and hexversion), else makes its own current. Each interpreter remembers the State its
+ * Python side chose (`ModState.state`); its misses are cached only while that State is `current`,
+ * so after a use_table() in one interpreter, another one's answers (of its own table) are still
+ * given to it but never cached for the others. No PyObject is shared between interpreters.
  *
  * A lookup whose name is cached needs no thread state. A miss must call into Python: from a thread
  * with no attached thread state it is refused with -1 and errno = EPERM, no exception (there is no
@@ -82,9 +91,20 @@ typedef struct State {
 } State;
 
 static State *current;                  /* LOAD_ACQ to read; swapped under write_lock */
-static PyThread_type_lock write_lock;
-static PyObject *py_get, *py_sizeof, *py_field, *py_build, *py_unknown;   /* offsets.runtime, errors */
-static PyInterpreterState *owner;       /* the interpreter those belong to */
+static PyThread_type_lock write_lock;   /* made once per process (CAS), never freed */
+
+/* What a miss calls: offsets.runtime's functions, then offsets.errors.UnknownNameError. A new
+ * capsule function that asks Python appends its runtime function's name here. */
+enum { RT_GET, RT_SIZEOF, RT_FIELD, RT_BUILD, N_RUNTIME, PY_UNKNOWN = N_RUNTIME, N_CALLABLES };
+static const char *const runtime_names[N_RUNTIME] = {"get", "sizeof", "field", "build"};
+
+/* One per interpreter: the module's state. */
+typedef struct {
+    PyObject *py[N_CALLABLES];  /* that interpreter's own objects */
+    State *state;               /* the State its Python side chose (LOAD_ACQ; set under write_lock) */
+} ModState;
+
+static struct PyModuleDef module;
 
 /* A word-at-a-time multiplicative hash: names are short (20-40 bytes), so this is a few
  * multiplies; strlen is vectorized by the C library. */
@@ -182,8 +202,9 @@ cache_put(Cache *c, const char *name, size_t len, uint64_t h, Py_ssize_t value)
 }
 
 /* Whether this thread has an attached thread state (may call into Python). From 3.12 the current
- * thread state is thread-local; before, it is the GIL holder's, whichever thread that is, so ask
- * PyGILState_Check() (this thread's own thread state holds the GIL). */
+ * thread state is thread-local. Before, it is the GIL holder's, whichever thread that is, and
+ * PyGILState_Check() answers 1 for every thread once a sub-interpreter exists (CPython disables
+ * it then), so compare the holder's thread with this one. */
 static int
 attached(void)
 {
@@ -192,20 +213,54 @@ attached(void)
 #elif PY_VERSION_HEX >= 0x030C0000
     return _PyThreadState_UncheckedGet() != NULL;
 #else
-    return PyGILState_Check();
+    PyThreadState *holder = _PyThreadState_UncheckedGet();
+    return holder != NULL && holder->thread_id == PyThread_get_thread_ident();
 #endif
+}
+
+/* The calling interpreter's module state, with a new reference to its module in *mod (imported
+ * there if it is not yet: a JIT may call from an interpreter where only the capsule pointer came);
+ * NULL with an exception. Needs an attached thread state. */
+static ModState *
+caller_state(PyObject **mod)
+{
+    PyObject *name = PyUnicode_FromString("offsets._offsets"), *m = NULL;
+    ModState *ms;
+    if (name != NULL) {
+        m = PyImport_GetModule(name);
+        if (m == NULL && !PyErr_Occurred()) {
+            m = PyImport_Import(name);
+        }
+        Py_DECREF(name);
+    }
+    if (m == NULL) {
+        return NULL;
+    }
+    if (!PyModule_Check(m) || PyModule_GetDef(m) != &module) {
+        PyErr_SetString(PyExc_ImportError, "sys.modules['offsets._offsets'] is not offsets' C API module");
+        Py_DECREF(m);
+        return NULL;
+    }
+    ms = (ModState *)PyModule_GetState(m);
+    if (ms->py[PY_UNKNOWN] == NULL || LOAD_ACQ(&ms->state) == NULL) {
+        PyErr_SetString(PyExc_ImportError, "offsets._offsets is still being imported in this interpreter");
+        Py_DECREF(m);
+        return NULL;
+    }
+    *mod = m;
+    return ms;
 }
 
 /* -1 for a name too long to be one: UnknownNameError quoting a bounded prefix. */
 static Py_ssize_t
-too_long(const char *name, size_t len)
+too_long(ModState *ms, const char *name, size_t len)
 {
     char msg[QUOTE + 160];
-    PyObject *quoted, *exc;
+    PyObject *quoted, *exc, *unknown = ms->py[PY_UNKNOWN];
     snprintf(msg, sizeof(msg), "unknown name '%.*s...' (%zu bytes; no struct or field name is longer than %d)",
              QUOTE, name, len, PYOFFSETS_MAX_NAME);
     quoted = PyUnicode_DecodeUTF8(name, QUOTE, "replace");
-    exc = quoted ? PyObject_CallFunction(py_unknown, "(Os)", quoted, "") : NULL;
+    exc = quoted ? PyObject_CallFunction(unknown, "(Os)", quoted, "") : NULL;
     Py_XDECREF(quoted);
     if (exc != NULL) {
         PyObject *args = Py_BuildValue("(s)", msg);    /* the message, not one built from the prefix */
@@ -215,24 +270,29 @@ too_long(const char *name, size_t len)
             return -1;
         }
         Py_DECREF(args);
-        PyErr_SetObject(py_unknown, exc);
+        PyErr_SetObject(unknown, exc);
         Py_DECREF(exc);
     }
     return -1;
 }
 
-/* 0 if a miss may go on into Python; else -1 (errno, or an exception when one can be set). */
-static int
-may_call_python(const char *name, size_t len)
+/* The caller's module state if a miss may go on into Python (a new reference to the module in
+ * *mod); else NULL: errno EPERM and no exception with no thread state, an exception otherwise. */
+static ModState *
+may_call_python(const char *name, size_t len, PyObject **mod)
 {
+    ModState *ms;
     if (!attached()) {
         errno = EPERM;
-        return -1;
+        return NULL;
     }
-    if (len > PYOFFSETS_MAX_NAME) {
-        return (int)too_long(name, len);
+    ms = caller_state(mod);
+    if (ms != NULL && len > PYOFFSETS_MAX_NAME) {
+        (void)too_long(ms, name, len);
+        Py_CLEAR(*mod);
+        return NULL;
     }
-    return 0;
+    return ms;
 }
 
 /* The first lookup of a name (kept out of line, so that the cached path stays small). */
@@ -242,13 +302,15 @@ __attribute__((noinline))
 static Py_ssize_t
 lookup_miss(State *st, Cache *c, int sizes, const char *name, size_t len, uint64_t h)
 {
-    PyObject *r;
+    PyObject *mod = NULL, *r;
     Py_ssize_t value;
-    if (may_call_python(name, len) < 0) {
+    ModState *ms = may_call_python(name, len, &mod);
+    if (ms == NULL) {
         return -1;
     }
-    r = PyObject_CallFunction(sizes ? py_sizeof : py_get, "s", name);
+    r = PyObject_CallFunction(ms->py[sizes ? RT_SIZEOF : RT_GET], "s", name);
     if (r == NULL) {
+        Py_DECREF(mod);
         return -1;
     }
     value = PyLong_AsSsize_t(r);
@@ -257,13 +319,16 @@ lookup_miss(State *st, Cache *c, int sizes, const char *name, size_t len, uint64
         if (!PyErr_Occurred()) {
             PyErr_Format(PyExc_ValueError, "offsets: negative value %zd for %.120s", value, name);
         }
+        Py_DECREF(mod);
         return -1;
     }
     PyThread_acquire_lock(write_lock, WAIT_LOCK);
-    if (LOAD_ACQ(&current) == st) {    /* else the table changed meanwhile: cache nothing */
+    /* else the table changed meanwhile, or this interpreter's is not the one in use: cache nothing */
+    if (LOAD_ACQ(&current) == st && LOAD_ACQ(&ms->state) == st) {
         (void)cache_put(c, name, len, h, value);
     }
     PyThread_release_lock(write_lock);
+    Py_DECREF(mod);
     return value;
 }
 
@@ -323,7 +388,8 @@ static int
 capi_field(const char *name, PyOffsets_FieldInfo *out)
 {
     Py_ssize_t bo, bw;
-    PyObject *f;
+    PyObject *f, *mod = NULL;
+    ModState *ms;
     int rc;
     if (name == NULL || out == NULL) {
         if (attached()) {
@@ -332,10 +398,12 @@ capi_field(const char *name, PyOffsets_FieldInfo *out)
         errno = EINVAL;
         return -1;
     }
-    if (may_call_python(name, strlen(name)) < 0) {
+    ms = may_call_python(name, strlen(name), &mod);
+    if (ms == NULL) {
         return -1;
     }
-    f = PyObject_CallFunction(py_field, "s", name);
+    f = PyObject_CallFunction(ms->py[RT_FIELD], "s", name);
+    Py_DECREF(mod);
     if (f == NULL) {
         return -1;
     }
@@ -399,11 +467,27 @@ dup_attr(PyObject *obj, const char *attr)
     return copy;
 }
 
-/* A new State (empty caches) for the table `m` (a runtime.Match; NULL: ask offsets.runtime.build(),
- * which chooses the table if none is chosen yet), swapped in atomically. 0, or -1 with an
- * exception and nothing changed. */
 static int
-refresh(PyObject *m)
+same_table(const State *a, const State *b)
+{
+    return a->hexversion == b->hexversion && strcmp(a->table_name, b->table_name) == 0
+           && strcmp(a->match, b->match) == 0;
+}
+
+static void
+state_free(State *st)
+{
+    PyMem_RawFree(st->table_name);
+    PyMem_RawFree(st->match);
+    PyMem_RawFree(st);
+}
+
+/* The State of the table `m` (a runtime.Match; NULL: ask this interpreter's offsets.runtime.build(),
+ * which chooses the table if none is chosen yet) becomes this interpreter's and the process's
+ * current one, atomically. With `adopt`, a current State of the same table is kept (its caches
+ * too) instead of a new one with empty caches. 0, or -1 with an exception and nothing changed. */
+static int
+refresh(ModState *ms, PyObject *m, int adopt)
 {
     State *st = (State *)PyMem_RawCalloc(1, sizeof(State));
     PyObject *b = NULL, *hv = NULL;
@@ -413,7 +497,7 @@ refresh(PyObject *m)
         return -1;
     }
     if (m == NULL || m == Py_None) {
-        m = PyObject_CallObject(py_build, NULL);
+        m = PyObject_CallObject(ms->py[RT_BUILD], NULL);
     }
     else {
         Py_INCREF(m);
@@ -427,30 +511,37 @@ refresh(PyObject *m)
         goto done;
     }
     PyThread_acquire_lock(write_lock, WAIT_LOCK);
-    st->retired = current;
-    STORE_REL(&current, st);
+    if (adopt && current != NULL && same_table(current, st)) {
+        STORE_REL(&ms->state, current);     /* st is freed below */
+    }
+    else {
+        st->retired = current;
+        STORE_REL(&current, st);
+        STORE_REL(&ms->state, st);
+        st = NULL;
+    }
     PyThread_release_lock(write_lock);
-    st = NULL;
     rc = 0;
 done:
     Py_XDECREF(hv);
     Py_XDECREF(b);
     Py_XDECREF(m);
     if (st != NULL) {
-        PyMem_RawFree(st->table_name);
-        PyMem_RawFree(st->match);
-        PyMem_RawFree(st);
+        state_free(st);
     }
     return rc;
 }
 
 /* _reset(match=None): the table in use changed (offsets.runtime._set passes its Match; without
- * one, offsets.runtime.build() is asked). */
+ * one, offsets.runtime.build() is asked). The first choice of this interpreter (made while the
+ * module is imported) adopts the process's State when it is of the same table; any later one
+ * (use_table) makes a new State. */
 static PyObject *
 mod_reset(PyObject *self, PyObject *args)
 {
+    ModState *ms = (ModState *)PyModule_GetState(self);
     PyObject *m = NULL;
-    if (!PyArg_ParseTuple(args, "|O:_reset", &m) || refresh(m) < 0) {
+    if (!PyArg_ParseTuple(args, "|O:_reset", &m) || refresh(ms, m, LOAD_ACQ(&ms->state) == NULL) < 0) {
         return NULL;
     }
     Py_RETURN_NONE;
@@ -535,54 +626,81 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyInterpreterState *
-this_interpreter(void)
-{
-#if PY_VERSION_HEX >= 0x03090000
-    return PyInterpreterState_Get();
-#else
-    return PyThreadState_Get()->interp;
-#endif
-}
-
-/* The process-wide state, made by the first interpreter that imports the module. */
+/* The process-wide lock, made by the first import (two interpreters may import at once). */
 static int
-init_state(void)
+ensure_write_lock(void)
 {
-    PyObject *rt, *errors;
-    if (owner != NULL) {
-        if (owner != this_interpreter()) {
-            PyErr_SetString(PyExc_ImportError, "offsets._offsets serves one interpreter per process (the first "
-                            "that imported it); import it there");
-            return -1;
-        }
+    PyThread_type_lock made, expected = NULL;
+    if (LOAD_ACQ(&write_lock) != NULL) {
         return 0;
     }
-    write_lock = write_lock ? write_lock : PyThread_allocate_lock();
-    if (write_lock == NULL) {
+    made = PyThread_allocate_lock();
+    if (made == NULL) {
         PyErr_NoMemory();
+        return -1;
+    }
+    if (!__atomic_compare_exchange_n(&write_lock, &expected, made, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        PyThread_free_lock(made);   /* another import made it first */
+    }
+    return 0;
+}
+
+static int
+module_clear(PyObject *mod)
+{
+    ModState *ms = (ModState *)PyModule_GetState(mod);
+    int i;
+    for (i = 0; ms != NULL && i < N_CALLABLES; i++) {
+        Py_CLEAR(ms->py[i]);
+    }
+    return 0;
+}
+
+static int
+module_traverse(PyObject *mod, visitproc visit, void *arg)
+{
+    ModState *ms = (ModState *)PyModule_GetState(mod);
+    int i;
+    for (i = 0; ms != NULL && i < N_CALLABLES; i++) {
+        Py_VISIT(ms->py[i]);
+    }
+    return 0;
+}
+
+static void
+module_free(void *mod)
+{
+    (void)module_clear((PyObject *)mod);
+}
+
+/* This interpreter's callables, then its table (chosen now if it is not yet: NoMatchingTable
+ * fails the import), adopting the process's State when it is of the same table. */
+static int
+init_state(ModState *ms)
+{
+    PyObject *rt, *errors;
+    int i;
+    if (ensure_write_lock() < 0) {
         return -1;
     }
     rt = PyImport_ImportModule("offsets.runtime");
     errors = rt ? PyImport_ImportModule("offsets.errors") : NULL;
-    if (errors != NULL) {
-        py_get = PyObject_GetAttrString(rt, "get");
-        py_sizeof = py_get ? PyObject_GetAttrString(rt, "sizeof") : NULL;
-        py_field = py_sizeof ? PyObject_GetAttrString(rt, "field") : NULL;
-        py_build = py_field ? PyObject_GetAttrString(rt, "build") : NULL;
-        py_unknown = py_build ? PyObject_GetAttrString(errors, "UnknownNameError") : NULL;
+    for (i = 0; errors != NULL && i < N_RUNTIME; i++) {
+        if ((ms->py[i] = PyObject_GetAttrString(rt, runtime_names[i])) == NULL) {
+            break;
+        }
+    }
+    if (errors != NULL && i == N_RUNTIME) {
+        ms->py[PY_UNKNOWN] = PyObject_GetAttrString(errors, "UnknownNameError");
     }
     Py_XDECREF(rt);
     Py_XDECREF(errors);
-    if (py_unknown == NULL || refresh(NULL) < 0) {   /* chooses the table: NoMatchingTable fails the import */
-        Py_CLEAR(py_get);
-        Py_CLEAR(py_sizeof);
-        Py_CLEAR(py_field);
-        Py_CLEAR(py_build);
-        Py_CLEAR(py_unknown);
+    if (ms->py[PY_UNKNOWN] == NULL || refresh(ms, NULL, 1) < 0) {
+        for (i = 0; i < N_CALLABLES; i++) {
+            Py_CLEAR(ms->py[i]);
+        }
         return -1;
     }
-    owner = this_interpreter();
     return 0;
 }
 
@@ -590,10 +708,10 @@ static int
 module_exec(PyObject *m)
 {
     PyObject *capsule;
-    if (init_state() < 0) {
+    if (init_state((ModState *)PyModule_GetState(m)) < 0) {
         return -1;
     }
-    PyOffsetsAPI = &capi;   /* this file's own pyoffsets.h getters (_bench_get) */
+    STORE_REL(&PyOffsetsAPI, &capi);   /* this file's own pyoffsets.h getters (_bench_get) */
     capsule = PyCapsule_New(&capi, PYOFFSETS_CAPSULE_NAME, NULL);
     if (capsule == NULL || PyModule_AddObject(m, "_C_API", capsule) < 0) {
         Py_XDECREF(capsule);
@@ -605,7 +723,8 @@ module_exec(PyObject *m)
 static PyModuleDef_Slot module_slots[] = {
     {Py_mod_exec, (void *)module_exec},
 #if PY_VERSION_HEX >= 0x030C0000
-    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+    /* each interpreter its own callables; the shared State needs no GIL: see the top of this file */
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
 #endif
 #ifdef Py_mod_gil
     {Py_mod_gil, Py_MOD_GIL_NOT_USED},   /* its state is safe without the GIL: see the top of this file */
@@ -616,7 +735,7 @@ static PyModuleDef_Slot module_slots[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "offsets._offsets",
     "The capsule of headers/pyoffsets.h (offsets' C API); import it from C with PyOffsets_Import().",
-    0, methods, module_slots, NULL, NULL, NULL,
+    sizeof(ModState), methods, module_slots, module_traverse, module_clear, module_free,
 };
 
 PyMODINIT_FUNC

@@ -160,6 +160,45 @@ def test_jit_extension_on_this_interpreter(tmp_path):
     assert REQUIRED <= set(got["checked"])
 
 
+SUBINTERPRETERS = JITEXT / "subinterpreters.py"
+SUBINTERPRETER_COUNT = 4
+
+
+def check_subinterpreters(got: dict, count: int = SUBINTERPRETER_COUNT) -> None:
+    """What tests/jitext/subinterpreters.py saw, against the main interpreter's offsets.get() (which
+    check_jit.py proves against live objects): every sub-interpreter imported the capsule, got the
+    same answers through it and through its own offsets.get(), shared the process's cache both ways
+    (a name the main interpreter cached answers with no thread state in a sub-interpreter before
+    it asked anything; every name they asked answers so in the main one after), and kept the table."""
+    assert got["errors"] == [], got["errors"]
+    main = got["main"]
+    assert len(got["subs"]) == count, got
+    for sub in got["subs"]:
+        assert sub["detached_first"] == [main["c"], 0], sub
+        assert sub["c"] == main["py"] and sub["py"] == main["py"], (sub, main)
+        assert sub["identity"] == main["identity"] and sub["match"] == main["identity"][1], (sub, main)
+    assert main["detached_after"] == [[v, 0] for v in main["py"]], main
+    assert main["identity_after"] == main["identity"], main
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ("3.11", "3.12", "3.13"))
+def test_sub_interpreters_with_their_own_gil_share_the_capsule(version, tmp_path):
+    """Issue 19: isolated sub-interpreters (each its own GIL from 3.12) import the capsule and look
+    names up at once; before, the import was refused ('does not support loading in subinterpreters').
+    3.11's share the GIL, where only the thread id tells which thread holds it."""
+    python = pyenv_python(version)
+    if python is None:
+        pytest.skip(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
+    vpy, _ = prepared_venv(python, version)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OFFSETS_STRICT")}
+    got = json.loads(run([vpy, SUBINTERPRETERS, tmp_path, SUBINTERPRETER_COUNT], cwd=tmp_path, env=env)
+                     .strip().splitlines()[-1])
+    check_subinterpreters(got)
+    if version == "3.13":     # 3.12 has no get_config(); its isolated=True is the same config
+        assert {s["gil"] for s in got["subs"]} == {"own"}, got["subs"]
+
+
 def test_capsule_refuses_without_a_table(tmp_path):
     """No table for this interpreter: importing the capsule fails with NoMatchingTable, not garbage."""
     if not any((ROOT / "offsets").glob("_offsets*.so")):

@@ -107,12 +107,12 @@ def clean_env() -> dict:
 
 
 def run_in(python: Path, code: str, *args: str, env: dict | None = None, stdin: str | None = None,
-           timeout: int = 600) -> str:
-    """Run `code` (with `args`, and `stdin`) in interpreter `python` with the checkout importable; its
-    stdout, or an AssertionError with its stderr."""
+           timeout: int = 600, cwd: Path | None = None) -> str:
+    """Run `code` (with `args`, and `stdin`, in `cwd`) in interpreter `python` with the checkout
+    importable (`env` may name another PYTHONPATH); its stdout, or an AssertionError with its stderr."""
     full = {**clean_env(), "PYTHONPATH": str(REPO), **(env or {})}
     proc = subprocess.run([str(python), "-c", code, *args], input=stdin, capture_output=True, text=True, env=full,
-                          timeout=timeout)
+                          timeout=timeout, cwd=cwd)
     if proc.returncode:
         raise AssertionError(f"{python} failed (exit {proc.returncode}):\n{proc.stderr.strip()[-3000:]}")
     return proc.stdout
