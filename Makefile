@@ -7,18 +7,44 @@ BIN := $(VENV)/bin
 # Downloads and scan results are cached in $OFFSETS_CACHE (default ~/.cache/offsets).
 RUNNING := .cache/running.yaml
 
-.PHONY: run test prove bench tables venv clean
+.PHONY: run test prove bench tables venv tools test-venv clean
 
+# What `make run` needs, and no more: gcc (it builds the C extension) and a venv with this package
+# and its scan extra.
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml setup.py
-	@# gcc checks tables and builds the C extension; dpkg-dev unpacks Debian packages by name
-	@command -v gcc >/dev/null && command -v dpkg-source >/dev/null || \
-	  { apt-get update -qq && apt-get install -y -qq gcc dpkg-dev; }
+	@command -v gcc >/dev/null || { apt-get update -qq && apt-get install -y -qq gcc; }
+	@$(VENV_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 8))' || \
+	  { echo "$(VENV_PYTHON) is older than 3.8, which offsets needs: give VENV_PYTHON=python3.X"; exit 2; }
+	@# a venv made by an unsupported interpreter (an older Makefile used PYTHON) is made again
+	@$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 8))' 2>/dev/null || rm -rf $(VENV)
+	$(VENV_PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip 'setuptools>=68' wheel   # wheel: tests build the runtime wheel offline
+	$(BIN)/pip install -q -e '.[scan]'
+	touch $@
+
+# What scanning Debian's builds and checking other CPUs need (make tables, make bench, make test).
+tools: $(VENV)/.tools
+
+$(VENV)/.tools: $(VENV)/.installed
+	@# dpkg-dev unpacks Debian source packages by name
+	@command -v dpkg-source >/dev/null || { apt-get update -qq && apt-get install -y -qq dpkg-dev; }
 	@# the aarch64 cross gcc checks aarch64 tables (tests/test_probe_pyenv.py skips without it)
 	@command -v aarch64-linux-gnu-gcc >/dev/null || [ "$$(uname -m)" != x86_64 ] || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc-aarch64-linux-gnu; } || \
 	  echo "no aarch64 cross gcc: the aarch64 compiler check will be skipped"
+	@# dtrace makes the pydtrace_probes.h a --with-dtrace build (Debian's) generates; ceval.c and others include it
+	@command -v dtrace >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends systemtap-sdt-dev; } || \
+	  echo "no dtrace: source units that include pydtrace.h will be skipped (with that reason)"
+	touch $@
+
+# What the tests need besides: the test extra (pytest & co), the compilers that check every
+# generated header as C and C++, and a browser for the report.
+test-venv: $(VENV)/.test-installed
+
+$(VENV)/.test-installed: $(VENV)/.tools
 	@# clang, g++ and the aarch64 cross g++ compile every generated header as C and C++ (tests/test_c_headers_strict.py)
 	@command -v clang >/dev/null && command -v g++ >/dev/null || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends clang g++; } || \
@@ -26,20 +52,10 @@ $(VENV)/.installed: pyproject.toml setup.py
 	@command -v aarch64-linux-gnu-g++ >/dev/null || [ "$$(uname -m)" != x86_64 ] || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends g++-aarch64-linux-gnu; } || \
 	  echo "no aarch64 cross g++: aarch64 headers will be checked as C++ with clang++ only"
-	@# dtrace makes the pydtrace_probes.h a --with-dtrace build (Debian's) generates; ceval.c and others include it
-	@command -v dtrace >/dev/null || \
-	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends systemtap-sdt-dev; } || \
-	  echo "no dtrace: source units that include pydtrace.h will be skipped (with that reason)"
 	@# Debian's chromium renders `offsets report` headless (tests/test_report.py)
 	@command -v chromium >/dev/null || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; } || \
 	  echo "no chromium: the report's browser test will fail"
-	@$(VENV_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 8))' || \
-	  { echo "$(VENV_PYTHON) is older than 3.8, which offsets needs: give VENV_PYTHON=python3.X"; exit 2; }
-	@# a venv made by an unsupported interpreter (an older Makefile used PYTHON) is made again
-	@$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 8))' 2>/dev/null || rm -rf $(VENV)
-	$(VENV_PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip 'setuptools>=68' wheel   # wheel: tests build the runtime wheel offline
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
@@ -51,7 +67,7 @@ run: venv
 	@PYTHONPATH=$(CURDIR) $(PYTHON) -m offsets.runtime PyListObject.ob_item PyThreadState.interp \
 	  listiterobject.it_index PyInterpreterState.gc PyInterpreterState
 
-test: venv
+test: test-venv
 	@# two workers (pytest-xdist), each test's name as it ends; what the tests download into the
 	@# cache: README.md, "The cache"
 	$(BIN)/python -m pytest -ra -v -n 2 --dist loadfile tests
@@ -59,17 +75,17 @@ test: venv
 # Proof on real builds no table ships (tests/prove, not part of `make test`): upstream CPython
 # 3.13.15 compiled from the pristine tarball in Debian's source package (both configs, cached in
 # $OFFSETS_CACHE/build), and Debian sid's own 3.13/3.14/3.15 run through sid's libc loader.
-prove: venv
+prove: test-venv
 	@$(BIN)/python tests/prove/realbuilds.py >/dev/null & fetch=$$!; \
 	  scripts/build-cpython 3.13.15 free-threaded && scripts/build-cpython 3.13.15 release && wait $$fetch
 	$(BIN)/python -m pytest -q -ra -s tests/prove
 
-bench: venv
+bench: tools
 	$(BIN)/python -m offsets.tools.bench
 
 # Regenerate generated/ (tables, index, C headers) and the package's compact tables; `--check`
 # (`$(BIN)/python -m offsets.tools.regenerate --check`) only says what is stale.
-tables: venv
+tables: tools
 	$(BIN)/python -m offsets.tools.regenerate
 
 clean:
