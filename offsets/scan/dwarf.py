@@ -131,7 +131,8 @@ def _open_dwarf(path: Path):
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
 
-    def loader(name: str):
+    def loader(name):
+        name = os.fsdecode(name)        # bytes up to pyelftools 0.32 (the last for Python 3.9), str from 0.33
         candidates = [Path(name)] if not os.path.isabs(name) else []
         candidates.append(path.parent / name.lstrip("/"))
         if os.path.isabs(name):
