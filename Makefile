@@ -1,5 +1,6 @@
 # Two commands set everything up on a fresh machine: `make run` and `make test`.
-# PYTHON is the interpreter `make run` scans; VENV_PYTHON (3.8+) the one the venv runs on.
+# PYTHON is the interpreter `make run` scans; VENV_PYTHON (3.9+, the scanner's minimum) the one the
+# venv runs on (the runtime alone, `pip install offsets`, runs on 3.8 too).
 PYTHON ?= python3
 VENV_PYTHON ?= python3
 VENV := .venv
@@ -15,10 +16,11 @@ venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml setup.py
 	@command -v gcc >/dev/null || { apt-get update -qq && apt-get install -y -qq gcc; }
-	@$(VENV_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 8))' || \
-	  { echo "$(VENV_PYTHON) is older than 3.8, which offsets needs: give VENV_PYTHON=python3.X"; exit 2; }
-	@# a venv made by an unsupported interpreter (an older Makefile used PYTHON) is made again
-	@$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 8))' 2>/dev/null || rm -rf $(VENV)
+	@# the scanner's minimum (offsets/cli/__init__.py: COMMAND_PYTHON); the runtime alone runs on 3.8
+	@$(VENV_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 9))' || \
+	  { echo "VENV_PYTHON=$(VENV_PYTHON) is older than 3.9, which the scanner needs: give VENV_PYTHON=python3.9 or later"; exit 2; }
+	@# a venv made by an unsupported interpreter (an older Makefile accepted 3.8) is made again
+	@$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null || rm -rf $(VENV)
 	$(VENV_PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip 'setuptools>=68' wheel   # wheel: tests build the runtime wheel offline
 	$(BIN)/pip install -q -e '.[scan]'

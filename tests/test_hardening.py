@@ -584,7 +584,7 @@ def test_the_venv_interpreter_is_not_the_scanned_one():
     assert "python3 -m venv .venv" in out and "python3.7 -m venv" not in out
     assert "offsets scan --python python3.7" in out
     # a venv the old Makefile made with an unsupported interpreter is removed and made again
-    assert "sys.version_info < (3, 8))' 2>/dev/null || rm -rf .venv" in out
+    assert "sys.version_info < (3, 9))' 2>/dev/null || rm -rf .venv" in out
 
 
 def test_the_shared_pool_is_checked_even_when_it_was_opened_without_a_digest(shipped_copy):

@@ -71,7 +71,26 @@ def parser() -> argparse.ArgumentParser:
 SCAN_EXTRA = {"clang", "yaml", "jsonschema", "elftools"}
 
 
+#: The oldest Python the command runs on: the scanner, the checks and the drift tools use 3.9's
+#: standard library (`importlib.resources.files`, `ast.unparse`, `Executor.shutdown(cancel_futures=)`).
+#: The runtime alone (`import offsets`, the C API) runs on 3.8 too. The Makefile says the same.
+COMMAND_PYTHON = (3, 9)
+
+
+def old_python() -> str:
+    """The one line that refuses this interpreter if it is older than `COMMAND_PYTHON`, else ''."""
+    if sys.version_info >= COMMAND_PYTHON:
+        return ""
+    need, have = ".".join(map(str, COMMAND_PYTHON)), ".".join(map(str, sys.version_info[:3]))
+    return (f"offsets: error: the offsets command needs Python {need} or later, and {sys.executable} is {have}: "
+            f"run it with a newer interpreter (`offsets scan --python {sys.executable}` scans this one from there)")
+
+
 def main(argv=None) -> int:
+    refusal = old_python()
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
     args = None
     try:
         args = parser().parse_args(argv)
