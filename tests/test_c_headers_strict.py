@@ -33,7 +33,7 @@ def compilers(triple: str) -> dict:
     out = {"gcc": gcc, "g++": gxx, "clang": clang, "clang++": ["clang++", f"--target={triple}"]}
     missing = [n for n, cc in out.items() if shutil.which(cc[0]) is None]
     if missing and os.environ.get("CI"):
-        pytest.fail(f"missing compilers {missing} (make venv installs gcc and clang)")
+        pytest.fail(f"missing compilers {missing} (make test installs gcc and clang)")
     return {n: cc for n, cc in out.items() if n not in missing}
 
 

@@ -90,10 +90,10 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 
 
 def chromium() -> str:
-    """Debian's chromium, which `make venv` installs (apt-get install --no-install-recommends chromium)."""
+    """Debian's chromium, which `make test` installs (apt-get install --no-install-recommends chromium)."""
     exe = shutil.which("chromium")
     if exe is None:
-        missing_input("Debian's chromium is not installed: `make venv` installs it")
+        missing_input("Debian's chromium is not installed: `make test` installs it")
     return exe
 
 
