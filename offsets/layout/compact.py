@@ -143,10 +143,13 @@ def shipped_head(table, source: str, source_sha256: str, pool) -> str:
 
 def build_dict(b) -> dict:
     """A `model.Build` as the runtime reads it (the compact header's `build`)."""
-    return {"version": b.version, "hexversion": b.hexversion, "config": dict(b.config),
-            "target": {"triple": b.target.triple, "pointer_size": b.target.pointer_size},
-            "vendor": b.vendor, "defines": None if b.defines is None else dict(sorted(b.defines.items())),
-            "inputs": dict(sorted(b.inputs.items()))}
+    out = {"version": b.version, "hexversion": b.hexversion, "config": dict(b.config),
+           "target": {"triple": b.target.triple, "pointer_size": b.target.pointer_size},
+           "vendor": b.vendor, "defines": None if b.defines is None else dict(sorted(b.defines.items())),
+           "inputs": dict(sorted(b.inputs.items()))}
+    if b.binaries:      # [build-id, file, source] each
+        out["binaries"] = [[x.build_id, x.file, x.source] for x in b.binaries]
+    return out
 
 
 def head_sha256(text: str) -> str:
@@ -195,7 +198,7 @@ def table_from_rows(head: dict, notes: dict, rows: list, partial: bool = False):
     try:
         build = Build(version=b["version"], hexversion=b["hexversion"], config=dict(b["config"]),
                       target=Target(**b["target"]), inputs=dict(b.get("inputs", {})),
-                      vendor=b.get("vendor", "upstream"), defines=b.get("defines"))
+                      vendor=b.get("vendor", "upstream"), defines=b.get("defines"), binaries=binaries_of(b))
         structs = {row[0]: struct_from_row(row) for row in rows}
         names = notes["names"] if not partial else {a: k for a, k in notes["names"].items() if k in structs}
         table = Table(build=build, scanner=dict(head["scanner"]), structs=structs, names=dict(names),
@@ -204,6 +207,13 @@ def table_from_rows(head: dict, notes: dict, rows: list, partial: bool = False):
         return table
     except (ModelError, ValueError, TypeError) as e:
         raise TableError(f"compact table {b['version']} ({b['target']['triple']}): {e}") from None
+
+
+def binaries_of(b: dict) -> tuple:
+    """The `model.Binary`s of a compact header's `build` ([build-id, file, source] each)."""
+    from .model import Binary
+
+    return tuple(Binary(*x) for x in b.get("binaries") or ())
 
 
 def table_of(head: dict, pool, keys=None):

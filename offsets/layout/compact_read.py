@@ -155,11 +155,15 @@ class Pool:
 
 def index_entry(name: str, file: str, b: dict) -> dict:
     """A table's row in index.json, of its header's `build`: everything the runtime compares before
-    it opens the table (the inputs: the digests of pyconfig.h and of the headers)."""
-    return {"name": name, "file": file, "version": b["version"], "hexversion": b["hexversion"],
-            "config": dict(b["config"]), "triple": b["target"]["triple"], "pointer_size": b["target"]["pointer_size"],
-            "vendor": b.get("vendor"), "defines": b.get("defines"),
-            "inputs": {k: v for k, v in sorted((b.get("inputs") or {}).items()) if k in ("pyconfig_h", "headers")}}
+    it opens the table (the inputs: the digests of pyconfig.h and of the headers), and the GNU
+    build-ids of the binaries it knows (what `offsets identify` matches a process by)."""
+    entry = {"name": name, "file": file, "version": b["version"], "hexversion": b["hexversion"],
+             "config": dict(b["config"]), "triple": b["target"]["triple"], "pointer_size": b["target"]["pointer_size"],
+             "vendor": b.get("vendor"), "defines": b.get("defines"),
+             "inputs": {k: v for k, v in sorted((b.get("inputs") or {}).items()) if k in ("pyconfig_h", "headers")}}
+    if b.get("binaries"):
+        entry["build_ids"] = sorted(x[0] for x in b["binaries"])
+    return entry
 
 
 def index_digest(doc: dict) -> str:
@@ -212,6 +216,10 @@ def check_head(head) -> str:
             and isinstance(b.get("config"), dict) and isinstance(b.get("target"), dict)
             and isinstance(b["target"].get("triple"), str) and b["target"].get("pointer_size") in (4, 8)):
         return "its build is malformed"
+    binaries = b.get("binaries", [])
+    if not (isinstance(binaries, list) and all(isinstance(x, list) and len(x) == 3 and all(isinstance(v, str) for v in x)
+                                               for x in binaries)):
+        return "its build's binaries are malformed"
     structs = head.get("structs")
     if not (isinstance(structs, dict) and all(
             _is_id(r) or (isinstance(r, list) and len(r) == 2 and _is_id(r[0]) and _is_int(r[1]) and r[1] >= 0)

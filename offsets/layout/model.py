@@ -5,6 +5,7 @@ build's complete answer. Invariants are checked at construction, so a bad value 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
@@ -36,11 +37,33 @@ class Target:
         return self.triple.split("-", 1)[0]
 
 
+#: A GNU build-id: the hex of its note (20 bytes from ld's default sha1; 8 to 64 bytes allowed).
+BUILD_ID = re.compile(r"(?:[0-9a-f]{2}){8,64}")
+
+
+@dataclass(frozen=True)
+class Binary:
+    """A binary holding this build's interpreter, named by its GNU build-id, which identifies it
+    exactly (docs/identity.md): a binary the table was verified against (`python3.14-minimal
+    3.14.10-1`'s `usr/bin/python3.14`, pyenv's libpython), or the one an own table was made for."""
+
+    build_id: str
+    file: str       # where it lies in its package or prefix (`usr/bin/python3.14`), or its name
+    source: str     # what it came from: `python3.14-minimal 3.14.10-1`, `pyenv 3.13.0`, `offsets scan --python`
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.build_id, str) and BUILD_ID.fullmatch(self.build_id)):
+            raise ModelError(f"binary {self.file!r}: build-id {str(self.build_id)[:80]!r} is not 8 to 64 bytes of hex")
+        if not self.file or self.file.startswith("/") or not self.source:
+            raise ModelError(f"binary {self.file!r}: a relative file name and a source are required")
+
+
 @dataclass(frozen=True)
 class Build:
     """What a layout depends on (identity.py): version, layout-changing config flags, target, the
     vendor (`upstream`, or `debian 3.13.5-2+deb13u5`), the core's layout-relevant defines (None:
-    not known, so never an exact match by digest), and the input digests."""
+    not known, so never an exact match by digest), and the input digests; and the binaries of this
+    build known by their build-id (sorted by file)."""
 
     version: str
     hexversion: int
@@ -49,6 +72,7 @@ class Build:
     inputs: Mapping[str, Optional[str]] = field(default_factory=dict)
     vendor: str = UPSTREAM
     defines: Optional[Mapping[str, str]] = None
+    binaries: tuple[Binary, ...] = ()
 
     def __post_init__(self) -> None:
         sanity.check_version(self.version, self.hexversion)
@@ -60,6 +84,9 @@ class Build:
             raise ModelError(f"unknown config flags {sorted(unknown)}; known: {', '.join(LAYOUT_FLAGS)}")
         if not identity.VENDOR.fullmatch(self.vendor):
             raise ModelError(f"vendor {self.vendor!r} is neither 'upstream' nor 'DISTRIBUTOR PACKAGE-VERSION'")
+        ids = [b.build_id for b in self.binaries]
+        if len(set(ids)) != len(ids):
+            raise ModelError(f"a build-id is listed twice among the binaries of {self.version}")
 
     @property
     def minor(self) -> str:

@@ -13,7 +13,7 @@ from functools import lru_cache
 from importlib import resources
 
 from ..errors import ModelError, TableError
-from .model import LAYOUT_FLAGS, Build, Field, Struct, Table, Target
+from .model import LAYOUT_FLAGS, Binary, Build, Field, Struct, Table, Target
 from .sanity import check_table, short
 from .yaml_strict import parse, read_text
 
@@ -55,8 +55,11 @@ def dumps(table: Table) -> str:
             f"  vendor: {_q(b.vendor)}"]
     if b.defines is not None:
         out.append("  defines: {" + ", ".join(f"{_q(k)}: {_q(v)}" for k, v in sorted(b.defines.items())) + "}")
+    out.append("  inputs: {" + ", ".join(f"{k}: {_q(v) if v else 'null'}" for k, v in sorted(b.inputs.items())) + "}")
+    if b.binaries:
+        out.append("  binaries:")
+        out += [f"    - {{build_id: {_q(x.build_id)}, file: {_q(x.file)}, source: {_q(x.source)}}}" for x in b.binaries]
     out += [
-            "  inputs: {" + ", ".join(f"{k}: {_q(v) if v else 'null'}" for k, v in sorted(b.inputs.items())) + "}",
             "scanner: {" + ", ".join(f"{k}: {_q(v)}" for k, v in sorted(table.scanner.items())) + "}"]
     for key, values in (("skipped", table.skipped), ("conflicts", table.conflicts)):
         if values:
@@ -112,7 +115,8 @@ def from_data(data: object, origin: str = "table") -> Table:
         b = data["build"]
         build = Build(version=b["version"], hexversion=int(b["hexversion"], 16), config=dict(b["config"]),
                       target=Target(**b["target"]), inputs=dict(b["inputs"]), vendor=b.get("vendor", "upstream"),
-                      defines=None if b.get("defines") is None else dict(b["defines"]))
+                      defines=None if b.get("defines") is None else dict(b["defines"]),
+                      binaries=tuple(Binary(**x) for x in b.get("binaries", ())))
         structs = {}
         for name, s in data["structs"].items():
             fields = tuple(Field(path=p, **f) for p, f in s["fields"].items())

@@ -86,12 +86,14 @@ class Match:
     @property
     def build(self):
         """The table's `model.Build` (version, hexversion, config, target, vendor, defines, digests)."""
+        from ..layout.compact import binaries_of
         from ..layout.model import Build, Target
 
         b = self._build
         return Build(version=b["version"], hexversion=b["hexversion"], config=dict(b["config"]),
                      target=Target(**b["target"]), inputs=dict(b.get("inputs", {})),
-                     vendor=b.get("vendor") or identity.UPSTREAM, defines=b.get("defines"))
+                     vendor=b.get("vendor") or identity.UPSTREAM, defines=b.get("defines"),
+                     binaries=binaries_of(b))
 
     @property
     def version(self) -> str:
