@@ -102,9 +102,13 @@ def test_cached_rescan_gives_the_same_table(tmp_path, monkeypatch):
 
 def test_pyconfig_of_any_file_name(tmp_path, table):
     """`--pyconfig build/pyconfig-x86_64.h`: Python.h includes "pyconfig.h", so the scan includes a
-    content-addressed copy of that name; the table is the one a file named pyconfig.h gives."""
+    content-addressed copy of that name; the table is the one a file named pyconfig.h gives. The
+    scan cache is empty, so the unit is parsed (tests/test_sources.py does the same with --source)."""
+    import os
     import subprocess
     import sys
+
+    from offsets.scan.clang_headers import builtin_include
 
     tree = tmp_path / "fake"
     shutil.copytree(FAKE, tree)
@@ -113,7 +117,9 @@ def test_pyconfig_of_any_file_name(tmp_path, table):
     (tree / "include" / "python3.99" / "pyconfig.h").rename(odd)
     out = tmp_path / "t.yaml"
     proc = subprocess.run([sys.executable, "-m", "offsets", "scan", "-q", "--prefix", str(tree), "--pyconfig", str(odd),
-                           "--target", "x86_64-linux-gnu", "-o", str(out)], capture_output=True, text=True)
+                           "--target", "x86_64-linux-gnu", "-o", str(out)], capture_output=True, text=True,
+                          env=dict(os.environ, OFFSETS_CACHE=str(tmp_path / "empty-cache"),
+                                   OFFSETS_CLANG_INCLUDE=str(builtin_include())))
     assert proc.returncode == 0, proc.stderr
     got = table_yaml.load(out)
     assert got.build.inputs["pyconfig_h"] == table.build.inputs["pyconfig_h"]

@@ -187,6 +187,35 @@ def test_a_clang_error_in_a_compiled_unit_aborts(tiny_tree, debian311, tmp_path)
     assert kept.returncode == 0 and "Objects/b.c" in out.read_text()
 
 
+@pytest.mark.parametrize("prefix", [False, True], ids=["source", "prefix-and-source"])
+def test_a_pyconfig_of_any_name_with_an_empty_cache(tiny_tree, debian311, tmp_path, prefix):
+    """`--pyconfig DIR/pyconfig-x86_64.h` with `--source` (alone, or with `--prefix`) and nothing in
+    the scan cache: the recipes' `-I.` (the build directory) must find the given pyconfig under the
+    name Python.h includes. It stopped at the first unit with clang's "'pyconfig.h' file not found"
+    (a warm cache hid it). The table is the one the file named pyconfig.h gives."""
+    from offsets.layout import table_yaml
+    from offsets.scan.clang_headers import builtin_include
+
+    real = debian311.pyconfig(*AMD64)
+    odd = tmp_path / "build" / "pyconfig-x86_64.h"
+    odd.parent.mkdir()
+    shutil.copyfile(real, odd)
+    out = tmp_path / "t.yaml"
+    env = dict(os.environ, OFFSETS_CACHE=str(tmp_path / "empty-cache"), OFFSETS_CLANG_INCLUDE=str(builtin_include()))
+    where = ["--prefix", str(debian311.dev("amd64"))] if prefix else []
+    proc = subprocess.run([sys.executable, "-m", "offsets", "scan", "-q", *where, "--source", str(tiny_tree),
+                           "--pyconfig", str(odd), "--target", "x86_64-linux-gnu", "-o", str(out)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    got = table_yaml.load(out)
+    b = (build.from_prefix(debian311.dev("amd64"), source=tiny_tree, pyconfig=real) if prefix
+         else build.from_source(tiny_tree, real))
+    named = scanner.scan(b, scanner.ScanOptions(jobs=1, use_cache=False))
+    assert got.structs == named.structs and got.build == named.build and got.skipped == named.skipped
+    # PyObject_HEAD is 16 bytes on x86_64 release builds (a live interpreter's object.__basicsize__)
+    assert got.structs["same"].field("v").offset == object.__basicsize__ == 16
+
+
 def test_headers_and_tree_of_different_versions_are_refused(tiny_tree, debian311):
     patchlevel = tiny_tree / "Include/patchlevel.h"
     text = patchlevel.read_text()

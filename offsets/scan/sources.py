@@ -245,7 +245,9 @@ class Tree:
         return self.b.source
 
     def builddir(self) -> list:
-        return [self.b.pyconfig.parent, self.source]
+        """What a recipe's `-I.` names: the build directory, whose pyconfig.h is the one given (under
+        that name: a pyconfig of another name is included through its copy `pyconfig_h`), then the tree."""
+        return list(dict.fromkeys([self.b.pyconfig_h.parent, self.b.pyconfig.parent, self.source]))
 
     def dtrace(self) -> tuple:
         """`generated_headers.dtrace_header` for this tree, made once (what it looked at recorded)."""
