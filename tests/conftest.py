@@ -23,6 +23,23 @@ def missing_input(reason: str):
     pytest.skip(reason)
 
 
+def missing_tool(tool: str, how: str):
+    """Skip: `tool`, an optional program (a cross compiler, dtrace), is not installed; `how` says how to
+    install it. The only skip a test may take besides `missing_input`'s (tests/test_skips.py)."""
+    pytest.skip(f"{tool} is not installed ({how})")
+
+
+def c_extension_built() -> None:
+    """Fail unless `offsets._offsets` (the C API capsule) is built for this interpreter: `pip install
+    -e .`, which `make test` runs, builds it in the checkout, so a checkout make test set up has it,
+    and its absence is a failure, never a skip."""
+    import importlib.util
+
+    if importlib.util.find_spec("offsets._offsets") is None:
+        pytest.fail("offsets._offsets is not built for this interpreter: `make test` (pip install -e .) builds it",
+                    pytrace=False)
+
+
 def fetched(what: str, fetch, *args, **kwargs):
     """`fetch(*args, **kwargs)` (a `offsets.scan.debian` fetch); a FetchError is a missing input."""
     from offsets.errors import FetchError

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import c_extension_built, missing_input
+
 ROOT = Path(__file__).resolve().parent.parent
 JITEXT = ROOT / "tests" / "jitext"
 VERSIONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13")
@@ -135,7 +137,7 @@ def listiter_expected(table_name: str) -> bool:
 def test_jit_extension_on_every_cpython(version, tmp_path):
     python = pyenv_python(version)
     if python is None:
-        pytest.skip(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
+        missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
     vpy, ext = prepared_venv(python, version)
     got = check_in(vpy, ext, tmp_path)
     assert got["python"].startswith(version + ".")
@@ -149,8 +151,7 @@ def test_jit_extension_on_every_cpython(version, tmp_path):
 
 def test_jit_extension_on_this_interpreter(tmp_path):
     """The same check with the interpreter running the tests, against the checkout's package."""
-    if not any((ROOT / "offsets").glob("_offsets*.so")):
-        pytest.skip("offsets._offsets is not built in the checkout: `pip install -e .` builds it")
+    c_extension_built()
     ext = tmp_path / "ext"
     run([sys.executable, JITEXT / "setup.py", "-q", "build_ext", "--build-lib", ext, "--build-temp", tmp_path / "t"],
         cwd=JITEXT)
@@ -189,7 +190,7 @@ def test_sub_interpreters_with_their_own_gil_share_the_capsule(version, tmp_path
     3.11's share the GIL, where only the thread id tells which thread holds it."""
     python = pyenv_python(version)
     if python is None:
-        pytest.skip(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
+        missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
     vpy, _ = prepared_venv(python, version)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OFFSETS_STRICT")}
     got = json.loads(run([vpy, SUBINTERPRETERS, tmp_path, SUBINTERPRETER_COUNT], cwd=tmp_path, env=env)
@@ -201,8 +202,7 @@ def test_sub_interpreters_with_their_own_gil_share_the_capsule(version, tmp_path
 
 def test_capsule_refuses_without_a_table(tmp_path):
     """No table for this interpreter: importing the capsule fails with NoMatchingTable, not garbage."""
-    if not any((ROOT / "offsets").glob("_offsets*.so")):
-        pytest.skip("offsets._offsets is not built in the checkout")
+    c_extension_built()
     code = ("import offsets.runtime as r\n"
             "r.running_identity = lambda: dict(version='3.99.0', hexversion=0x036300f0, config={}, "
             "triple='x86_64-linux-gnu', pointer_size=8)\n"
@@ -282,7 +282,7 @@ def header_for(python: Path) -> Path:
     version = run([python, "-c", "import platform; print(platform.python_version())"]).strip()
     header = ROOT / "generated" / f"pyoffsets_cpython-{version}-x86_64-linux-gnu.h"
     if not header.exists():
-        pytest.skip(f"no generated header for CPython {version} (x86_64)")
+        missing_input(f"no generated header for CPython {version} (x86_64; `make tables` makes it)")
     return header
 
 
@@ -291,7 +291,7 @@ def header_for(python: Path) -> Path:
 def test_generated_header_static_asserts_compile_against_that_cpython(version, tmp_path):
     python = pyenv_python(version)
     if python is None:
-        pytest.skip(f"no pyenv CPython {version} on this machine")
+        missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
     header = header_for(python)
     if "PYOFFSETS_STATIC_ASSERT(offsetof(" not in header.read_text():
         pytest.fail(f"{header.name} asserts nothing")
@@ -303,7 +303,7 @@ def test_generated_header_static_asserts_compile_against_that_cpython(version, t
 def test_a_wrong_constant_or_the_wrong_cpython_fails_to_compile(tmp_path):
     python, other = pyenv_python("3.11"), pyenv_python("3.12")
     if python is None or other is None:
-        pytest.skip("needs pyenv CPython 3.11 and 3.12")
+        missing_input("needs pyenv CPython 3.11 and 3.12 (`pyenv install 3.11 3.12`)")
     header = header_for(python)
     right = "PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_item) == 24,"
     bad = compile_check(python, header, tmp_path, lambda t: t.replace(right, right.replace("== 24", "== 32")))
@@ -344,8 +344,7 @@ def test_pyoffsets_h_compiles_cleanly_as_c99_and_cxx(compiler, tmp_path):
 
 # ---------------------------------------------------------------- the capsule without the GIL's help
 def capsule_run(code: str, cwd: Path) -> str:
-    if not any((ROOT / "offsets").glob("_offsets*.so")):
-        pytest.skip("offsets._offsets is not built in the checkout: `pip install -e .` builds it")
+    c_extension_built()
     env = {k: v for k, v in os.environ.items() if k != "OFFSETS_STRICT"}
     env["PYTHONPATH"] = str(ROOT)
     return run([sys.executable, "-c", code], cwd=cwd, env=env)
@@ -436,7 +435,7 @@ def test_worked_example_on_every_cpython(version, tmp_path):
     read the same live objects as Python: a list iterator, a tuple, the current frame's code."""
     python = pyenv_python(version)
     if python is None:
-        pytest.skip(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
+        missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
     vpy, _ = prepared_venv(python, version)
     got = build_and_run_example(vpy, tmp_path)
     assert got["python"].startswith(version + "."), got

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from conftest import missing_tool
 from offsets.scan import build_inputs as build, scanner, sources, targets
 from offsets.check import probe
 from offsets.layout import table_yaml
@@ -52,7 +53,7 @@ def test_listiterobject_for_another_cpu(triple, debian311):
     try:
         cc = probe.compiler_for(b.target)     # gcc -m32; aarch64-linux-gnu-gcc (the Makefile installs it)
     except BuildError as e:
-        pytest.skip(f"libclang's answer stands unchecked by gcc: {e}")
+        missing_tool(f"a C compiler for {triple}", f"{e}; libclang's answer stands unchecked by gcc")
     structs = [v for v in result.structs.values() if v.defined_in.startswith("Objects/listobject.c:")]
     report = probe.probe_unit(structs, f'#include "{unit.path}"', cc, probe.gcc_flags(unit.args, b, cc), pointer)
     assert report.mismatches == () and "listiterobject.it_index" in report.checked

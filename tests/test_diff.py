@@ -333,7 +333,7 @@ def freethreaded_313(tmp_path_factory):
     if not path.exists():
         py = pyenv_python("3.13.0")
         if not py:
-            pytest.skip("no committed free-threaded 3.13.0 table and no pyenv 3.13.0 to scan")
+            missing_input("no committed free-threaded 3.13.0 table and no pyenv 3.13.0 to scan")
         out = tmp_path_factory.mktemp("ft")
         from offsets.cli import main
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fetched, missing_input
+from conftest import fetched, missing_input, missing_tool
 from offsets.scan import build_inputs as build, debian, dwarf, scanner
 from offsets.errors import BuildError
 from offsets.layout.model import Field
@@ -259,7 +259,7 @@ def test_dwarf_of_another_cpu_is_refused(fixture_dir, cpu, tmp_path, capsys):
 
     (cc, *flags), machine = OTHER_CPUS[cpu]
     if shutil.which(cc) is None:
-        pytest.skip(f"{cc} is not installed (the Makefile installs gcc-aarch64-linux-gnu)")
+        missing_tool(cc, "make test installs gcc-aarch64-linux-gnu")
     so = compile_so(fixture_dir, '#include "Python.h"\n', ["-g", "-ffreestanding", "-nostdlib", *flags], f"fake_{cpu}", cc=cc)
     table = scanner.scan(build.from_prefix(FAKE.parent.parent, target="x86_64-linux-gnu"))
     info = dwarf.read(so, use_cache=False)
@@ -349,7 +349,7 @@ def test_extension_modules_agree_too(version):
     table, info, _ = pyenv_build(version)
     dynload = sorted(Path(pyenv_python(version)).parent.parent.glob("lib/python3*/lib-dynload"))
     if not dynload:
-        pytest.skip(f"CPython {version} has no lib-dynload directory")
+        missing_input(f"pyenv's CPython {version} has no lib-dynload directory")
     seen = set(dwarf.compare_keys(table, info))
     for module in ("_datetime", "_curses"):
         found = sorted(dynload[0].glob(f"{module}.cpython-*.so"))

@@ -9,7 +9,7 @@ import difflib
 import pytest
 
 import result_memo
-from conftest import PYENV_MINORS, REPO
+from conftest import PYENV_MINORS, REPO, missing_input, missing_tool
 from offsets.check import probe
 from offsets.layout import table_yaml
 
@@ -95,7 +95,7 @@ def _some_build(pyenv_scans):
             return pyenv_scans.get(minor)
         except pytest.skip.Exception:
             continue
-    pytest.skip("pyenv has no CPython at all")
+    missing_input("pyenv has no CPython at all")
 
 
 @pytest.mark.slow
@@ -178,7 +178,7 @@ def test_gcc_agrees_on_a_cross_target(debian311, triple, arch, multiarch, pointe
     try:
         cc = probe.compiler_for(targets.target(triple))
     except errors.BuildError as e:
-        pytest.skip(str(e))
+        missing_tool(f"a C compiler for {triple}", str(e))
     b = build.from_prefix(debian311.dev(arch), target=triple)
     table = scanner.scan(b)
     assert table.build.target.pointer_size == pointer

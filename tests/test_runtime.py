@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import offsets
+from conftest import c_extension_built, missing_input
 from offsets.layout import compact, compact_read, identity
 from offsets.runtime import live
 from offsets import runtime
@@ -235,9 +236,10 @@ def test_no_match_names_the_shipped_builds_and_how_to_scan(monkeypatch, change):
         me["triple"] = "riscv64-linux-gnu"
     else:
         me["pointer_size"] = 4
-    if any(e["hexversion"] >> 16 == me["hexversion"] >> 16 and identity.flag_set(e["config"]) == identity.flag_set(me["config"])
-           and (e["triple"], e["pointer_size"]) == (me["triple"], me["pointer_size"]) for e in entries()):
-        pytest.skip(f"a table for such a build ({change}) is shipped")
+    assert not any(e["hexversion"] >> 16 == me["hexversion"] >> 16
+                   and identity.flag_set(e["config"]) == identity.flag_set(me["config"])
+                   and (e["triple"], e["pointer_size"]) == (me["triple"], me["pointer_size"]) for e in entries()), \
+        f"a table for such a build ({change}) is shipped now: change it into one no table is for"
     monkeypatch.setattr(runtime, "running_identity", lambda: me)
     with pytest.raises(NoMatchingTable) as err:
         offsets.get("PyListObject.ob_item")
@@ -270,18 +272,15 @@ def test_typedef_tag_and_alias_names_give_the_same_answer():
     t = runtime._current()
     assert offsets.get("_object.ob_type") == offsets.get("PyObject.ob_type")     # a tag
     assert offsets.sizeof("_longobject") == offsets.sizeof("PyLongObject")
-    names = [n for n in ("listiterobject", "_PyListIterObject") if t.resolve_struct(n)]
-    if not names:
-        pytest.skip(f"{t.name} has no listiterobject yet (headers only up to 3.11; the source scan adds it)")
+    # every shipped table has it: from 3.12's headers, else from the sources or the libpython's DWARF
+    assert [n for n in ("listiterobject", "_PyListIterObject") if t.resolve_struct(n)], t.name
     assert offsets.get("listiterobject.it_index") == offsets.get("_PyListIterObject.it_index")
     assert offsets.sizeof("listiterobject") == type(iter([])).__basicsize__
 
 
 def test_listiterobject_matches_a_live_iterator():
     t = runtime._current()
-    if t.resolve_struct("listiterobject") is None:
-        pytest.skip(f"{t.name} has no listiterobject yet (private to listobject.c before 3.12; "
-                    f"the source and DWARF scans add it)")
+    assert t.resolve_struct("listiterobject") is not None, t.name    # as above: every shipped table has it
     lst = ["a", "b", "c", "d"]
     it = iter(lst)
     for _ in range(3):
@@ -352,7 +351,9 @@ def test_use_table_refuses_a_table_that_fails_the_live_check(tmp_path):
 
 
 def test_use_table_reaches_c_callers(tmp_path):
-    c = pytest.importorskip("offsets._offsets", reason="the C extension is not built (`pip install -e .`)")
+    c_extension_built()
+    from offsets import _offsets as c
+
     e = running_entry()
     real = c._get("PyListObject.ob_item")
     assert real == offsets.get("PyListObject.ob_item")
@@ -430,7 +431,7 @@ def test_debug_offsets_catch_what_basicsize_cannot_on_313():
     """sizeof(PyThreadState) has no Python-visible type; on 3.13 _Py_DebugOffsets gives it away."""
     python = pyenv_python("3.13")
     if python is None:
-        pytest.skip("no pyenv CPython 3.13 here (`pyenv install 3.13`)")
+        missing_input("no pyenv CPython 3.13 here (`pyenv install 3.13`)")
     out = subprocess.run([str(python), "-c", DEBUG_OFFSETS_SCRIPT], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
     assert out.returncode == 0, out.stderr
@@ -448,7 +449,7 @@ def test_debug_offsets_catch_what_basicsize_cannot_on_313():
 def test_live_check_passes_on_every_cpython(version):
     python = pyenv_python(version)
     if python is None:
-        pytest.skip(f"no pyenv CPython {version} here")
+        missing_input(f"no pyenv CPython {version} here (`pyenv install {version}`)")
     code = ("import json; from offsets import runtime as r; c = r.live_check(); "
             "print(json.dumps([r.build().kind, c.ok, c.failed, len(c.passed)]))")
     out = subprocess.run([str(python), "-c", code], capture_output=True, text=True,

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import result_memo
-from conftest import pyenv_python
+from conftest import missing_input, missing_tool, pyenv_python
 from offsets.scan import build_inputs as build, scanner, sources
 from offsets.check import probe
 from offsets.errors import BuildError
@@ -44,7 +44,7 @@ def test_listiterobject_it_index_x86_64(debian311):
 def test_listiterobject_size_matches_a_live_311(debian311):
     exe = pyenv_python("3.11")
     if exe is None:
-        pytest.skip("pyenv has no CPython 3.11 here")
+        missing_input("pyenv has no CPython 3.11 here (`pyenv install 3.11`)")
     live = subprocess.run([str(exe), "-c", "print(type(iter([])).__basicsize__)"], capture_output=True,
                           text=True, check=True).stdout
     assert debian311.table().structs["listiterobject"].size == int(live)
@@ -338,7 +338,7 @@ def test_dtrace_units_scanned_with_the_generated_header(debian311):
     if shutil.which("dtrace") is None:
         for f in dtrace_units:
             assert "systemtap-sdt-dev" in reasons[f], reasons[f]
-        pytest.skip("no dtrace here (the Makefile installs systemtap-sdt-dev): the dtrace units are skipped")
+        missing_tool("dtrace", "make test installs systemtap-sdt-dev; without it the dtrace units are skipped")
     assert not set(dtrace_units) & set(reasons)
     assert t.structs["CallShape"].defined_in.startswith("Python/ceval.c:")
     assert t.structs["frozen_info"].defined_in.startswith("Python/import.c:")

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, missing_input
 from offsets.check import verify
 from offsets.layout.identity import table_name
 from offsets.runtime import running_identity
@@ -26,7 +26,7 @@ def running_table():
     me = running_identity()
     path = REPO / "generated" / f"{table_name(me['version'], me['config'], me['triple'])}.yaml"
     if not path.is_file():
-        pytest.skip(f"no committed table for the running interpreter ({path.name})")
+        missing_input(f"no committed table for the running interpreter ({path.name})")
     return path
 
 
@@ -118,7 +118,7 @@ def test_another_interpreters_table_with_its_python(pyenv_scans):
     exe, b, table = pyenv_scans.get(minor)
     path = REPO / "generated" / f"{table.build.table_name}.yaml"
     if not path.is_file():
-        pytest.skip(f"no committed table {path.name}")
+        missing_input(f"no committed table {path.name}")
     proc = run_verify(path, "--python", exe)
     assert proc.returncode == 0, proc.stderr
     structs, fields, bad = _counts(proc.stdout, "gcc")
