@@ -157,7 +157,13 @@ def install(table, tables=None) -> Path:
     from ..layout import compact
     from ..runtime.tables import own_table_file, tables_dir
 
-    path = Path(tables or tables_dir()) / own_table_file(compact.build_dict(table.build))
+    folder = tables or tables_dir()
+    if folder is None:
+        from ..errors import OutputError
+
+        raise OutputError("nowhere to install: HOME is unset and the password database has no home for this user; "
+                          "give --tables DIR or set OFFSETS_TABLES")
+    path = Path(folder) / own_table_file(compact.build_dict(table.build))
     write(path, compact.dumps(table, "offsets scan --install"))
     return path
 

@@ -21,11 +21,13 @@ reader seeks to the nodes it needs and decodes nothing else.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
+from bisect import bisect_left
+from itertools import accumulate
 
 from ..errors import CorruptTableError
+from .identity import sha256
+from .json_read import loads
 
 FORMAT = 3
 ID_CHARS = 10
@@ -47,7 +49,7 @@ def _corrupt(what: str) -> CorruptTableError:
 
 def node_id(line: bytes) -> str:
     """The id of a node: the start of its line's sha256 (without the newline)."""
-    return hashlib.sha256(line).hexdigest()[:ID_CHARS]
+    return sha256(line).hexdigest()[:ID_CHARS]
 
 
 def _is_int(v) -> bool:
@@ -58,16 +60,45 @@ def _is_id(v) -> bool:
     return isinstance(v, str) and len(v) == ID_CHARS and all(c in "0123456789abcdef" for c in v)
 
 
+def _all_ids(values) -> bool:
+    """Whether every element of the list `values` is an id (`_is_id`), checked at C speed: the shared
+    pool's first line lists about 10,000, and every process that loads a table checks them."""
+    if not values:
+        return True
+    if set(map(type, values)) != {str} or set(map(len, values)) != {ID_CHARS}:
+        return False
+    try:
+        digits = "".join(values).encode("ascii")
+    except UnicodeEncodeError:
+        return False
+    return not digits.translate(None, b"0123456789abcdef")     # nothing left once the hex digits are gone
+
+
+def _all_ints(values, low: int, high: int) -> bool:
+    """Whether every element of the list `values` is an int (not a bool) in low..high."""
+    return not values or (set(map(type, values)) == {int} and min(values) >= low and max(values) <= high)
+
+
+def _all_refs(refs: list) -> bool:
+    """Whether every struct reference of a header is a layout id or [layout id, line] (at C speed
+    too: a table's header lists hundreds)."""
+    ids = [r for r in refs if type(r) is str]
+    pairs = [r for r in refs if type(r) is not str]
+    return (_all_ids(ids) and all(type(r) is list and len(r) == 2 for r in pairs)
+            and _all_ids([r[0] for r in pairs]) and _all_ints([r[1] for r in pairs], 0, MAX_LINE_BYTES))
+
+
 class Pool:
     """Layout nodes by id: from `lines` (bytes, in memory) or from the file `source`, whose node
     lines start at byte `base` in the order of `ids` with the lengths `sizes` (newline included)."""
 
     def __init__(self, source: str, ids: list, sizes: list, base: int = 0, lines: list = None) -> None:
         self.source, self.lines = source, lines
-        self._where, at = {}, base
-        for i, (node, size) in enumerate(zip(ids, sizes)):
-            self._where[node] = (i, at, size)
-            at += size
+        #: in id order, as written (compact.Pool.head): a node is found by bisection, with nothing built
+        #: first (the shared pool has ~10,000). Its line is checked against its id anyway, so a pool out
+        #: of order could only fail to find a node, never give another.
+        self._ids, self._sizes, self._base = ids, sizes, base
+        self._starts = None       # each line's byte offset, summed on first need
         self._nodes: dict = {}
 
     def node(self, node: str) -> list:
@@ -75,23 +106,25 @@ class Pool:
         got = self._nodes.get(node)
         if got is not None:
             return got
-        where = self._where.get(node)
-        if where is None:
+        ids = self._ids
+        i = bisect_left(ids, node) if isinstance(node, str) else len(ids)
+        if i == len(ids) or ids[i] != node:
             raise _corrupt(f"{self.source}: layout {str(node)[:20]!r} is not in its pool")
-        i, at, size = where
         if self.lines is not None:
             line = self.lines[i]
         else:
+            if self._starts is None:
+                self._starts = list(accumulate(self._sizes[:-1], initial=self._base))
             try:
                 with open(self.source, "rb") as f:
-                    f.seek(at)
-                    line = f.read(size)
+                    f.seek(self._starts[i])
+                    line = f.read(self._sizes[i])
             except OSError as e:
                 raise _corrupt(f"cannot read {self.source}: {e.strerror}") from None
         line = line.rstrip(b"\n")
         self.check(node, line)
         try:
-            got = json.loads(line)
+            got = loads(line)
         except ValueError:
             raise _corrupt(f"{self.source}: layout {node} is not JSON") from None
         self._nodes[node] = got
@@ -168,20 +201,35 @@ def index_entry(name: str, file: str, b: dict) -> dict:
 
 def index_digest(doc: dict) -> str:
     """The sha256 of an `index.json` document without its own `sha256`."""
+    import json
+
     body = {k: v for k, v in doc.items() if k != "sha256"}
-    return hashlib.sha256(json.dumps(body, indent=1, sort_keys=True).encode()).hexdigest()
+    return sha256(json.dumps(body, indent=1, sort_keys=True).encode()).hexdigest()
+
+
+def _text_has_digest(text: bytes, claimed) -> bool:
+    """Whether `text`, as `compact.index_text` writes it, is the document whose digest is `claimed`:
+    its body is the same text without the `sha256` line (keys sorted, one space of indent), so one
+    sha256 of bytes checks it, where `index_digest` would encode the whole document again in Python
+    (10 ms of every process's first lookup)."""
+    if not isinstance(claimed, str):
+        return False
+    line = b'\n "sha256": "' + claimed.encode() + b'",'
+    at = text.find(line)
+    return at >= 0 and sha256(text[:at] + text[at + len(line):].rstrip(b"\n")).hexdigest() == claimed
 
 
 _ENTRY = {"name": str, "file": str, "version": str, "hexversion": int, "config": dict, "triple": str,
           "pointer_size": int, "head_sha256": str}
 
 
-def check_index(doc) -> str:
+def check_index(doc, text: bytes = None) -> str:
     """Why `index.json`'s content is not what `compact.index_text` writes ('' if it is): its digest,
-    the shape of every entry, plain file names."""
+    the shape of every entry, plain file names. `text`, the bytes `doc` was parsed from, makes the
+    digest one sha256 when they are in the written form (any other form is checked as `doc`)."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         return f"not an index of format {FORMAT}"
-    if doc.get("sha256") != index_digest(doc):
+    if not (text is not None and _text_has_digest(text, doc.get("sha256"))) and doc.get("sha256") != index_digest(doc):
         return "it fails its own checksum"
     if not (isinstance(doc.get("tables"), list) and isinstance(doc.get("aliases"), dict)
             and isinstance(doc.get("pool_sha256"), str)):
@@ -201,7 +249,7 @@ def check_pool_head(head) -> str:
         return f"not a layout pool of format {FORMAT}"
     ids, sizes = head.get("ids"), head.get("sizes")
     if not (isinstance(ids, list) and isinstance(sizes, list) and len(ids) == len(sizes)
-            and all(_is_id(i) for i in ids) and all(_is_int(n) and 0 < n <= MAX_LINE_BYTES for n in sizes)):
+            and _all_ids(ids) and _all_ints(sizes, 1, MAX_LINE_BYTES)):
         return "its node list is malformed"
     return ""
 
@@ -221,9 +269,7 @@ def check_head(head) -> str:
                                                for x in binaries)):
         return "its build's binaries are malformed"
     structs = head.get("structs")
-    if not (isinstance(structs, dict) and all(
-            _is_id(r) or (isinstance(r, list) and len(r) == 2 and _is_id(r[0]) and _is_int(r[1]) and r[1] >= 0)
-            for r in structs.values())):
+    if not (isinstance(structs, dict) and _all_refs(list(structs.values()))):
         return "its struct list is malformed"
     pool = head.get("pool")
     if isinstance(pool, str):
@@ -265,11 +311,11 @@ def _first_line(path: str, digest: str = None) -> tuple:
             first = f.readline(MAX_HEAD_BYTES + 1)
     except OSError as e:
         raise _corrupt(f"cannot read {path}: {e.strerror}") from None
-    sha = hashlib.sha256(first.rstrip(b"\n")).hexdigest()
+    sha = sha256(first.rstrip(b"\n")).hexdigest()
     if digest is not None and sha != digest:
         raise _corrupt(f"{path}: its header fails the checksum of index.json")
     try:
-        return json.loads(first), len(first), sha
+        return loads(first), len(first), sha
     except ValueError:
         raise _corrupt(f"{path}: not a compact table (its first line is not JSON)") from None
 
@@ -310,7 +356,7 @@ def parse(text, origin: str = "compact table") -> tuple:
     data = text.encode() if isinstance(text, str) else text
     lines = data.split(b"\n")
     try:
-        head = json.loads(lines[0])
+        head = loads(lines[0])
     except ValueError:
         raise _corrupt(f"{origin}: not a compact table (its first line is not JSON)") from None
     why = check_head(head)

@@ -15,12 +15,7 @@ Both sides use this module: the scanner to stamp a table, the runtime to compute
 interpreter's identity and compare. Standard library only, and old syntax only: interpreters down
 to 3.6 run this file as a script to describe themselves (`python identity.py` prints JSON).
 """
-import gzip
-import hashlib
-import json
 import os
-import re
-import shlex
 import sys
 
 #: Configuration macros that change struct layouts, in the order tables list them.
@@ -32,8 +27,45 @@ NOT_IDENTITY = frozenset(("Py_BUILD_CORE", "Py_BUILD_CORE_BUILTIN", "Py_BUILD_CO
 UPSTREAM = "upstream"
 #: Bumped whenever what installed_inputs() computes changes, so older memos are not used.
 DIGESTS_REVISION = 2
-#: `upstream`, or a distributor's word and its package version.
-VENDOR = re.compile(r"upstream|[a-z][a-z0-9]* [0-9][A-Za-z0-9.+~:-]*")
+#: `upstream`, or a distributor's word and its package version (identity.VENDOR, compiled on first use).
+_VENDOR = r"upstream|[a-z][a-z0-9]* [0-9][A-Za-z0-9.+~:-]*"
+
+# Modules only some paths need are imported there: every process that loads a JIT runs this
+# module's running(), and `re` alone takes milliseconds to import (issue 19, item 5).
+
+
+def __getattr__(name):
+    if name == "VENDOR":
+        import re
+
+        globals()["VENDOR"] = re.compile(_VENDOR)
+        return globals()["VENDOR"]
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
+
+def _sha256_type():
+    """hashlib.sha256, without importing hashlib (and OpenSSL) when CPython's own builtin module is there."""
+    for name in ("_sha2", "_sha256"):        # 3.12+, before
+        try:
+            return __import__(name).sha256
+        except (ImportError, AttributeError):
+            pass
+    import hashlib
+
+    return hashlib.sha256
+
+
+#: sha256(data) -> a hash object with hexdigest(), as hashlib.sha256
+sha256 = _sha256_type()
+
+
+def _loads(data):
+    """json.loads without importing json (json_read.py), except when this file runs as a script."""
+    try:
+        from .json_read import loads
+    except ImportError:
+        from json import loads
+    return loads(data)
 
 
 # ---------------------------------------------------------------- names
@@ -71,9 +103,26 @@ def source_dependent(defined_in, origin):
 def header_files(include_dir):
     """Every header of an include directory (public, cpython/, internal/), following symlinked
     directories (Debian's python3.Xd/internal -> ../python3.X/internal), sorted."""
-    found = []
-    for root, _, names in os.walk(include_dir, followlinks=True):
-        found += [os.path.join(root, n) for n in names if n.endswith(".h") and os.path.isfile(os.path.join(root, n))]
+    return [p for p, _ in header_stats(include_dir)]
+
+
+def header_stats(include_dir):
+    """(path, os.stat_result) of every header of an include directory, sorted by path: one stat per
+    file (every process that loads a JIT looks at them: issue 19, item 5)."""
+    found, todo = [], [str(include_dir)]
+    while todo:
+        try:
+            entries = list(os.scandir(todo.pop()))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if e.is_dir():                 # follows symlinks, as os.walk(followlinks=True)
+                    todo.append(e.path)
+                elif e.name.endswith(".h") and e.is_file():
+                    found.append((e.path, e.stat()))
+            except OSError:
+                pass
     return sorted(found)
 
 
@@ -89,7 +138,7 @@ def headers_digest(include_dir, files=None):
 
 def digest_files(paths, base):
     """One sha256 over the relative names and contents of `paths`, in sorted order."""
-    h = hashlib.sha256()
+    h = sha256()
     rel = sorted((os.path.relpath(str(p), str(base)), str(p)) for p in paths)
     for name, path in rel:
         h.update(name.encode() + b"\0")
@@ -98,20 +147,24 @@ def digest_files(paths, base):
     return "sha256:" + h.hexdigest()
 
 
-_CONDITION = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b(.*)$", re.M)
+_CONDITION = r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b(.*)$"
 
 
 def tested_names(texts):
     """The identifiers that preprocessor conditionals of `texts` test."""
+    import re
+
     names = set()
     for text in texts:
-        for cond in _CONDITION.findall(text):
+        for cond in re.findall(_CONDITION, text, re.M):
             names.update(re.findall(r"[A-Za-z_]\w*", cond))
     return names
 
 
 def core_defines(cflags):
     """The -D macros of a compile command line, name -> value ('' for a bare -DNAME), -U applied."""
+    import shlex
+
     try:
         words = shlex.split(cflags or "")
     except ValueError:
@@ -155,32 +208,39 @@ def real_pyconfig(include_dir):
 
 def cache_dir():
     """`$OFFSETS_CACHE`, else `$XDG_CACHE_HOME/offsets`, else `~/.cache/offsets`: the one cache of
-    downloads, scans, digests and own tables (scan/debian.py and runtime/tables.py use it)."""
+    downloads, scans, digests and own tables (scan/debian.py and runtime/tables.py use it). None
+    when there is no home to put it in: HOME unset and no home in the password database (a container
+    running under an arbitrary uid), where `~` would name a folder `~` in the current directory."""
     if os.environ.get("OFFSETS_CACHE"):
         return os.path.realpath(os.environ["OFFSETS_CACHE"])
-    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-                        "offsets")
+    if os.environ.get("XDG_CACHE_HOME"):
+        return os.path.join(os.environ["XDG_CACHE_HOME"], "offsets")
+    home = os.path.expanduser("~")
+    if not os.path.isabs(home):
+        return None
+    return os.path.join(home, ".cache", "offsets")
 
 
 def installed_inputs(include_dir, cflags):
     """The layout inputs of installed headers: {pyconfig_h, headers, defines}, or None when the
     directory has no headers. Hashing ~300 headers takes tens of milliseconds, so the result is
     kept in the cache, keyed by every file's name, size, mtime and ctime (any change is a miss)."""
-    files = header_files(include_dir)
+    stats = header_stats(include_dir)
+    files = [p for p, _ in stats]
     pyconfig = real_pyconfig(include_dir)
     if pyconfig is None or not os.path.isfile(os.path.join(include_dir, "Python.h")):
         return None
-    stamp = hashlib.sha256(repr((DIGESTS_REVISION, cflags)).encode())
-    for p in files + [pyconfig]:
-        st = os.stat(p)
+    stamp = sha256(repr((DIGESTS_REVISION, cflags)).encode())
+    for p, st in stats + [(pyconfig, os.stat(pyconfig))]:
         stamp.update(("%s\0%d\0%d\0%d\0" % (p, st.st_size, st.st_mtime_ns, st.st_ctime_ns)).encode())
-    memo = os.path.join(cache_dir(), "digests", stamp.hexdigest()[:32] + ".json")
+    cache = cache_dir()
+    memo = os.path.join(cache, "digests", stamp.hexdigest()[:32] + ".json") if cache else None
     try:
-        with open(memo, encoding="utf-8") as f:
-            found = json.load(f)
+        with open(memo, "rb") as f:
+            found = _loads(f.read())
         if isinstance(found, dict) and set(found) == {"pyconfig_h", "headers", "defines"}:
             return found
-    except (OSError, ValueError):
+    except (OSError, ValueError, TypeError):
         pass
     texts = []
     for p in files:
@@ -188,9 +248,13 @@ def installed_inputs(include_dir, cflags):
             texts.append(f.read())
     found = {"pyconfig_h": digest_files([pyconfig], os.path.dirname(pyconfig)),
              "headers": headers_digest(include_dir, files), "defines": layout_defines(cflags, texts)}
+    if memo is None:
+        return found   # no cache directory: hashed again next time
     try:
         os.makedirs(os.path.dirname(memo), exist_ok=True)
         tmp = "%s.%d.tmp" % (memo, os.getpid())
+        import json
+
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(found, f)
         os.replace(tmp, memo)
@@ -207,6 +271,11 @@ def vendor_evidence(prefix, minor):
     build that neither knows is taken as upstream, and only its digests can make it exact."""
     for package in ("libpython%s-minimal" % minor, "python%s-minimal" % minor, "libpython%s" % minor):
         path = os.path.join(prefix, "share", "doc", package, "changelog.Debian.gz")
+        if not os.path.isfile(path):
+            continue
+        import gzip
+        import re
+
         try:
             with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
                 first = f.readline()
@@ -227,6 +296,8 @@ def _distributor_of(package_version):
 
 
 def _dpkg_version(package):
+    import re
+
     try:
         with open("/var/lib/dpkg/status", encoding="utf-8", errors="replace") as f:
             text = f.read()
@@ -278,4 +349,6 @@ def running(with_inputs=True):
 
 
 if __name__ == "__main__":
+    import json
+
     print(json.dumps(running(with_inputs="--no-inputs" not in sys.argv)))

@@ -7,11 +7,11 @@ defines it (qualify.py): `block@Modules/_collectionsmodule.c.leftlink`; the plai
 """
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
-
 from ..errors import AmbiguousNameError, UnknownNameError, close_matches
-from .model import Field, Struct, Table
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:       # the runtime resolves names without importing the model (dataclasses)
+    from .model import Field, Struct, Table
 
 
 def alias_groups(raw: dict) -> dict[str, list[str]]:
@@ -24,10 +24,20 @@ def alias_groups(raw: dict) -> dict[str, list[str]]:
     return groups
 
 
-@lru_cache(maxsize=1)
+_aliases: list = []
+
+
 def aliases() -> dict[str, list[str]]:
     """Every name -> the other names of the same struct (both directions of the alias file; without
-    pyyaml, as the runtime alone installs, the same groups from the compact index made of it)."""
+    pyyaml, as the runtime alone installs, the same groups from the compact index made of it); read once."""
+    if not _aliases:
+        _aliases.append(_read_aliases())
+    return _aliases[0]
+
+
+def _read_aliases() -> dict[str, list[str]]:
+    from importlib import resources
+
     try:
         import yaml
     except ImportError:

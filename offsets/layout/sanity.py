@@ -18,8 +18,6 @@ names the offending entry. The rules (docs/table-format.md, "Invariants"):
 """
 from __future__ import annotations
 
-import re
-
 from ..errors import ModelError
 
 #: Offsets and sizes stay below 2 GiB: no CPython struct comes near, and a C `int` holds them.
@@ -27,7 +25,7 @@ MAX_BYTES = 2 ** 31 - 1
 #: The largest alignment a table may state (a page; CPython's largest is 64).
 MAX_ALIGN = 4096
 
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)(?:(a|b|rc)(\d+))?\+?$")
+_VERSION = r"(\d+)\.(\d+)\.(\d+)(?:(a|b|rc)(\d+))?\+?$"
 _LEVELS = {"a": 0xA, "b": 0xB, "rc": 0xC, None: 0xF}
 #: CPU (first word of the triple) -> pointer size; an ILP32 ABI on a 64-bit CPU says so in the triple.
 _POINTER_SIZES = {"x86_64": 8, "aarch64": 8, "aarch64_be": 8, "ppc64": 8, "ppc64le": 8, "powerpc64": 8,
@@ -42,6 +40,20 @@ _SCALARS = frozenset({
     "unsigned long", "long long", "unsigned long long", "_Bool", "float", "double", "size_t", "ssize_t",
     "Py_ssize_t", "Py_hash_t", "Py_uhash_t", "intptr_t", "uintptr_t", "Py_UCS1", "Py_UCS2", "Py_UCS4",
     "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t"})
+
+
+_compiled: dict = {}
+
+
+def _pattern(text: str):
+    """A compiled regular expression: `re` is imported when a rule first needs it, not by the
+    runtime's loading of a table (check_row needs only the bounds above)."""
+    got = _compiled.get(text)
+    if got is None:
+        import re
+
+        got = _compiled[text] = re.compile(text)
+    return got
 
 
 def integer(value, what: str, low: int = 0, high: int = MAX_BYTES) -> None:
@@ -60,7 +72,7 @@ def short(value) -> str:
 
 def check_version(version: str, hexversion: int) -> None:
     integer(hexversion, "hexversion", 0, 2 ** 32 - 1)
-    m = _VERSION.match(version) if isinstance(version, str) else None
+    m = _pattern(_VERSION).match(version) if isinstance(version, str) else None
     if m is None:
         raise ModelError(f"version {short(version)} is not MAJOR.MINOR.MICRO[a|b|rcN]")
     major, minor, micro, level, serial = m.groups()
@@ -134,7 +146,7 @@ def _in_union(parent, unions) -> bool:
     return parent is not None and (parent.type.startswith("union ") or parent.type in unions)
 
 
-_QUALIFIERS = re.compile(r"\b(?:const|volatile)\b|\s*\[\d*\]")
+_QUALIFIERS = r"\b(?:const|volatile)\b|\s*\[\d*\]"
 
 
 def natural_align(f, pointer_size: int, struct_aligns: dict):
@@ -143,7 +155,7 @@ def natural_align(f, pointer_size: int, struct_aligns: dict):
         return None
     t = f.type
     if "[" in t or "const" in t or "volatile" in t:
-        t = " ".join(_QUALIFIERS.sub(" ", t).split())       # an array's element type, unqualified
+        t = " ".join(_pattern(_QUALIFIERS).sub(" ", t).split())       # an array's element type, unqualified
     if t.endswith("*"):
         return pointer_size
     count = f.array_len or 1

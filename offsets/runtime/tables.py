@@ -3,22 +3,24 @@ build's own tables (`offsets scan --install`), and `Loaded`, one table with its 
 demand."""
 from __future__ import annotations
 
-import json
 import os
 
 from ..errors import CorruptTableError, TableError
 from ..layout import identity
+from ..layout.json_read import loads
 from .earning import Earning
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMPACT_DIR = os.path.join(PACKAGE_DIR, "data", "compact")
 
 
-def tables_dir() -> str:
-    """Where this build's own tables are installed: $OFFSETS_TABLES, else the user cache."""
+def tables_dir():
+    """Where this build's own tables are installed: $OFFSETS_TABLES, else the user cache; None when
+    there is neither (no home: identity.cache_dir)."""
     if os.environ.get("OFFSETS_TABLES"):
         return os.environ["OFFSETS_TABLES"]
-    return os.path.join(identity.cache_dir(), "tables")
+    cache = identity.cache_dir()
+    return os.path.join(cache, "tables") if cache else None
 
 
 def own_table_file(build: dict) -> str:
@@ -131,12 +133,13 @@ def shipped_index() -> dict:
         path = os.path.join(COMPACT_DIR, "index.json")
         try:
             with open(path, "rb") as f:
-                doc = json.loads(f.read(1 << 24))
+                text = f.read(1 << 24)
+            doc = loads(text)
         except OSError as e:
             raise TableError(f"the shipped tables are missing ({path}: {e.strerror}); {FIX}") from None
         except ValueError:
             raise CorruptTableError(f"{path} is corrupt: not JSON; {FIX}") from None
-        why = check_index(doc)
+        why = check_index(doc, text)
         if why:
             raise CorruptTableError(f"{path} is corrupt: {why}; {FIX}")
         _index_doc = doc
@@ -172,7 +175,7 @@ def installed_entries(me: dict) -> list:
     prefix = f"cpython-{me['version']}-"
     try:
         files = sorted(f for f in os.listdir(d) if f.startswith(prefix) and f.endswith(".jsonl"))
-    except OSError:
+    except (OSError, TypeError):     # no such directory, or none at all (no home)
         return []
     out = []
     for f in files:

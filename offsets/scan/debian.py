@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ..cache_lock import serialized
-from ..errors import FetchError
+from ..errors import BuildError, FetchError
 
 SUITES = ("bullseye", "bookworm", "trixie", "sid", "experimental")
 
@@ -23,7 +23,11 @@ def cache_dir() -> Path:
     """`$OFFSETS_CACHE`, else `$XDG_CACHE_HOME/offsets`, else `~/.cache/offsets` (identity.cache_dir)."""
     from ..layout.identity import cache_dir as where
 
-    return Path(where())
+    found = where()
+    if found is None:
+        raise BuildError("no cache directory: HOME is unset and the password database has no home for this user; "
+                         "set OFFSETS_CACHE to a writable directory")
+    return Path(found)
 
 
 def _progress(msg: str) -> None:
