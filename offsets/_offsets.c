@@ -21,6 +21,8 @@
  *     returns, every lookup that starts reads the new State (issue 8, rule 5). A miss inserts its
  *     answer only if the State it started from is still `current`, so an answer computed from the
  *     old table can never enter the new cache.
+ *   - fork() takes write_lock first (pthread_atfork) and both sides release it after, so a child
+ *     never inherits it held by a thread it does not have.
  *   - Nothing a reader may still hold is freed: replaced slot arrays and States are kept for the
  *     life of the process (slot arrays double, so the kept ones total less than the live one; a
  *     State per use_table() call, which is rare). This is also what keeps the strings of
@@ -47,6 +49,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -626,6 +629,20 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* fork() waits until no thread is inside write_lock (its holders never wait for anything), so a
+ * forked child never starts with it held by a thread that does not exist there (issue 19). */
+static void
+before_fork(void)
+{
+    PyThread_acquire_lock(write_lock, WAIT_LOCK);
+}
+
+static void
+after_fork(void)
+{
+    PyThread_release_lock(write_lock);
+}
+
 /* The process-wide lock, made by the first import (two interpreters may import at once). */
 static int
 ensure_write_lock(void)
@@ -641,6 +658,10 @@ ensure_write_lock(void)
     }
     if (!__atomic_compare_exchange_n(&write_lock, &expected, made, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         PyThread_free_lock(made);   /* another import made it first */
+    }
+    else if (pthread_atfork(before_fork, after_fork, after_fork) != 0) {
+        PyErr_SetString(PyExc_ImportError, "offsets._offsets: pthread_atfork failed");
+        return -1;
     }
     return 0;
 }

@@ -48,7 +48,10 @@ def package_files() -> list[Path]:
 #: The files the installed runtime and C API are made of: a change to one of them makes a new venv
 #: (the other modules of the package are copied too, but nothing in check_jit.py uses them).
 RUNTIME_FILES = ("setup.py", "pyproject.toml", "MANIFEST.in", "headers/pyoffsets.h", "offsets/__init__.py",
-                 "offsets/errors.py", "offsets/layout/model.py", "offsets/runtime/__init__.py", "offsets/runtime/live.py",
+                 "offsets/errors.py", "offsets/cache_lock.py", "offsets/layout/model.py", "offsets/layout/names.py",
+                 "offsets/layout/sanity.py", "offsets/layout/identity.py", "offsets/layout/compact_read.py",
+                 "offsets/layout/json_read.py", "offsets/runtime/__init__.py", "offsets/runtime/live.py",
+                 "offsets/runtime/tables.py", "offsets/runtime/earning.py", "offsets/runtime/autoscan.py",
                  "offsets/layout/compact.py", "offsets/_offsets.c", "offsets/data/compact/index.json",
                  "offsets/data/debug_offsets.json")
 

@@ -21,32 +21,40 @@ Tables are looked for in this order: this build's own table, made by
 `offsets scan --python PY --install` into `$OFFSETS_TABLES` or the user cache
 (`~/.cache/offsets/tables`); the shipped compact tables (`compact.py`); and, when the running
 interpreter has its headers and the scanner is importable, a table made now from its own headers
-(once: it is installed like the first kind; `OFFSETS_AUTOSCAN=0` turns that off).
+(once per build on the machine, in a child process that is a real interpreter of this build, under
+a time limit: autoscan.py; it is installed like the first kind; `OFFSETS_AUTOSCAN=0` turns that off).
 
-Nothing here imports yaml or clang or parses YAML. `get` and `sizeof` are the `__getitem__` of
-dicts filled on demand under a lock, so a known name costs one C-level dict lookup, and after
-`use_table()` returns no thread gets an answer of the old table.
+Nothing here imports yaml or clang or parses YAML, and what every process that loads a JIT runs
+imports as little as it can (issue 19, item 5: no subprocess, threading or dataclasses). `get` and
+`sizeof` are the `__getitem__` of dicts filled on demand under a lock, so a known name costs one
+C-level dict lookup, and after `use_table()` returns no thread gets an answer of the old table. A
+forked child starts with a fresh lock (a lock another thread held at fork time cannot block it)
+and keeps the table already chosen.
 """
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import threading
-
-from dataclasses import dataclass
+from _thread import RLock
 
 from ..layout import identity
 from ..errors import NoMatchingTable, OffsetsError, TableError, UnknownNameError, close_matches
-from ..layout.model import Field
 # what a table earns, and the tables (also read as runtime.X by the CLI and the tests)
 from .earning import describe, describe_build, earning
 from .tables import (PACKAGE_DIR, Loaded, entry_build, installed_entries, load_compact, load_shipped, shipped_index,
                      _load_entry)
 
-_lock = threading.RLock()
+_lock = RLock()
 
 
+def _fresh_lock_after_fork() -> None:
+    """In a forked child: the lock may have been held by a thread that does not exist here."""
+    global _lock
+    _lock = RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_lock_after_fork)
 
 
 def strict_mode() -> bool:
@@ -54,11 +62,33 @@ def strict_mode() -> bool:
     return os.environ.get("OFFSETS_STRICT", "").strip().lower() not in ("", "0", "false", "no")
 
 
-@dataclass(frozen=True)
-class EarnedField(Field):
-    """A field as the runtime answers it: `earned` says how ('exact' or 'proven')."""
+_earned_field = None
 
-    earned: str = "exact"
+
+def _earned_field_type():
+    """EarnedField: a `model.Field` with `earned` ('exact' or 'proven'); made on first use, so that
+    a process that only calls get() never imports dataclasses."""
+    global _earned_field
+    if _earned_field is None:
+        from dataclasses import dataclass
+
+        from ..layout.model import Field
+
+        @dataclass(frozen=True)
+        class EarnedField(Field):
+            """A field as the runtime answers it: `earned` says how ('exact' or 'proven')."""
+
+            earned: str = "exact"
+
+        EarnedField.__module__ = __name__
+        _earned_field = EarnedField
+    return _earned_field
+
+
+def __getattr__(name):
+    if name == "EarnedField":
+        return _earned_field_type()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------- which table
@@ -121,9 +151,10 @@ class Match:
 
 def select(me: dict, entries: list, load=_load_entry, check=None, strict: bool = False, autoscan=None):
     """The table for identity `me` among `entries` (own tables first, then shipped), and how it
-    matched: an exact one; else, unless `strict`, one made now by `autoscan()` (when given); else,
-    unless `strict`, the nearest table of the same minor version, flags and target whose live
-    `check` passes, answering only what that check proved. `NoMatchingTable` otherwise."""
+    matched: an exact one; else one made now by `autoscan()` (when given: it returns (Loaded,
+    Earning[, how it was made]), or a str saying why it made none); else, unless `strict`, the nearest table of the same
+    minor version, flags and target whose live `check` passes, answering only what that check
+    proved. `NoMatchingTable` otherwise."""
     why, exact = [], []
     for e in entries:
         earn = earning(entry_build(e), me)
@@ -140,13 +171,15 @@ def select(me: dict, entries: list, load=_load_entry, check=None, strict: bool =
         t = exact[0]
         t.fallbacks = exact[1:]
         return t, Match(t.name, "exact", f"built for {describe(me)}: {t.earning.why}", t.source, t.build, loaded=t)
+    not_made = ""
     if autoscan is not None:
         made = autoscan()
-        if made is not None:
-            t, earn = made
+        if not isinstance(made, str):
+            t, earn, how = made if len(made) == 3 else (*made, "made from this interpreter's own headers now")
             t.earning = earn
-            return t, Match(t.name, "exact", f"made from this interpreter's own headers now: {earn.why}", t.source,
-                            t.build, loaded=t)
+            return t, Match(t.name, "exact", f"{how}: {earn.why}", t.source, t.build, loaded=t)
+        not_made = f"; its own table was not made now: {made}"
+        why.append(f"its own table was not made now: {made}")
     near = sorted((e for e in entries if e["hexversion"] >> 16 == me["hexversion"] >> 16 and
                    (identity.flag_set(e["config"]), e["triple"], e["pointer_size"]) ==
                    (identity.flag_set(me["config"]), me["triple"], me["pointer_size"])),
@@ -166,7 +199,7 @@ def select(me: dict, entries: list, load=_load_entry, check=None, strict: bool =
             earn.check, earn.proven = result, set(result.proven)
             return t, Match(t.name, "proven", f"table of {describe_build(entry_build(e))} for {describe(me)}: not "
                                               f"exact ({earn.why}); it answers only the {len(earn.proven)} fields and "
-                                              f"sizes the live check read ({result.summary()})",
+                                              f"sizes the live check read ({result.summary()}){not_made}",
                             t.source, t.build, result, loaded=t)
         failures.append(f"{e['name']} failed the live check: {result.summary()}")
     raise _no_match(me, entries, "; ".join(failures + why) or
@@ -174,36 +207,20 @@ def select(me: dict, entries: list, load=_load_entry, check=None, strict: bool =
 
 
 def _how_to_scan() -> str:
-    return (f"make this build's own table with `offsets scan --python {sys.executable} --install` (needs its C "
-            f"headers, e.g. the python3.X-dev package), or load one with offsets.use_table('table.yaml')")
+    from .autoscan import scan_command
+
+    try:
+        command = scan_command(running_identity())
+    except Exception:        # noqa: BLE001 - a refusal must never fail while saying what to do
+        command = "offsets scan --python PYTHON --install"
+    return (f"make this build's own table with `{command}` (needs its C headers, e.g. the python3.X-dev "
+            f"package), or load one with offsets.use_table('table.yaml')")
 
 
 def _no_match(me: dict, entries: list, why: str) -> NoMatchingTable:
     shipped = ", ".join(e["name"] for e in sorted(entries, key=lambda e: (e["triple"], e["hexversion"], e["name"])))
     return NoMatchingTable(f"no table fits {describe(me)}{': ' + why if why else ''}; shipped: {shipped or 'none'}; "
                            + _how_to_scan())
-
-
-def _autoscan_allowed(me: dict) -> bool:
-    if os.environ.get("OFFSETS_AUTOSCAN", "1").strip().lower() in ("0", "false", "no") or not me.get("inputs"):
-        return False
-    import importlib.util
-
-    return all(importlib.util.find_spec(m) is not None for m in ("clang", "yaml", "jsonschema"))
-
-
-def autoscan(me: dict):
-    """Make and install this build's own table (headers only), once; (Loaded, Earning) or None."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(PACKAGE_DIR)] + sys.path))
-    proc = subprocess.run([sys.executable, "-m", "offsets", "scan", "--python", sys.executable, "--install",
-                           "--no-dwarf", "-q"], capture_output=True, text=True, env=env)
-    if proc.returncode:
-        return None
-    for e in installed_entries(me):
-        earn = earning(entry_build(e), me)
-        if earn.exact:
-            return _load_entry(e), earn
-    return None
 
 
 # ---------------------------------------------------------------- state and the public API
@@ -217,10 +234,23 @@ def _current() -> Loaded:
             if _state is None:
                 me = running_identity()
                 entries = installed_entries(me) + shipped_index()["tables"]
-                _set(*select(me, entries, strict=strict_mode(),
-                             autoscan=(lambda: autoscan(me)) if _autoscan_allowed(me) else None))
+                _set(*select(me, entries, strict=strict_mode(), autoscan=lambda: _autoscan(me)))
             state = _state
     return state[0]
+
+
+def _autoscan(me: dict):
+    """This build's own table made now (autoscan.make), or why not."""
+    from . import autoscan
+
+    def exact_installed():
+        for e in installed_entries(me):
+            earn = earning(entry_build(e), me)
+            if earn.exact:
+                return _load_entry(e), earn
+        return None
+
+    return autoscan.make(me, exact_installed)
 
 
 def _set(table: Loaded, match: Match) -> None:
@@ -343,7 +373,7 @@ def field(name: str):
         get(name)   # the same errors as get()
         t, key, path = _lookup(name, "field")
         o, size, type_, bo, bw, al, fl = t.fields(key)[path]
-        return EarnedField(path=path, offset=o, size=size, type=type_, bit_offset=bo, bit_width=bw, array_len=al,
+        return _earned_field_type()(path=path, offset=o, size=size, type=type_, bit_offset=bo, bit_width=bw, array_len=al,
                            flexible=bool(fl), earned=t.earned(key, path))
 
 

@@ -275,11 +275,12 @@ def _assemble(inc: Path, root: Path, t: targets.TargetInfo, *, pyconfig=None, co
 
 def describe(python: str) -> dict:
     """What interpreter `python` says of its build (identity.running()), by running identity.py
-    with it (never importing it here)."""
+    with it (never importing it here), isolated and without `site`: no `.pth` file or
+    sitecustomize of its (a JIT loaded at startup) runs."""
     from ..errors import interpreter_failure
 
     try:
-        proc = subprocess.run([python, "-I", identity.__file__], capture_output=True, text=True, timeout=120,
+        proc = subprocess.run([python, "-I", "-S", identity.__file__], capture_output=True, text=True, timeout=120,
                               errors="replace")
         if not proc.returncode:
             return json.loads(proc.stdout)

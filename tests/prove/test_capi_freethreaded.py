@@ -9,6 +9,7 @@ it), as tests/test_capi.py does for the pyenv builds. Then, inside it:
   tables with use_table() (tests/jitext/race_use_table.py): no wrong answer, no error, no crash;
 - tests/jitext (run-time reads of live objects) and examples/jitdemo (compile-time constants with
   their proof, and run-time answers) agree with Python, with the GIL still off;
+- isolated sub-interpreters import the capsule at once and share its answers (issue 19);
 - the C PyOffsets_Get() cost per call is printed (the goal, at most 30 ns, is `make bench`'s).
 """
 from __future__ import annotations
@@ -87,6 +88,19 @@ def test_jit_extension_and_worked_example_without_the_gil(venv, tmp_path):
     demo = capi.build_and_run_example(vpy, tmp_path)
     assert demo["gil_enabled"] is False, demo
     assert demo["compiled_for"].startswith("cpython-3.13.15-freethreaded-"), demo
+
+
+def test_sub_interpreters_without_the_gil(venv, tmp_path):
+    """Issue 19: isolated sub-interpreters import the capsule at once and share the process's
+    answers (tests/jitext/subinterpreters.py, as on the GIL builds), with the GIL still off."""
+    vpy, _ = venv
+    out = in_venv(vpy, f"import json, runpy, sys; from pathlib import Path\n"
+                       f"m = runpy.run_path({str(capi.SUBINTERPRETERS)!r}, run_name='subs')\n"
+                       f"got = m['main'](Path({str(tmp_path)!r}), {capi.SUBINTERPRETER_COUNT})\n"
+                       f"got['gil_enabled'] = sys._is_gil_enabled()\nprint(json.dumps(got))", tmp_path)
+    got = json.loads(out.strip().splitlines()[-1])
+    capi.check_subinterpreters(got)
+    assert got["gil_enabled"] is False and {s["gil"] for s in got["subs"]} == {"own"}, got
 
 
 def test_c_lookup_cost_is_reported(venv, tmp_path):
