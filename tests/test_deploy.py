@@ -255,7 +255,9 @@ def in_container(build: d.Build, argv: list, env: dict, tmp_path: Path, read_onl
     mount (EROFS for root too) and, with `no_home`, the password database has no entry (a container
     that runs under an arbitrary uid): with HOME unset, `~` is then `~`."""
     if not unshare_works():
-        pytest.skip("`unshare -m` is not available here (util-linux, and root or CAP_SYS_ADMIN)")
+        from conftest import missing_tool
+
+        missing_tool("a usable `unshare -m`", "util-linux's unshare, run as root or with CAP_SYS_ADMIN")
     lines = ["set -e"]
     for path in read_only:
         lines += [f'mount --bind "{path}" "{path}"', f'mount -o remount,ro,bind "{path}"']
