@@ -354,3 +354,60 @@ def test_a_hundred_processes_make_one_table(build, tmp_path):
     assert run.stdout.strip() == "0 failed", run.summary()
     assert run.starts == 100, run.summary()
     answered(run, build, answers=100)     # one scan in all, on the build no table ships
+
+
+# ---------------------------------------------------------------- isolated sub-interpreters
+SUBINTERPRETERS = """
+import json, sys, _xxsubinterpreters as interpreters
+out = []
+for _ in range(2):
+    i = interpreters.create(isolated=True)         # its own GIL; no ctypes, no fork, no exec
+    interpreters.run_string(i, '''
+import json, offsets
+try:
+    v = offsets.get("PyTupleObject.ob_item")
+    got = {"value": v, "kind": offsets.build().kind, "detail": offsets.build().detail, "truth": tuple.__basicsize__}
+except Exception as e:
+    got = {"error": type(e).__name__, "message": str(e)}
+with open(%r, "a") as f:
+    f.write(json.dumps(got) + "\\\\n")
+''')
+    interpreters.destroy(i)
+"""
+
+
+@pytest.mark.parametrize("shipped", [True, False], ids=["shipped", "unshipped"])
+def test_the_first_lookup_in_isolated_sub_interpreters(shipped, tmp_path):
+    """pyenv's 3.12 (a copy made by build_copy, with only the runtime importable, as `pip install
+    offsets` gives): each isolated sub-interpreter's first lookup is exact on the shipped build; on the
+    other it is refused with one line saying why (no scanner here to make its table, and such an
+    interpreter cannot import ctypes, so the live check cannot read memory), never an error from
+    inside the runtime."""
+    from test_capi import pyenv_python
+
+    base = pyenv_python("3.12")
+    if base is None:
+        from conftest import missing_input
+
+        missing_input("pyenv's CPython 3.12 (`pyenv install 3.12`)")
+    make = ("import sys; from pathlib import Path; from offsets.tools.build_copy import copy_build; "
+            "print(copy_build(Path(sys.base_prefix), Path(sys.argv[1]), unshipped=sys.argv[2] == 'u', "
+            "paths=[sys.argv[3]]))")
+    python = subprocess.run([str(base), "-c", make, str(tmp_path / "prefix"), "s" if shipped else "u", str(d.ROOT)],
+                            capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(d.ROOT)},
+                            cwd=tmp_path).stdout.strip()
+    results = tmp_path / "results.jsonl"
+    env = d.clean_env(tmp_path / "tables")
+    proc = subprocess.run([python, "-c", SUBINTERPRETERS % str(results)], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stderr
+    got = [json.loads(line) for line in results.read_text().splitlines()]
+    assert len(got) == 2, got
+    for g in got:
+        if shipped:
+            assert g.get("kind") == "exact" and g["value"] == g["truth"], g
+        else:
+            assert g.get("error") == "NoMatchingTable", g
+            assert "the scanner is not importable here" in g["message"], g
+            assert "this interpreter cannot read memory" in g["message"], g
+            assert "offsets scan --python" in g["message"], g

@@ -507,7 +507,11 @@ def _debug_offsets(c: _Checker) -> None:
 def check(table) -> Result:
     """Run every check the table allows against this process; never raises for a wrong table."""
     result = Result()
-    mem = Memory()
+    try:
+        mem = Memory()
+    except ImportError as e:      # ctypes: not in 3.12's isolated sub-interpreters, nor in some embedders
+        result.failed.append(f"this interpreter cannot read memory: {e}")
+        return result
     try:
         c = _Checker(table, mem, result)
         _basicsize(c)
