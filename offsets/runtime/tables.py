@@ -183,11 +183,14 @@ def installed_entries(me: dict) -> list:
             t = load_compact(os.path.join(d, f))
         except TableError:
             continue
-        out.append(dict(index_entry(t.name, os.path.join(d, f), t.build), own=True))
+        out.append(dict(index_entry(t.name, os.path.join(d, f), t.build), own=True, loaded=t))
     return out
 
 
 def _load_entry(e: dict) -> Loaded:
-    return load_compact(e["file"]) if e.get("own") else load_shipped(e)
+    """The table of an entry; an own table's entry carries the one read to list it (used once)."""
+    if e.get("own"):
+        return e.pop("loaded", None) or load_compact(e["file"])
+    return load_shipped(e)
 
 
