@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -30,9 +29,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from offsets.tools import build_copy
+
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "PyTupleObject.ob_item"        # its truth: tuple.__basicsize__ (CPython's own)
-VERSION = "%d.%d" % sys.version_info[:2]
+VERSION = build_copy.VERSION
 
 PROBE = '''"""Written by tests/deployment.py: logs what each interpreter of a deployment test does."""
 import json, os, sys
@@ -114,7 +115,7 @@ def base_prefix() -> Path:
 
 
 def base_python() -> Path:
-    return base_prefix() / "bin" / f"python{VERSION}{sys.abiflags}"
+    return build_copy.base_python(base_prefix())
 
 
 def scanner_paths() -> list:
@@ -123,30 +124,12 @@ def scanner_paths() -> list:
 
 
 def make_build(dest: Path, shipped: bool, code_root: Path = ROOT) -> Build:
-    """A build of its own at `dest` (see the module's docstring); `code_root` is the offsets to deploy."""
-    base = base_prefix()
-    stdlib = f"python{VERSION}"
-    (dest / "bin").mkdir(parents=True)
-    python = dest / "bin" / f"python{VERSION}{sys.abiflags}"
-    shutil.copy2(base_python(), python)
-    lib = dest / "lib" / stdlib
-    lib.mkdir(parents=True)
-    for entry in (base / "lib" / stdlib).iterdir():
-        if entry.name != "site-packages":
-            (lib / entry.name).symlink_to(entry)
-    for entry in (base / "lib").iterdir():
-        if entry.name.startswith("libpython"):
-            (dest / "lib" / entry.name).symlink_to(entry)
-    site = lib / "site-packages"
-    site.mkdir()
-    include = Path(sysconfig.get_paths()["include"])
-    shutil.copytree(include, dest / "include" / include.name, symlinks=True)
-    if not shipped:
-        header = dest / "include" / include.name / "Python.h"
-        header.write_text(header.read_text() + "/* offsets tests: a build no table ships */\n")
+    """A build of its own at `dest` (offsets/tools/build_copy.py; see the module's docstring);
+    `code_root` is the offsets to deploy."""
+    python = build_copy.copy_build(base_prefix(), dest, unshipped=not shipped,
+                                   paths=[str(code_root)] + scanner_paths()[1:])
+    site = build_copy.site_packages(python)
     log = dest / "events.jsonl"
-    paths = [str(code_root)] + [p for p in scanner_paths()[1:]]
-    (site / "00-offsets.pth").write_text("\n".join(paths) + "\n")
     (site / "deploy_probe.py").write_text(PROBE.format(log=str(log), name=NAME))
     (site / "01-probe.pth").write_text("import deploy_probe; deploy_probe.started()\n")
     return Build(dest, python, site, log, shipped)

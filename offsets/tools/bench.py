@@ -104,7 +104,10 @@ def main() -> int:
     except ImportError:
         print("runtime: offsets.tools.bench_runtime is not there yet")
         return 0
-    return bench_runtime.main() or 0
+    status = bench_runtime.main() or 0
+    from . import bench_startup
+
+    return bench_startup.main() or status
 
 
 if __name__ == "__main__":

@@ -1,0 +1,116 @@
+"""`make bench`'s startup figures (issue 19, item 5): what the first lookup costs every process that
+loads a JIT, as a ratio to a bare interpreter start measured in the same run:
+
+    python -c "import offsets; offsets.get('PyListObject.ob_item')"    over    python -c pass
+
+Each figure is the median over interleaved runs of the CPU time (user + system, from wait4) of each
+child: the machine's other load stretches wall times, not CPU times (wall-time medians are printed
+too). Three builds, all of the interpreter the bench runs on (its base prefix: pyenv's 3.11.7 here,
+which ships a table):
+
+- a shipped build, as issue 19 measured it (2.27x then): that interpreter itself, with its own
+  site-packages and this checkout on PYTHONPATH (goal: 1.3x);
+- a build no table ships: a copy of it (build_copy.py) with one more line in Python.h, whose
+  site-packages runs the base's (so its bare start does the same work) and has this checkout and the
+  scanner's packages on its path: its very first run makes its own table (reported in seconds, no
+  goal: about a second warm), then the ratio once the table exists (goal: 1.3x);
+- for reference, no goal: a shipped copy whose site-packages holds only this checkout's path, the
+  lightest bare start there is, against which every module offsets imports counts.
+
+    python -m offsets.tools.bench_startup
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import build_copy
+
+NAME = "PyListObject.ob_item"
+LOOKUP = f"import offsets; offsets.get({NAME!r})"
+GOAL = 1.3
+CHECKOUT = Path(__file__).resolve().parents[2]
+
+
+def _env(tables: Path, **extra) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OFFSETS_", "PYTHON")) or k == "OFFSETS_CACHE"}
+    env.update(OFFSETS_TABLES=str(tables), **extra)
+    return env
+
+
+def _one(argv: list, env: dict, cwd: str) -> tuple:
+    """(CPU seconds, wall seconds) of one run of argv."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status):
+        raise RuntimeError(f"{' '.join(map(str, argv))} failed (exit {os.waitstatus_to_exitcode(status)})")
+    return usage.ru_utime + usage.ru_stime, wall
+
+
+def ratio(python: Path, env: dict, cwd: str, runs: int) -> dict:
+    """The lookup's start over a bare start, interleaved `runs` times (after one warm-up of each)."""
+    bare, look = [], []
+    _one([python, "-c", LOOKUP], env, cwd)                # warm: .pyc files, the digest memo
+    for _ in range(runs):
+        bare.append(_one([python, "-c", "pass"], env, cwd))
+        look.append(_one([python, "-c", LOOKUP], env, cwd))
+    cpu_b, cpu_l = statistics.median(c for c, _ in bare), statistics.median(c for c, _ in look)
+    wall_b, wall_l = statistics.median(w for _, w in bare), statistics.median(w for _, w in look)
+    return {"bare_ms": cpu_b * 1e3, "lookup_ms": cpu_l * 1e3, "ratio": cpu_l / cpu_b, "wall_ratio": wall_l / wall_b}
+
+
+def run(runs: int = 41) -> dict:
+    base = Path(sys.base_prefix)
+    with tempfile.TemporaryDirectory() as work:
+        work = Path(work)
+        subprocess.run([str(build_copy.base_python(base)), "-m", "compileall", "-q", str(CHECKOUT / "offsets")],
+                       check=True, stdout=subprocess.DEVNULL, env=_env(work / "tables"))      # .pyc, as installed
+        results = {"issue": ratio(build_copy.base_python(base), _env(work / "t0", PYTHONPATH=str(CHECKOUT)),
+                                  str(work), runs)}
+        # the scanner's packages (to make its table), and the base's site-packages as a site directory (its
+        # .pth files run): the copy's bare start does what the base's does, as the issue measured it
+        scanner = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
+        own_site = [p for p in (base / "lib" / f"python{build_copy.VERSION}" / "site-packages",) if p.is_dir()]
+        unshipped = build_copy.copy_build(base, work / "unshipped", unshipped=True, paths=[CHECKOUT, *scanner],
+                                          site_dirs=own_site)
+        first = _one([unshipped, "-c", LOOKUP], _env(work / "t2"), str(work))
+        made = list((work / "t2").glob("*.jsonl"))
+        results["unshipped"] = ratio(unshipped, _env(work / "t2"), str(work), runs)
+        results["unshipped"].update(first_s=first[1], made=len(made) == 1)
+        shipped = build_copy.copy_build(base, work / "shipped", unshipped=False, paths=[CHECKOUT])
+        results["bare_site"] = ratio(shipped, _env(work / "t1"), str(work), runs)
+    return results
+
+
+def report(r: dict) -> str:
+    def line(label: str, x: dict) -> str:
+        verdict = "ok" if x["ratio"] <= GOAL else "OVER GOAL"
+        return (f"  {label:<44} {x['ratio']:5.2f}x  (goal <= {GOAL}x: {verdict}; {x['lookup_ms']:.1f} ms vs "
+                f"{x['bare_ms']:.1f} ms CPU; wall {x['wall_ratio']:.2f}x)")
+
+    u, b = r["unshipped"], r["bare_site"]
+    return "\n".join([
+        f"startup: `python -c \"{LOOKUP}\"` over `python -c pass`, CPU time, medians ({sys.version.split()[0]}):",
+        line("a shipped build, as issue 19 measured it", r["issue"]),
+        line("a build no table ships, once its table exists", u),
+        f"    its very first lookup (makes its table)    {u['first_s']:5.2f} s   "
+        f"({'made and installed its table' if u['made'] else 'NO TABLE MADE'}; once per build and machine)",
+        f"  for reference, a shipped build whose site-packages holds nothing: {b['ratio']:.2f}x ({b['lookup_ms']:.1f} ms "
+        f"vs {b['bare_ms']:.1f} ms CPU; no goal: every module offsets imports counts there)"])
+
+
+def main() -> int:
+    print(report(run()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
