@@ -60,6 +60,10 @@ typedef struct __attribute__((packed)) {
     unsigned int s:30;                  /* straddles its 4-byte unit: the smallest byte window */
 } Packed;
 typedef struct { char a; _Alignas(16) int b; } Aligned;
+typedef struct {
+    int whole;
+    short low:11, high:5;               /* high ends exactly at its unit's end, a unit not at byte 0 */
+} UnitEnd;
 typedef union { uint64_t u; unsigned char bytes[8]; struct { uint32_t lo, hi; } half; } Word;
 """
 
@@ -172,7 +176,7 @@ def test_fixture_layouts_match_gcc(fixture_dir, flavour):
     # both directions: every member clang's AST lists is in the reader's result, and nothing else;
     # each with the offset, size or bits gcc's own probe gives
     members = clang_members(fixture_dir, EDGES)
-    for name in ("Edge", "Packed", "Word") + (() if old else ("Aligned",)):
+    for name in ("Edge", "Packed", "Word", "UnitEnd") + (() if old else ("Aligned",)):
         s = got.structs[name]
         truth = gcc_truth(fixture_dir, EDGES, name, members[name])
         assert s.size == truth.pop("<size>"), name
@@ -190,6 +194,53 @@ def test_fixture_layouts_match_gcc(fixture_dir, flavour):
     # alignment is inferred (DWARF records it only when explicit): packed, natural, _Alignas
     assert (got.structs["Packed"].align, edge.align) == (1, 8)
     assert old or got.structs["Aligned"].align == 16
+
+
+def gcc_storage_units(so: Path, names) -> dict:
+    """(typedef, member) -> (byte offset, size) of each bitfield's storage unit as gcc's DWARF 4 states
+    it (DW_AT_data_member_location and DW_AT_byte_size), read with pyelftools, not our reader."""
+    from elftools.elf.elffile import ELFFile
+
+    units = {}
+    with open(so, "rb") as f:
+        for cu in ELFFile(f).get_dwarf_info().iter_CUs():
+            for die in cu.iter_DIEs():
+                if die.tag != "DW_TAG_typedef" or die.attributes["DW_AT_name"].value.decode() not in names:
+                    continue
+                record = die.get_DIE_from_attribute("DW_AT_type")
+                for m in record.iter_children():
+                    a = m.attributes
+                    if m.tag == "DW_TAG_member" and "DW_AT_bit_size" in a and "DW_AT_name" in a:
+                        units[(die.attributes["DW_AT_name"].value.decode(), a["DW_AT_name"].value.decode())] = \
+                            (a["DW_AT_data_member_location"].value, a["DW_AT_byte_size"].value)
+    return units
+
+
+@needs_gcc
+def test_a_bitfield_is_read_from_gccs_storage_unit(fixture_dir, tmp_path):
+    """Field.bitfield's window, from both readers, is the storage unit gcc's DWARF 4 names for the
+    bitfield, wherever the bits lie inside it; the boundary case is a bitfield that ends exactly at
+    the end of a unit that is not at byte 0 (UnitEnd.high; BITS.Q of CPython's _ctypes_test.c is one)."""
+    names = ("Edge", "Packed", "UnitEnd")
+    gcc = gcc_storage_units(compile_so(fixture_dir, EDGES, ["-g", "-gdwarf-4"], "edges_units"), names)
+    assert gcc[("UnitEnd", "high")] == (4, 2)
+    tree = tmp_path / "fake"
+    shutil.copytree(FAKE.parent.parent, tree)
+    header = tree / "include" / "python3.99" / "Python.h"
+    header.write_text(header.read_text() + EDGES)
+    scanned = scanner.scan(build.from_prefix(tree, target="x86_64-linux-gnu"), scanner.ScanOptions(use_cache=False))
+    read = dwarf.read(compile_so(fixture_dir, EDGES, ["-g", "-gdwarf-5"], "edges_units5"), use_cache=False)
+    compared = 0
+    for reader, structs in (("libclang", scanned.structs), ("DWARF", read.structs)):
+        for (struct, path), (offset, size) in gcc.items():
+            f = structs[struct].field(path)
+            bits = 8 * f.offset + f.bit_offset
+            if 8 * offset <= bits and bits + f.bit_width <= 8 * (offset + size):   # not straddling gcc's unit
+                assert (f.offset, f.size) == (offset, size), f"{reader}: {struct}.{path}"
+                compared += 1
+    assert compared >= 2 * 6
+    high = scanned.structs["UnitEnd"].field("high")
+    assert (high.offset, high.size, high.bit_offset, high.bit_width) == (4, 2, 11, 5)
 
 
 @needs_gcc
