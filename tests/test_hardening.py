@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import missing_input
 from offsets import atomic_write, runtime
 from offsets.layout import compact, compact_read, table_yaml, yaml_strict
 from offsets.scan import unit_cache, workers
@@ -378,7 +379,10 @@ def test_a_huge_include_is_one_line(tmp_path):
     ("ob_type: {offset: 8, size: 8", "ob_type: {offset: 12, size: 4", "field 'ob_type' at offset 12 is not a multiple of its alignment 8"),
     ("    align: 8\n    defined_in: \"Include/object.h", "    align: 1048576\n    defined_in: \"Include/object.h",
      "struct 'PyObject': align: 1048576 is outside 1..4096"),
+    ("ob_item: {offset: 24,", "ob_item: {offset: 23,", "field 'ob_item' (23..31) overlaps 'ob_size' (16..24)"),
     ("version: \"3.11.7\"", "version: \"3.11.8\"", "version 3.11.8 does not match hexversion 0x030b07f0"),
+    ("version: \"3.11.7\"\n  hexversion: '0x030b07f0'", "version: \"3.11.0b1\"\n  hexversion: '0x030b00a1'",
+     "version 3.11.0b1 does not match hexversion 0x030b00a1 (that version is 0x030b00b1)"),
     ("pointer_size: 8", "pointer_size: 4", "pointer size 4 contradicts the triple (x86_64 has 8-byte pointers)"),
 ])
 def test_nonsense_tables_are_refused_with_the_entry(old, new, match, tmp_path, capsys):
@@ -389,6 +393,29 @@ def test_nonsense_tables_are_refused_with_the_entry(old, new, match, tmp_path, c
     refused(capsys, "verify", p, "--skip", "gcc", "--skip", "dwarf", match=match)
     refused(capsys, "get", "PyObject", "-t", p, match=match)
     assert snapshot(tmp_path) == before
+
+
+def test_pre_release_versions_carry_cpythons_release_level_codes():
+    """Truth: PY_RELEASE_LEVEL_ALPHA/BETA/GAMMA/FINAL of a real patchlevel.h (the running interpreter's
+    installed headers): a version's level and its hexversion's level code must be the same one."""
+    import sysconfig
+
+    from offsets.errors import ModelError
+    from offsets.layout import sanity
+
+    path = Path(sysconfig.get_paths()["include"]) / "patchlevel.h"
+    if not path.is_file():
+        missing_input(f"the running interpreter has no headers installed ({path})")
+    codes = {m[1]: int(m[2], 16) for m in re.finditer(r"#define PY_RELEASE_LEVEL_(\w+)\s+0x([0-9A-F]+)", path.read_text())}
+    spelled = {"ALPHA": "a", "BETA": "b", "GAMMA": "rc", "FINAL": ""}
+    assert set(codes) == set(spelled)
+    for level, code in codes.items():
+        serial = 0 if level == "FINAL" else 2
+        version = "3.13.0" + (f"{spelled[level]}{serial}" if serial else "")
+        sanity.check_version(version, 0x030D0000 | code << 4 | serial)
+        for other in set(codes.values()) - {code}:
+            with pytest.raises(ModelError, match="does not match hexversion"):
+                sanity.check_version(version, 0x030D0000 | other << 4 | serial)
 
 
 def test_packed_structs_and_union_members_may_do_what_they_do(tmp_path, capsys):
