@@ -132,6 +132,64 @@ def test_a_vendor_mismatch_leaves_only_c_structs_to_the_live_check(tmp_path):
         offsets.get(f"{unread}.{next(iter(t.fields(unread)))}")
 
 
+def test_a_pyconfig_h_of_its_own_is_another_build(tmp_path):
+    """Both digests count: the same headers with another pyconfig.h (another configure run) are not
+    this build, even though the headers digest alone agrees."""
+    e = running_entry()
+    other = as_entry(copy_table(tmp_path, e, inputs={"pyconfig_h": "sha256:" + "1" * 64}))
+    assert other["inputs"]["headers"] == e["inputs"]["headers"]
+    t, m = runtime.select(runtime.running_identity(), [other], load=runtime._load_entry)
+    assert m.kind == "proven" and "pyconfig.h or headers differ" in m.detail
+
+
+@pytest.mark.parametrize("table_defines", [{}, None], ids=["none", "unknown"])
+def test_a_table_without_defines_is_not_a_jit_core(table_defines):
+    """Debian's 3.15 core is compiled with -D_Py_JIT: a table whose core had no such define, or whose
+    defines are unknown, is not that build (the other direction: test_other_core_defines_are_not_exact)."""
+    me = runtime.running_identity()
+    b = dict(runtime.entry_build(running_entry()), defines=table_defines)
+    jit = dict(me, inputs=dict(me["inputs"], defines={"_Py_JIT": ""}))
+    earn = runtime.earning(b, jit)
+    assert not earn.exact and "_Py_JIT" in earn.why
+
+
+@pytest.mark.parametrize("table,mine", [("debian 3.13.5-2", "debian 3.13.5-2+deb13u5"),
+                                        ("debian 3.13.5-2+deb13u5", "debian 3.13.5-2"),
+                                        ("debian 3.13.5-2", "debian 3.13.5-3")])
+def test_each_package_version_is_its_own_vendor_for_c_structs(table, mine):
+    """A security update (+deb13u5) or a new Debian revision may patch a `.c` file: only the same
+    package version vouches for `.c` structs (headers still compare by digest)."""
+    me = dict(runtime.running_identity(), vendor=mine)
+    earn = runtime.earning(dict(runtime.entry_build(running_entry()), vendor=table), me)
+    assert earn.exact and not earn.sources and f"{table}'s, this is {mine}" in earn.why
+    assert runtime.earning(dict(runtime.entry_build(running_entry()), vendor=mine), me).sources
+
+
+def shipped(name: str) -> dict:
+    e = next((e for e in entries() if e["name"] == name), None)
+    if e is None:
+        pytest.fail(f"no shipped table {name}: run `make tables`")
+    return e
+
+
+def test_a_struct_dwarf_filled_from_a_tree_header_is_not_vouched_for_by_installed_headers():
+    """pyenv 3.11.7's table has `AugOperator` from its libpython's DWARF, defined in Parser/pegen.h,
+    a header of the source tree that is never installed (the table's own record: origin dwarf):
+    under another vendor the installed headers' digests cannot vouch for it, as for a `.c` struct."""
+    e = shipped("cpython-3.11.7-x86_64-linux-gnu")
+    me = {"version": e["version"], "hexversion": e["hexversion"], "config": e["config"], "triple": e["triple"],
+          "pointer_size": e["pointer_size"], "vendor": "debian 3.11.7-1",
+          "inputs": dict(e["inputs"], defines=e["defines"])}
+    t, m = runtime.select(me, [e], load=runtime.load_shipped)
+    assert m.kind == "exact" and not t.earning.sources
+    key = t.resolve_struct("AugOperator")
+    assert t._row(key)[4].startswith("Parser/pegen.h:") and t._row(key)[5] == "dwarf"
+    assert not t.exact(key) and t.exact(t.resolve_struct("PyListObject"))
+    runtime._set(t, m)
+    with pytest.raises(NoMatchingTable, match="AugOperator.kind: not answered"):
+        offsets.get("AugOperator.kind")
+
+
 def test_debug_interpreters_match_debug_tables_whatever_sysconfig_says_of_py_ref_debug():
     """pyport.h: Py_DEBUG implies Py_REF_DEBUG. The compiler saw both in every shipped debug table;
     a debug interpreter's sysconfig may list only Py_DEBUG."""
@@ -175,6 +233,52 @@ def test_a_failed_live_check_falls_through_to_the_next_candidate(tmp_path):
     me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
     t, m = runtime.select(me, [as_entry(bad), good], load=runtime._load_entry)
     assert m.kind == "proven" and t.source == good["file"]
+
+
+def test_a_failed_live_check_proves_nothing(tmp_path):
+    """The live check reads a list iterator's it_index right (3) and its it_seq wrong (the table was
+    tampered): a check that failed vouches for no field, it_index included."""
+    from test_runtime import tampered
+
+    e = running_entry()
+    key = runtime._load_entry(e).resolve_struct("listiterobject")
+    t = runtime.load_compact(str(tampered(tmp_path, e, key, "it_seq", delta=-8)))   # onto it_index
+    t.earning = runtime.earning(dict(runtime.entry_build(e), **next_patch(e)), runtime.running_identity())
+    runtime._set(t, runtime.Match(t.name, "user", "a tampered table, not this build's", t.source, t.build, loaded=t))
+    with pytest.raises(NoMatchingTable, match="listiterobject.it_index: not answered"):
+        offsets.get("listiterobject.it_index")
+    check = t.earning.check
+    assert not check.ok and any("it_seq" in f for f in check.failed)
+    assert (key, "it_index") in check.proven        # read right: only the failed check keeps it out
+
+
+def test_one_proven_field_does_not_answer_its_struct():
+    """A table of another patch level answers only the fields the live check read, even once one field
+    of the same struct was answered (and cached)."""
+    e = running_entry()
+    me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
+    t, m = runtime.select(me, [e], load=runtime.load_shipped)
+    runtime._set(t, m)
+    key = t.resolve_struct("PyInterpreterState")
+    proven = next(p for k, p in sorted(t.earning.proven, key=str) if k == key and p)
+    assert offsets.get(f"PyInterpreterState.{proven}") == t.fields(key)[proven][0]
+    with pytest.raises(NoMatchingTable, match="not answered"):
+        offsets.get(unproven_field(t))
+
+
+def test_offsets_strict_through_get_refuses_the_next_patch_levels_table(monkeypatch):
+    """OFFSETS_STRICT=1 on a build one patch level past a shipped table: `offsets.get` refuses, where
+    without it the live check would have proven the answer."""
+    e = running_entry()
+    me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
+    monkeypatch.setattr(runtime, "running_identity", lambda: me)
+    monkeypatch.setattr(runtime, "shipped_index", lambda: {**runtime.tables.shipped_index(), "tables": [e]})
+    monkeypatch.setenv("OFFSETS_STRICT", "1")
+    with pytest.raises(NoMatchingTable, match="OFFSETS_STRICT allows exact tables only"):
+        offsets.get("PyTupleObject.ob_item")
+    monkeypatch.setenv("OFFSETS_STRICT", "0")
+    runtime._set_none()
+    assert offsets.get("PyTupleObject.ob_item") == tuple.__basicsize__ and offsets.build().kind == "proven"
 
 
 @pytest.mark.parametrize("value,strict", [("", False), ("0", False), ("false", False), ("No", False),
