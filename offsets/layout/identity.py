@@ -45,7 +45,7 @@ def __getattr__(name):
 
 def _sha256_type():
     """hashlib.sha256, without importing hashlib (and OpenSSL) when CPython's own builtin module is there."""
-    for name in ("_sha2", "_sha256"):        # 3.12+, before
+    for name in ("_sha2", "_sha256") if sys.version_info >= (3, 12) else ("_sha256",):
         try:
             return __import__(name).sha256
         except (ImportError, AttributeError):
