@@ -152,11 +152,13 @@ class Match:
 def select(me: dict, entries: list, load=_load_entry, check=None, strict: bool = False, autoscan=None):
     """The table for identity `me` among `entries` (own tables first, then shipped), and how it
     matched: an exact one; else one made now by `autoscan()` (when given: it returns (Loaded,
-    Earning[, how it was made]), or a str saying why it made none); else, unless `strict`, the nearest table of the same
-    minor version, flags and target whose live `check` passes, answering only what that check
-    proved. `NoMatchingTable` otherwise."""
+    Earning[, how it was made]), or a str saying why it made none); else, unless `strict`, the
+    nearest table of the same minor version, flags and target whose live `check` passes, answering
+    only what that check proved. `NoMatchingTable` otherwise."""
     why, exact = [], []
     for e in entries:
+        if e["hexversion"] != me["hexversion"]:     # neither exact nor a reason worth giving
+            continue
         earn = earning(entry_build(e), me)
         if earn.exact:
             t = load(e)
