@@ -4,10 +4,11 @@ layout lines, the digest memo), without importing `json`.
 `import json` imports `re` (json.decoder compiles its patterns at import), which costs more than
 everything else the first lookup does (issue 19, item 5: a process that loads a JIT pays its first
 lookup). The parsing itself is CPython's own C scanner (`_json.make_scanner`, what `json.loads`
-uses), configured as `json.JSONDecoder()` configures it; only the top level is handled here:
-surrounding JSON whitespace, and nothing after the value. Input is UTF-8 (bytes) or str; anything
-else that `json.loads` would guess (UTF-16, a BOM) is refused, as is anything it refuses. Without
-`_json` (another Python implementation), this is `json.loads`.
+uses), configured as `json.JSONDecoder()` configures it, once it has read a sample right; only
+the top level is handled here: surrounding JSON whitespace, and nothing after the value. Input is
+UTF-8 (bytes) or str; anything else that `json.loads` would guess (UTF-16, a BOM) is refused, as is
+anything it refuses. Without `_json`, or where it wants a configuration this does not give (3.15
+added `array_hook`, which this gives), this is `json.loads`.
 """
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ _WHITESPACE = " \t\n\r"
 
 
 class _Decoder:
-    """The attributes `_json.make_scanner` reads from a decoder, as json.JSONDecoder() sets them."""
+    """The attributes `_json.make_scanner` reads from a decoder, as json.JSONDecoder() sets them
+    (`array_hook`: 3.15)."""
 
     strict = True
     object_hook = None
     object_pairs_hook = None
+    array_hook = None
     parse_float = float
     parse_int = int
 
@@ -28,12 +31,25 @@ class _Decoder:
         return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
 
 
-try:
-    from _json import make_scanner as _make_scanner
-except ImportError:          # not CPython: json's own pure-Python scanner
-    _scan = None
-else:
-    _scan = _make_scanner(_Decoder())
+_SAMPLE = '{"a": [1, -2.5e1, "\\u00e9x", null, true, false, {}], "b": {"c": []}}'
+_SAMPLE_VALUE = {"a": [1, -25.0, "\u00e9x", None, True, False, {}], "b": {"c": []}}
+
+
+def _scanner():
+    """CPython's C scanner, configured as json's; None (json.loads is used) where there is none, or
+    where it wants another configuration (a later CPython) and so does not read a sample right."""
+    try:
+        from _json import make_scanner
+
+        scan = make_scanner(_Decoder())
+        if scan(_SAMPLE, 0) == (_SAMPLE_VALUE, len(_SAMPLE)):
+            return scan
+    except Exception:         # noqa: BLE001 - any doubt: json's own parser
+        pass
+    return None
+
+
+_scan = _scanner()
 
 
 def loads(data):
