@@ -19,6 +19,21 @@ import realbuilds  # noqa: E402
 from debug_offsets import Headers  # noqa: E402
 
 
+def _tests_conftest():
+    """tests/conftest.py: under `pytest tests/prove` the name `conftest` is this file, while the
+    test files of tests/ that prove tests load (test_capi.py) import its rules by that name."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_tests_conftest", Path(__file__).resolve().parents[1] / "conftest.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_rules = _tests_conftest()
+missing_input, missing_tool, c_extension_built = _rules.missing_input, _rules.missing_tool, _rules.c_extension_built
+
+
 @pytest.fixture(scope="session")
 def sid_python():
     """sid_python(minor) -> the wrapper that runs Debian sid's python`minor` (3.13, 3.14, 3.15)."""

@@ -62,6 +62,18 @@ def sid_root(minor: str) -> Path:
                          f"of tests/prove/realbuilds.py, and update the expected figures)") from None
 
 
+def sid_debug_root(minor: str) -> Path:
+    """The unpacked root of sid's python`minor` with its debug interpreter (`python{minor}d`, from
+    python`minor`-dbg and libpython`minor`-dbg at the same pinned version)."""
+    v = SID_PYTHON[minor]
+    try:
+        return debian.unpacked([f"python{minor}-dbg={v}", f"libpython{minor}-dbg={v}", *sid_packages(minor)],
+                               "amd64", "sid")
+    except FetchError as e:
+        raise FetchError(f"{e} (sid may have dropped a pinned version: pin the current one in SID_PYTHON/SID_LIBS "
+                         f"of tests/prove/realbuilds.py)") from None
+
+
 def sid_python(minor: str) -> Path:
     """An executable that runs sid's python`minor` (a wrapper script in its root)."""
     root = sid_root(minor)
@@ -121,3 +133,5 @@ def run_in(python: Path, code: str, *args: str, env: dict | None = None, stdin: 
 if __name__ == "__main__":   # `make prove` fetches sid's interpreters while CPython compiles
     for m in sorted(SID_PYTHON):
         print(sid_python(m))
+    for m in ("3.13", "3.14"):    # the debug ones of test_presite.py
+        print(sid_debug_root(m))

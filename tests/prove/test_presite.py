@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-import realbuilds
-from offsets.scan import debian
-
 import sys
+
+import realbuilds
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import deployment as d  # noqa: E402
 
@@ -33,16 +33,10 @@ PYTHONHOME="{usr}" exec "{usr}/lib/{ma}/ld-linux-x86-64.so.2" --library-path "{u
 """
 
 
-def sid_debug_root(minor: str) -> Path:
-    v = realbuilds.SID_PYTHON[minor]
-    return debian.unpacked([f"python{minor}-dbg={v}", f"libpython{minor}-dbg={v}", *realbuilds.sid_packages(minor)],
-                           "amd64", "sid")
-
-
 def debug_build(minor: str, dest: Path, shipped: bool) -> d.Build:
     """sid's python`minor`d: itself (shipped), or a prefix of its own whose Python.h has one more line,
     sharing the rest by symlinks; a wrapper runs it through sid's loader. The probe goes in `dest/presite`."""
-    root = sid_debug_root(minor) / "usr"
+    root = realbuilds.sid_debug_root(minor) / "usr"
     usr = root
     if not shipped:
         usr = dest / "usr"
