@@ -87,7 +87,8 @@ def why_not(me: dict) -> str:
     if os.environ.get("OFFSETS_AUTOSCAN_CHILD"):
         return "this process was started to make a table (OFFSETS_AUTOSCAN_CHILD is set), and makes none itself"
     if not me.get("inputs"):
-        return f"its headers are not installed in {me.get('include')} (the python{version(me)}-dev package), so a scan has nothing to read"
+        return (f"its headers are not installed in {me.get('include')} (the python{version(me)}-dev package), so a "
+                f"scan has nothing to read")
     import importlib.util
 
     missing = [m for m in SCANNER_MODULES if importlib.util.find_spec(m) is None]

@@ -103,8 +103,8 @@ def report(r: dict) -> str:
         line("a build no table ships, once its table exists", u),
         f"    its very first lookup (makes its table)    {u['first_s']:5.2f} s   "
         f"({'made and installed its table' if u['made'] else 'NO TABLE MADE'}; once per build and machine)",
-        f"  for reference, a shipped build whose site-packages holds nothing: {b['ratio']:.2f}x ({b['lookup_ms']:.1f} ms "
-        f"vs {b['bare_ms']:.1f} ms CPU; no goal: every module offsets imports counts there)"])
+        f"  for reference, a shipped build whose site-packages holds nothing: {b['ratio']:.2f}x "
+        f"({b['lookup_ms']:.1f} ms vs {b['bare_ms']:.1f} ms CPU; no goal: every module offsets imports counts there)"])
 
 
 def main() -> int:

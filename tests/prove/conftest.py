@@ -24,7 +24,8 @@ def _tests_conftest():
     test files of tests/ that prove tests load (test_capi.py) import its rules by that name."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("_tests_conftest", Path(__file__).resolve().parents[1] / "conftest.py")
+    path = Path(__file__).resolve().parents[1] / "conftest.py"
+    spec = importlib.util.spec_from_file_location("_tests_conftest", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
