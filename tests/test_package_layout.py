@@ -63,6 +63,24 @@ def test_the_runtime_reaches_no_scanner_module_even_lazily():
     assert sorted(m for m in reached if m.startswith(SCANNER_SIDE)) == []
 
 
+def test_the_remote_reader_reaches_no_scanner_module_even_lazily():
+    """offsets.remote runs inside profilers' environments, like the runtime: no scanner, no pyelftools."""
+    reached = set()
+    for path in (PACKAGE / "remote").glob("*.py"):
+        reached |= reached_from(module_name(path))
+    assert "offsets.remote.elf" in reached
+    assert sorted(m for m in reached if m.startswith(SCANNER_SIDE)) == []
+    third_party = set()
+    for mod in reached:
+        path = PACKAGE.parent / (mod.replace(".", "/") + ".py")
+        path = path if path.exists() else PACKAGE.parent / mod.replace(".", "/") / "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module else []
+            third_party |= {n.split(".")[0] for n in names if n.split(".")[0] in HEAVY}
+    assert third_party == set()
+
+
 def test_importing_and_using_the_runtime_loads_no_scanner_module():
     code = ("import json, sys, offsets, offsets.runtime\n"
             "offsets.get('PyListObject.ob_item'); offsets.sizeof('PyObject'); offsets.build()\n"
@@ -78,7 +96,7 @@ def test_every_module_lives_in_its_stage():
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert top == ["__init__.py", "__main__.py", "atomic_write.py", "cache_lock.py", "data_cache.py", "errors.py"]
     stages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
-    assert stages == ["check", "cli", "drift", "layout", "runtime", "scan", "tools"]
+    assert stages == ["check", "cli", "drift", "layout", "remote", "runtime", "scan", "tools"]
 
 
 def test_every_import_inside_the_package_names_a_module_that_exists():

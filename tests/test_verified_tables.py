@@ -2,8 +2,9 @@
 
 The fast check: each table's bytes hash to the sha256 its index record verified, with this verifier
 and something compared. The rotating check: one table a day (OFFSETS_VERIFY_SAMPLE=NAME picks
-one) is verified again from its own inputs, by gcc's offsetof probes and DWARF, and compares as
-much as its record says. Truth: gcc and the binaries' DWARF, never the scanner.
+one) is verified again from its own inputs, by gcc's offsetof probes, DWARF and the binary check, and
+compares as much as its record says. Truth: gcc, the binaries' DWARF and their own data (type
+objects, `_Py_DebugOffsets`), never the scanner.
 """
 from __future__ import annotations
 
@@ -42,12 +43,13 @@ def test_todays_sample_is_verified_again_from_its_own_inputs():
     job = matrix.job_for(row)
     b = job.inputs()
     binary = job.dwarf() if job.dwarf else None
-    key = result_memo.key_of("verified-sample", name, *result_memo.inputs_key(b, binary))
+    binaries = [path for path, _, _ in (job.binaries() if job.binaries else [])]
+    key = result_memo.key_of("verified-sample", name, *result_memo.inputs_key(b, binary), *map(str, binaries))
     now = result_memo.recall(key)
     if now is None:
-        result = verified.check(table_yaml.load(GENERATED / name), b, binary)
+        result = verified.check(table_yaml.load(GENERATED / name), b, binary, binaries)
         now = {c.name: [c.structs, c.fields] for c in result.checks}
-        files = [GENERATED / name, b.pyconfig_h] + ([binary] if binary else [])
+        files = [GENERATED / name, b.pyconfig_h] + ([binary] if binary else []) + binaries
         result_memo.remember(key, {str(f): unit_cache.file_digest(f) for f in files}, now)
     now = {n: tuple(v) for n, v in now.items()}
     recorded = {n: (c["structs"], c["fields"]) for n, c in row["verified"]["checks"].items()}
@@ -94,9 +96,29 @@ def test_make_tables_records_what_verified_each_table(made):
     rec = verified.index_rows(made)[TABLE]["verified"]
     assert rec["sha256"] == verified.sha256((made / TABLE).read_text())
     assert rec["verifier"] == verified.VERIFIER
-    assert set(rec["checks"]) == {"gcc", "dwarf"}
-    assert all(c["mismatches"] == 0 and c["fields"] > 1000 for c in rec["checks"].values())
+    assert set(rec["checks"]) == {"gcc", "dwarf", "binary python3.14d", "binary libpython3.14d.so.1.0"}
+    assert all(c["mismatches"] == 0 and c["fields"] > 1000 for n, c in rec["checks"].items() if n in ("gcc", "dwarf"))
+    # the binary check: each type object's tp_basicsize, Py_Version and the 73 _Py_DebugOffsets
+    # members data/debug_offsets.json names, read in the -dbg packages' own binaries
+    assert all(c["mismatches"] == 0 and c["fields"] > 80 for n, c in rec["checks"].items() if n.startswith("binary"))
     assert verified.problems(made) == []
+
+
+def test_make_tables_records_the_build_id_of_each_binary_it_verified_against(made):
+    """Truth: binutils' readelf -n of the very files, fetched by package name."""
+    import re
+    import subprocess
+
+    table = table_yaml.load(made / TABLE)
+    files = {x.file: x for x in table.build.binaries}
+    assert sorted(files) == ["usr/bin/python3.14d", "usr/lib/x86_64-linux-gnu/libpython3.14d.so.1.0"]
+    assert files["usr/bin/python3.14d"].source == "python3.14-dbg 3.14.10-1"
+    job = matrix.job_for(verified.index_rows(made)[TABLE])
+    for path, file, _ in job.binaries():
+        if shutil.which("readelf") is None:
+            pytest.skip("binutils' readelf is not installed")
+        note = subprocess.run(["readelf", "-n", str(path)], capture_output=True, text=True, check=True).stdout
+        assert files[file].build_id == re.search(r"Build ID: ([0-9a-f]+)", note).group(1)
 
 
 def test_one_altered_number_fails_the_ci_check_and_verification(made, tmp_path):
@@ -108,7 +130,8 @@ def test_one_altered_number_fails_the_ci_check_and_verification(made, tmp_path):
     # and verified again from its inputs, gcc names the field
     job = matrix.job_for(verified.index_rows(made)[TABLE])
     with pytest.raises(VerifyError) as e:
-        verified.check(table_yaml.load(tmp_path / TABLE), job.inputs(), None)
+        verified.check(table_yaml.load(tmp_path / TABLE), job.inputs(), None,
+                       [path for path, _, _ in job.binaries()])
     assert field in str(e.value) and "not written" in str(e.value)
 
 
@@ -116,8 +139,8 @@ def test_make_tables_refuses_to_write_a_table_that_fails_verification(monkeypatc
     real = matrix.make
 
     def wrong(job, opts):
-        table, b, binary = real(job, opts)
-        return table_yaml.loads(altered(table_yaml.dumps(table))[0], "altered"), b, binary
+        table, b, binary, binaries = real(job, opts)
+        return table_yaml.loads(altered(table_yaml.dumps(table))[0], "altered"), b, binary, binaries
 
     monkeypatch.setattr(matrix, "make", wrong)
     out = checkout(tmp_path)

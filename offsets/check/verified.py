@@ -29,10 +29,12 @@ def sha256(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def check(table: Table, b, binary: Optional[Path]) -> verify.Verification:
-    """`offsets verify` of `table` against its own build inputs `b` (and DWARF `binary`);
-    `VerifyError` naming the first disagreement, `BuildError` if nothing could check it."""
+def check(table: Table, b, binary: Optional[Path], binaries=()) -> verify.Verification:
+    """`offsets verify` of `table` against its own build inputs `b` (and DWARF `binary`, and the
+    interpreter `binaries` whose build-ids it records); `VerifyError` naming the first
+    disagreement, `BuildError` if nothing could check it."""
     inputs = verify.find_inputs(table, build=b, binary=binary)
+    inputs.binaries = list(binaries)
     result = verify.verify(table, inputs, use_live=False)
     bad = result.mismatches
     if bad:

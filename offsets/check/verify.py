@@ -1,12 +1,15 @@
 """`offsets verify`: check one table against every independent truth at hand, and say what was compared.
 
-Three checks, each run where its inputs are found, none of them reading the table's own scanner:
+Four checks, each run where its inputs are found, none of them reading the table's own scanner:
 
 - gcc: `offsetof`/`sizeof`/`_Alignof` and bitfield probes over the same headers (`probe.py`), for
   a build given as `--python`/`--prefix`, or else an interpreter on this machine whose version,
   config, target and header digest equal the table's;
 - DWARF: the debug information of a binary (`--binary`, or the matched interpreter's libpython),
   struct by struct (`dwarf.py`);
+- binary: an interpreter binary of the build (its executable or libpython, DWARF or not): its type
+  objects' `tp_basicsize`, `Py_Version` and 3.13+ `_Py_DebugOffsets` in its initialized data
+  (`binary.py`);
 - live: when the table is the running interpreter's build, `__basicsize__` of builtin types and
   reads of real objects through the table's offsets (`runtime/live.py`).
 
@@ -28,7 +31,7 @@ from ..layout.model import CONFIGS, Table
 
 #: Bumped when a check changes what it compares: tables recorded as verified by an older revision
 #: are verified again (verified.py).
-REVISION = 1
+REVISION = 2
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class Inputs:
     binary: Optional[Path] = None
     python: Optional[str] = None      # the interpreter `build` came from, if any
     binary_given: bool = False        # --binary: a binary without DWARF is an error, not a note
+    #: interpreter binaries of the build (its executable or libpython) for the binary check
+    binaries: list = field(default_factory=list)
     notes: list = field(default_factory=list)       # worth saying about what was found
     rejected: list = field(default_factory=list)    # interpreters looked at, and why each is not the build
 
@@ -255,8 +260,30 @@ def live_check(table: Table) -> Check:
                  tuple(failed), notes, unit="checks of __basicsize__ and of real objects read through the table")
 
 
+def interpreter_binaries(inputs: Inputs, not_run: list) -> list:
+    """The binaries for the binary check: the build's own (`inputs.binaries`), and the DWARF binary
+    when it holds the interpreter."""
+    from ..remote.elf import INTERPRETER_SYMBOL, Elf, ElfError
+
+    found = [Path(p) for p in inputs.binaries]
+    if inputs.binary is not None and inputs.binary not in found:
+        try:
+            with Elf(str(inputs.binary)) as elf:
+                holds = elf.symbol(INTERPRETER_SYMBOL) is not None
+        except (OSError, ElfError) as e:
+            holds = False
+            not_run.append(f"binary: {e}")
+        if holds:
+            found.append(inputs.binary)
+        else:
+            not_run.append(f"binary: {inputs.binary} does not hold the interpreter (no {INTERPRETER_SYMBOL})")
+    if not found:
+        not_run.append("binary: no interpreter binary of this build at hand")
+    return found
+
+
 def verify(table: Table, inputs: Inputs, use_gcc: bool = True, use_dwarf: bool = True, use_live: bool = True,
-           say: Optional[Callable[[str], None]] = None) -> Verification:
+           say: Optional[Callable[[str], None]] = None, use_binary: bool = True) -> Verification:
     """Run every check whose inputs are at hand; `BuildError` if none could run."""
     say = say or (lambda line: None)
     checks, not_run = [], []
@@ -294,6 +321,13 @@ def verify(table: Table, inputs: Inputs, use_gcc: bool = True, use_dwarf: bool =
                     say(c.line())
             else:
                 not_run.append("dwarf: no binary: pass --binary LIBPYTHON.so (built with -g)")
+    if use_binary:
+        for path in interpreter_binaries(inputs, not_run):
+            from .binary import binary_check
+
+            c = binary_check(table, path)
+            checks.append(c)
+            say(c.line())
     if use_live:
         why = running_matches(table)
         if why is None:
@@ -308,7 +342,8 @@ def verify(table: Table, inputs: Inputs, use_gcc: bool = True, use_dwarf: bool =
         for n in c.notes:
             say(f"  {c.name}: {n}")
     if not checks:
-        left_out = [n for n, use in (("gcc", use_gcc), ("dwarf", use_dwarf), ("live", use_live)) if not use]
+        left_out = [n for n, use in (("gcc", use_gcc), ("dwarf", use_dwarf), ("binary", use_binary),
+                                     ("live", use_live)) if not use]
         reasons = not_run + inputs.rejected[:3] + ([f"left out: {', '.join(left_out)}"] if left_out else [])
         raise BuildError(f"nothing to verify {name} against: " + "; ".join(reasons))
     return Verification(name, tuple(checks), tuple(not_run))

@@ -11,6 +11,9 @@ EPILOG = """checks (each runs where its inputs are found; what could not run is 
           interpreter on this machine whose version, config, target and headers equal the table's
   dwarf   every struct both the table and a binary's DWARF have: --binary, else the matched
           interpreter's libpython
+  binary  an interpreter binary of the build (executable or libpython, stripped or not): its type
+          objects' tp_basicsize, Py_Version and 3.13+ _Py_DebugOffsets, read in the file's data at
+          the table's offsets: --binary, else the matched interpreter's
   live    when the table is the running interpreter's build: __basicsize__ of builtin types, and
           real objects read through the table's offsets
 
@@ -38,8 +41,9 @@ def register(sub) -> None:
     p.add_argument("--target", metavar="TRIPLE", help="the table's target, for a cross build")
     p.add_argument("--config", choices=("release", "debug", "free-threaded"), help="the config the table was scanned as")
     p.add_argument("--sysroot", metavar="DIR", help="the target's C library root (as for scan)")
-    p.add_argument("--binary", metavar="LIBPYTHON.so", help="a binary of the build with DWARF (built with -g)")
-    p.add_argument("--skip", action="append", choices=("gcc", "dwarf", "live"), default=[],
+    p.add_argument("--binary", metavar="LIBPYTHON.so", help="a binary of the build: its DWARF (built with -g) and, "
+                                                         "when it holds the interpreter, its own data (binary check)")
+    p.add_argument("--skip", action="append", choices=("gcc", "dwarf", "binary", "live"), default=[],
                    help="leave a check out (repeatable)")
     p.set_defaults(func=run_verify)
 
@@ -57,7 +61,7 @@ def run_verify(args) -> int:
     t = table.build
     print(f"verifying {args.table}: CPython {t.version} {t.config_name} {t.target.triple}")
     result = verify.verify(table, inputs, use_gcc="gcc" not in args.skip, use_dwarf="dwarf" not in args.skip,
-                           use_live="live" not in args.skip, say=print)
+                           use_live="live" not in args.skip, use_binary="binary" not in args.skip, say=print)
     for why in result.not_run:
         print(f"not run: {why}")
     bad = result.mismatches

@@ -33,6 +33,9 @@ class Job:
     label: str
     inputs: Callable[[], build.BuildInputs]
     dwarf: Optional[Callable[[], Optional[Path]]] = None
+    #: the build's interpreter binaries, each (path, file in its package or prefix, where it came
+    #: from): the table is checked against each (binary check) and records its build-id
+    binaries: Optional[Callable[[], list]] = None
 
 
 def say(msg: str) -> None:
@@ -79,12 +82,14 @@ def jobs() -> list[Job]:
     out = []
     for v in m["pyenv"]:
         out.append(Job(f"pyenv {v}", lambda v=v: build.from_python(str(_pyenv_python(v))),
-                       lambda v=v: build.interpreter_libpython(str(_pyenv_python(v)))))
+                       lambda v=v: build.interpreter_libpython(str(_pyenv_python(v))),
+                       lambda v=v: _pyenv_binaries(v)))
     for e in m["debian"]:
         for config, triple in e["builds"]:
             dwarf = (lambda e=e, t=triple: _debian_dwarf(e, t)) if config == "debug" and e.get("dbg") else None
+            binaries = (lambda e=e, c=config, t=triple: debian_binaries(e, c, t)) if e.get("dev") else None
             out.append(Job(f"debian {e['version']} {config} {triple}",
-                           lambda e=e, c=config, t=triple: _debian_inputs(e, c, t), dwarf))
+                           lambda e=e, c=config, t=triple: _debian_inputs(e, c, t), dwarf, binaries))
         for config, triple in e.get("upstream", ()):
             out.append(Job(f"upstream {e['version']} {config} {triple}",
                            lambda e=e, c=config, t=triple: _upstream_inputs(e, c, t)))
@@ -162,6 +167,45 @@ def dbg_library(e: dict, triple: str) -> Path:
     return lib
 
 
+def _pyenv_binaries(version: str) -> list:
+    """pyenv's libpython of `version` (built --enable-shared: the interpreter is in it)."""
+    lib = build.interpreter_libpython(str(_pyenv_python(version)))
+    if lib is None:
+        raise BuildError(f"pyenv's CPython {version} has no shared libpython: install it with --enable-shared")
+    return [(lib, f"lib/{lib.name}", f"pyenv {version}")]
+
+
+#: The packages holding Debian's interpreter binaries of each config, and their files ({minor},
+#: {multiarch}): the executable is linked statically, libpython serves embedders and extensions.
+#: Debian ships no free-threaded interpreter (those tables are derived: docs/identity.md).
+DEBIAN_BINARIES = {
+    "release": (("python{minor}-minimal", "usr/bin/python{minor}"),
+                ("libpython{minor}", "usr/lib/{multiarch}/libpython{minor}.so.1.0")),
+    "debug": (("python{minor}-dbg", "usr/bin/python{minor}d"),
+              ("libpython{minor}-dbg", "usr/lib/{multiarch}/libpython{minor}d.so.1.0")),
+}
+
+
+def debian_binaries(e: dict, config: str, triple: str) -> list:
+    """Debian's interpreter binaries of this build, fetched by package name and exact version."""
+    from ..scan.targets import target
+
+    wanted = DEBIAN_BINARIES.get(config, ())
+    if not wanted:
+        return []
+    t = target(triple)
+    minor = e["version"].rsplit(".", 1)[0]
+    packages = [f"{p.format(minor=minor)}={e['deb']}" for p, _ in wanted]
+    root = debian.unpacked(packages, t.deb_arch, e["suite"])
+    out = []
+    for (package, file), spec in zip(wanted, packages):
+        rel = file.format(minor=minor, multiarch=t.multiarch)
+        if not (root / rel).is_file():
+            raise BuildError(f"{spec} ({t.deb_arch}) has no {rel}")
+        out.append((root / rel, rel, spec.replace("=", " ")))
+    return out
+
+
 def _debian_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
     from ..scan.targets import target
 
@@ -180,8 +224,9 @@ def _debian_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
                              vendor=f"debian {e['deb']}")
 
 
-def make(job: Job, opts: scanner.ScanOptions) -> tuple[Table, build.BuildInputs, Optional[Path]]:
-    """The job's table, with the build inputs and DWARF binary it was made from (to verify it)."""
+def make(job: Job, opts: scanner.ScanOptions) -> tuple[Table, build.BuildInputs, Optional[Path], list]:
+    """The job's table, with the build inputs, DWARF binary and interpreter binaries it was made
+    from (to verify it); the table records the build-id of each interpreter binary."""
     b = job.inputs()
     table = scanner.scan(b, opts)
     binary = job.dwarf() if job.dwarf else None
@@ -190,7 +235,25 @@ def make(job: Job, opts: scanner.ScanOptions) -> tuple[Table, build.BuildInputs,
 
         table, compared = dwarf.checked_fill(table, binary)
         say(f"{job.label}: DWARF of {binary.name} agrees on {compared} fields; .c structs filled from it")
-    return table, b, binary
+    found = job.binaries() if job.binaries else []
+    table = with_binaries(table, found)
+    return table, b, binary, [path for path, _, _ in found]
+
+
+def with_binaries(table: Table, found: list) -> Table:
+    """`table` recording the build-id of each binary (path, file, source) of `found`."""
+    from dataclasses import replace
+
+    from ..layout.model import Binary
+    from ..remote.elf import build_id_of
+
+    binaries = []
+    for path, file, source in found:
+        build_id = build_id_of(str(path))
+        if build_id is None:
+            raise BuildError(f"{path} has no GNU build-id note: it cannot identify its build")
+        binaries.append(Binary(build_id, file, source))
+    return replace(table, build=replace(table.build, binaries=tuple(sorted(binaries, key=lambda x: x.file))))
 
 
 def verify_all(todo: list[Job], out: Path) -> int:
@@ -205,6 +268,7 @@ def verify_all(todo: list[Job], out: Path) -> int:
             table = table_yaml.load(out / name)
             binary = job.dwarf() if job.dwarf else None
             inputs = verify.find_inputs(table, build=b, binary=binary)
+            inputs.binaries = [path for path, _, _ in (job.binaries() if job.binaries else [])]
             result = verify.verify(table, inputs, use_live=False)
         except OffsetsError as e:
             failed += 1
@@ -265,12 +329,12 @@ def _made(label: str, old_rows: dict, check: bool) -> tuple[str, Table, str, Opt
     """The job `label`'s table (name, table, YAML text) and its verification record: the old row's if
     it verified these very bytes, else a new one (none with `check`: nothing is verified then)."""
     job = next(j for j in jobs() if j.label == label)
-    table, b, binary = make(job, scanner.ScanOptions(progress=None))
+    table, b, binary, binaries = make(job, scanner.ScanOptions(progress=None))
     name = f"{table.build.table_name}.yaml"
     text = table_yaml.dumps(table)
     rec = verified.reusable(old_rows.get(name), text)
     if rec is None and not check:   # never written unverified
-        result = verified.check(table, b, binary)
+        result = verified.check(table, b, binary, binaries)
         rec = verified.record(result, text)
         say(f"    {name}: verified: {'; '.join(c.line() for c in result.checks)}")
     return name, table, text, rec

@@ -1,0 +1,228 @@
+"""ELF files with the standard library only: the header, segments, GNU build-id, symbols, and the
+bytes of a virtual address as the file holds them.
+
+Profilers run this inside their own environments, so it needs neither pyelftools nor a compiler.
+Only what identifying a CPython and reading its memory needs is read, and every count and offset
+taken from the file is checked against the file's size before it is used (a damaged or hostile
+file is an `ElfError`, never a huge read).
+"""
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from typing import Optional
+
+from ..errors import OffsetsError
+
+#: ELF machine numbers -> the triple tables name that CPU by (`layout/identity`'s words).
+MACHINES = {62: "x86_64-linux-gnu", 183: "aarch64-linux-gnu", 3: "i686-linux-gnu"}
+PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
+SHT_SYMTAB, SHT_DYNSYM = 2, 11
+NT_GNU_BUILD_ID = 3
+#: A function every CPython's interpreter binary defines (the executable, or its libpython), and no
+#: other binary does: how the binary holding the interpreter is told from the others.
+INTERPRETER_SYMBOL = "Py_Initialize"
+#: The most of a file read for symbols (a debug libpython's .symtab is a few MB).
+MAX_TABLE_BYTES = 64 << 20
+
+
+class ElfError(OffsetsError):
+    """A file is not an ELF this reader understands, or is damaged."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A PT_LOAD segment: file bytes [offset, offset+filesz) at [vaddr, vaddr+memsz)."""
+
+    offset: int
+    vaddr: int
+    filesz: int
+    memsz: int
+    flags: int
+
+
+@dataclass(frozen=True)
+class Symbol:
+    name: str
+    value: int
+    size: int
+    kind: int       # STT_OBJECT 1, STT_FUNC 2, ...
+    defined: bool
+
+
+class Elf:
+    """One ELF file, read on demand. `path` is only for messages when `f` (an open binary file) is given."""
+
+    def __init__(self, path: str, f=None) -> None:
+        self.path = path
+        self._f = f if f is not None else open(path, "rb")
+        self._owned = f is None
+        try:
+            self.size = os.fstat(self._f.fileno()).st_size
+            self._header()
+        except BaseException:
+            self.close()
+            raise
+        self._symbols: Optional[dict] = None
+
+    def close(self) -> None:
+        if self._owned:
+            self._f.close()
+
+    def __enter__(self) -> "Elf":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ raw reads
+    def read(self, offset: int, n: int) -> bytes:
+        if offset < 0 or n < 0 or offset + n > self.size:
+            raise ElfError(f"{self.path}: {n} bytes at file offset {offset:#x} lie outside the file ({self.size} bytes)")
+        self._f.seek(offset)
+        data = self._f.read(n)
+        if len(data) != n:
+            raise ElfError(f"{self.path}: short read at {offset:#x}")
+        return data
+
+    def _header(self) -> None:
+        ident = self.read(0, 16) if self.size >= 16 else b""
+        if ident[:4] != b"\x7fELF":
+            raise ElfError(f"{self.path} is not an ELF file")
+        if ident[4] not in (1, 2) or ident[5] not in (1, 2):
+            raise ElfError(f"{self.path}: unknown ELF class {ident[4]} or data encoding {ident[5]}")
+        self.bits = 64 if ident[4] == 2 else 32
+        self.pointer_size = self.bits // 8
+        self.endian = "<" if ident[5] == 1 else ">"
+        self.byteorder = "little" if ident[5] == 1 else "big"
+        e = self.endian
+        if self.bits == 64:
+            (self.type, self.machine, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum,
+             shstrndx) = struct.unpack(e + "HHIQQQIHHHHHH", self.read(16, 48))
+        else:
+            (self.type, self.machine, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum,
+             shstrndx) = struct.unpack(e + "HHIIIIIHHHHHH", self.read(16, 36))
+        self.segments, self.notes_at = [], []
+        self.dynamic = None
+        pfmt = e + ("IIQQQQQQ" if self.bits == 64 else "IIIIIIII")
+        if phnum and phentsize < struct.calcsize(pfmt):
+            raise ElfError(f"{self.path}: program headers of {phentsize} bytes are too small")
+        for i in range(phnum):
+            raw = struct.unpack(pfmt, self.read(phoff + i * phentsize, struct.calcsize(pfmt)))
+            if self.bits == 64:
+                ptype, flags, offset, vaddr, _, filesz, memsz, _ = raw
+            else:
+                ptype, offset, vaddr, _, filesz, memsz, flags, _ = raw
+            if ptype == PT_LOAD:
+                self.segments.append(Segment(offset, vaddr, filesz, memsz, flags))
+            elif ptype == PT_NOTE:
+                self.notes_at.append((offset, filesz))
+            elif ptype == PT_DYNAMIC:
+                self.dynamic = (offset, filesz)
+        self.sections = []
+        sfmt = e + ("IIQQQQIIQQ" if self.bits == 64 else "IIIIIIIIII")
+        if shnum and shoff and shentsize >= struct.calcsize(sfmt) and shoff + shnum * shentsize <= self.size:
+            for i in range(shnum):
+                name, stype, _, addr, offset, size, link, _, _, entsize = \
+                    struct.unpack(sfmt, self.read(shoff + i * shentsize, struct.calcsize(sfmt)))
+                self.sections.append((stype, offset, size, link, entsize, addr))
+
+    @property
+    def triple(self) -> Optional[str]:
+        """The target triple tables use for this CPU (None: a CPU no table is made for)."""
+        return MACHINES.get(self.machine)
+
+    # ------------------------------------------------------------------ the GNU build-id
+    def build_id(self) -> Optional[str]:
+        """The GNU build-id (hex), from the PT_NOTE segments (present in stripped files too)."""
+        e = self.endian
+        for offset, size in self.notes_at:
+            if size > 1 << 20:
+                continue
+            data, at = self.read(offset, size), 0
+            while at + 12 <= len(data):
+                namesz, descsz, ntype = struct.unpack_from(e + "III", data, at)
+                name_end = at + 12 + namesz
+                desc = (name_end + 3) & ~3
+                if desc + descsz > len(data):
+                    break
+                if ntype == NT_GNU_BUILD_ID and data[at + 12:name_end].rstrip(b"\0") == b"GNU":
+                    return data[desc:desc + descsz].hex()
+                at = (desc + descsz + 3) & ~3
+        return None
+
+    # ------------------------------------------------------------------ symbols
+    def symbols(self) -> dict:
+        """name -> Symbol, of .dynsym and (when the file has one) .symtab; a defined symbol wins."""
+        if self._symbols is None:
+            found: dict = {}
+            for stype in (SHT_DYNSYM, SHT_SYMTAB):
+                for sec in self.sections:
+                    if sec[0] == stype:
+                        self._read_symtab(sec, found)
+            self._symbols = found
+        return self._symbols
+
+    def _read_symtab(self, sec: tuple, found: dict) -> None:
+        _, offset, size, link, entsize, _ = sec
+        if not 0 <= link < len(self.sections):
+            return
+        str_off, str_size = self.sections[link][1], self.sections[link][2]
+        if size > MAX_TABLE_BYTES or str_size > MAX_TABLE_BYTES:
+            raise ElfError(f"{self.path}: a symbol table of {size} bytes is larger than this reader takes")
+        fmt = self.endian + ("IBBHQQ" if self.bits == 64 else "IIIBBH")
+        width = struct.calcsize(fmt)
+        if entsize < width:
+            return
+        data, names = self.read(offset, size), self.read(str_off, str_size)
+        for at in range(0, len(data) - width + 1, entsize):
+            raw = struct.unpack_from(fmt, data, at)
+            if self.bits == 64:
+                name_off, info, _, shndx, value, sym_size = raw
+            else:
+                name_off, value, sym_size, info, _, shndx = raw
+            if not name_off or name_off >= len(names):
+                continue
+            end = names.find(b"\0", name_off)
+            name = names[name_off:end if end >= 0 else len(names)].decode("ascii", "replace")
+            sym = Symbol(name, value, sym_size, info & 0xF, shndx != 0)
+            old = found.get(name)
+            if old is None or (sym.defined and not old.defined):
+                found[name] = sym
+
+    def symbol(self, name: str) -> Optional[Symbol]:
+        """The defined symbol `name`, or None."""
+        s = self.symbols().get(name)
+        return s if s is not None and s.defined else None
+
+    # ------------------------------------------------------------------ bytes at virtual addresses
+    def file_bytes(self, vaddr: int, n: int) -> Optional[bytes]:
+        """The `n` bytes the file gives the image at `vaddr` (zeros past a segment's file part: .bss),
+        or None when `vaddr` is in no segment. Pointers in them are not relocated."""
+        for s in self.segments:
+            if s.vaddr <= vaddr and vaddr + n <= s.vaddr + s.memsz:
+                start = vaddr - s.vaddr
+                have = max(0, min(n, s.filesz - start))
+                return (self.read(s.offset + start, have) if have else b"") + b"\0" * (n - have)
+        return None
+
+    def first_vaddr(self) -> int:
+        """The lowest address the file's segments load at (0 for a shared object or a PIE)."""
+        return min((s.vaddr for s in self.segments), default=0) & ~0xFFF
+
+    def rodata_strings(self, pattern) -> list:
+        """Every match of the compiled bytes regex `pattern` in the file's read-only loaded segments
+        (flags without PF_W), as bytes; for version strings."""
+        out = []
+        for s in self.segments:
+            if s.flags & 2 or s.filesz > MAX_TABLE_BYTES * 2:
+                continue
+            out += pattern.findall(self.read(s.offset, s.filesz))
+        return out
+
+
+def build_id_of(path: str) -> Optional[str]:
+    """The GNU build-id of the ELF file at `path` (hex), or None when it has none."""
+    with Elf(path) as f:
+        return f.build_id()
