@@ -53,6 +53,31 @@ class NoMatchingTable(OffsetsError):
     """No shipped table matches the running interpreter."""
 
 
+class ProcessError(OffsetsError):
+    """Another process cannot be read (offsets.remote): the base of the errors below."""
+
+
+class NoSuchProcess(ProcessError):
+    """No process has that id (it never existed, or has exited)."""
+
+
+class ProcessExited(NoSuchProcess):
+    """The process exited while it was being read."""
+
+
+class NotPermitted(ProcessError):
+    """This user may not read that process's memory (another user, the ptrace scope, a container)."""
+
+
+class NotPython(ProcessError):
+    """The process (or file) holds no CPython interpreter."""
+
+
+class RemoteReadError(ProcessError):
+    """An address of the process could not be read: it changed while being read, or the table does
+    not describe it."""
+
+
 class UnknownNameError(OffsetsError, KeyError):
     """A struct or field name the table does not know; carries the closest known names."""
 

@@ -96,7 +96,7 @@ def test_every_module_lives_in_its_stage():
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert top == ["__init__.py", "__main__.py", "atomic_write.py", "cache_lock.py", "data_cache.py", "errors.py"]
     stages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
-    assert stages == ["check", "cli", "drift", "layout", "remote", "runtime", "scan", "tools"]
+    assert stages == ["check", "cli", "drift", "export", "layout", "remote", "runtime", "scan", "tools"]
 
 
 def test_every_import_inside_the_package_names_a_module_that_exists():

@@ -52,3 +52,40 @@ def binary_check(table, path: Path):
                          f"{MIN_COMPARED}): not enough to vouch for it")
     return Check(f"binary {path.name}", f"{path.name} (build-id {build_id})", len(structs), compared, tuple(mismatches),
                  unit="values of its type objects, Py_Version and _Py_DebugOffsets")
+
+
+def with_binaries(table, found: list):
+    """`table` recording the build-id of each binary (path, file, source) of `found`."""
+    from dataclasses import replace
+
+    from ..layout.model import Binary
+    from ..remote.elf import build_id_of
+
+    binaries = []
+    for path, file, source in found:
+        build_id = build_id_of(str(path))
+        if build_id is None:
+            raise BuildError(f"{path} has no GNU build-id note: it cannot identify its build")
+        binaries.append(Binary(build_id, file, source))
+    return replace(table, build=replace(table.build, binaries=tuple(sorted(binaries, key=lambda x: x.file))))
+
+
+def interpreter_binaries(prefix: Path, minor: str) -> list:
+    """The interpreter binaries installed in `prefix` (its executables and libpythons that define
+    Py_Initialize), as (path, file relative to the prefix)."""
+    import glob
+
+    found = []
+    for pattern in (f"bin/python{minor}*", f"lib/libpython{minor}*.so*", f"lib/*/libpython{minor}*.so*"):
+        for path in sorted(glob.glob(str(prefix / pattern))):
+            real = Path(path)
+            if real.is_symlink() or not real.is_file() or path.endswith("-config"):
+                continue
+            try:
+                with Elf(path) as elf:
+                    if elf.symbol(INTERPRETER_SYMBOL) is None:
+                        continue
+            except (OSError, ElfError):
+                continue
+            found.append((real, str(real.relative_to(prefix))))
+    return found

@@ -13,7 +13,8 @@ from pathlib import Path
 from ..errors import OffsetsError
 
 #: Modules that add subcommands: each has `register(subparsers)` and sets `func` on its parser.
-COMMAND_MODULES = ("offsets.cli.scan", "offsets.cli.drift", "offsets.cli.verify")
+COMMAND_MODULES = ("offsets.cli.scan", "offsets.cli.drift", "offsets.cli.verify", "offsets.cli.remote",
+                   "offsets.cli.export")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):

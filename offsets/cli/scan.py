@@ -142,6 +142,9 @@ def run_scan(args) -> int:
               + (f", {len(table.skipped)} skipped" if table.skipped else "")
               + (f", {len(table.conflicts)} conflicting definitions" if table.conflicts else ""))
     if args.install:
+        table = own_binaries(table, args)
+        if table.build.binaries:
+            say(f"the table records the build-id of {', '.join(x.file for x in table.build.binaries)}")
         path = install(table, args.tables)
         say(f"installed {path}: {counts}")
         if not args.output:
@@ -149,6 +152,29 @@ def run_scan(args) -> int:
     table_yaml.write(table, out)
     say(f"{'stdout' if out == '-' else out}: {counts}")
     return 0
+
+
+def own_binaries(table, args):
+    """An own table records the build-id of the interpreter binaries it was made for (`offsets
+    identify` then knows a process of that build exactly): with --prefix, the interpreter binaries
+    installed in it; with --python, that interpreter's libpython or executable."""
+    from ..check.binary import interpreter_binaries, with_binaries
+
+    if args.prefix:
+        prefix = Path(args.prefix)
+        found = interpreter_binaries(prefix, table.build.minor)
+    elif not (args.source and args.pyconfig):
+        from ..check.verify import code_binary
+        from ..scan.build_inputs import describe
+
+        info = describe(args.python or sys.executable)
+        binary = code_binary(info)
+        if binary is None:
+            return table
+        found = [(binary, binary.name)]
+    else:
+        return table
+    return with_binaries(table, [(path, file, "offsets scan --install") for path, file in found])
 
 
 def install(table, tables=None) -> Path:

@@ -188,9 +188,10 @@ def layout_defines(cflags, header_texts):
     return {k: v for k, v in sorted(core_defines(cflags).items()) if k in tested}
 
 
-def real_pyconfig(include_dir):
+def real_pyconfig(include_dir, multiarch=None):
     """The pyconfig.h that applies, following Debian's multiarch forwarder
-    (`#include <x86_64-linux-gnu/python3.13/pyconfig.h>`) for this interpreter's multiarch."""
+    (`#include <x86_64-linux-gnu/python3.13/pyconfig.h>`) for `multiarch` (default: this
+    interpreter's)."""
     path = os.path.join(include_dir, "pyconfig.h")
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -199,9 +200,11 @@ def real_pyconfig(include_dir):
         return None
     if "SIZEOF_VOID_P" in text:
         return path
-    import sysconfig
+    if multiarch is None:
+        import sysconfig
 
-    arch = sysconfig.get_config_var("MULTIARCH") or ""
+        multiarch = sysconfig.get_config_var("MULTIARCH")
+    arch = multiarch or ""
     forwarded = os.path.join(os.path.dirname(include_dir), arch, os.path.basename(include_dir), "pyconfig.h")
     return forwarded if arch and os.path.isfile(forwarded) else path
 
@@ -221,13 +224,14 @@ def cache_dir():
     return os.path.join(home, ".cache", "offsets")
 
 
-def installed_inputs(include_dir, cflags):
+def installed_inputs(include_dir, cflags, multiarch=None):
     """The layout inputs of installed headers: {pyconfig_h, headers, defines}, or None when the
-    directory has no headers. Hashing ~300 headers takes tens of milliseconds, so the result is
+    directory has no headers (`multiarch`: the build's, for Debian's forwarding pyconfig.h; default
+    this interpreter's). Hashing ~300 headers takes tens of milliseconds, so the result is
     kept in the cache, keyed by every file's name, size, mtime and ctime (any change is a miss)."""
     stats = header_stats(include_dir)
     files = [p for p, _ in stats]
-    pyconfig = real_pyconfig(include_dir)
+    pyconfig = real_pyconfig(include_dir, multiarch)
     if pyconfig is None or not os.path.isfile(os.path.join(include_dir, "Python.h")):
         return None
     stamp = sha256(repr((DIGESTS_REVISION, cflags)).encode())
@@ -264,13 +268,16 @@ def installed_inputs(include_dir, cflags):
 
 
 # ---------------------------------------------------------------- the vendor
-def vendor_evidence(prefix, minor):
+def vendor_evidence(prefix, minor, root=None):
     """(vendor, evidence) for the build installed at `prefix`, or (None, why not) when no
     distributor claims it. Debian (and Ubuntu) record the package version in the changelog beside
     the prefix (`share/doc/libpython3.X-minimal/changelog.Debian.gz`) and in dpkg's database; a
-    build that neither knows is taken as upstream, and only its digests can make it exact."""
+    build that neither knows is taken as upstream, and only its digests can make it exact. With
+    `root` (another process's `/proc/PID/root`), `prefix` is as that process sees it and every
+    record is read under `root`."""
+    base = (root or "") + prefix
     for package in ("libpython%s-minimal" % minor, "python%s-minimal" % minor, "libpython%s" % minor):
-        path = os.path.join(prefix, "share", "doc", package, "changelog.Debian.gz")
+        path = os.path.join(base, "share", "doc", package, "changelog.Debian.gz")
         if not os.path.isfile(path):
             continue
         import gzip
@@ -284,22 +291,23 @@ def vendor_evidence(prefix, minor):
         m = re.match(r"^\S+ \(([^)]+)\)", first)
         if m:
             return "%s %s" % (_distributor_of(m.group(1)), m.group(1)), path
-    if os.path.realpath(prefix) == "/usr":
-        version = _dpkg_version("libpython%s-minimal" % minor)
+    if (os.path.normpath(prefix) if root else os.path.realpath(prefix)) == "/usr":
+        status = (root or "") + "/var/lib/dpkg/status"
+        version = _dpkg_version("libpython%s-minimal" % minor, status)
         if version:
-            return "%s %s" % (_distributor_of(version), version), "/var/lib/dpkg/status"
-    return None, "no distributor's package record beside %s" % prefix
+            return "%s %s" % (_distributor_of(version), version), status
+    return None, "no distributor's package record beside %s" % base
 
 
 def _distributor_of(package_version):
     return "ubuntu" if "ubuntu" in package_version else "debian"
 
 
-def _dpkg_version(package):
+def _dpkg_version(package, status="/var/lib/dpkg/status"):
     import re
 
     try:
-        with open("/var/lib/dpkg/status", encoding="utf-8", errors="replace") as f:
+        with open(status, encoding="utf-8", errors="replace") as f:
             text = f.read()
     except OSError:
         return None

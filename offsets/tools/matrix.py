@@ -235,25 +235,11 @@ def make(job: Job, opts: scanner.ScanOptions) -> tuple[Table, build.BuildInputs,
 
         table, compared = dwarf.checked_fill(table, binary)
         say(f"{job.label}: DWARF of {binary.name} agrees on {compared} fields; .c structs filled from it")
+    from ..check.binary import with_binaries
+
     found = job.binaries() if job.binaries else []
     table = with_binaries(table, found)
     return table, b, binary, [path for path, _, _ in found]
-
-
-def with_binaries(table: Table, found: list) -> Table:
-    """`table` recording the build-id of each binary (path, file, source) of `found`."""
-    from dataclasses import replace
-
-    from ..layout.model import Binary
-    from ..remote.elf import build_id_of
-
-    binaries = []
-    for path, file, source in found:
-        build_id = build_id_of(str(path))
-        if build_id is None:
-            raise BuildError(f"{path} has no GNU build-id note: it cannot identify its build")
-        binaries.append(Binary(build_id, file, source))
-    return replace(table, build=replace(table.build, binaries=tuple(sorted(binaries, key=lambda x: x.file))))
 
 
 def verify_all(todo: list[Job], out: Path) -> int:

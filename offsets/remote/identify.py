@@ -1,0 +1,275 @@
+"""Which CPython build a process runs, or a binary is: read from the binary itself, never from a
+version string someone typed.
+
+- **The binary**: of the files the process maps (`/proc/PID/maps`, read through `/proc/PID/root`,
+  so containers work), the one that defines `Py_Initialize`: the executable, a `libpython`, or the
+  program a dynamic loader started (`ld-linux ... python3.14`: `/proc/PID/exe` is then the loader).
+- **Its GNU build-id**, the strongest identity there is (`elf.py`).
+- **The version**: `Py_Version` (3.11+) in the binary; before 3.11, the text `Py_GetVersion()` wrote
+  into the binary's data at start-up (`3.10.13 (main, ...`), read in the process; for a bare file,
+  `patchlevel.h` of its installed headers or its distributor's package version.
+- **Free-threaded and debug**, from what the binary defines: `_Py_MergeZeroLocalRefcount` only
+  exists with `Py_GIL_DISABLED`, `_Py_NegativeRefcount` with `Py_REF_DEBUG` (which only
+  `--with-pydebug` turns on, with `Py_DEBUG`), `_Py_PrintReferences` with `Py_TRACE_REFS`, the
+  statistics functions with `Py_STATS`.
+- **CPU and pointer size**: the ELF header.
+- **Installed beside it** (`installed.py`): prefix, header digests, the core's defines, the vendor.
+
+`choose.py` then picks the table and says how it is earned.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..errors import NotPython, ProcessError
+from ..layout import identity
+from . import anchors, installed, procfs
+from .elf import INTERPRETER_SYMBOL, Elf, ElfError
+
+#: Symbols only a build with the flag defines (object.c, specialize.c, the free-threaded refcounting).
+FLAG_SYMBOLS = {
+    "Py_GIL_DISABLED": ("_Py_MergeZeroLocalRefcount",),
+    "Py_REF_DEBUG": ("_Py_NegativeRefcount",),
+    "Py_TRACE_REFS": ("_Py_PrintReferences",),
+    "Py_STATS": ("_Py_StatsClear", "_Py_PrintSpecializationStats", "_py_stats_struct"),
+}
+#: What a reader needs the address of: the runtime, and the type objects it checks objects against.
+NEEDED_SYMBOLS = ("_PyRuntime", "PyCode_Type", "PyUnicode_Type", "PyBytes_Type", "PyDict_Type", "PyGen_Type",
+                  "PyCoro_Type") + tuple(anchors.TYPE_SYMBOLS.values())
+#: Files that look like an interpreter binary are looked at first.
+LIKELY = re.compile(r"(?:lib)?python\d")
+#: `Py_GetVersion()`'s text: the version, a space, the build info in parentheses.
+VERSION_TEXT = re.compile(rb"(?<![0-9.])(3\.(\d{1,2})\.\d{1,3}(?:(?:a|b|rc)\d{1,2})?\+?) \(")
+#: The most of a binary's writable data searched for that text.
+MAX_DATA_SEARCH = 32 << 20
+
+
+@dataclass
+class Identity:
+    """A build as read from its binary (and, for a process, its memory)."""
+
+    binary: str                   # as the process sees it (or the file given)
+    build_id: Optional[str]
+    version: Optional[str]
+    hexversion: Optional[int]
+    version_from: str
+    config: dict
+    triple: Optional[str]
+    pointer_size: int
+    byteorder: str
+    pid: Optional[int] = None
+    root: str = ""
+    bias: int = 0                 # where the binary is loaded in the process (0 for a file)
+    prefix: Optional[str] = None
+    include: Optional[str] = None
+    inputs: Optional[dict] = None
+    vendor: Optional[str] = None
+    vendor_evidence: str = ""
+    #: addresses (in the process; in the file for a binary) of what the binary exports that a
+    #: reader needs: `_PyRuntime`, the type objects (NEEDED_SYMBOLS)
+    symbols: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+
+    @property
+    def minor(self) -> Optional[str]:
+        return None if self.version is None else ".".join(self.version.split(".")[:2])
+
+    def me(self) -> dict:
+        """This build in the terms `runtime.earning.earning` compares a table's build with."""
+        return {"version": self.version, "hexversion": self.hexversion, "config": self.config, "triple": self.triple,
+                "pointer_size": self.pointer_size, "vendor": self.vendor, "inputs": self.inputs}
+
+    def keys(self) -> dict:
+        """The JSON keys `offsets identify --json` prints for the build (choose.py adds the table)."""
+        return {"pid": self.pid, "binary": self.binary, "build_id": self.build_id, "version": self.version,
+                "hexversion": None if self.hexversion is None else f"{self.hexversion:#010x}",
+                "version_from": self.version_from, "free_threaded": bool(self.config.get("Py_GIL_DISABLED")),
+                "debug": bool(self.config.get("Py_DEBUG")), "config": dict(self.config),
+                "target": self.triple, "pointer_size": self.pointer_size, "vendor": self.vendor or identity.UPSTREAM,
+                "vendor_evidence": self.vendor_evidence, "prefix": self.prefix, "headers": self.include}
+
+
+def hexversion_of(version: str) -> int:
+    """`3.13.0rc1` -> 0x030d00c1, as patchlevel.h spells PY_VERSION_HEX."""
+    m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)(?:(a|b|rc)(\d+))?\+?", version)
+    if m is None:
+        raise ValueError(version)
+    level = {"a": 0xA, "b": 0xB, "rc": 0xC, None: 0xF}[m.group(4)]
+    return (int(m.group(1)) << 24) | (int(m.group(2)) << 16) | (int(m.group(3)) << 8) | (level << 4) | int(m.group(5) or 0)
+
+
+def version_of_hex(h: int) -> str:
+    level = {0xA: "a", 0xB: "b", 0xC: "rc"}.get((h >> 4) & 0xF)
+    return f"{h >> 24}.{(h >> 16) & 0xFF}.{(h >> 8) & 0xFF}" + (f"{level}{h & 0xF}" if level else "")
+
+
+def config_of(elf: Elf) -> dict:
+    """The layout flags the binary's own symbols show (FLAG_SYMBOLS); Py_DEBUG with Py_REF_DEBUG."""
+    found = {flag: any(elf.symbol(s) is not None for s in names) for flag, names in FLAG_SYMBOLS.items()}
+    found["Py_DEBUG"] = found["Py_REF_DEBUG"]
+    return {f: found[f] for f in identity.LAYOUT_FLAGS}
+
+
+def _minor_from_name(path: str) -> Optional[str]:
+    m = re.search(r"python(3\.\d+)", os.path.basename(path))
+    return m.group(1) if m else None
+
+
+# ---------------------------------------------------------------------------------------------
+# the binary of a process
+
+
+@dataclass
+class Found:
+    """The mapped file holding the interpreter: its path as the process sees it, the open ELF, and
+    the address its lowest segment is loaded at minus the segment's own address (the load bias)."""
+
+    path: str
+    elf: Elf
+    bias: int
+    mappings: list
+    bss: list       # the anonymous mapping right after its last one: its .bss beyond the file's pages
+
+
+def interpreter_of(pid: int) -> Found:
+    """The mapped ELF of process `pid` that defines Py_Initialize (NotPython if none does)."""
+    maps = procfs.maps(pid)
+    by_file: dict = {}
+    for m in maps:
+        if m.is_file:
+            by_file.setdefault((m.path, m.inode), []).append(m)
+    order = sorted(by_file, key=lambda k: (not LIKELY.search(os.path.basename(k[0])), k[0]))
+    looked = 0
+    for key in order:
+        mappings = by_file[key]
+        first = min(mappings, key=lambda m: m.offset)
+        if first.offset != 0:
+            continue
+        try:
+            f = procfs.open_mapped(pid, first)
+        except ProcessError:
+            if not procfs.exists(pid):
+                raise
+            continue
+        try:
+            elf = Elf(root_path(pid, key[0]), f)
+        except (ElfError, OSError):
+            f.close()
+            continue
+        looked += 1
+        if elf.symbol(INTERPRETER_SYMBOL) is not None:
+            end = max(m.end for m in mappings)
+            bss = [m for m in maps if m.start == end and not m.path and m.inode == 0]
+            return Found(key[0], elf, first.start - elf.first_vaddr(), mappings, bss)
+        f.close()
+    raise NotPython(f"process {pid} ({procfs.name(pid)}) is not a Python process: none of the {looked} ELF files it "
+                    f"maps defines {INTERPRETER_SYMBOL}")
+
+
+def root_path(pid: int, path: str) -> str:
+    return procfs.root(pid) + path
+
+
+def _version_text(found: Found, memory, minor: Optional[str]) -> Optional[str]:
+    """The version at the start of `Py_GetVersion()`'s text in the binary's writable data (filled at
+    start-up), read in the process; the one of the binary's minor when its name says it."""
+    seen = set()
+    for m in found.mappings + found.bss:
+        if "w" not in m.perms or m.end - m.start > MAX_DATA_SEARCH:
+            continue
+        try:
+            data = memory.read(m.start, m.end - m.start)
+        except ProcessError:
+            continue
+        seen.update(v.decode() for v, mi in VERSION_TEXT.findall(data)
+                    if minor is None or f"3.{mi.decode()}" == minor)
+    return seen.pop() if len(seen) == 1 else None
+
+
+def _patchlevel(root: str, include: Optional[str]) -> Optional[str]:
+    if not include:
+        return None
+    try:
+        with open(root + os.path.join(include, "patchlevel.h"), encoding="utf-8", errors="replace") as f:
+            m = re.search(r'#define\s+PY_VERSION\s+"([^"]+)"', f.read())
+    except OSError:
+        return None
+    return m.group(1) if m else None
+
+
+def _identity(found_path: str, elf: Elf, pid: Optional[int], root: str, bias: int, version_text) -> Identity:
+    if elf.triple is None:
+        raise NotPython(f"{found_path}: a CPython for ELF machine {elf.machine}, which no table is made for")
+    config = config_of(elf)
+    version, source = None, ""
+    sym = elf.symbol("Py_Version")
+    if sym is not None and sym.size in (4, 8):
+        raw = elf.file_bytes(sym.value, sym.size)
+        if raw is not None:
+            version, source = version_of_hex(int.from_bytes(raw, elf.byteorder)), "Py_Version"
+    minor = _minor_from_name(found_path) or (None if version is None else version.rsplit(".", 1)[0])
+    if version is None and version_text is not None:
+        version = version_text(minor)
+        source = "Py_GetVersion() text in the process" if version else ""
+    ident = Identity(binary=found_path, build_id=elf.build_id(), version=version,
+                     hexversion=None if version is None else hexversion_of(version), version_from=source,
+                     config=config, triple=elf.triple, pointer_size=elf.pointer_size, byteorder=elf.byteorder,
+                     pid=pid, root=root, bias=bias)
+    for name in NEEDED_SYMBOLS:
+        sym = elf.symbol(name)
+        if sym is not None:
+            ident.symbols[name] = bias + sym.value
+    minor = minor or (None if version is None else ident.minor)
+    if minor is not None:
+        have = installed.describe(root, found_path, minor, config, elf.triple)
+        ident.prefix, ident.include, ident.inputs = have["prefix"], have["include"], have["inputs"]
+        ident.vendor, ident.vendor_evidence = have["vendor"], have["vendor_evidence"]
+        if version is None:
+            level = _patchlevel(root, ident.include)
+            pkg = re.match(r"\S+ (\d+\.\d+\.\d+(?:(?:a|b|rc)\d+)?)", ident.vendor or "")
+            version, source = (level, "patchlevel.h of its headers") if level else \
+                (pkg.group(1), "its package version") if pkg else (None, "")
+            if version:
+                ident.version, ident.hexversion, ident.version_from = version, hexversion_of(version), source
+    if ident.version is None:
+        ident.version_from = "not found (no Py_Version, no version text, no headers or package record)"
+    return ident
+
+
+def of_process(pid: int, memory=None) -> Identity:
+    """The build process `pid` runs (`memory`: a `memory.Memory` of it, opened here if not given)."""
+    from .memory import Memory
+
+    procfs.check_pid(pid)
+    if not procfs.exists(pid):
+        raise procfs.gone(pid, started=False)
+    found = interpreter_of(pid)
+    with found.elf:
+        mem = memory or Memory(pid, found.elf.byteorder, found.elf.pointer_size)
+        try:
+            return _identity(found.path, found.elf, pid, procfs.root(pid), found.bias,
+                             lambda minor: _version_text(found, mem, minor))
+        finally:
+            if memory is None:
+                mem.close()
+
+
+def of_binary(path: str) -> Identity:
+    """The build of the interpreter binary at `path` (an executable or a libpython)."""
+    real = os.path.realpath(path)
+    try:
+        elf = Elf(real)
+    except FileNotFoundError:
+        raise NotPython(f"{path}: no such file") from None
+    except (ElfError, OSError) as e:
+        raise NotPython(f"{path} is not an interpreter binary: {e}") from None
+    with elf:
+        if elf.symbol(INTERPRETER_SYMBOL) is None:
+            hint = ""
+            if re.search(r"python\d", os.path.basename(real)):
+                hint = " (with --enable-shared the interpreter is in its libpython: give that file)"
+            raise NotPython(f"{path} does not hold a CPython interpreter: it defines no {INTERPRETER_SYMBOL}{hint}")
+        return _identity(real, elf, None, "", 0, None)

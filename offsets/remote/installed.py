@@ -1,0 +1,102 @@
+"""What a build has installed beside its interpreter binary, read under a root (another process's
+`/proc/PID/root`, or `/` for a file): its prefix, its headers and their digests, its sysconfig data
+(the core's compile flags, its multiarch), its vendor's package records. The same inputs
+`identity.running()` computes for the running interpreter, for a build that cannot be asked.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from typing import Optional
+
+from ..layout import identity
+
+#: The most of a `_sysconfigdata_*.py` read (CPython's are 20 to 60 KB).
+MAX_SYSCONFIG_BYTES = 4 << 20
+
+
+def prefix_of(binary: str, minor: str, root: str = "") -> Optional[str]:
+    """The prefix of the build whose interpreter binary is `binary` (a path as its process sees it):
+    `PREFIX/bin/python3.X`, `PREFIX/lib/libpython3.X.so.1.0` or `PREFIX/lib/MULTIARCH/libpython...`;
+    None unless `PREFIX/lib/python3.X*` (the standard library) is there."""
+    d = os.path.dirname(binary)
+    candidates = [os.path.dirname(d)]
+    if os.path.basename(os.path.dirname(d)) == "lib":
+        candidates.append(os.path.dirname(os.path.dirname(d)))
+    for prefix in candidates:
+        lib = root + os.path.join(prefix, "lib")
+        try:
+            names = os.listdir(lib)
+        except OSError:
+            continue
+        if any(re.fullmatch(r"python%s[a-z]*" % re.escape(minor), n) for n in names):
+            return prefix
+    return None
+
+
+def abi_flags(minor: str, config: dict) -> str:
+    """The ABI flags of the build's file names: `t` free-threaded (3.13+), `d` debug, `m` pymalloc (to 3.7)."""
+    major_minor = tuple(int(x) for x in minor.split("."))
+    flags = ("t" if config.get("Py_GIL_DISABLED") else "") + ("d" if config.get("Py_DEBUG") else "")
+    return flags + ("m" if major_minor < (3, 8) else "")
+
+
+def sysconfig_vars(root: str, prefix: str, minor: str, abiflags: str, multiarch: str = "") -> dict:
+    """The build's `build_time_vars` (its `_sysconfigdata_ABIFLAGS_*.py`), read as a literal, never
+    run; {} when there is none."""
+    lib = root + os.path.join(prefix, "lib", "python" + minor + ("t" if "t" in abiflags else ""))
+    try:
+        names = sorted(n for n in os.listdir(lib) if n.startswith("_sysconfigdata_") and n.endswith(".py"))
+    except OSError:
+        return {}
+    want = "_sysconfigdata_%s_" % abiflags.replace("m", "").replace("t", "")
+    picks = [n for n in names if n.startswith(want) and (not multiarch or multiarch in n)] or \
+        [n for n in names if n.startswith(want)]
+    for name in picks:
+        try:
+            with open(os.path.join(lib, name), "rb") as f:
+                text = f.read(MAX_SYSCONFIG_BYTES).decode("utf-8", "replace")
+            tree = ast.parse(text)
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "build_time_vars" for t in node.targets):
+                try:
+                    found = ast.literal_eval(node.value)
+                except ValueError:
+                    continue
+                if isinstance(found, dict):
+                    return found
+    return {}
+
+
+def include_dir(root: str, prefix: str, minor: str, abiflags: str) -> Optional[str]:
+    """The build's include directory under `root` when it holds `Python.h`, else None."""
+    for flags in (abiflags, abiflags.replace("m", "")):
+        d = root + os.path.join(prefix, "include", "python" + minor + flags)
+        if os.path.isfile(os.path.join(d, "Python.h")):
+            return d
+    return None
+
+
+def describe(root: str, binary: str, minor: str, config: dict, triple: str) -> dict:
+    """What is installed beside `binary` under `root`: {prefix, include, inputs, vendor,
+    vendor_evidence}, each None where there is nothing."""
+    out = {"prefix": None, "include": None, "inputs": None, "vendor": None,
+           "vendor_evidence": "the binary lies in no prefix with a standard library beside it"}
+    prefix = prefix_of(binary, minor, root)
+    if prefix is None:
+        return out
+    out["prefix"] = prefix
+    out["vendor"], out["vendor_evidence"] = identity.vendor_evidence(prefix, minor, root=root)
+    flags = abi_flags(minor, config)
+    include = include_dir(root, prefix, minor, flags)
+    if include is None:
+        return out
+    v = sysconfig_vars(root, prefix, minor, flags, triple)
+    multiarch = v.get("MULTIARCH") or triple
+    cflags = " ".join(x for x in (v.get("PY_CORE_CFLAGS"), v.get("CFLAGS_NODIST")) if x)
+    out["include"] = include[len(root):] if root and include.startswith(root) else include
+    out["inputs"] = identity.installed_inputs(include, cflags, multiarch)
+    return out

@@ -1,0 +1,55 @@
+"""A running CPython with parked threads and its own record of their stacks (fixtures/parked.py),
+for the tests and proofs of `offsets stack` and `offsets identify`, and for `make bench`."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+PARKED = Path(__file__).resolve().parent / "fixtures" / "parked.py"
+
+
+class Parked:
+    """`python fixtures/parked.py` started, waited for until every thread is parked and recorded."""
+
+    def __init__(self, python, tmp: Path, depth: int = 300, env: dict = None, timeout: float = 120) -> None:
+        tmp.mkdir(parents=True, exist_ok=True)
+        self.record_path = tmp / f"record-{os.getpid()}-{time.monotonic_ns()}.json"
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "OFFSETS_"))}
+        self.proc = subprocess.Popen([str(python), str(PARKED), str(self.record_path), str(depth)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env={**clean, **(env or {})})
+        self.pid = self.proc.pid
+        line = self.proc.stdout.readline()
+        if not line.startswith("ready "):
+            self.close()
+            raise RuntimeError(f"{python} {PARKED.name} did not get ready: {line!r} {self.proc.stderr.read()[-2000:]}")
+        self.threads = int(line.split()[1])
+        deadline = time.monotonic() + timeout
+        while len(os.listdir(f"/proc/{self.pid}/task")) != self.threads:    # the recorder thread ends
+            if time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError(f"{python}: the recorder thread did not end")
+            time.sleep(0.01)
+        #: thread id -> [[function, file, line], ...] innermost first, as the interpreter itself said
+        self.record = {int(k): [tuple(f) for f in v] for k, v in json.loads(self.record_path.read_text()).items()}
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            stream.close()
+
+    def __enter__(self) -> "Parked":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def stacks_of(doc: dict) -> dict:
+    """thread id -> [(function, file, line), ...] of `offsets stack --json`'s output."""
+    return {t["thread_id"]: [(f["function"], f["file"], f["line"]) for f in t["frames"]] for t in doc["threads"]}

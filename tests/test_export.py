@@ -1,0 +1,186 @@
+"""`offsets export` (issue 22): each language's output compiles without a warning and holds the
+numbers gcc's `offsetof`/`sizeof` give over the build's own headers (pyenv's CPython 3.13.0:
+headers installed, the table shipped); `--fields debug-offsets` holds what the running 3.13.0's
+own `_Py_DebugOffsets` says. A table with one number altered makes the compiled check fail.
+
+Truth: gcc over pyenv 3.13.0's headers, and that interpreter's `_PyRuntime.debug_offsets`.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, missing_input, pyenv_python
+from offsets.cli import main
+from offsets.export import export
+from offsets.layout import table_yaml
+
+TABLE = REPO / "generated" / "cpython-3.13.0-x86_64-linux-gnu.yaml"
+#: What a stack reader of 3.13 needs, as STRUCT.FIELD (a STRUCT alone: its size).
+FIELDS = ["PyThreadState.current_frame", "PyThreadState.interp", "PyThreadState.next", "PyThreadState.thread_id",
+          "_PyInterpreterFrame.previous", "_PyInterpreterFrame.f_executable", "_PyInterpreterFrame.instr_ptr",
+          "_PyInterpreterFrame.owner", "PyCodeObject.co_filename", "PyCodeObject.co_name",
+          "PyCodeObject.co_linetable", "PyCodeObject.co_firstlineno", "PyCodeObject.co_code_adaptive",
+          "PyASCIIObject.length", "PyASCIIObject", "_PyInterpreterFrame", "PyObject.ob_type"]
+HEADERS = ["Python.h", "internal/pycore_frame.h", "internal/pycore_runtime.h", "internal/pycore_interp.h"]
+
+
+@pytest.fixture(scope="module")
+def py313():
+    exe = pyenv_python("3.13")
+    if exe is None:
+        missing_input("pyenv has no CPython 3.13 (its headers are the truth here)")
+    return exe
+
+
+def gcc_truth(py313, tmp_path) -> dict:
+    """name -> (offset, size) of FIELDS, as gcc compiles them over 3.13.0's headers."""
+    include = py313.parent.parent / "include" / "python3.13"
+    lines = ["#define Py_BUILD_CORE 1"] + [f'#include "{h}"' for h in HEADERS] + \
+        ["#include <stdio.h>", "#include <stddef.h>", "int main(void) {"]
+    for name in FIELDS:
+        struct, _, path = name.partition(".")
+        if path:
+            lines.append(f'    printf("{name} %zu %zu\\n", offsetof({struct}, {path}), sizeof((({struct} *)0)->{path}));')
+        else:
+            lines.append(f'    printf("{name} 0 %zu\\n", sizeof({struct}));')
+    lines += ["    return 0;", "}"]
+    tmp_path.mkdir(exist_ok=True)
+    src = tmp_path / "truth.c"
+    src.write_text("\n".join(lines) + "\n")
+    subprocess.run(["gcc", "-std=c11", "-I", str(include), str(src), "-o", str(tmp_path / "truth")], check=True)
+    out = subprocess.run([str(tmp_path / "truth")], capture_output=True, text=True, check=True).stdout
+    return {n: (int(o), int(s)) for n, o, s in (line.split() for line in out.splitlines())}
+
+
+def member(name: str) -> tuple:
+    struct, _, path = name.partition(".")
+    return struct, path.replace(".", "__") if path else "size"
+
+
+def c_check(table, py313, tmp_path) -> subprocess.CompletedProcess:
+    """Compile (-Wall -Wextra -Werror) a program that includes the export and the real headers and
+    compares every exported item with offsetof/sizeof; its run."""
+    (tmp_path / "export.h").write_text(export([table], "c", ",".join(FIELDS)))
+    include = py313.parent.parent / "include" / "python3.13"
+    lines = ["#define Py_BUILD_CORE 1"] + [f'#include "{h}"' for h in HEADERS] + \
+        ['#include "export.h"', "#include <stdio.h>", "#include <stddef.h>", "int main(void) {", "    int bad = 0;",
+         "    const pyoffsets_layout *l = pyoffsets_by_hexversion(PY_VERSION_HEX);",
+         '    if (!l) { puts("no layout of this version"); return 2; }']
+    for name in FIELDS:
+        struct, m = member(name)
+        path = name.partition(".")[2]
+        want_o = f"offsetof({struct}, {path})" if path else "0"
+        want_s = f"sizeof((({struct} *)0)->{path})" if path else f"sizeof({struct})"
+        lines.append(f"    if (l->{struct}.{m}.offset != {want_o} || l->{struct}.{m}.size != {want_s}) "
+                     f'{{ printf("mismatch {name}: export %llu %llu\\n", (unsigned long long)l->{struct}.{m}.offset, '
+                     f"(unsigned long long)l->{struct}.{m}.size); bad = 1; }}")
+    lines += ["    return bad;", "}"]
+    (tmp_path / "check.c").write_text("\n".join(lines) + "\n")
+    subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", str(include), "-I", str(tmp_path),
+                    str(tmp_path / "check.c"), "-o", str(tmp_path / "check")], check=True, capture_output=True)
+    return subprocess.run([str(tmp_path / "check")], capture_output=True, text=True)
+
+
+def test_the_c_header_compiles_cleanly_and_holds_what_gcc_says(py313, tmp_path):
+    run = c_check(table_yaml.load(TABLE), py313, tmp_path)
+    assert run.returncode == 0, run.stdout
+
+
+def test_one_altered_number_fails_the_compiled_c_check(py313, tmp_path):
+    t = table_yaml.load(TABLE)
+    s = t.structs["_PyInterpreterFrame"]
+    fields = tuple(replace(f, offset=f.offset + 8) if f.path == "previous" else f for f in s.fields)
+    altered = replace(t, structs={**t.structs, "_PyInterpreterFrame": replace(s, fields=fields)})
+    run = c_check(altered, py313, tmp_path)
+    assert run.returncode == 1 and "mismatch _PyInterpreterFrame.previous" in run.stdout
+
+
+def test_rust_compiles_without_warnings_and_holds_what_gcc_says(py313, tmp_path):
+    if shutil.which("rustc") is None:
+        pytest.skip("rustc is not installed")
+    truth = gcc_truth(py313, tmp_path)
+    (tmp_path / "export.rs").write_text(export([table_yaml.load(TABLE)], "rust", ",".join(FIELDS)))
+    from offsets.export.lang_rust import snake
+
+    prints = [f'    println!("{n} {{}} {{}}", l.{snake(member(n)[0])}.{snake(member(n)[1])}.offset, '
+              f"l.{snake(member(n)[0])}.{snake(member(n)[1])}.size);" for n in FIELDS]
+    (tmp_path / "main.rs").write_text("mod export;\nfn main() {\n    let l = export::by_hexversion(0x030d00f0).next()"
+                                      ".unwrap();\n" + "\n".join(prints) + "\n}\n")
+    build = subprocess.run(["rustc", "--edition", "2021", "-D", "warnings", str(tmp_path / "main.rs"), "-o",
+                            str(tmp_path / "main")], capture_output=True, text=True, cwd=tmp_path)
+    assert build.returncode == 0, build.stderr
+    out = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, check=True).stdout
+    assert {n: (int(o), int(s)) for n, o, s in (line.split() for line in out.splitlines())} == truth
+
+
+def test_go_is_gofmt_formatted_vets_clean_and_holds_what_gcc_says(py313, tmp_path):
+    if shutil.which("go") is None or shutil.which("gofmt") is None:
+        pytest.skip("go is not installed")
+    truth = gcc_truth(py313, tmp_path / "gcc")
+    tmp_path = tmp_path / "go"
+    pkg = tmp_path / "pyoffsets"
+    pkg.mkdir(parents=True)
+    (pkg / "pyoffsets.go").write_text(export([table_yaml.load(TABLE)], "go", ",".join(FIELDS)))
+    assert subprocess.run(["gofmt", "-l", str(pkg)], capture_output=True, text=True, check=True).stdout == ""
+    from offsets.export.lang_go import exported
+
+    (tmp_path / "go.mod").write_text("module check\n\ngo 1.18\n")
+    prints = [f'\tfmt.Println("{n}", l.{exported(member(n)[0])}.{exported(member(n)[1])}.Offset, '
+              f"l.{exported(member(n)[0])}.{exported(member(n)[1])}.Size)" for n in FIELDS]
+    (tmp_path / "main.go").write_text('package main\n\nimport (\n\t"check/pyoffsets"\n\t"fmt"\n)\n\nfunc main() {\n'
+                                      "\tl := pyoffsets.ByHexversion(0x030d00f0)[0]\n" + "\n".join(prints) + "\n}\n")
+    env = {"GOCACHE": str(tmp_path / "gocache"), "GOPATH": str(tmp_path / "gopath"), "GOFLAGS": "-mod=mod",
+           "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(tmp_path)}
+    vet = subprocess.run(["go", "vet", "./..."], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert vet.returncode == 0, vet.stderr
+    out = subprocess.run(["go", "run", "."], capture_output=True, text=True, cwd=tmp_path, env=env, check=True).stdout
+    assert {n: (int(o), int(s)) for n, o, s in (line.split() for line in out.splitlines())} == truth
+
+
+def test_json_holds_what_gcc_says(py313, tmp_path, capsys):
+    truth = gcc_truth(py313, tmp_path)
+    assert main(["export", "--lang", "json", "--fields", ",".join(FIELDS), str(TABLE)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (lay,) = doc["layouts"]
+    assert lay["version"] == "3.13.0" and lay["hexversion"] == "0x030d00f0"
+    got = {n: tuple(lay["items"][".".join(member(n))].values()) for n in FIELDS}
+    assert got == truth
+
+
+def test_debug_offsets_export_is_what_the_running_interpreter_says(py313, capsys):
+    """Every `_Py_DebugOffsets` member the export fills for 3.13.0, against the bytes of that
+    interpreter's own `_PyRuntime.debug_offsets` (its first member), read with ctypes."""
+    assert main(["export", "--lang", "json", "cpython-3.13.0-x86_64-linux-gnu"]) == 0
+    (lay,) = json.loads(capsys.readouterr().out)["layouts"]
+    t = table_yaml.load(TABLE)
+    slots = {f.path: (f.offset, f.size) for f in t.structs["_Py_DebugOffsets"].fields if f.path.count(".") == 1}
+    code = ("import ctypes, json, sys\nbase = ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, '_PyRuntime'))\n"
+            "slots = json.loads(sys.argv[1])\n"
+            "print(json.dumps({k: int.from_bytes(ctypes.string_at(base + o, n), 'little') for k, (o, n) in slots.items()}))")
+    live = json.loads(subprocess.run([str(py313), "-c", code, json.dumps(slots)], capture_output=True, text=True,
+                                     check=True).stdout)
+    from offsets.runtime.live import debug_offsets
+
+    kinds = {name: meaning[0] for name, meaning in debug_offsets().items()}
+    compared = 0
+    for name, item in lay["items"].items():
+        if item is None or name not in live:
+            continue
+        assert (item["size"] if kinds[name] == "size" else item["offset"]) == live[name], name
+        compared += 1
+    assert compared >= 60     # the 3.13 members the table has (73 minus a few it lacks)
+
+
+def test_refusals_are_one_line(capsys):
+    assert main(["export", "--lang", "c", "cpython-9.9.9-x86_64-linux-gnu"]) == 2
+    assert main(["export", "--lang", "c", "--fields", "block@Modules/x.c.leftlink", str(TABLE)]) == 2
+    assert main(["export", str(TABLE)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3 and all(e.startswith("offsets: error: ") for e in err)
+    assert "NAME@FILE" in err[1] and "--lang" in err[2]
