@@ -54,6 +54,10 @@ $(VENV)/.test-installed: $(VENV)/.tools
 	@command -v aarch64-linux-gnu-g++ >/dev/null || [ "$$(uname -m)" != x86_64 ] || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends g++-aarch64-linux-gnu; } || \
 	  echo "no aarch64 cross g++: aarch64 headers will be checked as C++ with clang++ only"
+	@# Debian's Go compiles and vets the Go form of `offsets export` (tests/test_export.py; rustc comes with the machine)
+	@command -v go >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends golang-go; } || \
+	  echo "no go: the Go export will not be compiled"
 	@# Debian's chromium renders `offsets report` headless (tests/test_report.py)
 	@command -v chromium >/dev/null || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; } || \
@@ -82,7 +86,7 @@ prove: test-venv
 	  scripts/build-cpython 3.13.15 free-threaded && scripts/build-cpython 3.13.15 release && wait $$fetch
 	$(BIN)/python -m pytest -q -ra -s tests/prove
 
-bench: tools
+bench: test-venv
 	$(BIN)/python -m offsets.tools.bench
 
 # Regenerate generated/ (tables, index, C headers) and the package's compact tables; `--check`

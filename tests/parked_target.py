@@ -34,7 +34,10 @@ class Parked:
                 raise RuntimeError(f"{python}: the recorder thread did not end")
             time.sleep(0.01)
         #: thread id -> [[function, file, line], ...] innermost first, as the interpreter itself said
-        self.record = {int(k): [tuple(f) for f in v] for k, v in json.loads(self.record_path.read_text()).items()}
+        doc = json.loads(self.record_path.read_text())
+        self.record = {int(k): [tuple(f) for f in v["frames"]] for k, v in doc.items()}
+        #: thread id -> the kernel's id of the thread (what pystack names threads by)
+        self.natives = {int(k): v["native"] for k, v in doc.items()}
 
     def close(self) -> None:
         if self.proc.poll() is None:

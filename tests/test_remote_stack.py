@@ -193,3 +193,17 @@ def test_a_python_no_table_knows_is_told_how_to_make_its_table(targets, monkeypa
     assert f"offsets scan --prefix /proc/{t.pid}/root/" in err and "--install" in err
     assert main(["stack", "--pid", str(t.pid)]) == 2
     assert "no table fits CPython 3.9" in capsys.readouterr().err
+
+
+def test_proc_pid_mem_reads_the_same_where_process_vm_readv_is_missing(targets, monkeypatch):
+    """Some sandboxes filter process_vm_readv: /proc/PID/mem is read instead, with the same result."""
+    from offsets import remote
+    from offsets.remote import memory
+
+    t = targets["3.9"]
+    monkeypatch.setattr(memory, "_process_vm_readv", lambda: None)
+    with remote.attach(t.pid) as p:
+        assert p.memory._vm is None
+        got = {th.thread_id: [(f.function, f.file, f.line) for f in th.frames] for th in p.threads()}
+        assert p.memory._mem_fd is not None
+    assert got == t.record

@@ -96,7 +96,8 @@ def choose(ident, prove: Optional[Callable] = None, strict: bool = False, candid
     near = sorted((e for e in found if e["hexversion"] >> 16 == ident.hexversion >> 16 and
                    (identity.flag_set(e["config"]), e["triple"], e["pointer_size"]) ==
                    (identity.flag_set(ident.config), ident.triple, ident.pointer_size)),
-                  key=lambda e: (abs(e["hexversion"] - ident.hexversion), -e["hexversion"], e["name"]))
+                  key=lambda e: (abs(e["hexversion"] - ident.hexversion), (e.get("vendor") or identity.UPSTREAM) !=
+                                 (ident.vendor or identity.UPSTREAM), -e["hexversion"], e["name"]))
     failures = []
     if near and strict:
         failures.append("OFFSETS_STRICT allows exact tables only")

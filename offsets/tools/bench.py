@@ -1,6 +1,9 @@
 """`make bench`: the scanner's and the runtime's costs, each as a ratio to a floor measured in the
 same run (never an absolute time asserted anywhere).
 
+Other processes (`bench_remote`): `offsets identify` and one stack sample of a 50-frame thread, as
+ratios to pystack's dump of the same process.
+
 Scanner: one full build (headers plus a source tree: Debian's python3.11 3.11.2, fetched into the
 cache) scanned without cache, divided by libclang's bare parse of the same translation units with
 the same flags and the same parallelism (no walk); the same scan with every unit parsed whole (no
@@ -99,6 +102,9 @@ def main() -> int:
     from . import store_cost
 
     store_cost.main()
+    from . import bench_remote
+
+    bench_remote.main()
     try:
         from . import bench_runtime
     except ImportError:

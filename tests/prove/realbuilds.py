@@ -74,11 +74,13 @@ def sid_debug_root(minor: str) -> Path:
                          f"of tests/prove/realbuilds.py)") from None
 
 
-def sid_python(minor: str) -> Path:
-    """An executable that runs sid's python`minor` (a wrapper script in its root)."""
-    root = sid_root(minor)
-    exe = root / f"python{minor}"
-    text = _WRAPPER.format(minor=minor, multiarch=MULTIARCH)
+def sid_python(minor: str, debug: bool = False) -> Path:
+    """An executable that runs sid's python`minor` (`debug`: python`minor`d, in `sid_debug_root`), a
+    wrapper script in its root."""
+    root = sid_debug_root(minor) if debug else sid_root(minor)
+    name = minor + ("d" if debug else "")
+    exe = root / f"python{name}"
+    text = _WRAPPER.format(minor=name, multiarch=MULTIARCH)
     if not exe.is_file() or exe.read_text() != text:
         tmp = exe.with_suffix(".tmp")
         tmp.write_text(text)
@@ -104,9 +106,10 @@ def upstream_python(config: str, version: str = UPSTREAM_VERSION) -> Path:
 
 
 def interpreter(build: str) -> Path:
-    """The interpreter named `sid-3.X` (sid_python) or `upstream-VERSION-CONFIG` (upstream_python)."""
+    """The interpreter named `sid-3.X` or `sid-3.Xd` (sid_python) or `upstream-VERSION-CONFIG` (upstream_python)."""
     if build.startswith("sid-"):
-        return sid_python(build[len("sid-"):])
+        minor = build[len("sid-"):]
+        return sid_python(minor.rstrip("d"), debug=minor.endswith("d"))
     kind, version, config = build.split("-", 2)
     if kind != "upstream":
         raise ValueError(f"unknown build {build!r}: want sid-3.X or upstream-VERSION-CONFIG")
