@@ -80,8 +80,11 @@ def thread_states(r, interp: int) -> list:
 class Stack:
     """How to read the frames of one build (chosen once from what its table has)."""
 
-    def __init__(self, r, hexversion: int) -> None:
+    def __init__(self, r, hexversion: int, observe: bool = False) -> None:
         self.r, self.hexversion = r, hexversion
+        #: with `observe` (the proof): (owner, whether the frame lies inside a generator or coroutine
+        #: object) of every frame read, to check the owner constants against
+        self.observe, self.observed = observe, []
         if r.has("PyThreadState", "current_frame"):
             self.kind, self.hops = "interpreter", ("current_frame",)
         elif r.has("PyThreadState", "cframe") and r.has("_PyCFrame", "current_frame"):
@@ -158,6 +161,8 @@ class Stack:
     def _interpreter_frame(self, frame: int) -> Optional[Frame]:
         r = self.r
         owner = r.field(frame, "_PyInterpreterFrame", "owner")
+        if self.observe:
+            self.observed.append((owner, self._in_generator(frame)))
         if owner in self.skipped_owners:
             return None
         code = r.pointer(frame, "_PyInterpreterFrame", self.code_field)
@@ -172,6 +177,17 @@ class Stack:
             return None                         # not started yet (CPython's _PyFrame_IsIncomplete)
         line = linetable.line_of(self.hexversion, table, first, lasti * self.code_unit, self.code_unit)
         return Frame(name, file, None if line < 0 else line)
+
+    def _in_generator(self, frame: int) -> bool:
+        """Whether the frame is the one embedded in a generator, coroutine or async generator object
+        (`gi_iframe`): that object's type is one the binary exports."""
+        r = self.r
+        try:
+            at = frame - r.offset("PyGenObject", "gi_iframe")
+            kind = r.ob_type(at)
+        except (LookupError, RemoteReadError):
+            return False
+        return kind in {r.symbols.get(n) for n in ("PyGen_Type", "PyCoro_Type", "PyAsyncGen_Type")} - {None}
 
     def _bytecode(self, frame: int, code: int) -> int:
         """Where the frame's bytecode starts: the code object's own, or (free-threaded 3.14+) the
@@ -193,9 +209,9 @@ def thread_ids(r, tstate: int) -> tuple:
     return r.field(tstate, "PyThreadState", "thread_id"), native
 
 
-def all_threads(r, hexversion: int) -> list:
+def all_threads(r, hexversion: int, stack: "Stack" = None) -> list:
     """Every thread of every interpreter, with its frames."""
-    stack = Stack(r, hexversion)
+    stack = stack or Stack(r, hexversion)
     out = []
     for interp in interpreters(r):
         for ts in thread_states(r, interp):

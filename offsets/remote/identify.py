@@ -38,7 +38,7 @@ FLAG_SYMBOLS = {
 }
 #: What a reader needs the address of: the runtime, and the type objects it checks objects against.
 NEEDED_SYMBOLS = ("_PyRuntime", "PyCode_Type", "PyUnicode_Type", "PyBytes_Type", "PyDict_Type", "PyGen_Type",
-                  "PyCoro_Type") + tuple(anchors.TYPE_SYMBOLS.values())
+                  "PyCoro_Type", "PyAsyncGen_Type") + tuple(anchors.TYPE_SYMBOLS.values())
 #: Files that look like an interpreter binary are looked at first.
 LIKELY = re.compile(r"(?:lib)?python\d")
 #: `Py_GetVersion()`'s text: the version, a space, the build info in parentheses.

@@ -27,6 +27,7 @@ from .reader import Reader
 def check(table, memory, ident) -> Result:
     """Run every check the table allows against the process; never raises for a wrong table."""
     result = Result()
+    result.proven_constants = set()     # constants the check saw in the process (issue 20's)
     r = Reader(memory, table, ident.symbols)
 
     def expect(what: str, truth, got) -> None:
@@ -86,10 +87,18 @@ def check(table, memory, ident) -> Result:
                     expect("PyThreadState.native_thread_id is a thread of the process", True, native in tasks)
 
     def stacks():
-        found = frames.all_threads(r, ident.hexversion)
+        stack = frames.Stack(r, ident.hexversion, observe=True)
+        found = frames.all_threads(r, ident.hexversion, stack)
         n = sum(len(t.frames) for t in found)
         expect(f"{len(found)} threads' stacks read ({n} frames: code, str and bytes objects where expected)",
                True, n > 0)
+        generator = getattr(stack, "generator", None)
+        in_generators = {owner for owner, inside in stack.observed if inside}
+        if generator is not None and in_generators:
+            # the frames embedded in generator and coroutine objects are the ones their owner marks
+            expect("the owner of every frame inside a generator or coroutine object is FRAME_OWNED_BY_GENERATOR",
+                   {generator}, in_generators)
+            result.proven_constants.add("FRAME_OWNED_BY_GENERATOR")
 
     for what, fn in (("type objects", type_objects), ("_Py_DebugOffsets", debug_offsets),
                      ("interpreters and thread states", links), ("stacks", stacks)):
