@@ -68,8 +68,11 @@ def bench_one(minor: str) -> None:
     try:
         pid = str(proc.pid)
 
+        # as a user runs them: bytecode cached (a sandbox's PYTHONDONTWRITEBYTECODE would compile every run)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
         def run(*cmd):
-            subprocess.run(list(cmd), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(list(cmd), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
 
         floor = _best(lambda: run(pystack, "remote", pid, "--no-block"))
         spy = _tool("py-spy")
