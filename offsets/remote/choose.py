@@ -33,7 +33,7 @@ class Choice:
 
     table: object            # runtime.tables.Loaded
     kind: str                # "exact" | "proven"
-    by: str                  # "build-id" | "headers" | "package" | "memory"
+    by: str                  # "build-id" | "headers" | "package" | "memory" (a process) | "binary" (a file) (a process) | "binary" (a file)
     detail: str
     proof: object = None     # proof.Result, when one ran
 
@@ -99,6 +99,7 @@ def choose(ident, prove: Optional[Callable] = None, strict: bool = False, candid
                   key=lambda e: (abs(e["hexversion"] - ident.hexversion), (e.get("vendor") or identity.UPSTREAM) !=
                                  (ident.vendor or identity.UPSTREAM), -e["hexversion"], e["name"]))
     failures = []
+    where = "in the process" if ident.pid else "in the binary"
     if near and strict:
         failures.append("OFFSETS_STRICT allows exact tables only")
     else:
@@ -108,10 +109,10 @@ def choose(ident, prove: Optional[Callable] = None, strict: bool = False, candid
             if result.ok:
                 earn = earning(entry_build(e), me)
                 _settle(t, earn, result)
-                return Choice(t, "proven", "memory",
+                return Choice(t, "proven", "memory" if ident.pid else "binary",
                               f"{t.name} is not exactly this build ({earn.why}); it answers only the "
-                              f"{len(earn.proven)} fields and sizes read in the process ({result.summary()})", result)
-            failures.append(f"{e['name']} failed the check {'in the process' if ident.pid else 'in the binary'}: {result.summary()}")
+                              f"{len(earn.proven)} fields and sizes read {where} ({result.summary()})", result)
+            failures.append(f"{e['name']} failed the check {where}: {result.summary()}")
     raise NoMatchingTable(f"no table fits {describe(ident)}: " + "; ".join(failures + why or ["no table of this "
                           "minor version, layout flags, target and pointer size"]) + f"; {how_to_scan(ident)}")
 

@@ -50,7 +50,7 @@ def sysconfig_vars(root: str, prefix: str, minor: str, abiflags: str, multiarch:
         names = sorted(n for n in os.listdir(lib) if n.startswith("_sysconfigdata_") and n.endswith(".py"))
     except OSError:
         return {}
-    want = "_sysconfigdata_%s_" % abiflags.replace("m", "").replace("t", "")
+    want = "_sysconfigdata_%s_" % abiflags
     picks = [n for n in names if n.startswith(want) and (not multiarch or multiarch in n)] or \
         [n for n in names if n.startswith(want)]
     for name in picks:
