@@ -29,10 +29,9 @@ BUILDS = {
     "sid-3.14d": ("cpython-3.14.10-debian-debug-x86_64-linux-gnu", "build-id"),
     "sid-3.15": ("cpython-3.15.2-debian-x86_64-linux-gnu", "build-id"),
     "sid-3.15d": ("cpython-3.15.2-debian-debug-x86_64-linux-gnu", "build-id"),
+    # compiled here (no build-id a table records): exact by the digests of the headers it installed
     "upstream-3.13.15-release": ("cpython-3.13.15-x86_64-linux-gnu", "headers"),
-    # the shipped free-threaded table is derived from the release inputs (docs/identity.md): its
-    # pyconfig.h is not this build's, so it is proven in the process's memory, not exact
-    "upstream-3.13.15-free-threaded": ("cpython-3.13.15-freethreaded-x86_64-linux-gnu", "memory"),
+    "upstream-3.13.15-free-threaded": ("cpython-3.13.15-freethreaded-x86_64-linux-gnu", "headers"),
 }
 PYENV = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13")
 _TRUTH = ("import json, sys, sysconfig; print(json.dumps([sys.version.split()[0], sys.hexversion, "
