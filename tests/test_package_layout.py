@@ -64,21 +64,38 @@ def test_the_runtime_reaches_no_scanner_module_even_lazily():
 
 
 def test_the_remote_reader_reaches_no_scanner_module_even_lazily():
-    """offsets.remote runs inside profilers' environments, like the runtime: no scanner, no pyelftools."""
+    """offsets.remote runs inside profilers' environments, like the runtime."""
     reached = set()
     for path in (PACKAGE / "remote").glob("*.py"):
         reached |= reached_from(module_name(path))
-    assert "offsets.remote.elf" in reached
+    assert "offsets.remote.elf" in reached and "offsets.remote.frames" in reached
     assert sorted(m for m in reached if m.startswith(SCANNER_SIDE)) == []
-    third_party = set()
-    for mod in reached:
-        path = PACKAGE.parent / (mod.replace(".", "/") + ".py")
-        path = path if path.exists() else PACKAGE.parent / mod.replace(".", "/") / "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module else []
-            third_party |= {n.split(".")[0] for n in names if n.split(".")[0] in HEAVY}
-    assert third_party == set()
+
+
+def test_reading_another_process_loads_no_scanner_module_and_no_third_party_package():
+    """identify, the table, every thread's stack: in a fresh process, neither the scanner side nor
+    pyyaml, jsonschema, libclang or pyelftools is imported (pyelftools is the scanner's)."""
+    from conftest import pyenv_python
+
+    exe = pyenv_python("3.10") or pyenv_python("3.9")
+    if exe is None:
+        import pytest
+
+        pytest.skip("no pyenv CPython 3.9 or 3.10 to read")
+    target = subprocess.Popen([str(exe), "-c", "import time; time.sleep(60)"])
+    try:
+        code = ("import json, sys, time\nfrom offsets import remote\nfor _ in range(200):\n"
+                "    try:\n        p = remote.attach(int(sys.argv[1])); break\n"
+                "    except Exception:\n        time.sleep(0.05)\n"
+                "p.threads(); p.get('PyThreadState.interp'); p.close()\nprint(json.dumps(sorted(sys.modules)))")
+        out = subprocess.run([sys.executable, "-c", code, str(target.pid)], capture_output=True, text=True, check=True,
+                             cwd=PACKAGE.parent, env={**os.environ, "OFFSETS_AUTOSCAN": "0"})
+    finally:
+        target.kill()
+        target.wait()
+    loaded = json.loads(out.stdout)
+    assert "offsets.remote.frames" in loaded
+    assert [m for m in loaded if m.startswith(SCANNER_SIDE) or m.split(".")[0] in HEAVY] == []
 
 
 def test_importing_and_using_the_runtime_loads_no_scanner_module():
