@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, missing_input, pyenv_python
+from conftest import REPO, missing_input, missing_tool, pyenv_python
 from offsets.cli import main
 from offsets.export import export
 from offsets.layout import table_yaml
@@ -103,7 +103,7 @@ def test_one_altered_number_fails_the_compiled_c_check(py313, tmp_path):
 
 def test_rust_compiles_without_warnings_and_holds_what_gcc_says(py313, tmp_path):
     if shutil.which("rustc") is None:
-        pytest.skip("rustc is not installed")
+        missing_tool("rustc", "rustup, or Debian's rustc package")
     truth = gcc_truth(py313, tmp_path)
     (tmp_path / "export.rs").write_text(export([table_yaml.load(TABLE)], "rust", ",".join(FIELDS)))
     from offsets.export.lang_rust import snake
@@ -121,7 +121,7 @@ def test_rust_compiles_without_warnings_and_holds_what_gcc_says(py313, tmp_path)
 
 def test_go_is_gofmt_formatted_vets_clean_and_holds_what_gcc_says(py313, tmp_path):
     if shutil.which("go") is None or shutil.which("gofmt") is None:
-        pytest.skip("go is not installed")
+        missing_tool("go", "make test-venv installs Debian's golang-go")
     truth = gcc_truth(py313, tmp_path / "gcc")
     tmp_path = tmp_path / "go"
     pkg = tmp_path / "pyoffsets"

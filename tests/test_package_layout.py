@@ -75,13 +75,11 @@ def test_the_remote_reader_reaches_no_scanner_module_even_lazily():
 def test_reading_another_process_loads_no_scanner_module_and_no_third_party_package():
     """identify, the table, every thread's stack: in a fresh process, neither the scanner side nor
     pyyaml, jsonschema, libclang or pyelftools is imported (pyelftools is the scanner's)."""
-    from conftest import pyenv_python
+    from conftest import missing_input, pyenv_python
 
     exe = pyenv_python("3.10") or pyenv_python("3.9")
     if exe is None:
-        import pytest
-
-        pytest.skip("no pyenv CPython 3.9 or 3.10 to read")
+        missing_input("no pyenv CPython 3.9 or 3.10 to read")
     target = subprocess.Popen([str(exe), "-c", "import time; time.sleep(60)"])
     try:
         code = ("import json, sys, time\nfrom offsets import remote\nfor _ in range(200):\n"

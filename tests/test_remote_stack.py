@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import missing_input, pyenv_python
+from conftest import missing_input, missing_tool, pyenv_python
 from parked_target import Parked, stacks_of
 from offsets.cli import main
 
@@ -157,8 +157,10 @@ def test_errors_are_one_line(targets, capsys, tmp_path):
 def test_not_permitted_says_why(targets):
     """Another user may not read a root process (the kernel's rule, whatever the ptrace scope)."""
     setpriv = shutil.which("setpriv")
-    if setpriv is None or os.geteuid() != 0:
-        pytest.skip("needs root and util-linux's setpriv to run as another user")
+    if setpriv is None:
+        missing_tool("setpriv", "Debian's util-linux")
+    if os.geteuid() != 0:
+        missing_input("running as another user needs root")
     t = targets["3.10"]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent), "HOME": "/tmp",
            "OFFSETS_CACHE": "/tmp/offsets-nobody-cache"}

@@ -116,7 +116,9 @@ def test_make_tables_records_the_build_id_of_each_binary_it_verified_against(mad
     job = matrix.job_for(verified.index_rows(made)[TABLE])
     for path, file, _ in job.binaries():
         if shutil.which("readelf") is None:
-            pytest.skip("binutils' readelf is not installed")
+            from conftest import missing_tool
+
+            missing_tool("readelf", "Debian's binutils")
         note = subprocess.run(["readelf", "-n", str(path)], capture_output=True, text=True, check=True).stdout
         assert files[file].build_id == re.search(r"Build ID: ([0-9a-f]+)", note).group(1)
 

@@ -166,10 +166,13 @@ def run_check(args) -> int:
     from ..layout.yaml_strict import read_text
 
     committed_text = read_text(path, "committed table")
+    committed = load_table(path) if "\n  binaries:\n" in committed_text else None
+    if committed is not None:
+        fresh = _binaries_as_committed(fresh, committed, args)
     if table_yaml.dumps(fresh) == committed_text:
         print(f"{path}: up to date")
         return 0
-    committed = load_table(path)
+    committed = committed or load_table(path)
     changes = diff.diff(committed, fresh)
     if changes:
         report = drift_format.Report(committed.build, fresh.build, changes)
@@ -184,6 +187,7 @@ def run_check(args) -> int:
             print(f"... ({len(lines) - CHECK_DIFF_LINES} more lines)")
     parts = [what for what, a, b in (
         ("build inputs", committed.build.inputs, fresh.build.inputs), ("build config", committed.build.config, fresh.build.config),
+        ("the binaries it was verified against", committed.build.binaries, fresh.build.binaries),
         ("scanner versions", committed.scanner, fresh.scanner), ("other names", committed.names, fresh.names),
         ("skipped units", committed.skipped, fresh.skipped), ("conflicts", committed.conflicts, fresh.conflicts))
         if a != b]
@@ -195,6 +199,25 @@ def run_check(args) -> int:
     what = f"{len(changes)} layout change(s)" if changes else "no layout change"
     raise VerifyError(f"{path} is stale: {what}" + (f"; differs in {', '.join(parts)}" if parts else "")
                       + f"{hint}; run `make tables` and commit the result")
+
+
+def _binaries_as_committed(fresh, committed, args):
+    """A rescan knows no binaries: `make tables` records the build-ids it verified the table against.
+    When the rescanned interpreter's own binary is one of them, the rescan is of that very build and
+    carries the same record; otherwise (a rebuilt interpreter) the difference is reported."""
+    from dataclasses import replace
+
+    if fresh.build.binaries or not getattr(args, "python", None):
+        return fresh
+    from ..check.verify import code_binary
+    from ..remote.elf import build_id_of
+    from ..scan.build_inputs import describe
+
+    binary = code_binary(describe(args.python))
+    mine = build_id_of(str(binary)) if binary is not None else None
+    if mine in {x.build_id for x in committed.build.binaries}:
+        return replace(fresh, build=replace(fresh.build, binaries=committed.build.binaries))
+    return fresh
 
 
 def run_report(args) -> int:
