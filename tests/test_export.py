@@ -46,7 +46,8 @@ def gcc_truth(py313, tmp_path) -> dict:
     for name in FIELDS:
         struct, _, path = name.partition(".")
         if path:
-            lines.append(f'    printf("{name} %zu %zu\\n", offsetof({struct}, {path}), sizeof((({struct} *)0)->{path}));')
+            lines.append(f'    printf("{name} %zu %zu\\n", offsetof({struct}, {path}), '
+                         f'sizeof((({struct} *)0)->{path}));')
         else:
             lines.append(f'    printf("{name} 0 %zu\\n", sizeof({struct}));')
     lines += ["    return 0;", "}"]
@@ -162,7 +163,8 @@ def test_debug_offsets_export_is_what_the_running_interpreter_says(py313, capsys
     slots = {f.path: (f.offset, f.size) for f in t.structs["_Py_DebugOffsets"].fields if f.path.count(".") == 1}
     code = ("import ctypes, json, sys\nbase = ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, '_PyRuntime'))\n"
             "slots = json.loads(sys.argv[1])\n"
-            "print(json.dumps({k: int.from_bytes(ctypes.string_at(base + o, n), 'little') for k, (o, n) in slots.items()}))")
+            "print(json.dumps({k: int.from_bytes(ctypes.string_at(base + o, n), 'little')\n"
+            "                  for k, (o, n) in slots.items()}))")
     live = json.loads(subprocess.run([str(py313), "-c", code, json.dumps(slots)], capture_output=True, text=True,
                                      check=True).stdout)
     from offsets.runtime.live import debug_offsets

@@ -66,10 +66,9 @@ def test_identify_names_the_build_as_the_interpreter_and_readelf_do(targets, min
     t = targets[minor]
     exe = pyenv_python(minor)
     doc = run_json(capsys, "identify", "--pid", str(t.pid), "--json")
-    truth = json.loads(subprocess.run([str(exe), "-c", "import json, sys, sysconfig; print(json.dumps([sys.version.split()[0], "
-                                       "sys.hexversion, sysconfig.get_config_var('LIBDIR'), "
-                                       "sysconfig.get_config_var('INSTSONAME')]))"],
-                                      capture_output=True, text=True, check=True).stdout)
+    code = ("import json, sys, sysconfig; print(json.dumps([sys.version.split()[0], sys.hexversion, "
+            "sysconfig.get_config_var('LIBDIR'), sysconfig.get_config_var('INSTSONAME')]))")
+    truth = json.loads(subprocess.run([str(exe), "-c", code], capture_output=True, text=True, check=True).stdout)
     version, hexversion, libdir, soname = truth
     assert (doc["version"], int(doc["hexversion"], 16)) == (version, hexversion)
     assert doc["binary"] == os.path.join(libdir, soname)      # --enable-shared: the interpreter is libpython

@@ -186,7 +186,8 @@ def run_check(args) -> int:
         if len(lines) > CHECK_DIFF_LINES:
             print(f"... ({len(lines) - CHECK_DIFF_LINES} more lines)")
     parts = [what for what, a, b in (
-        ("build inputs", committed.build.inputs, fresh.build.inputs), ("build config", committed.build.config, fresh.build.config),
+        ("build inputs", committed.build.inputs, fresh.build.inputs),
+        ("build config", committed.build.config, fresh.build.config),
         ("the binaries it was verified against", committed.build.binaries, fresh.build.binaries),
         ("scanner versions", committed.scanner, fresh.scanner), ("other names", committed.names, fresh.names),
         ("skipped units", committed.skipped, fresh.skipped), ("conflicts", committed.conflicts, fresh.conflicts))

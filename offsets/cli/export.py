@@ -56,7 +56,10 @@ def load(spec: str) -> list:
 
         return [load_one(spec)]
     names = shipped_names()
-    name = spec[:-len(".jsonl")] if spec.endswith(".jsonl") else spec[:-len(".yaml")] if spec.endswith(".yaml") else spec
+    name = spec
+    for suffix in (".jsonl", ".yaml"):
+        if name.endswith(suffix):
+            name = name[:-len(suffix)]
     if name in names:
         return [compact.load(COMPACT_DIR / f"{name}.jsonl")]
     raise UnknownNameError(spec, close_matches(spec, names, 0.6), where="table files or shipped tables "

@@ -29,6 +29,7 @@ def export(tables: list, lang: str, fields: str = items.DEBUG_OFFSETS, constants
     layouts = [items.layout_of(t, chosen, constants) for t in tables]
     names = [lay.table for lay in layouts]
     if len(set(names)) != len(names):
-        raise items.ExportError(f"a table is given twice: {', '.join(sorted(n for n in set(names) if names.count(n) > 1))}")
+        twice = sorted(n for n in set(names) if names.count(n) > 1)
+        raise items.ExportError(f"a table is given twice: {', '.join(twice)}")
     present = tuple(c for c in constants if any(c in lay.constants for lay in layouts))
     return LANGUAGES[lang](chosen, layouts, present, note)

@@ -43,7 +43,8 @@ def render(items: list, layouts: list, constants: tuple, note: str, package: str
     head += [(t, t) for t in types]
     if constants:
         head.append(("Constants", "map[string]int64"))
-    out += ["// Layout is one build's items, keyed by its version and the build-ids of its binaries.", "type Layout struct {"]
+    out += ["// Layout is one build's items, keyed by its version and the build-ids of its binaries.",
+            "type Layout struct {"]
     out += _aligned(head, "\t")
     out += ["}", "", "// Layouts holds every exported build.", "var Layouts = []Layout{"]
     for lay in layouts:

@@ -265,8 +265,8 @@ def check_head(head) -> str:
             and isinstance(b["target"].get("triple"), str) and b["target"].get("pointer_size") in (4, 8)):
         return "its build is malformed"
     binaries = b.get("binaries", [])
-    if not (isinstance(binaries, list) and all(isinstance(x, list) and len(x) == 3 and all(isinstance(v, str) for v in x)
-                                               for x in binaries)):
+    if not (isinstance(binaries, list)
+            and all(isinstance(x, list) and len(x) == 3 and all(isinstance(v, str) for v in x) for x in binaries)):
         return "its build's binaries are malformed"
     structs = head.get("structs")
     if not (isinstance(structs, dict) and _all_refs(list(structs.values()))):

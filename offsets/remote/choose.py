@@ -33,7 +33,7 @@ class Choice:
 
     table: object            # runtime.tables.Loaded
     kind: str                # "exact" | "proven"
-    by: str                  # "build-id" | "headers" | "package" | "memory" (a process) | "binary" (a file) (a process) | "binary" (a file)
+    by: str                  # "build-id" | "headers" | "package" | "memory" (a process) | "binary" (a file)
     detail: str
     proof: object = None     # proof.Result, when one ran
 

@@ -79,7 +79,8 @@ class Elf:
     # ------------------------------------------------------------------ raw reads
     def read(self, offset: int, n: int) -> bytes:
         if offset < 0 or n < 0 or offset + n > self.size:
-            raise ElfError(f"{self.path}: {n} bytes at file offset {offset:#x} lie outside the file ({self.size} bytes)")
+            raise ElfError(f"{self.path}: {n} bytes at file offset {offset:#x} lie outside the file "
+                           f"({self.size} bytes)")
         self._f.seek(offset)
         data = self._f.read(n)
         if len(data) != n:

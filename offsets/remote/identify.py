@@ -98,7 +98,8 @@ def hexversion_of(version: str) -> int:
     if m is None:
         raise ValueError(version)
     level = {"a": 0xA, "b": 0xB, "rc": 0xC, None: 0xF}[m.group(4)]
-    return (int(m.group(1)) << 24) | (int(m.group(2)) << 16) | (int(m.group(3)) << 8) | (level << 4) | int(m.group(5) or 0)
+    major, minor, micro = (int(m.group(i)) for i in (1, 2, 3))
+    return (major << 24) | (minor << 16) | (micro << 8) | (level << 4) | int(m.group(5) or 0)
 
 
 def version_of_hex(h: int) -> str:

@@ -29,7 +29,8 @@ class Process:
         self.build = identify.of_process(pid)
         self.memory = Memory(pid, self.build.byteorder, self.build.pointer_size)
         try:
-            self.choice = choose.choose(self.build, prove=self._prove, strict=strict_mode() if strict is None else strict)
+            self.choice = choose.choose(self.build, prove=self._prove,
+                                        strict=strict_mode() if strict is None else strict)
         except BaseException:
             self.memory.close()
             raise

@@ -62,7 +62,8 @@ def bench_one(minor: str) -> None:
     python = _python(minor)
     pystack = _tool("pystack")
     if python is None or pystack is None:
-        print(f"remote {minor}: skipped ({'no pyenv CPython ' + minor if python is None else 'pystack is not installed'})")
+        why = f"no pyenv CPython {minor}" if python is None else "pystack is not installed"
+        print(f"remote {minor}: skipped ({why})")
         return
     proc, tmp = _start(python)
     try:
@@ -92,8 +93,8 @@ def bench_one(minor: str) -> None:
               f"`pystack remote --no-block` {floor * 1000:.0f} ms")
         if py_spy is not None:
             print(f"  py-spy dump:                                 {py_spy * 1000:7.1f} ms = {py_spy / floor:.2f}x")
-        print(f"  offsets identify --pid (command):            {identify_cli * 1000:7.1f} ms = {identify_cli / floor:.2f}x "
-              f"(goal <= {IDENTIFY_GOAL}x: {verdict(identify_cli / floor, IDENTIFY_GOAL)})")
+        print(f"  offsets identify --pid (command):            {identify_cli * 1000:7.1f} ms = "
+              f"{identify_cli / floor:.2f}x (goal <= {IDENTIFY_GOAL}x: {verdict(identify_cli / floor, IDENTIFY_GOAL)})")
         print(f"  offsets stack --pid (command, every thread): {stack_cli * 1000:7.1f} ms = {stack_cli / floor:.2f}x")
         print(f"  offsets.remote.attach (identify + table):    {attach_lib * 1000:7.1f} ms = {attach_lib / floor:.3f}x")
         print(f"  one stack sample of the 50-frame thread:     {sample * 1000:7.2f} ms = {sample / floor:.4f}x "
