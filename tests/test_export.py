@@ -186,3 +186,43 @@ def test_refusals_are_one_line(capsys):
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 3 and all(e.startswith("offsets: error: ") for e in err)
     assert "NAME@FILE" in err[1] and "--lang" in err[2]
+
+
+def test_constants_compile_in_every_language(tmp_path):
+    """Where tables carry constants (issue 20), each language holds them per build, absent where a
+    table lacks one. The values here are inputs of the emitters, not facts about CPython."""
+    from types import SimpleNamespace
+
+    t = table_yaml.load(TABLE)
+    with_constants = SimpleNamespace(build=t.build, structs=t.structs, names=t.names,
+                                     constants={"FRAME_OWNED_BY_CSTACK": SimpleNamespace(value=3)})
+    without = table_yaml.load(REPO / "generated" / "cpython-3.12.1-x86_64-linux-gnu.yaml")
+    names = ("FRAME_OWNED_BY_CSTACK", "Py_TAG_BITS")
+    c = export([with_constants, without], "c", "PyThreadState.interp", names)
+    assert ".constants = {.FRAME_OWNED_BY_CSTACK = {1, 3}}" in c
+    assert ".constants = {.FRAME_OWNED_BY_CSTACK = {0, 0}}" in c
+    assert "#define PYOFFSETS_CPYTHON_3_13_0_X86_64_LINUX_GNU_FRAME_OWNED_BY_CSTACK (3)" in c
+    assert "Py_TAG_BITS" not in c                   # no table has it: not exported at all
+    (tmp_path / "export.h").write_text(c)
+    (tmp_path / "main.c").write_text('#include "export.h"\n#include <stdio.h>\nint main(void) {\n    printf("%lld\\n", '
+                                     "(long long)pyoffsets_layouts[0].constants.FRAME_OWNED_BY_CSTACK.value);\n"
+                                     "    return 0;\n}\n")
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", str(tmp_path / "main.c"), "-o",
+                    str(tmp_path / "main")], check=True, cwd=tmp_path)
+    assert subprocess.run([str(tmp_path / "main")], capture_output=True, text=True).stdout == "3\n"
+    rust = export([with_constants, without], "rust", "PyThreadState.interp", names)
+    assert "pub const FRAME_OWNED_BY_CSTACK: i64 = 3;" in rust and "frame_owned_by_cstack: None," in rust
+    if shutil.which("rustc"):
+        (tmp_path / "export.rs").write_text(rust)
+        (tmp_path / "main.rs").write_text("mod export;\nfn main() {\n    println!(\"{:?}\", "
+                                          "export::LAYOUTS[0].constants.frame_owned_by_cstack);\n}\n")
+        build = subprocess.run(["rustc", "--edition", "2021", "-D", "warnings", "main.rs"], capture_output=True,
+                               text=True, cwd=tmp_path)
+        assert build.returncode == 0, build.stderr
+        assert subprocess.run([str(tmp_path / "main")], capture_output=True, text=True).stdout == "Some(3)\n"
+    go = export([with_constants, without], "go", "PyThreadState.interp", names)
+    assert 'map[string]int64{"FRAME_OWNED_BY_CSTACK": 3},' in go and 'map[string]int64{},' in go
+    if shutil.which("gofmt"):
+        (tmp_path / "g").mkdir()
+        (tmp_path / "g" / "p.go").write_text(go)
+        assert subprocess.run(["gofmt", "-l", str(tmp_path / "g")], capture_output=True, text=True).stdout == ""

@@ -73,7 +73,9 @@ def bench_one(minor: str) -> None:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
         def run(*cmd):
-            subprocess.run(list(cmd), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            proc = subprocess.run(list(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+            if proc.returncode:
+                raise RuntimeError(f"{Path(cmd[0]).name} {' '.join(cmd[1:4])}: {proc.stderr.strip()[-300:]}")
 
         floor = _best(lambda: run(pystack, "remote", pid, "--no-block"))
         spy = _tool("py-spy")
