@@ -73,6 +73,10 @@ class NotPython(ProcessError):
     """The process (or file) holds no CPython interpreter."""
 
 
+class NotInTable(OffsetsError, LookupError):
+    """Reading another process needs a struct, field or constant the table does not have."""
+
+
 class RemoteReadError(ProcessError):
     """An address of the process could not be read: it changed while being read, or the table does
     not describe it."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..errors import RemoteReadError
+from ..errors import NotInTable, RemoteReadError
 from . import linetable
 
 #: No process has more interpreters, threads or frames than this (a cycle read mid-change stops here).
@@ -92,7 +92,7 @@ class Stack:
         elif r.has("PyThreadState", "frame"):
             self.kind, self.hops = "object", ("frame",)
         else:
-            raise LookupError(f"table {r.t.name} has no way from PyThreadState to its frames")
+            raise NotInTable(f"table {r.t.name} has no way from PyThreadState to its frames")
         self.code_unit = r.size("_Py_CODEUNIT") if r.view.key("_Py_CODEUNIT") else linetable.CODE_UNIT
         if self.kind == "interpreter":
             self._interpreter_setup()
@@ -112,8 +112,9 @@ class Stack:
     def _constant(self, name: str, optional: bool = False):
         value = self.r.constant(name)
         if value is None and not optional:
-            raise LookupError(f"table {self.r.t.name} has no constant {name}, which reading frames of CPython "
-                              f"3.11+ needs")
+            raise NotInTable(f"table {self.r.t.name} has no constant {name}, which reading frames of CPython "
+                             f"3.11+ needs (tables record constants from issue 20 on: run `make tables`, or make "
+                             f"this build's own table with `offsets scan --install`)")
         return value
 
     def first_frame(self, tstate: int) -> int:

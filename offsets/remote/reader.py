@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ..errors import NoMatchingTable, RemoteReadError
+from ..errors import NoMatchingTable, NotInTable, RemoteReadError
 from .anchors import View
 
 #: The most characters read of one str (a file name or a function name).
@@ -36,7 +36,7 @@ class Reader:
         if got is None:
             found = look()
             if found is None:
-                raise LookupError(f"{what} is not in table {self.t.name}")
+                raise NotInTable(f"{what} is not in table {self.t.name}")
             used = self.view.take_used()
             self._check_earned(used, what)
             got = self._cache[key] = (found, used)
@@ -76,7 +76,7 @@ class Reader:
         path, row = self._row(struct, paths)
         offset, size, _type, bit_offset, bit_width = row[:5]
         if size not in (1, 2, 4, 8):
-            raise LookupError(f"{struct}.{path} is {size} bytes, not an integer")
+            raise NotInTable(f"{struct}.{path} is {size} bytes, not an integer")
         value = self.mem.uint(address + offset, size)
         if bit_width is not None:
             return (value >> bit_offset) & ((1 << bit_width) - 1)
@@ -90,7 +90,7 @@ class Reader:
     def symbol(self, name: str) -> int:
         address = self.symbols.get(name)
         if not address:
-            raise LookupError(f"the binary exports no {name}")
+            raise NotInTable(f"the binary exports no {name}")
         return address
 
     def ob_type(self, address: int) -> int:
@@ -147,4 +147,4 @@ class Reader:
             value = self.constant(name)
             if value is not None and value == kind:
                 return width
-        raise LookupError(f"str kind {kind}: table {self.t.name} has no PyUnicode_*_KIND constants to read it by")
+        raise NotInTable(f"str kind {kind}: table {self.t.name} has no PyUnicode_*_KIND constants to read it by")
