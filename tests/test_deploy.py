@@ -159,13 +159,15 @@ import multiprocessing, sys, deploy_probe
 if __name__ == "__main__":
     deploy_probe.jit()                                # the first lookup, in the parent
     ctx = multiprocessing.get_context(sys.argv[1])
-    with ctx.Pool(2) as pool:
+    started = ctx.Barrier(2)                          # both workers start before the pool ends
+    with ctx.Pool(2, initializer=started.wait) as pool:
         pids = pool.map(deploy_probe.worker, range(4))
     deploy_probe.main()
 """
 #: interpreters each start method starts besides the program (multiprocessing's own docs): spawn
 #: starts the pool's 2 workers and the resource tracker; forkserver the server and the tracker, and
-#: forks the workers from the server; fork forks the workers.
+#: forks the workers from the server; fork forks the workers. The pool's initializer waits until both
+#: workers run: a pool that ends first may terminate a worker still starting, before it is counted.
 STARTED = {"fork": 0, "forkserver": 2, "spawn": 3}
 
 
