@@ -10,6 +10,7 @@ identity `offsets identify` matches a process by.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..errors import BuildError
@@ -72,20 +73,43 @@ def with_binaries(table, found: list):
 
 def interpreter_binaries(prefix: Path, minor: str) -> list:
     """The interpreter binaries installed in `prefix` (its executables and libpythons that define
-    Py_Initialize), as (path, file relative to the prefix)."""
-    import glob
+    Py_Initialize), as (the file to read, its name relative to the prefix). Under another process's
+    root, its directories are resolved within that root (process_root)."""
+    from ..remote.process_root import resolve
 
     found = []
     for pattern in (f"bin/python{minor}*", f"lib/libpython{minor}*.so*", f"lib/*/libpython{minor}*.so*"):
-        for path in sorted(glob.glob(str(prefix / pattern))):
-            real = Path(path)
-            if real.is_symlink() or not real.is_file() or path.endswith("-config"):
+        for name, path in _listed(prefix, pattern):
+            if os.path.islink(path) or not os.path.isfile(path) or path.endswith("-config"):
                 continue
+            real = Path(resolve(path))
             try:
-                with Elf(path) as elf:
+                with Elf(str(real)) as elf:
                     if elf.symbol(INTERPRETER_SYMBOL) is None:
                         continue
             except (OSError, ElfError):
                 continue
-            found.append((real, str(real.relative_to(prefix))))
+            found.append((real, name))
     return found
+
+
+def _listed(prefix: Path, pattern: str) -> list:
+    """(name under `prefix`, path) of the files `pattern` matches, sorted: as glob, but each directory
+    resolved first (within the process's root, for a prefix under one), so a linked directory is
+    listed as the process sees it."""
+    from ..remote.process_root import resolve
+
+    *folders, last = pattern.split("/")
+    level = [("", resolve(prefix))]
+    for part in folders:
+        level = [(f"{rel}{name}/", resolve(os.path.join(d, name))) for rel, d in level for name in _names(d, part)]
+    return sorted((rel + name, os.path.join(d, name)) for rel, d in level for name in _names(d, last))
+
+
+def _names(folder: str, pattern: str) -> list:
+    import fnmatch
+
+    try:
+        return sorted(fnmatch.filter((n for n in os.listdir(folder) if not n.startswith(".")), pattern))
+    except OSError:
+        return []

@@ -161,8 +161,9 @@ def own_binaries(table, args):
     from ..check.binary import interpreter_binaries, with_binaries
 
     if args.prefix:
-        prefix = Path(args.prefix)
-        found = interpreter_binaries(prefix, table.build.minor)
+        from ..remote.process_root import resolve
+
+        found = interpreter_binaries(Path(resolve(args.prefix)), table.build.minor)
     elif not (args.source and args.pyconfig):
         from ..check.verify import code_binary
         from ..scan.build_inputs import describe

@@ -268,16 +268,18 @@ def installed_inputs(include_dir, cflags, multiarch=None):
 
 
 # ---------------------------------------------------------------- the vendor
-def vendor_evidence(prefix, minor, root=None):
+def vendor_evidence(prefix, minor, root=None, at=None):
     """(vendor, evidence) for the build installed at `prefix`, or (None, why not) when no
     distributor claims it. Debian (and Ubuntu) record the package version in the changelog beside
     the prefix (`share/doc/libpython3.X-minimal/changelog.Debian.gz`) and in dpkg's database; a
     build that neither knows is taken as upstream, and only its digests can make it exact. With
     `root` (another process's `/proc/PID/root`), `prefix` is as that process sees it and every
-    record is read under `root`."""
+    record is read under `root`, at the path `at(path as the process sees it)` gives (default:
+    `root` + it; offsets.process_root.at resolves its links within that root)."""
+    at = at or (lambda p: (root or "") + p)
     base = (root or "") + prefix
     for package in ("libpython%s-minimal" % minor, "python%s-minimal" % minor, "libpython%s" % minor):
-        path = os.path.join(base, "share", "doc", package, "changelog.Debian.gz")
+        path = at(os.path.join(prefix, "share", "doc", package, "changelog.Debian.gz"))
         if not os.path.isfile(path):
             continue
         import gzip
@@ -292,7 +294,7 @@ def vendor_evidence(prefix, minor, root=None):
         if m:
             return "%s %s" % (_distributor_of(m.group(1)), m.group(1)), path
     if (os.path.normpath(prefix) if root else os.path.realpath(prefix)) == "/usr":
-        status = (root or "") + "/var/lib/dpkg/status"
+        status = at("/var/lib/dpkg/status")
         version = _dpkg_version("libpython%s-minimal" % minor, status)
         if version:
             return "%s %s" % (_distributor_of(version), version), status

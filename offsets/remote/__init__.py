@@ -8,6 +8,7 @@ One job per module:
 
     elf.py        ELF files with the standard library: header, GNU build-id, symbols, file bytes
     procfs.py     /proc/PID: exists, may be read, maps, root, threads; the process errors
+    process_root.py  paths under /proc/PID/root resolved within that root (the scanner's too)
     memory.py     process_vm_readv(2), else /proc/PID/mem; all-or-nothing reads
     installed.py  what a build installed beside its binary: prefix, header digests, sysconfig, vendor
     identify.py   the binary holding the interpreter, and the build it is

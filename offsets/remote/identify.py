@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..errors import NotPython, ProcessError
+from . import process_root
 from ..layout import identity
 from . import anchors, installed, procfs
 from .elf import INTERPRETER_SYMBOL, Elf, ElfError
@@ -228,6 +229,8 @@ def _identity(found_path: str, elf: Elf, pid: Optional[int], root: str, bias: in
         have = installed.describe(root, found_path, minor, config, elf.triple)
         ident.prefix, ident.include, ident.inputs = have["prefix"], have["include"], have["inputs"]
         ident.vendor, ident.vendor_evidence = have["vendor"], have["vendor_evidence"]
+        if have["note"]:
+            ident.notes.append(have["note"])
         if version is None:
             level = _patchlevel(root, ident.include)
             pkg = re.match(r"\S+ (\d+\.\d+\.\d+(?:(?:a|b|rc)\d+)?)", ident.vendor or "")
@@ -260,7 +263,7 @@ def of_process(pid: int, memory=None) -> Identity:
 
 def of_binary(path: str) -> Identity:
     """The build of the interpreter binary at `path` (an executable or a libpython)."""
-    real = os.path.realpath(path)
+    real = process_root.resolve(path)
     try:
         elf = Elf(real)
     except FileNotFoundError:
@@ -273,4 +276,5 @@ def of_binary(path: str) -> Identity:
             if re.search(r"python\d", os.path.basename(real)):
                 hint = " (with --enable-shared the interpreter is in its libpython: give that file)"
             raise NotPython(f"{path} does not hold a CPython interpreter: it defines no {INTERPRETER_SYMBOL}{hint}")
-        return _identity(real, elf, None, "", 0, None)
+        root, seen = process_root.split(real) or ("", real)
+        return _identity(seen, elf, None, root, 0, None)

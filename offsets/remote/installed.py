@@ -11,6 +11,7 @@ import re
 from typing import Optional
 
 from ..layout import identity
+from .process_root import at, escaping
 
 #: The most of a `_sysconfigdata_*.py` read (CPython's are 20 to 60 KB).
 MAX_SYSCONFIG_BYTES = 4 << 20
@@ -25,7 +26,7 @@ def prefix_of(binary: str, minor: str, root: str = "") -> Optional[str]:
     if os.path.basename(os.path.dirname(d)) == "lib":
         candidates.append(os.path.dirname(os.path.dirname(d)))
     for prefix in candidates:
-        lib = root + os.path.join(prefix, "lib")
+        lib = at(root, os.path.join(prefix, "lib"))
         try:
             names = os.listdir(lib)
         except OSError:
@@ -45,7 +46,8 @@ def abi_flags(minor: str, config: dict) -> str:
 def sysconfig_vars(root: str, prefix: str, minor: str, abiflags: str, multiarch: str = "") -> dict:
     """The build's `build_time_vars` (its `_sysconfigdata_ABIFLAGS_*.py`), read as a literal, never
     run; {} when there is none."""
-    lib = root + os.path.join(prefix, "lib", "python" + minor + ("t" if "t" in abiflags else ""))
+    inside = os.path.join(prefix, "lib", "python" + minor + ("t" if "t" in abiflags else ""))
+    lib = at(root, inside)
     try:
         names = sorted(n for n in os.listdir(lib) if n.startswith("_sysconfigdata_") and n.endswith(".py"))
     except OSError:
@@ -55,7 +57,7 @@ def sysconfig_vars(root: str, prefix: str, minor: str, abiflags: str, multiarch:
         [n for n in names if n.startswith(want)]
     for name in picks:
         try:
-            with open(os.path.join(lib, name), "rb") as f:
+            with open(at(root, os.path.join(inside, name)), "rb") as f:
                 text = f.read(MAX_SYSCONFIG_BYTES).decode("utf-8", "replace")
             tree = ast.parse(text)
         except (OSError, SyntaxError, ValueError):
@@ -74,22 +76,24 @@ def sysconfig_vars(root: str, prefix: str, minor: str, abiflags: str, multiarch:
 def include_dir(root: str, prefix: str, minor: str, abiflags: str) -> Optional[str]:
     """The build's include directory under `root` when it holds `Python.h`, else None."""
     for flags in (abiflags, abiflags.replace("m", "")):
-        d = root + os.path.join(prefix, "include", "python" + minor + flags)
-        if os.path.isfile(os.path.join(d, "Python.h")):
+        d = at(root, os.path.join(prefix, "include", "python" + minor + flags))
+        if os.path.isfile(at(root, os.path.join(d[len(root):], "Python.h"))):
             return d
     return None
 
 
 def describe(root: str, binary: str, minor: str, config: dict, triple: str) -> dict:
     """What is installed beside `binary` under `root`: {prefix, include, inputs, vendor,
-    vendor_evidence}, each None where there is nothing."""
+    vendor_evidence}, each None where there is nothing, and `note`: why its headers' digests were
+    not taken, when they were not."""
     out = {"prefix": None, "include": None, "inputs": None, "vendor": None,
-           "vendor_evidence": "the binary lies in no prefix with a standard library beside it"}
+           "vendor_evidence": "the binary lies in no prefix with a standard library beside it", "note": ""}
     prefix = prefix_of(binary, minor, root)
     if prefix is None:
         return out
     out["prefix"] = prefix
-    out["vendor"], out["vendor_evidence"] = identity.vendor_evidence(prefix, minor, root=root)
+    out["vendor"], out["vendor_evidence"] = identity.vendor_evidence(prefix, minor, root=root,
+                                                                     at=lambda path: at(root, path))
     flags = abi_flags(minor, config)
     include = include_dir(root, prefix, minor, flags)
     if include is None:
@@ -98,5 +102,23 @@ def describe(root: str, binary: str, minor: str, config: dict, triple: str) -> d
     multiarch = v.get("MULTIARCH") or triple
     cflags = " ".join(x for x in (v.get("PY_CORE_CFLAGS"), v.get("CFLAGS_NODIST")) if x)
     out["include"] = include[len(root):] if root and include.startswith(root) else include
+    forwarded = os.path.join(os.path.dirname(out["include"]), multiarch, os.path.basename(out["include"]), "pyconfig.h")
+    leaks = (escaping(include) + [p for p in (root + forwarded,) if _elsewhere(p, at(root, forwarded))]) if root else []
+    if leaks:
+        out["note"] = (f"its headers link outside its root ({leaks[0]}" + (f" and {len(leaks) - 1} more" if len(leaks) > 1
+                       else "") + "), where this machine's files would be read: their digests are not taken")
+        return out
     out["inputs"] = identity.installed_inputs(include, cflags, multiarch)
     return out
+
+
+def _elsewhere(kernels: str, mine: str) -> bool:
+    """Whether the kernel opens another file for `kernels` than the process would (`mine`)."""
+    try:
+        theirs = os.stat(kernels)
+    except OSError:
+        return os.path.exists(mine)
+    try:
+        return not os.path.samestat(theirs, os.stat(mine))
+    except OSError:
+        return True

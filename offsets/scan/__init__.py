@@ -1,6 +1,7 @@
 """Scanning: a build's inputs -> translation units -> libclang -> one `Table`.
 
 build_inputs.py, targets.py, debian.py   what a build is made of (headers, pyconfig.h, sources, target)
+process_headers.py                       another process's include directory as the compiler must read it
 units.py, sources.py, source_reads.py, makefile.py, setup_py.py, generated_headers.py
                                          the translation units to parse, with the build's own flags
 clang_headers.py, clang_scan.py, preamble.py

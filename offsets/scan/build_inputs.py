@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..layout import identity
-from . import targets
+from ..remote.process_root import resolve, split
+from . import process_headers, targets
 from ..errors import BuildError
 from ..layout.model import CONFIGS
 
@@ -116,8 +117,9 @@ def _installed_makefile(prefix: Path, inc: Path, t: targets.TargetInfo) -> Optio
     lib = prefix / "lib" / re.sub(r"[dt]+$", "", inc.name)
     tag = inc.name[len("python"):]
     for name in (f"config-{tag}-{t.multiarch}", f"config-{tag}"):
-        if (lib / name / "Makefile").is_file():
-            return lib / name / "Makefile"
+        makefile = _within(lib / name / "Makefile")
+        if makefile.is_file():
+            return makefile
     return None
 
 
@@ -149,14 +151,14 @@ def pyconfig_defines(path: Path) -> dict[str, str]:
 
 def _real_pyconfig(include_dir: Path, include_root: Path, t: targets.TargetInfo) -> Path:
     """The pyconfig.h that applies to target `t`, following Debian's multiarch forwarder."""
-    path = include_dir / "pyconfig.h"
+    path = _within(include_dir / "pyconfig.h")
     if not path.is_file():
         raise BuildError(f"{include_dir} has no pyconfig.h: pass --pyconfig (a configure-made pyconfig.h)")
     text = path.read_text(errors="replace")
     listed = sorted(set(re.findall(r"#\s*include\s*<([\w-]+)/" + re.escape(include_dir.name) + r"/pyconfig\.h>", text)))
     if not listed:
         return path  # not a Debian forwarder: the real thing
-    forwarded = include_root / t.multiarch / include_dir.name / "pyconfig.h"
+    forwarded = _within(include_root / t.multiarch / include_dir.name / "pyconfig.h")
     if forwarded.is_file():
         return forwarded
     raise BuildError(f"{path} forwards to a per-architecture pyconfig.h, but {forwarded} is missing "
@@ -168,10 +170,10 @@ def _find_include_dir(prefix: Path, abiflags: Optional[str] = None) -> Path:
     """The one include/python3.X<abiflags>/ of `prefix`; `abiflags` ('', 'd', 't') picks among several."""
     if not prefix.is_dir():
         raise BuildError(f"prefix {prefix} does not exist")
-    inc = prefix / "include" if (prefix / "include").is_dir() else prefix
+    inc = _within(prefix / "include") if _within(prefix / "include").is_dir() else prefix
     if (inc / "Python.h").is_file():
         return inc
-    found = sorted(d for d in inc.glob("python3*") if (d / "Python.h").is_file())
+    found = sorted({_within(d) for d in inc.glob("python3*") if _within(d / "Python.h").is_file()})
     if not found:
         dangling = sorted(d / "Python.h" for d in inc.glob("python3*") if (d / "Python.h").is_symlink())
         if dangling:
@@ -190,10 +192,10 @@ def _guess_target(include_root: Path, include_dir: Path, target: Optional[str]) 
     """`--target` if given; else the one architecture a Debian forwarder has headers for; else the host."""
     if target:
         return targets.target(target)
-    pyconfig = include_dir / "pyconfig.h"
+    pyconfig = _within(include_dir / "pyconfig.h")
     if pyconfig.is_file() and "SIZEOF_VOID_P" not in pyconfig.read_text(errors="replace"):
         present = [t for t in targets.TARGETS.values()
-                   if (include_root / t.multiarch / include_dir.name / "pyconfig.h").is_file()]
+                   if _within(include_root / t.multiarch / include_dir.name / "pyconfig.h").is_file()]
         if len(present) == 1:
             return present[0]
     return targets.host()
@@ -210,17 +212,31 @@ def _config_of(pyconfig: Path, config: Optional[str]) -> str:
     return "debug" if "Py_DEBUG" in defines else "release"
 
 
+def _real(path) -> Path:
+    """`path` with its symlinks resolved; under another process's root, within it (process_root)."""
+    return Path(resolve(path))
+
+
+def _within(path) -> Path:
+    """`path` as it is; under another process's root, its symlinks resolved within that root (the
+    kernel would resolve an absolute one against this machine's root)."""
+    return Path(resolve(path)) if split(path) else Path(path)
+
+
 def from_prefix(prefix, source=None, target=None, config=None, pyconfig=None, include_dir=None,
                 sysroot=None, abiflags: Optional[str] = None, vendor: str = identity.UPSTREAM,
                 cflags: Optional[str] = None) -> BuildInputs:
     """The build installed under `prefix` (a `--prefix` install or Debian's unpacked `usr/`); its
     core's flags from `cflags`, else from the prefix's installed Makefile."""
-    prefix = Path(prefix).resolve()
+    prefix = _real(prefix)
     if abiflags is None and config is not None:
         abiflags = {"release": "", "debug": "d", "free-threaded": "t"}.get(config)
-    inc = Path(include_dir).resolve() if include_dir else _find_include_dir(prefix, abiflags)
+    inc = _real(include_dir) if include_dir else _find_include_dir(prefix, abiflags)
     t = _guess_target(inc.parent, inc, target)
-    return _assemble(inc, inc.parent, t, pyconfig=pyconfig, config=config, source=source, sysroot=sysroot,
+    forwarded = Path(t.multiarch, inc.name, "pyconfig.h")
+    real = _within(inc.parent / forwarded)
+    inc, root = process_headers.readable(inc, (str(forwarded), str(real)) if real.is_file() else None)
+    return _assemble(inc, root, t, pyconfig=pyconfig, config=config, source=source, sysroot=sysroot,
                      vendor=vendor, cflags=cflags, prefix=prefix)
 
 
@@ -228,13 +244,13 @@ def from_source(source, pyconfig, target=None, config=None, sysroot=None,
                 vendor: str = identity.UPSTREAM) -> BuildInputs:
     """A bare CPython source tree with a configure-made pyconfig.h (and the core's flags from the
     Makefile configure made beside it, when there is one)."""
-    source = Path(source).resolve()
-    inc = source / "Include"
+    source = _real(source)
+    inc = _within(source / "Include")
     if not (inc / "Python.h").is_file():
         raise BuildError(f"{source} is not a CPython source tree (no Include/Python.h)")
     if pyconfig is None:
         raise BuildError("a source tree needs --pyconfig (the pyconfig.h configure made for the build)")
-    real = Path(pyconfig).resolve()
+    real = _real(pyconfig)
     if not real.is_file():
         raise BuildError(f"pyconfig.h {real} does not exist")
     t = targets.target(target) if target else targets.host()
@@ -252,9 +268,9 @@ def from_python(python: str = sys.executable, source=None, config=None) -> Build
     if not (inc / "Python.h").is_file():
         raise BuildError(f"{python} has no C headers at {inc} (install its -dev package)")
     t = targets.by_multiarch(info["multiarch"]) or targets.host()
-    return _assemble(inc.resolve(), inc.resolve().parent, t, config=config or native_config(info), source=source,
+    return _assemble(_real(inc), _real(inc).parent, t, config=config or native_config(info), source=source,
                      vendor=info["vendor"] or identity.UPSTREAM, cflags=info["cflags"],
-                     prefix=inc.parent.parent.resolve())
+                     prefix=_real(inc.parent.parent))
 
 
 def _assemble(inc: Path, root: Path, t: targets.TargetInfo, *, pyconfig=None, config=None, source=None,
@@ -264,12 +280,12 @@ def _assemble(inc: Path, root: Path, t: targets.TargetInfo, *, pyconfig=None, co
     are known: the pyconfig.h that applies (`pyconfig`, else the one of `inc` for `t`), the config
     (`config`, else what that pyconfig.h says), the core's flags (`cflags`, else the installed
     Makefile of `prefix`), checked."""
-    real = Path(pyconfig).resolve() if pyconfig else _real_pyconfig(inc, root, t)
+    real = _real(pyconfig) if pyconfig else _real_pyconfig(inc, root, t)
     if cflags is None and prefix is not None:
         mk = _installed_makefile(prefix, inc, t)
         cflags = makefile_cflags(mk) if mk else None
     return _checked(BuildInputs(inc, root, real, t, _config_of(real, config),
-                                Path(source).resolve() if source else None, Path(sysroot).resolve() if sysroot else None,
+                                _real(source) if source else None, _real(sysroot) if sysroot else None,
                                 vendor, cflags))
 
 
@@ -295,7 +311,7 @@ def shared_libpython(info: dict) -> Optional[Path]:
         if name and (name.endswith(".so") or ".so." in name):
             p = Path(info["libdir"]) / name
             if p.is_file():
-                return p.resolve()
+                return _real(p)
     return None
 
 

@@ -118,7 +118,9 @@ def debug_file_for(binary, root=None) -> Optional[Path]:
     if root is not None:
         bases = [Path(root) / "usr/lib/debug"]
     else:
-        bases = [p / d for p in Path(binary).resolve().parents for d in ("usr/lib/debug", "lib/debug")]
+        from ..remote.process_root import resolve
+
+        bases = [p / d for p in Path(resolve(binary)).parents for d in ("usr/lib/debug", "lib/debug")]
     for base in bases:
         if (base / rel).is_file():
             return base / rel

@@ -30,6 +30,7 @@ from typing import Optional
 import yaml
 
 from .. import data_cache
+from ..remote.process_root import resolve
 from . import code_key
 from .build_inputs import BuildInputs, digest_files, pyconfig_defines, read_version
 from .clang_headers import builtin_include
@@ -203,7 +204,7 @@ def _included_by(source: Path, files: list[str], reads: Reads) -> dict:
         for inc in re.findall(r'^\s*#\s*include\s*"([^"]+\.c)"', text, re.M):
             target = (source / rel).parent / inc
             if reads.isfile(target):
-                out.setdefault(relative(str(target.resolve()), source.resolve()), rel)
+                out.setdefault(relative(resolve(target), Path(resolve(source))), rel)
     return out
 
 
@@ -464,7 +465,7 @@ def _check_version(b: BuildInputs) -> None:
     inc = b.source / "Include"
     if not (inc / "Python.h").is_file():
         raise BuildError(f"{b.source} is not a CPython source tree (no Include/Python.h)")
-    if inc.resolve() != b.include_dir.resolve():
+    if resolve(inc) != resolve(b.include_dir):
         theirs = read_version(inc)[0]
         if theirs != b.version:
             raise BuildError(f"source tree {b.source} is CPython {theirs} but the headers in {b.include_dir} "
