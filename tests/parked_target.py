@@ -21,8 +21,20 @@ class Parked:
         self.proc = subprocess.Popen([str(python), str(PARKED), str(self.record_path), str(depth)],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      env={**clean, **(env or {})})
+        self.wait_parked(python, self.proc.stdout.readline(), timeout)
+
+    @classmethod
+    def started(cls, proc, line: str, record_path: Path, what: str, timeout: float = 120) -> "Parked":
+        """A target started otherwise (`proc`, with `line` its first line of output; in a container,
+        tests/process_container.py), whose record is at `record_path`."""
+        t = cls.__new__(cls)
+        t.proc, t.record_path = proc, record_path
+        t.wait_parked(what, line, timeout)
+        return t
+
+    def wait_parked(self, python, line: str, timeout: float) -> None:
+        """Given the target's first line of output, wait for its recorder and read its record."""
         self.pid = self.proc.pid
-        line = self.proc.stdout.readline()
         if not line.startswith("ready "):
             self.close()
             raise RuntimeError(f"{python} {PARKED.name} did not get ready: {line!r} {self.proc.stderr.read()[-2000:]}")
@@ -43,8 +55,9 @@ class Parked:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        for stream in (self.proc.stdout, self.proc.stderr):
-            stream.close()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
 
     def __enter__(self) -> "Parked":
         return self

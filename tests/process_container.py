@@ -30,11 +30,12 @@ def usable() -> str:
 
 
 class Container:
-    """`argv` started inside `root`, with `binds` ({host directory: path inside}) mounted read-only;
-    its first line of output is `self.ready`."""
+    """`argv` started inside `root`, with `binds` ({host directory: path inside}) mounted read-only
+    and `writable` ones read-write; its first line of output is `self.ready`."""
 
-    def __init__(self, root, binds: dict, argv: list, env: dict = None) -> None:
-        spec = ",".join(f"{src}={dst}" for src, dst in binds.items())
+    def __init__(self, root, binds: dict, argv: list, env: dict = None, writable: dict = None) -> None:
+        spec = ",".join([f"{src}={dst}=ro" for src, dst in binds.items()] +
+                        [f"{src}={dst}=rw" for src, dst in (writable or {}).items()])
         clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "OFFSETS_"))}
         self.proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "--", sys.executable,
                                       __file__, str(root), spec, *argv], stdin=subprocess.PIPE,
@@ -67,8 +68,8 @@ def enter(root: str, spec: str, argv: list) -> None:
     subprocess.run(["mount", "--make-rprivate", "/"], check=True)
     subprocess.run(["mount", "--bind", root, root], check=True)
     for pair in filter(None, spec.split(",")):
-        src, dst = pair.split("=", 1)
-        subprocess.run(["mount", "--bind", "-o", "ro", src, root + dst], check=True)
+        src, dst, mode = pair.split("=")
+        subprocess.run(["mount", "--bind", "-o", mode, src, root + dst], check=True)
     os.chdir(root)
     os.makedirs(".old-root", exist_ok=True)
     subprocess.run(["pivot_root", ".", ".old-root"], check=True)

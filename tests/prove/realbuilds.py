@@ -89,6 +89,29 @@ def sid_python(minor: str, debug: bool = False) -> Path:
     return exe
 
 
+def contained_sid(name: str, tmp: Path, depth: int = 300):
+    """sid's python`name` (`3.X`, or `3.Xd` the debug one) parked (parked_target.Parked) as a container runs it: in a mount namespace
+    whose root holds sid's `usr` and `etc` (tests/process_container.py), `/usr/bin/python{name}`
+    started natively by sid's own loader, not through one given on the command line."""
+    from parked_target import PARKED, Parked
+    from process_container import Container, usable
+
+    why = usable()
+    assert not why, f"a container for sid's python{name}: {why}"
+    minor = name.rstrip("d")
+    sid = sid_debug_root(minor) if name.endswith("d") else sid_root(minor)
+    root, out = tmp / f"sid-{name}-root", tmp / f"sid-{name}-out"
+    for d in ("usr", "etc", "fixtures", "out", "tmp"):
+        (root / d).mkdir(parents=True)
+    for merged in ("bin", "lib", "lib64", "sbin"):
+        os.symlink(f"usr/{merged}", root / merged)
+    out.mkdir()
+    c = Container(root, {str(sid / "usr"): "/usr", str(sid / "etc"): "/etc", str(PARKED.parent): "/fixtures"},
+                  [f"/usr/bin/python{name}", f"/fixtures/{PARKED.name}", "/out/record.json", str(depth)],
+                  writable={str(out): "/out"})
+    return Parked.started(c.proc, c.ready, out / "record.json", f"sid's python{name} in a container")
+
+
 def upstream_prefix(config: str, version: str = UPSTREAM_VERSION) -> Path:
     """The install prefix of upstream CPython `version` built as `config` (built on first use)."""
     proc = subprocess.run([str(REPO / "scripts" / "build-cpython"), version, config],

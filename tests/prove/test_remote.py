@@ -1,7 +1,8 @@
-"""`offsets identify` on builds no table was made from a process of (issue 22): Debian sid's 3.14
-and 3.15, release and debug (python3.Xd), run through sid's own loader (so /proc/PID/exe is
-ld-linux), and python.org's 3.13.15, release and free-threaded, compiled here. Truth: what each
-interpreter says of itself.
+"""`offsets identify` on builds no table was made from a process of (issue 22): Debian sid's 3.13,
+3.14 and 3.15, release and debug (python3.Xd), run through sid's own loader (so /proc/PID/exe is
+ld-linux) and as a container runs them (their own root, read through /proc/PID/root), and
+python.org's 3.13.15, release and free-threaded, compiled here. Truth: what each interpreter says
+of itself.
 
 Their stacks (3.11+ frames need the build's FRAME_OWNED_BY_* and Py_TAG_BITS, issue 20's constants)
 and the side-by-side table with py-spy and pystack come with the frame walk on those constants.
@@ -23,6 +24,8 @@ from parked_target import Parked  # noqa: E402
 
 #: build -> (the table that answers for it, how it is earned)
 BUILDS = {
+    "sid-3.13": ("cpython-3.13.18-debian-x86_64-linux-gnu", "build-id"),
+    "sid-3.13d": ("cpython-3.13.18-debian-debug-x86_64-linux-gnu", "build-id"),
     "sid-3.14": ("cpython-3.14.10-debian-x86_64-linux-gnu", "build-id"),
     "sid-3.14d": ("cpython-3.14.10-debian-debug-x86_64-linux-gnu", "build-id"),
     "sid-3.15": ("cpython-3.15.2-debian-x86_64-linux-gnu", "build-id"),
@@ -31,6 +34,9 @@ BUILDS = {
     "upstream-3.13.15-release": ("cpython-3.13.15-x86_64-linux-gnu", "headers"),
     "upstream-3.13.15-free-threaded": ("cpython-3.13.15-freethreaded-x86_64-linux-gnu", "headers"),
 }
+#: sid's interpreters also run as a container runs them (realbuilds.contained_sid): natively, read
+#: through /proc/PID/root
+CONTAINED = {f"sid-{name} in a container": name for name in ("3.13", "3.13d", "3.14", "3.14d", "3.15", "3.15d")}
 _TRUTH = ("import json, sys, sysconfig; print(json.dumps([sys.version.split()[0], sys.hexversion, "
           "bool(sysconfig.get_config_var('Py_DEBUG')), bool(sysconfig.get_config_var('Py_GIL_DISABLED'))]))")
 
@@ -68,3 +74,28 @@ def test_identify_names_the_build(targets, build):
         assert doc["binary"].endswith(f"/usr/bin/python{build[4:]}") and doc["vendor"].startswith("debian ")
     table, by = BUILDS[build]
     assert (doc["table"], doc["earned_by"]) == (table, by)
+
+
+@pytest.fixture(scope="module")
+def contained(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("contained")
+    started = {}
+    try:
+        for name, minor in CONTAINED.items():
+            started[name] = realbuilds.contained_sid(minor, tmp)
+        yield started
+    finally:
+        for t in started.values():
+            t.close()
+
+
+@pytest.mark.parametrize("name", CONTAINED)
+def test_a_contained_build_is_read_through_its_own_root(contained, name):
+    """identify names the binary as the container sees it, Debian's package record under its root and
+    the table of that build (by build-id), as for the same build run outside."""
+    t, minor = contained[name], CONTAINED[name].rstrip("d")
+    doc = offsets_json("identify", "--pid", str(t.pid), "--json")
+    assert os.readlink(f"/proc/{t.pid}/exe") == f"/usr/bin/python{CONTAINED[name]}"      # no loader given
+    assert (doc["binary"], doc["prefix"]) == (f"/usr/bin/python{CONTAINED[name]}", "/usr")
+    assert doc["vendor"] == f"debian {realbuilds.SID_PYTHON[minor]}" and doc["debug"] == CONTAINED[name].endswith("d")
+    assert (doc["table"], doc["earned_by"]) == BUILDS[f"sid-{CONTAINED[name]}"]
