@@ -80,7 +80,7 @@ def test_314_debug_scan_agrees_with_debians_dwarf_of_that_build():
     job = next(j for j in matrix.jobs() if j.label == "debian 3.14.10 debug x86_64-linux-gnu")
     b = job.inputs()
     table = scanner.scan(b, scanner.ScanOptions())
-    lib = matrix.dbg_library(next(e for e in matrix.matrix()["debian"] if e["version"] == "3.14.10"),
+    lib = matrix.dbg_library(matrix.entry("3.14.10"),
                              "x86_64-linux-gnu")
     r = dwarf.compare_report(table, dwarf.read(lib))
     assert r.mismatches == () and r.not_compared == ()

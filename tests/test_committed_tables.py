@@ -48,8 +48,8 @@ def test_the_matrix_is_what_is_committed():
     m = matrix()
     expected = {f"cpython-{v}-x86_64-linux-gnu.yaml" for v in m["pyenv"]}
     words = {"release": "", "debug": "debug-", "free-threaded": "freethreaded-"}
-    expected |= {f"cpython-{e['version']}-debian-{words[c]}{t}.yaml" for e in m["debian"] for c, t in e["builds"]}
-    expected |= {f"cpython-{e['version']}-{words[c]}{t}.yaml" for e in m["debian"] for c, t in e.get("upstream", ())}
+    expected |= {f"cpython-{e['version']}-{e['vendor']}-{words[c]}{t}.yaml" for e in m["packaged"] for c, t in e["builds"]}
+    expected |= {f"cpython-{e['version']}-{words[c]}{t}.yaml" for e in m["packaged"] for c, t in e.get("upstream", ())}
     assert expected == {p.name for p in GENERATED.glob("cpython-*.yaml")}
     assert len(expected) >= 41
 

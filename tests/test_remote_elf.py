@@ -27,9 +27,9 @@ def binaries():
     if exe is None:
         missing_input("pyenv has no CPython 3.13")
     out.append(exe.parent.parent / "lib" / "libpython3.13.so.1.0")
-    entry = next(e for e in matrix.matrix()["debian"] if e["version"] == "3.13.5")
+    entry = matrix.entry("3.13.5")
     for triple in ("i686-linux-gnu", "aarch64-linux-gnu"):
-        found = fetched(f"Debian's python3.13 binaries for {triple}", matrix.debian_binaries, entry, "release", triple)
+        found = fetched(f"Debian's python3.13 binaries for {triple}", matrix.packaged_binaries, entry, "release", triple)
         out.append(found[0][0])
     return out
 
@@ -87,11 +87,11 @@ def test_identify_a_binary_by_its_build_id(version, triple, table, capsys):
     from offsets.cli import main
     from offsets.tools import matrix
 
-    entry = next(e for e in matrix.matrix()["debian"] if e["version"] == version)
-    for path, _, source in fetched(f"Debian's python{version} binaries for {triple}", matrix.debian_binaries,
+    entry = matrix.entry(version)
+    for path, _, source in fetched(f"Debian's python{version} binaries for {triple}", matrix.packaged_binaries,
                                    entry, "release", triple):
         assert main(["identify", "--binary", str(path), "--json"]) == 0
         doc = json.loads(capsys.readouterr().out)
         assert (doc["table"], doc["earned"], doc["earned_by"]) == (table, "exact", "build-id")
         assert (doc["version"], doc["target"], doc["pointer_size"]) == (version, triple, 4 if "i686" in triple else 8)
-        assert doc["vendor"] == f"debian {entry['deb']}"     # the package's own changelog beside it
+        assert doc["vendor"] == f"debian {entry['package_version']}"     # the package's own changelog beside it

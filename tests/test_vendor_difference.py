@@ -69,7 +69,7 @@ def test_debian_3_15_core_defines_agree_with_its_debug_dwarf(struct):
     by member (without them PyInterpreterState was 8 bytes short, JitOptContext 208,192 bytes)."""
     from offsets.scan import dwarf
 
-    e = next(e for e in matrix.matrix()["debian"] if e["version"] == "3.15.2")
+    e = matrix.entry("3.15.2")
     info = dwarf.read(matrix.dbg_library(e, "x86_64-linux-gnu"))
     t = table_yaml.load(ROOT / "generated" / "cpython-3.15.2-debian-debug-x86_64-linux-gnu.yaml")
     assert t.build.defines.get("_Py_JIT") == "" and t.build.defines.get("_Py_TIER2") == "3"

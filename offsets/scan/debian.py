@@ -17,6 +17,15 @@ from ..cache_lock import serialized
 from ..errors import BuildError, FetchError
 
 SUITES = ("bullseye", "bookworm", "trixie", "sid", "experimental")
+#: The packages holding Debian's interpreter binaries of each config, and their files ({minor},
+#: {multiarch}): the executable is linked statically, libpython serves embedders and extensions.
+#: Debian ships no free-threaded interpreter (those tables are derived: docs/identity.md).
+BINARIES = {
+    "release": (("python{minor}-minimal", "usr/bin/python{minor}"),
+                ("libpython{minor}", "usr/lib/{multiarch}/libpython{minor}.so.1.0")),
+    "debug": (("python{minor}-dbg", "usr/bin/python{minor}d"),
+              ("libpython{minor}-dbg", "usr/lib/{multiarch}/libpython{minor}d.so.1.0")),
+}
 
 
 def cache_dir() -> Path:

@@ -22,10 +22,9 @@ from ..scan import scanner
 
 def full_build():
     """Debian 3.11.2: libpython3.11-dev headers + the python3.11 source package (x86_64)."""
-    from .matrix import _debian_inputs, matrix
+    from .matrix import _packaged_inputs, entry
 
-    entry = next(e for e in matrix()["debian"] if e["version"] == "3.11.2")
-    return _debian_inputs(entry, "release", "x86_64-linux-gnu")
+    return _packaged_inputs(entry("3.11.2"), "release", "x86_64-linux-gnu")
 
 
 def _units(b):

@@ -20,17 +20,20 @@ from typing import Callable, Optional
 import yaml
 
 from ..scan import build_inputs as build, debian, scanner
-from ..layout import table_yaml
+from ..scan.targets import host, target
+from ..layout import identity, table_yaml
 from ..check import verified
 from ..errors import BuildError, FetchError, OffsetsError
-from ..layout.model import Table
+from ..layout.model import CONFIGS, Table
 
 
 @dataclass(frozen=True)
 class Job:
-    """One table to make: a label, how to find its inputs, and an optional binary with DWARF."""
+    """One table to make: a label, the name of its table, how to find its inputs, and an optional
+    binary with DWARF."""
 
     label: str
+    table: str       # the table's file name, from the data alone (a scan that names it otherwise is refused)
     inputs: Callable[[], build.BuildInputs]
     dwarf: Optional[Callable[[], Optional[Path]]] = None
     #: the build's interpreter binaries, each (path, file in its package or prefix, where it came
@@ -42,8 +45,46 @@ def say(msg: str) -> None:
     print(f"offsets: {msg}", file=sys.stderr, flush=True)
 
 
+#: The distributors whose packages `make tables` fetches by name: vendor -> the module that does
+#: (`unpacked`, `source`, `orig`, and `BINARIES`: the packages holding its interpreter binaries).
+VENDORS = {"debian": debian}
+
+
 def matrix() -> dict:
-    return yaml.safe_load(resources.files("offsets").joinpath("data/matrix.yaml").read_text())
+    """data/matrix.yaml, checked against data/matrix.schema.json and `VENDORS` (a `BuildError` says
+    where it is wrong)."""
+    return checked_matrix(yaml.safe_load(resources.files("offsets").joinpath("data/matrix.yaml").read_text()))
+
+
+def checked_matrix(data) -> dict:
+    import json
+
+    import jsonschema
+
+    schema = json.loads(resources.files("offsets").joinpath("data/matrix.schema.json").read_text())
+    e = next(jsonschema.Draft202012Validator(schema).iter_errors(data), None)
+    if e is not None:
+        at = "/".join(map(str, e.absolute_path)) or "(top)"
+        raise BuildError(f"data/matrix.yaml at {at}: {e.message}")
+    for i, entry in enumerate(data["packaged"]):
+        if entry["vendor"] not in VENDORS:
+            raise BuildError(f"data/matrix.yaml at packaged/{i}/vendor: no module fetches the packages of "
+                             f"{entry['vendor']!r} (known: {', '.join(VENDORS)}; tools/matrix.py VENDORS)")
+    return data
+
+
+def entry(version: str) -> dict:
+    """The entry of data/matrix.yaml's `packaged` builds for CPython `version`."""
+    found = [e for e in matrix()["packaged"] if e["version"] == version]
+    if not found:
+        raise BuildError(f"data/matrix.yaml lists no packaged build of CPython {version}")
+    return found[0]
+
+
+def table_file(version: str, config: str, triple: str, vendor: str = identity.UPSTREAM) -> str:
+    """The file name of the table of a build (`cpython-3.13.5-debian-x86_64-linux-gnu.yaml`)."""
+    flags = {flag: True for flag in CONFIGS[config]}
+    return identity.table_name(version, flags, target(triple).triple, vendor) + ".yaml"
 
 
 def _pyenv_python(version: str) -> Path:
@@ -81,34 +122,30 @@ def jobs() -> list[Job]:
     m = matrix()
     out = []
     for v in m["pyenv"]:
-        out.append(Job(f"pyenv {v}", lambda v=v: build.from_python(str(_pyenv_python(v))),
+        out.append(Job(f"pyenv {v}", table_file(v, "release", host().triple),
+                       lambda v=v: build.from_python(str(_pyenv_python(v))),
                        lambda v=v: build.interpreter_libpython(str(_pyenv_python(v))),
                        lambda v=v: _pyenv_binaries(v)))
-    for e in m["debian"]:
+    for e in m["packaged"]:
+        vendor = f"{e['vendor']} {e['package_version']}"
         for config, triple in e["builds"]:
-            dwarf = (lambda e=e, t=triple: _debian_dwarf(e, t)) if config == "debug" and e.get("dbg") else None
-            binaries = (lambda e=e, c=config, t=triple: debian_binaries(e, c, t)) if e.get("dev") else None
-            out.append(Job(f"debian {e['version']} {config} {triple}",
-                           lambda e=e, c=config, t=triple: _debian_inputs(e, c, t), dwarf, binaries))
+            dwarf = (lambda e=e, t=triple: _packaged_dwarf(e, t)) if config == "debug" and e.get("dbg") else None
+            binaries = (lambda e=e, c=config, t=triple: packaged_binaries(e, c, t)) if e.get("dev") else None
+            out.append(Job(f"{e['vendor']} {e['version']} {config} {triple}",
+                           table_file(e["version"], config, triple, vendor),
+                           lambda e=e, c=config, t=triple: _packaged_inputs(e, c, t), dwarf, binaries))
         for config, triple in e.get("upstream", ()):
-            out.append(Job(f"upstream {e['version']} {config} {triple}",
+            out.append(Job(f"upstream {e['version']} {config} {triple}", table_file(e["version"], config, triple),
                            lambda e=e, c=config, t=triple: _upstream_inputs(e, c, t)))
     return out
 
 
 def job_for(row: dict) -> Job:
-    """The job that makes the table of index row `row` (file, version, config, target)."""
-    config = {"freethreaded": "free-threaded"}.get(row["config"], row["config"])
-    if "-debian-" in row["file"]:
-        label = f"debian {row['version']} {config} {row['target']}"
-    elif row["version"] in matrix()["pyenv"]:
-        label = f"pyenv {row['version']}"
-    else:
-        label = f"upstream {row['version']} {config} {row['target']}"
+    """The job that makes the table of index row `row` (its `file`)."""
     for j in jobs():
-        if j.label == label:
+        if j.table == row["file"]:
             return j
-    raise BuildError(f"no job of data/matrix.yaml makes {row['file']} (looked for {label!r})")
+    raise BuildError(f"no job of data/matrix.yaml makes {row['file']}")
 
 
 #: How the upstream tables' pyconfig.h is made: python.org's own ./configure, shared libpython (as
@@ -121,7 +158,7 @@ def _upstream_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
     package, configured on this machine (`./configure --enable-shared` plus the config's flag)."""
     if triple != "x86_64-linux-gnu":
         raise BuildError(f"upstream {e['version']}: ./configure makes a pyconfig.h for this machine only, not {triple}")
-    tree = debian.orig(e["source"], e["suite"], e["deb"])
+    tree = VENDORS[e["vendor"]].orig(e["source"], e["suite"], e["package_version"])
     return build.from_source(tree, _configured_pyconfig(tree, config, UPSTREAM_CONFIGURE), target=triple,
                              config=config, vendor="upstream")
 
@@ -129,41 +166,43 @@ def _upstream_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
 _trees: dict = {}
 
 
-def _debian_source(e: dict) -> Optional[Path]:
+def _packaged_source(e: dict) -> Optional[Path]:
     """The entry's unpacked source package, or None when the archive does not serve it (then the
     debug table's `.c` structs come from the -dbg package's DWARF, and release tables have none)."""
-    key = (e.get("source"), e["suite"], e["deb"])
+    key = (e["vendor"], e.get("source"), e["suite"], e["package_version"])
     if key not in _trees:
         tree = None
         if e.get("source"):
             try:
-                tree = debian.source(e["source"], e["suite"], e["deb"])
+                tree = VENDORS[e["vendor"]].source(e["source"], e["suite"], e["package_version"])
             except FetchError as err:
                 if e.get("configure"):
                     raise
-                say(f"{e['version']}: source {e['source']}={e['deb']} not served ({err}); "
+                say(f"{e['version']}: source {e['source']}={e['package_version']} not served ({err}); "
                     + (f"debug: .c structs from {e['dbg']}'s DWARF; " if e.get("dbg") else "")
                     + "release: headers only")
         _trees[key] = tree
     return _trees[key]
 
 
-def _debian_dwarf(e: dict, triple: str) -> Optional[Path]:
+def _packaged_dwarf(e: dict, triple: str) -> Optional[Path]:
     """The debug libpython of the -dbg package when the source package is not served: the debug
     table's `.c` structs are filled from its DWARF after a cross-check."""
-    return None if _debian_source(e) is not None else dbg_library(e, triple)
+    return None if _packaged_source(e) is not None else dbg_library(e, triple)
+
+
+def _unpacked(e: dict, packages: list, t) -> Path:
+    """The entry's `packages` (names) at its package version, unpacked together for target `t`."""
+    return VENDORS[e["vendor"]].unpacked([f"{p}={e['package_version']}" for p in packages], t.deb_arch, e["suite"])
 
 
 def dbg_library(e: dict, triple: str) -> Path:
     """`libpython3.Xd.so.1.0` of the entry's -dbg package (it carries its DWARF itself)."""
-    from ..scan.targets import target
-
     t = target(triple)
-    packages = [f"{e['dev']}={e['deb']}", f"{e['dbg']}={e['deb']}"]
-    root = debian.unpacked(packages, t.deb_arch, e["suite"])
+    root = _unpacked(e, [e["dev"], e["dbg"]], t)
     lib = root / "usr" / "lib" / t.multiarch / f"libpython{e['version'].rsplit('.', 1)[0]}d.so.1.0"
     if not lib.is_file():
-        raise BuildError(f"{e['dbg']}={e['deb']} has no {lib.relative_to(root)}")
+        raise BuildError(f"{e['dbg']}={e['package_version']} has no {lib.relative_to(root)}")
     return lib
 
 
@@ -175,53 +214,39 @@ def _pyenv_binaries(version: str) -> list:
     return [(lib, f"lib/{lib.name}", f"pyenv {version}")]
 
 
-#: The packages holding Debian's interpreter binaries of each config, and their files ({minor},
-#: {multiarch}): the executable is linked statically, libpython serves embedders and extensions.
-#: Debian ships no free-threaded interpreter (those tables are derived: docs/identity.md).
-DEBIAN_BINARIES = {
-    "release": (("python{minor}-minimal", "usr/bin/python{minor}"),
-                ("libpython{minor}", "usr/lib/{multiarch}/libpython{minor}.so.1.0")),
-    "debug": (("python{minor}-dbg", "usr/bin/python{minor}d"),
-              ("libpython{minor}-dbg", "usr/lib/{multiarch}/libpython{minor}d.so.1.0")),
-}
-
-
-def debian_binaries(e: dict, config: str, triple: str) -> list:
-    """Debian's interpreter binaries of this build, fetched by package name and exact version."""
-    from ..scan.targets import target
-
-    wanted = DEBIAN_BINARIES.get(config, ())
+def packaged_binaries(e: dict, config: str, triple: str) -> list:
+    """The distributor's interpreter binaries of this build (its module's `BINARIES`), fetched by
+    package name and exact version: (path, file in the package, `PACKAGE VERSION`) each."""
+    wanted = VENDORS[e["vendor"]].BINARIES.get(config, ())
     if not wanted:
         return []
     t = target(triple)
     minor = e["version"].rsplit(".", 1)[0]
-    packages = [f"{p.format(minor=minor)}={e['deb']}" for p, _ in wanted]
-    root = debian.unpacked(packages, t.deb_arch, e["suite"])
+    names = [p.format(minor=minor) for p, _ in wanted]
+    root = _unpacked(e, names, t)
     out = []
-    for (package, file), spec in zip(wanted, packages):
+    for (_, file), name in zip(wanted, names):
         rel = file.format(minor=minor, multiarch=t.multiarch)
         if not (root / rel).is_file():
-            raise BuildError(f"{spec} ({t.deb_arch}) has no {rel}")
-        out.append((root / rel, rel, spec.replace("=", " ")))
+            raise BuildError(f"{name}={e['package_version']} ({t.deb_arch}) has no {rel}")
+        out.append((root / rel, rel, f"{name} {e['package_version']}"))
     return out
 
 
-def _debian_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
-    from ..scan.targets import target
-
+def _packaged_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
     t = target(triple)
-    tree = _debian_source(e)
+    tree = _packaged_source(e)
+    vendor = f"{e['vendor']} {e['package_version']}"
     if e.get("configure"):
         if t.triple != "x86_64-linux-gnu":
             raise BuildError(f"{e['version']}: ./configure makes a pyconfig.h for this machine only, not {triple}")
         derived = "release" if config == "free-threaded" else config  # free-threaded is derived, see docs
         return build.from_source(tree, _configured_pyconfig(tree, derived), target=triple, config=config,
-                                 vendor=f"debian {e['deb']}")
-    packages = [f"{e['dev']}={e['deb']}"] + ([f"{e['dbg']}={e['deb']}"] if config == "debug" else [])
-    root = debian.unpacked(packages, t.deb_arch, e["suite"])
+                                 vendor=vendor)
+    root = _unpacked(e, [e["dev"]] + ([e["dbg"]] if config == "debug" else []), t)
     abiflags = "d" if config == "debug" else ""
     return build.from_prefix(root / "usr", source=tree, target=triple, config=config, abiflags=abiflags,
-                             vendor=f"debian {e['deb']}")
+                             vendor=vendor)
 
 
 def make(job: Job, opts: scanner.ScanOptions) -> tuple[Table, build.BuildInputs, Optional[Path], list]:
@@ -317,6 +342,9 @@ def _made(label: str, old_rows: dict, check: bool) -> tuple[str, Table, str, Opt
     job = next(j for j in jobs() if j.label == label)
     table, b, binary, binaries = make(job, scanner.ScanOptions(progress=None))
     name = f"{table.build.table_name}.yaml"
+    if name != job.table:
+        raise BuildError(f"{label}: the scan made {name}, but data/matrix.yaml says {job.table}: "
+                         "its version, config, target or vendor is not this build's")
     text = table_yaml.dumps(table)
     rec = verified.reusable(old_rows.get(name), text)
     if rec is None and not check:   # never written unverified
