@@ -12,6 +12,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .verdict import verdict
+
 REPO = Path(__file__).resolve().parents[2]
 PARKED = REPO / "tests" / "fixtures" / "parked.py"
 #: Goals, as ratios to pystack's dump of the same process.
@@ -50,10 +52,6 @@ def _start(python) -> tuple:
     while len(os.listdir(f"/proc/{proc.pid}/task")) != int(line.split()[1]):
         time.sleep(0.01)
     return proc, tmp
-
-
-def verdict(value: float, goal: float) -> str:
-    return "ok" if value <= goal else "OVER GOAL"
 
 
 def bench_one(minor: str) -> None:
