@@ -1,7 +1,8 @@
 """Write an output file safely: the whole new content, or nothing, and never anything but a file.
 
 Every writer of the package (scan -o, report -o, the compact tables, the C headers, the matrix)
-goes through `write`. The bytes go to a temporary file created exclusively (O_EXCL, a name no one
+goes through `write`, and every cache entry through `replace`, the same steps without the checks
+an output needs (the cache's own entries, data_cache.py, the digests' memo, identity.py). The bytes go to a temporary file created exclusively (O_EXCL, a name no one
 can predict) in the target's own folder, which is then renamed over the target: a reader sees the
 old file or the new one, two writers cannot trip over each other's temporary file, and a planted
 symlink is never followed. A target that exists and is not a regular file (a device, a FIFO, a
@@ -90,24 +91,36 @@ def write(path, content, if_changed: bool = False) -> bool:
     dest = target(path)
     if if_changed and unchanged(dest, data):
         return False
-    tmp = None
     try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
         mask = os.umask(0)
         os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        target(dest)                    # still a file (or nothing) just before the rename
-        os.replace(tmp, dest)
-        tmp = None
+        # still a file (or nothing) just before the rename
+        replace(dest, data, mode=0o666 & ~mask, before_rename=lambda: target(dest))
     except OSError as e:
         raise OutputError(f"cannot write {dest}: {e.strerror or e}") from None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
     return True
+
+
+def replace(path, data: bytes, mode=None, before_rename=None) -> None:
+    """Put `data` in `path` (its folders made first): written to a temporary file created
+    exclusively in the same folder, then renamed over `path`, so a reader sees the old file or the
+    new one, never a part, and two writers never share a temporary file. The temporary file has
+    `mode` (default: only the owner may read it); `before_rename()` runs just before the rename.
+    Any `OSError` is raised as it is, and no temporary file is left behind."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        if before_rename is not None:
+            before_rename()
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

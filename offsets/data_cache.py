@@ -5,7 +5,8 @@ Every cache under $OFFSETS_CACHE that a scan reads goes through here (the scan's
 planted file ran code during a normal scan. An entry is the sha256 of its body, a newline, and the
 body: JSON `{"key": KEY, "doc": ...}`; `load` returns the doc only if the digest and the key agree
 (the caller then checks the doc's shape, and any surprise is a miss too). Entries are written to a
-unique temporary file renamed into place; a cache that cannot be written only costs time.
+unique temporary file renamed into place (`atomic_write.replace`); a cache that cannot be written
+only costs time.
 """
 from __future__ import annotations
 
@@ -13,13 +14,28 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
+
+from .atomic_write import replace
+from .errors import BuildError
 
 #: The largest entry read (a 3.13 header unit's is about 3 MB, a DWARF read about 10 MB).
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
 #: The largest file whose digest a cache check computes (a larger one, or a device: a miss).
 MAX_FILE_BYTES = 256 * 1024 * 1024
+
+
+def folder() -> Path:
+    """The cache's folder (`identity.cache_dir`: `$OFFSETS_CACHE`, else `$XDG_CACHE_HOME/offsets`,
+    else `~/.cache/offsets`), for what fetches and scans keep there; a `BuildError` when there is
+    none (the runtime, which can do without, asks `identity.cache_dir` itself)."""
+    from .layout.identity import cache_dir
+
+    found = cache_dir()
+    if found is None:
+        raise BuildError("no cache directory: HOME is unset and the password database has no home for this user; "
+                         "set OFFSETS_CACHE to a writable directory")
+    return Path(found)
 
 
 def dumps(key: str, doc) -> bytes:
@@ -54,15 +70,7 @@ def load(path: Path, key: str):
 
 def store(path: Path, key: str, doc) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(dumps(key, doc))
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        replace(path, dumps(key, doc))
     except OSError:
         pass
 

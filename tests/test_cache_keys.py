@@ -47,9 +47,10 @@ def run(root: Path, cache: Path, code: str) -> str:
 
 SCAN = f"""
 import offsets
+from offsets.progress import say
 from offsets.scan import build_inputs, scanner
 scanner.scan(build_inputs.from_prefix({str(FAKE)!r}, target="x86_64-linux-gnu"),
-             scanner.ScanOptions(jobs=1, progress=scanner.stderr_progress))
+             scanner.ScanOptions(jobs=1, progress=say))
 print(offsets.__path__[0])
 """
 

@@ -110,9 +110,9 @@ def test_an_emptied_environment(build, tmp_path):
     build.jit_pth()
     home = tmp_path / "home"
     (home / ".cache" / "offsets").mkdir(parents=True)
-    from offsets.scan.debian import cache_dir
+    from offsets.data_cache import folder as cache_folder
 
-    (home / ".cache" / "offsets" / "clang-include").symlink_to(cache_dir() / "clang-include")
+    (home / ".cache" / "offsets" / "clang-include").symlink_to(cache_folder() / "clang-include")
     run = program(build, tmp_path, env={"HOME": str(home)})
     main_ran(run)
     answered(run, build)

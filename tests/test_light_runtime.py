@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from offsets import cache_lock
-from offsets.scan.debian import cache_dir
+from offsets.data_cache import folder as cache_folder
 from test_capi import ROOT, package_files, run
 
 CHECK = """
@@ -30,7 +30,7 @@ def runtime_wheel() -> Path:
     h = hashlib.sha256()
     for p in package_files():
         h.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes() + b"\0")
-    out = cache_dir() / "wheels" / f"{sys.implementation.cache_tag}-{h.hexdigest()[:16]}"
+    out = cache_folder() / "wheels" / f"{sys.implementation.cache_tag}-{h.hexdigest()[:16]}"
     with cache_lock.held("wheels/build"):          # one process builds it
         wheels = sorted(out.glob("offsets-*.whl"))
         if not wheels:

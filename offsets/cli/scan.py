@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .. import progress
 from . import HelpFormatter, load_table, table_argument
 
 SCAN_EPILOG = """examples:
@@ -130,7 +131,7 @@ def run_scan(args) -> int:
 
     from ..atomic_write import STDOUT, target
 
-    say = (lambda m: None) if args.quiet else scanner.stderr_progress
+    say = (lambda m: None) if args.quiet else progress.say
     out = args.output or "."
     folder = out != STDOUT and (out.endswith("/") or Path(out).is_dir())
     if out != STDOUT and not folder:

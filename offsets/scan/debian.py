@@ -10,11 +10,12 @@ import hashlib
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+from .. import data_cache
 from ..cache_lock import serialized
-from ..errors import BuildError, FetchError
+from ..errors import FetchError
+from ..progress import say
 
 SUITES = ("bullseye", "bookworm", "trixie", "sid", "experimental")
 #: The packages holding Debian's interpreter binaries of each config, and their files ({minor},
@@ -26,21 +27,6 @@ BINARIES = {
     "debug": (("python{minor}-dbg", "usr/bin/python{minor}d"),
               ("libpython{minor}-dbg", "usr/lib/{multiarch}/libpython{minor}d.so.1.0")),
 }
-
-
-def cache_dir() -> Path:
-    """`$OFFSETS_CACHE`, else `$XDG_CACHE_HOME/offsets`, else `~/.cache/offsets` (identity.cache_dir)."""
-    from ..layout.identity import cache_dir as where
-
-    found = where()
-    if found is None:
-        raise BuildError("no cache directory: HOME is unset and the password database has no home for this user; "
-                         "set OFFSETS_CACHE to a writable directory")
-    return Path(found)
-
-
-def _progress(msg: str) -> None:
-    print(f"offsets: {msg}", file=sys.stderr, flush=True)
 
 
 def _debian_entry() -> dict:
@@ -66,7 +52,7 @@ def _apt(arch: str, suite: str) -> list[str]:
         raise FetchError(f"unknown Debian suite {suite!r}; known: {', '.join(SUITES)}")
     if shutil.which("apt-get") is None:
         raise FetchError("apt-get is not installed: fetching Debian packages needs a Debian machine")
-    root = cache_dir() / "apt" / f"{suite}-{arch}"
+    root = data_cache.folder() / "apt" / f"{suite}-{arch}"
     opts = ["-oDir::Etc::SourceList=/dev/null", f"-oDir::Etc::SourceParts={root}/parts",
             f"-oDir::State::Lists={root}/lists", f"-oDir::Cache={root}/cache",
             f"-oAPT::Architecture={arch}", f"-oAPT::Architectures={arch}",
@@ -83,7 +69,7 @@ def _apt(arch: str, suite: str) -> list[str]:
         signed = f"Signed-By: {entry['Signed-By']}\n" if entry.get("Signed-By") else ""
         (root / "parts/x.sources").write_text(
             f"Types: deb deb-src\nURIs: {entry['URIs']}\nSuites: {suite}\nComponents: main\n{signed}")
-        _progress(f"apt-get update for {suite}/{arch}")
+        say(f"apt-get update for {suite}/{arch}")
         _run(["apt-get", *opts, "update"], f"apt-get update for {suite}/{arch}")
         stamp.write_text("")
     return opts
@@ -102,7 +88,7 @@ def _run(cmd: list[str], what: str, cwd: Path | None = None) -> str:
 def download(packages: list[str], arch: str, suite: str) -> list[Path]:
     """Download the .deb files of `packages` (name or name=version) for `arch` from `suite`."""
     opts = _apt(arch, suite)
-    dest = cache_dir() / "debs" / f"{suite}-{arch}"
+    dest = data_cache.folder() / "debs" / f"{suite}-{arch}"
     dest.mkdir(parents=True, exist_ok=True)
     found = []
     for pkg in packages:
@@ -111,7 +97,7 @@ def download(packages: list[str], arch: str, suite: str) -> list[Path]:
         pattern = f"{name}_{version.replace(':', '%3a')}_*.deb" if version else f"{name}_*.deb"
         have = sorted(dest.glob(pattern))
         if not have:
-            _progress(f"downloading {pkg} ({suite}/{arch})")
+            say(f"downloading {pkg} ({suite}/{arch})")
             _run(["apt-get", *opts, "download", pkg], f"downloading {pkg} for {arch} from {suite}", cwd=dest)
             have = sorted(dest.glob(pattern))
         if not have:
@@ -125,12 +111,12 @@ def unpacked(packages: list[str], arch: str, suite: str) -> Path:
     """A directory where the .deb files of `packages` are unpacked together (a small sysroot)."""
     debs = download(packages, arch, suite)
     key = hashlib.sha256("\n".join(d.name for d in debs).encode()).hexdigest()[:16]
-    root = cache_dir() / "roots" / f"{suite}-{arch}-{key}"
+    root = data_cache.folder() / "roots" / f"{suite}-{arch}-{key}"
     if not (root / ".complete").exists():
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
         for deb in debs:
-            _progress(f"unpacking {deb.name}")
+            say(f"unpacking {deb.name}")
             _run(["dpkg-deb", "-x", str(deb), str(root)], f"unpacking {deb.name}")
         (root / ".complete").write_text("\n".join(d.name for d in debs) + "\n")
     return root
@@ -139,13 +125,13 @@ def unpacked(packages: list[str], arch: str, suite: str) -> Path:
 def _source_dsc(package: str, suite: str, version: str | None) -> Path:
     """The .dsc of source package `package` (at `version` if given), downloaded with its files."""
     opts = _apt("amd64", suite)
-    dest = cache_dir() / "sources" / suite
+    dest = data_cache.folder() / "sources" / suite
     dest.mkdir(parents=True, exist_ok=True)
     spec = f"{package}={version}" if version else package
     prefix = f"{package}_{version.split(':')[-1]}." if version else f"{package}_"
     dscs = sorted(dest.glob(f"{prefix}*dsc"))
     if not dscs:
-        _progress(f"downloading source package {spec} ({suite})")
+        say(f"downloading source package {spec} ({suite})")
         _run(["apt-get", *opts, "source", "--download-only", spec], f"downloading source {spec} from {suite}",
              cwd=dest)
         dscs = sorted(dest.glob(f"{prefix}*dsc"))
@@ -168,7 +154,7 @@ def orig_tarball(package: str, suite: str, version: str) -> Path:
 @serialized("debs/fetch")
 def source(package: str, suite: str, version: str | None = None) -> Path:
     """The unpacked Debian source package `package` (at `version` if given) from `suite`."""
-    dest = cache_dir() / "sources" / suite
+    dest = data_cache.folder() / "sources" / suite
     dest.mkdir(parents=True, exist_ok=True)
     trees = sorted(p for p in dest.glob(f"{package}-*") if p.is_dir() and (p / ".complete").exists())
     if version:
@@ -180,7 +166,7 @@ def source(package: str, suite: str, version: str | None = None) -> Path:
     upstream = dsc.name[len(package) + 1:-4].rsplit("-", 1)[0]
     tree = dest / f"{package}-{upstream}"
     shutil.rmtree(tree, ignore_errors=True)
-    _progress(f"unpacking {dsc.name}")
+    say(f"unpacking {dsc.name}")
     _run(["dpkg-source", "--no-check", "-x", dsc.name, tree.name], f"unpacking {dsc.name}", cwd=dest)
     (tree / ".complete").write_text(dsc.name + "\n")
     return tree
@@ -197,7 +183,7 @@ def orig(package: str, suite: str, version: str) -> Path:
         return tree
     shutil.rmtree(tree, ignore_errors=True)
     tree.mkdir(parents=True)
-    _progress(f"unpacking {tarball.name} (pristine, no Debian patches)")
+    say(f"unpacking {tarball.name} (pristine, no Debian patches)")
     _run(["tar", "-xf", str(tarball), "-C", str(tree), "--strip-components=1"], f"unpacking {tarball.name}")
     (tree / ".complete").write_text(tarball.name + "\n")
     return tree

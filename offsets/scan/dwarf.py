@@ -10,7 +10,7 @@ structs only DWARF has (origin "dwarf"); `compare` cross-checks the structs both
 This module opens the files and holds the API; `dwarf_read` turns DIEs into the model and
 `dwarf_raw` walks the units fast. A libpython is read in seconds (each header struct once, not
 once per unit); results are cached by the files' sha256 and the reader's code (`code_key`) under
-`cache_dir()/dwarf/`.
+`$OFFSETS_CACHE/dwarf/`.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
-from .. import __version__
+from .. import __version__, data_cache
 from . import code_key, storage
 from .dwarf_read import TREE_DIRS, Reader
 from ..errors import BuildError
@@ -184,7 +184,7 @@ def _read_uncached(binary: Path, debug_file: Optional[Path], thorough: bool) -> 
 
 def read(binary, debug_file=None, use_cache: bool = True, thorough: bool = False) -> DwarfInfo:
     """Every complete struct and union in the DWARF of `binary` (or of `debug_file`, its separate
-    debug info), as the model. Cached by content under `cache_dir()/dwarf/`.
+    debug info), as the model. Cached by content under `$OFFSETS_CACHE/dwarf/`.
 
     A definition met again in another unit at the same place (kind, name, file, line, column, size)
     is read once; `thorough` reads it in every unit and keeps apart any that differ (slower: it is
@@ -203,9 +203,7 @@ def read(binary, debug_file=None, use_cache: bool = True, thorough: bool = False
             raise BuildError(f"debug file {debug} is for build-id {got}, but {binary.name} has build-id {want}: "
                              f"pass the debug file of this very binary (usr/lib/debug/.build-id/{want[:2]}/{want[2:]}.debug)")
     digest = _digest([binary] + ([debug] if debug else []))
-    from .debian import cache_dir
-
-    store = cache_dir() / "dwarf"
+    store = data_cache.folder() / "dwarf"
     mode = "-thorough" if thorough else ""
     path = store / f"{digest.split(':')[1]}-{_reader_key()}{mode}.json"
     mine = {"binary": binary.name, "machine": _machine(binary)}
@@ -217,7 +215,6 @@ def read(binary, debug_file=None, use_cache: bool = True, thorough: bool = False
     structs, names, conflicts, units = _read_uncached(binary, debug, thorough)
     result = DwarfInfo(structs, names, conflicts, digest, units, round(time.perf_counter() - start, 2), **mine)
     if use_cache:
-        from .. import data_cache
         from ..layout.compact import struct_row
 
         data_cache.store(path, path.stem, {"structs": [[k, struct_row(s)] for k, s in structs.items()],
@@ -256,7 +253,6 @@ def check_target(table: Table, info: DwarfInfo) -> None:
 
 def _load_cached(path: Path, digest: str) -> Optional[DwarfInfo]:
     """A saved read (`data_cache`: plain data, checked), or None."""
-    from .. import data_cache
     from ..layout.compact import struct_from_row
 
     doc = data_cache.load(path, path.stem)

@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .debian import cache_dir
+from .. import data_cache
 from .makefile import Makefile, relative
 
 DTRACE_HEADER = "Include/pydtrace_probes.h"
@@ -57,7 +57,7 @@ def dtrace_header(mk: Makefile, source: Path, sysdirs) -> tuple[Path | None, str
     key = hashlib.sha256("\0".join([" ".join(" ".join(s) for s in steps),
                                     (source / "Include/pydtrace.d").read_text(errors="replace"),
                                     Path(dtrace).read_bytes().decode(errors="replace")]).encode()).hexdigest()[:24]
-    out = cache_dir() / "generated" / key
+    out = data_cache.folder() / "generated" / key
     if (out / DTRACE_HEADER).is_file():
         return out / "Include", ""
     with tempfile.TemporaryDirectory(prefix="offsets-dtrace-") as tmp:

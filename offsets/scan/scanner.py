@@ -11,17 +11,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from .. import __version__
+from .. import __version__, data_cache
 from . import code_key, storage, unit_cache, units, workers
 from .build_inputs import BuildInputs, digest_files, headers_digest
 from .clang_scan import Unit, UnitResult, libclang_version, load_libclang, parse_unit
-from .debian import cache_dir
 from ..errors import BuildError, ScanError
 from ..layout.model import Build, Table, Target
 
@@ -64,7 +62,7 @@ def _cached(store: Path, key: str, digests: dict) -> Optional[UnitResult]:
 def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
     """Parse every unit (from the cache where possible); a `ScanError` in the list for each failure."""
     clang = libclang_version()
-    store = cache_dir() / "scan"
+    store = data_cache.folder() / "scan"
     results: list = [None] * len(unit_list)
     todo = []
     digests: dict = {}  # each file hashed once per scan, however many units read it
@@ -171,7 +169,3 @@ def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
                   vendor=b.vendor, defines=b.layout_defines())
     return Table(build=build, scanner={"offsets": __version__, "libclang": libclang_version()},
                  structs=structs, names=names, skipped=tuple(skipped), conflicts=tuple(conflicts))
-
-
-def stderr_progress(msg: str) -> None:
-    print(f"offsets: {msg}", file=sys.stderr, flush=True)

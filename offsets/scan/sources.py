@@ -29,7 +29,7 @@ from typing import Optional
 
 import yaml
 
-from .. import data_cache
+from .. import __version__, data_cache
 from ..remote.process_root import resolve
 from . import code_key
 from .build_inputs import BuildInputs, digest_files, pyconfig_defines, read_version
@@ -520,14 +520,11 @@ def _load_plan(path: Path):
 
 
 def _plan_path(b: BuildInputs) -> Path:
-    from .. import __version__
-    from .debian import cache_dir
-
     blob = json.dumps([__version__, code_key.digest(__name__),
                        resources.files("offsets").joinpath("data/source_units.yaml").read_text(), str(b.source),
                        str(b.pyconfig), str(b.include_dir), b.target.triple, str(b.sysroot), b.config, list(b.defines()),
                        str(builtin_include()), [str(d) for d in system_includes(b.target, b.sysroot)]])
-    return cache_dir() / "plans" / (hashlib.sha256(blob.encode()).hexdigest() + ".json")
+    return data_cache.folder() / "plans" / (hashlib.sha256(blob.encode()).hexdigest() + ".json")
 
 
 def _source_units(b: BuildInputs, reads: Reads) -> tuple[list[Unit], list[str], str]:

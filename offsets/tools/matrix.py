@@ -10,7 +10,6 @@ makes the C headers and the package's compact tables from them.
 from __future__ import annotations
 
 import subprocess
-import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
@@ -25,6 +24,7 @@ from ..layout import identity, table_yaml
 from ..check import verified
 from ..errors import BuildError, FetchError, OffsetsError
 from ..layout.model import CONFIGS, Table
+from ..progress import say
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,6 @@ class Job:
     #: the build's interpreter binaries, each (path, file in its package or prefix, where it came
     #: from): the table is checked against each (binary check) and records its build-id
     binaries: Optional[Callable[[], list]] = None
-
-
-def say(msg: str) -> None:
-    print(f"offsets: {msg}", file=sys.stderr, flush=True)
 
 
 #: The distributors whose packages `make tables` fetches by name: vendor -> the module that does

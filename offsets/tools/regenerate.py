@@ -25,7 +25,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Optional
 
+from .. import data_cache
 from ..errors import BuildError, OffsetsError
+from ..progress import say
 
 EXAMPLES = """examples:
   python -m offsets.tools.regenerate                 rewrite whatever is stale (what `make tables` runs)
@@ -85,15 +87,12 @@ def derived(root: Path, use_cache: bool = True) -> dict[str, dict[str, str]]:
     """Folder (relative to `root`) -> the files its emitter makes from generated/*.yaml: name -> text.
     Content-keyed: a result is reused while the YAML bytes and the code are the same (`code_digest`);
     the emitters that must run run in two processes at once."""
-    from .. import data_cache
-    from ..layout.identity import cache_dir
-
     tables = sorted((root / "generated").glob("cpython-*.yaml"))
     inputs = [[p.name, data_cache.file_sha256(p)] for p in tables]
     code = code_digest() if use_cache else ""
     keys = {folder: hashlib.sha256(json.dumps([module, code, inputs]).encode()).hexdigest()
             for folder, module in EMITTERS.items()}
-    store = Path(cache_dir()) / "regenerate"
+    store = data_cache.folder() / "regenerate"
     entry = {f: store / f"{EMITTERS[f]}.json" for f in EMITTERS}   # the last result of each, no more
     out = {f: data_cache.load(entry[f], k) for f, k in keys.items()} if use_cache else {}
     todo = [f for f in EMITTERS if not isinstance(out.get(f), dict)]
@@ -199,14 +198,14 @@ def main(argv=None) -> int:
         print(f"offsets: error: {e}", file=sys.stderr)
         return e.exit_code
     if not stale:
-        matrix.say("everything is up to date")
+        say("everything is up to date")
         return 0
     if not args.check:
-        matrix.say(f"updated: {', '.join(sorted(stale))}")
+        say(f"updated: {', '.join(sorted(stale))}")
         return 0
     for rel in sorted(stale):
         sys.stdout.writelines(diff_hint(root, rel, stale[rel]))
-    matrix.say(f"stale: {', '.join(sorted(stale))}; run `python -m offsets.tools.regenerate` (make tables)")
+    say(f"stale: {', '.join(sorted(stale))}; run `python -m offsets.tools.regenerate` (make tables)")
     return 1
 
 

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from offsets.scan.debian import cache_dir
+from offsets.data_cache import folder as cache_folder
 
 ROOT = Path(__file__).resolve().parents[2]
-PYTHON = cache_dir() / "build" / "upstream-3.13.15-free-threaded" / "prefix" / "bin" / "python3.13t"
+PYTHON = cache_folder() / "build" / "upstream-3.13.15-free-threaded" / "prefix" / "bin" / "python3.13t"
 
 
 def _capi_tests():
