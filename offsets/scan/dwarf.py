@@ -24,9 +24,14 @@ from pathlib import Path
 from typing import Iterable, Optional, Union
 
 from .. import __version__, data_cache
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
 from . import code_key, storage
 from .dwarf_read import TREE_DIRS, Reader
-from ..errors import BuildError
+from .targets import target
+from ..errors import BuildError, VerifyError
+from ..layout.compact import struct_from_row, struct_row
 from ..layout.model import Struct, Table
 
 #: The code a cached read comes from (`code_key`): this module and all it imports (the reader, the model,
@@ -78,9 +83,6 @@ def _digest(paths: Iterable[Path]) -> str:
 
 def build_id(path) -> Optional[str]:
     """The GNU build-id of an ELF file as hex, or None."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-
     try:
         with open(path, "rb") as f:
             elf = ELFFile(f)
@@ -96,9 +98,6 @@ def build_id(path) -> Optional[str]:
 
 def has_dwarf(path) -> bool:
     """Whether the ELF file at `path` carries DWARF itself (not only a link to a debug file)."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-
     try:
         with open(path, "rb") as f:
             elf = ELFFile(f)
@@ -130,9 +129,6 @@ def debug_file_for(binary, root=None) -> Optional[Path]:
 def _open_dwarf(path: Path):
     """A pyelftools DWARFInfo for `path`, following a dwz supplementary file next to it or under
     the same root (Debian's `/usr/lib/debug/.dwz/...` resolved inside the unpacked tree)."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-
     def loader(name):
         name = os.fsdecode(name)        # bytes up to pyelftools 0.32 (the last for Python 3.9), str from 0.33
         candidates = [Path(name)] if not os.path.isabs(name) else []
@@ -215,7 +211,6 @@ def read(binary, debug_file=None, use_cache: bool = True, thorough: bool = False
     structs, names, conflicts, units = _read_uncached(binary, debug, thorough)
     result = DwarfInfo(structs, names, conflicts, digest, units, round(time.perf_counter() - start, 2), **mine)
     if use_cache:
-        from ..layout.compact import struct_row
 
         data_cache.store(path, path.stem, {"structs": [[k, struct_row(s)] for k, s in structs.items()],
                                            "names": names, "conflicts": list(conflicts), "units": units})
@@ -231,9 +226,6 @@ def _reader_key() -> str:
 
 def _machine(path: Path) -> str:
     """The e_machine of ELF file `path` (EM_X86_64, EM_AARCH64, EM_386...)."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-
     with open(path, "rb") as stream:
         try:
             return ELFFile(stream)["e_machine"]
@@ -243,7 +235,6 @@ def _machine(path: Path) -> str:
 
 def check_target(table: Table, info: DwarfInfo) -> None:
     """`BuildError` unless `info`'s binary is for the CPU of `table`'s target."""
-    from .targets import target
 
     want = target(table.build.target.triple).elf_machine
     if info.machine != want:
@@ -253,7 +244,6 @@ def check_target(table: Table, info: DwarfInfo) -> None:
 
 def _load_cached(path: Path, digest: str) -> Optional[DwarfInfo]:
     """A saved read (`data_cache`: plain data, checked), or None."""
-    from ..layout.compact import struct_from_row
 
     doc = data_cache.load(path, path.stem)
     try:
@@ -402,7 +392,6 @@ def fill(table: Table, dwarf: Union[DwarfInfo, dict]) -> Table:
 def checked_fill(table: Table, binary) -> tuple[Table, int]:
     """`table` filled from `binary`'s DWARF after a cross-check of every struct both have:
     (the filled table, fields compared). Any disagreement is a `VerifyError`: nothing is filled."""
-    from ..errors import VerifyError
 
     info = read(binary)
     compared, mismatches = compare(table, info)

@@ -14,34 +14,30 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from ..scan import scanner
+from ..scan import preamble, scanner, sources, units
+from ..scan.clang_scan import parse_only
+from . import bench_drift, bench_remote, bench_runtime, bench_startup, store_cost
+from .matrix import _packaged_inputs, entry
 from .verdict import verdict
 
 
 def full_build():
     """Debian 3.11.2: libpython3.11-dev headers + the python3.11 source package (x86_64)."""
-    from .matrix import _packaged_inputs, entry
-
     return _packaged_inputs(entry("3.11.2"), "release", "x86_64-linux-gnu")
 
 
 def _units(b):
-    from ..scan import units
-
     unit_list = [units.header_unit(b)[0]]
     if b.source:
-        from ..scan import sources
-
         unit_list += sources.source_units(b)[0]
     return unit_list
 
 
 def _floor(unit_list, jobs: int) -> float:
-    from ..scan.clang_scan import parse_only
-
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         list(pool.map(parse_only, unit_list, chunksize=1))
@@ -74,10 +70,6 @@ def bench_scanner(rounds: int = 2) -> None:
     scanner.scan(b, scanner.ScanOptions(jobs=jobs))
     cached = time.perf_counter() - start
     floor, scan = min(floors), min(scans)
-    import tempfile
-
-    from ..scan import preamble
-
     with tempfile.TemporaryDirectory() as workdir:
         builds, uses = preamble.plan([u for u in unit_list if u.text is None], workdir)
     print(f"  {sum(u is not None for u in uses)} of {len(unit_list)} units planned on {len(builds)} shared preambles")
@@ -92,20 +84,10 @@ def bench_scanner(rounds: int = 2) -> None:
 
 def main() -> int:
     bench_scanner()
-    from . import bench_drift
-
     bench_drift.main()
-    from . import store_cost
-
     store_cost.main()
-    from . import bench_remote
-
     bench_remote.main()
-    from . import bench_runtime
-
     status = bench_runtime.main() or 0
-    from . import bench_startup
-
     return bench_startup.main() or status
 
 

@@ -9,19 +9,25 @@ makes the C headers and the package's compact tables from them.
 """
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Callable, Optional
 
+import jsonschema
 import yaml
 
-from ..scan import build_inputs as build, debian, scanner
+from ..atomic_write import write
+from ..scan import build_inputs as build, debian, dwarf, scanner
 from ..scan.targets import host, target
 from ..layout import identity, table_yaml
-from ..check import verified
+from ..check import verified, verify
+from ..check.binary import with_binaries
 from ..errors import BuildError, FetchError, OffsetsError
 from ..layout.model import CONFIGS, Table
 from ..progress import say
@@ -53,10 +59,6 @@ def matrix() -> dict:
 
 
 def checked_matrix(data) -> dict:
-    import json
-
-    import jsonschema
-
     schema = json.loads(resources.files("offsets").joinpath("data/matrix.schema.json").read_text())
     e = next(jsonschema.Draft202012Validator(schema).iter_errors(data), None)
     if e is not None:
@@ -97,9 +99,6 @@ def _configured_pyconfig(tree: Path, config: str, extra: tuple = ()) -> Path:
     flags = {"release": [], "debug": ["--with-pydebug"], "free-threaded": ["--disable-gil"]}[config] + list(extra)
     out = tree.parent / f"{tree.name}-configure-{config}{''.join(extra)}"
     if not (out / "pyconfig.h").is_file():
-        import shutil
-        import tempfile
-
         # configure in a private directory, then rename: two processes never share a half-made one
         work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
         say(f"running {tree.name}/configure {' '.join(flags)} for its pyconfig.h")
@@ -252,12 +251,8 @@ def make(job: Job, opts: scanner.ScanOptions) -> tuple[Table, build.BuildInputs,
     table = scanner.scan(b, opts)
     binary = job.dwarf() if job.dwarf else None
     if binary is not None:
-        from ..scan import dwarf
-
         table, compared = dwarf.checked_fill(table, binary)
         say(f"{job.label}: DWARF of {binary.name} agrees on {compared} fields; .c structs filled from it")
-    from ..check.binary import with_binaries
-
     found = job.binaries() if job.binaries else []
     table = with_binaries(table, found)
     return table, b, binary, [path for path, _, _ in found]
@@ -265,8 +260,6 @@ def make(job: Job, opts: scanner.ScanOptions) -> tuple[Table, build.BuildInputs,
 
 def verify_all(todo: list[Job], out: Path) -> int:
     """`offsets verify` for each job's committed table, with the job's own inputs; a summary row each."""
-    from ..check import verify
-
     rows, failed = [], 0
     for i, job in enumerate(todo, 1):
         try:
@@ -374,8 +367,6 @@ def regenerate(out: Path, todo: list[Job], check: bool, partial: bool, workers: 
             if not path.exists() or path.read_text() != text or rec is None:
                 stale[name] = text
                 if not check:
-                    from ..atomic_write import write
-
                     write(path, text)
             say(f"[{i}/{len(todo)}] {label}: {name}: {len(table.structs)} structs, {table.field_count} fields"
                 f"{' (changed)' if name in stale else ''}")
@@ -399,8 +390,6 @@ def regenerate(out: Path, todo: list[Job], check: bool, partial: bool, workers: 
     if _read(out / "index.yaml") != text:
         stale["index.yaml"] = text
         if not check:
-            from ..atomic_write import write
-
             write(out / "index.yaml", text)
     return stale
 

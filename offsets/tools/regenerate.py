@@ -19,13 +19,16 @@ from __future__ import annotations
 import argparse
 import difflib
 import hashlib
+import importlib
 import json
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from importlib import metadata
 from pathlib import Path
 from typing import Optional
 
 from .. import data_cache
+from ..atomic_write import write
 from ..errors import BuildError, OffsetsError
 from ..progress import say
 
@@ -65,8 +68,6 @@ EMITTERS = {"generated": "offsets.layout.c_header", "offsets/data/compact": "off
 def code_digest() -> str:
     """sha256 of everything an emitter's output can depend on besides the YAML: the package's code
     and data (its compact tables, an output, left out) and the YAML and schema libraries' versions."""
-    from importlib import metadata
-
     package = Path(__file__).resolve().parent.parent
     h = hashlib.sha256(f"{sys.version}|{metadata.version('pyyaml')}|{metadata.version('jsonschema')}".encode())
     for path in sorted(package.rglob("*")):
@@ -78,8 +79,6 @@ def code_digest() -> str:
 
 
 def _emit(module: str, root: Path) -> dict[str, str]:
-    import importlib
-
     return importlib.import_module(module).expected_files(root)
 
 
@@ -109,8 +108,6 @@ def derived(root: Path, use_cache: bool = True) -> dict[str, dict[str, str]]:
 def sync(folder: Path, want: dict[str, str], strays: list[Path], check: bool) -> dict[str, Optional[str]]:
     """Make `folder` hold `want` (name -> text): write what differs, remove `strays` not in `want`
     (nothing with `check`). Returns the stale names -> expected text (None: to be removed)."""
-    from ..atomic_write import write
-
     stale: dict[str, Optional[str]] = {}
     for name, text in sorted(want.items()):
         path = folder / name
