@@ -12,7 +12,8 @@ from __future__ import annotations
 from . import items, lang_c, lang_go, lang_json, lang_rust
 
 LANGUAGES = {"c": lang_c.render, "rust": lang_rust.render, "go": lang_go.render, "json": lang_json.render}
-#: What a stack reader needs besides offsets (issue 20's constants), exported by default.
+#: The constants a stack reader needs besides offsets (a frame's owner, tagged pointers, a string's kind),
+#: exported by default.
 READER_CONSTANTS = ("FRAME_OWNED_BY_THREAD", "FRAME_OWNED_BY_GENERATOR", "FRAME_OWNED_BY_FRAME_OBJECT",
                     "FRAME_OWNED_BY_CSTACK", "FRAME_OWNED_BY_INTERPRETER", "Py_TAG_BITS", "PyUnicode_1BYTE_KIND",
                     "PyUnicode_2BYTE_KIND", "PyUnicode_4BYTE_KIND")

@@ -101,7 +101,7 @@ def layout_of(table, items: list, constants: tuple = ()) -> Layout:
 
 
 def constant_of(table, name: str):
-    """A constant's value in a table (issue 20's constants), or None where the table has none."""
+    """A constant's value in a table (its constants), or None where the table has none."""
     constants = getattr(table, "constants", None)
     if not constants or name not in constants:
         return None

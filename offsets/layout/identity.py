@@ -31,7 +31,7 @@ DIGESTS_REVISION = 2
 _VENDOR = r"upstream|[a-z][a-z0-9]* [0-9][A-Za-z0-9.+~:-]*"
 
 # Modules only some paths need are imported there: every process that loads a JIT runs this
-# module's running(), and `re` alone takes milliseconds to import (issue 19, item 5).
+# module's running(), and `re` alone takes milliseconds to import.
 
 
 def __getattr__(name):
@@ -108,7 +108,7 @@ def header_files(include_dir):
 
 def header_stats(include_dir):
     """(path, os.stat_result) of every header of an include directory, sorted by path: one stat per
-    file (every process that loads a JIT looks at them: issue 19, item 5)."""
+    file (every process that loads a JIT looks at them)."""
     found, todo = [], [str(include_dir)]
     while todo:
         try:

@@ -2,8 +2,7 @@
 layout lines, the digest memo), without importing `json`.
 
 `import json` imports `re` (json.decoder compiles its patterns at import), which costs more than
-everything else the first lookup does (issue 19, item 5: a process that loads a JIT pays its first
-lookup). The parsing itself is CPython's own C scanner (`_json.make_scanner`, what `json.loads`
+everything else the first lookup does (every process that loads a JIT pays its first lookup). The parsing itself is CPython's own C scanner (`_json.make_scanner`, what `json.loads`
 uses), configured as `json.JSONDecoder()` configures it, once it has read a sample right; only
 the top level is handled here: surrounding JSON whitespace, and nothing after the value. Input is
 UTF-8 (bytes) or str; anything else that `json.loads` would guess (UTF-16, a BOM) is refused, as is

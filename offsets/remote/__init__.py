@@ -1,5 +1,5 @@
 """Other processes: which CPython build a process (or a binary) is, and reading its memory with
-that build's table (issue 22). Standard library only, no scanner: it runs in profilers' environments.
+that build's table. Standard library only, no scanner: it runs in profilers' environments.
 
     offsets.remote.attach(pid)      -> process.Process: build, table, get/sizeof/constant, read, threads()
     offsets.remote.identify(pid=..., binary=...) -> (identify.Identity, choose.Choice or the refusal)

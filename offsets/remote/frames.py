@@ -113,8 +113,8 @@ class Stack:
         value = self.r.constant(name)
         if value is None and not optional:
             raise NotInTable(f"table {self.r.t.name} has no constant {name}, which reading frames of CPython "
-                             f"3.11+ needs (tables record constants from issue 20 on: run `make tables`, or make "
-                             f"this build's own table with `offsets scan --install`)")
+                             f"3.11+ needs (a table made before tables recorded constants has none: run `make tables`, "
+                             f"or make this build's own table with `offsets scan --install`)")
         return value
 
     def first_frame(self, tstate: int) -> int:

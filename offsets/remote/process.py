@@ -123,7 +123,7 @@ class Process:
         return table.size(key)
 
     def constant(self, name: str) -> int:
-        """The value of an enumerator or integer macro of this process's build (issue 20's constants)."""
+        """The value of an enumerator or integer macro of this process's build (the table's constants)."""
         value = self.reader.constant(name)
         if value is None:
             raise UnknownNameError(name, [], where=f"the constants of {self.table.name}")

@@ -27,7 +27,7 @@ from .reader import Reader
 def check(table, memory, ident) -> Result:
     """Run every check the table allows against the process; never raises for a wrong table."""
     result = Result()
-    result.proven_constants = set()     # constants the check saw in the process (issue 20's)
+    result.proven_constants = set()     # constants the check saw in the process
     r = Reader(memory, table, ident.symbols)
 
     def expect(what: str, truth, got) -> None:

@@ -137,7 +137,7 @@ class Reader:
         return raw.decode(codec, "replace")
 
     def constant(self, name: str):
-        """The value of an enumerator or integer macro of the build (issue 20's constants), or None."""
+        """The value of an enumerator or integer macro of the build (the table's constants), or None."""
         get = getattr(self.t, "constant_value", None)
         return None if get is None else get(name)
 

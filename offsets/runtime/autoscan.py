@@ -1,6 +1,6 @@
 """Making this build's own table on first use: once per build on the machine, in a child process
 that is a real interpreter of this build and can never be the program again, under a time limit
-(docs/identity.md, "Made on first use"; issue 19).
+(docs/identity.md, "Made on first use").
 
 - **When**: no table is exact for this build, `OFFSETS_AUTOSCAN` is not off, this process is not an
   autoscan child itself (`OFFSETS_AUTOSCAN_CHILD`, which every child inherits), the build's headers

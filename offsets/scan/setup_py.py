@@ -9,7 +9,7 @@ its one branch; any other `if` takes both, so a value set differently in the two
 the file is then reported with why, never given a guessed flag.
 
 Why an interpreter of setup.py rather than a reviewed table of its results in
-data/source_units.yaml (weighed for issue 14): the table would not be one list per version but one
+data/source_units.yaml (weighed when 3.11 and older builds were added): the table would not be one list per version but one
 per build, since setup.py's answer depends on pyconfig.h and configure's options: for Debian's
 3.9.2 its Extensions name 98 files as release and 97 as debug (`xxlimited` and its
 `-DPy_LIMITED_API=0x03050000` only without Py_DEBUG), 30 of them with flags of their own and 25

@@ -1,5 +1,5 @@
-"""`make bench`'s startup figures (issue 19, item 5): what the first lookup costs every process that
-loads a JIT, as a ratio to a bare interpreter start measured in the same run:
+"""`make bench`'s startup figures: what the first lookup costs every process that loads a JIT (a
+`.pth` file or `-X presite` runs it in every interpreter a deployment starts), as a ratio to a bare interpreter start measured in the same run:
 
     python -c "import offsets; offsets.get('PyListObject.ob_item')"    over    python -c pass
 
@@ -8,7 +8,7 @@ child: the machine's other load stretches wall times, not CPU times (wall-time m
 too). Three builds, all of the interpreter the bench runs on (its base prefix: pyenv's 3.11.7 here,
 which ships a table):
 
-- a shipped build, as issue 19 measured it (2.27x then): that interpreter itself, with its own
+- a shipped build, as first measured (2.27x before the runtime's imports were cut): that interpreter itself, with its own
   site-packages and this checkout on PYTHONPATH (goal: 1.3x);
 - a build no table ships: a copy of it (build_copy.py) with one more line in Python.h, whose
   site-packages runs the base's (so its bare start does the same work) and has this checkout and the
@@ -73,10 +73,10 @@ def run(runs: int = 41) -> dict:
         work = Path(work)
         subprocess.run([str(build_copy.base_python(base)), "-m", "compileall", "-q", str(CHECKOUT / "offsets")],
                        check=True, stdout=subprocess.DEVNULL, env=_env(work / "tables"))      # .pyc, as installed
-        results = {"issue": ratio(build_copy.base_python(base), _env(work / "t0", PYTHONPATH=str(CHECKOUT)),
+        results = {"shipped": ratio(build_copy.base_python(base), _env(work / "t0", PYTHONPATH=str(CHECKOUT)),
                                   str(work), runs)}
         # the scanner's packages (to make its table), and the base's site-packages as a site directory (its
-        # .pth files run): the copy's bare start does what the base's does, as the issue measured it
+        # .pth files run): the copy's bare start does what the base's does, as the first measurement had it
         scanner = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
         own_site = [p for p in (base / "lib" / f"python{build_copy.VERSION}" / "site-packages",) if p.is_dir()]
         unshipped = build_copy.copy_build(base, work / "unshipped", unshipped=True, paths=[CHECKOUT, *scanner],
@@ -99,7 +99,7 @@ def report(r: dict) -> str:
     u, b = r["unshipped"], r["bare_site"]
     return "\n".join([
         f"startup: `python -c \"{LOOKUP}\"` over `python -c pass`, CPU time, medians ({sys.version.split()[0]}):",
-        line("a shipped build, as issue 19 measured it", r["issue"]),
+        line("a shipped build (2.27x when first measured)", r["shipped"]),
         line("a build no table ships, once its table exists", u),
         f"    its very first lookup (makes its table)    {u['first_s']:5.2f} s   "
         f"({'made and installed its table' if u['made'] else 'NO TABLE MADE'}; once per build and machine)",
