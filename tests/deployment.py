@@ -1,4 +1,4 @@
-"""Real interpreters deployed the ways JITs are (issue 19), and what every process of them did.
+"""Real interpreters deployed the ways JITs are, and what every process of them did.
 
 `make_build(dest, shipped)` makes a CPython build from the base interpreter of the one running the
 tests (pyenv's 3.11.7 here: shipped, generated/cpython-3.11.7-x86_64-linux-gnu.yaml): its own

@@ -1,4 +1,4 @@
-"""Build-ids in tables (issue 22): `build.binaries` survives every form a table takes, and a bad one
+"""Build-ids in tables: `build.binaries` survives every form a table takes, and a bad one
 is refused. The hand-made build-ids are inputs, not facts about CPython; what `make tables` records
 for real binaries is checked against binutils' readelf in test_verified_tables.py and
 test_remote_elf.py."""

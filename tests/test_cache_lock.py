@@ -1,5 +1,5 @@
 """The cache lock (offsets/cache_lock.py), which the runtime takes to make a build's table once for
-the whole machine (issue 19): which kind of lock, shown on real processes and threads.
+the whole machine: which kind of lock, shown on real processes and threads.
 
 flock belongs to the open file description: it excludes other processes and other threads (each
 opens the file itself), but a forked child shares the description, so a plain flock would stay held

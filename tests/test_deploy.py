@@ -1,15 +1,15 @@
-"""Every way a JIT is deployed, on a real process tree (issue 19): a build no table ships and a
+"""Every way a JIT is deployed, on a real process tree: a build no table ships and a
 shipped one (tests/deployment.py makes both from pyenv's 3.11.7), each program run in a session of
 its own and ended at its timeout. Each test asserts that the program's own code ran, how many
 interpreters started (the build's site-packages logs every start) and which processes were launched
 (CPython's audit events), the answer (against `tuple.__basicsize__`) and how it was earned.
 
-Before issue 19, on the build no table ships: a `.pth`-loaded JIT started 1,061 interpreters in
+Before the runtime's rules for deployments (docs/identity.md), on the build no table ships: a `.pth`-loaded JIT started 1,061 interpreters in
 120 s (each scan's child read the same `.pth`), its main never ran; an embedding program that
 names itself started itself 570 times in 60 s; one that names nothing scanned and installed the
 table of pyenv's global python3 (found on PATH, through pyenv's shell shim) and answered only what
 the live check proved; a worker forked while the first lookup made the table was still blocked 20 s
-later. The figures are in the report of issue 19; these tests fail on that code.
+later. These tests fail on that code.
 
 Slow ones (a hundred processes; Debian's debug builds for -X presite) are in tests/prove.
 """

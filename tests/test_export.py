@@ -1,4 +1,4 @@
-"""`offsets export` (issue 22): each language's output compiles without a warning and holds the
+"""`offsets export`: each language's output compiles without a warning and holds the
 numbers gcc's `offsetof`/`sizeof` give over the build's own headers (pyenv's CPython 3.13.0:
 headers installed, the table shipped); `--fields debug-offsets` holds what the running 3.13.0's
 own `_Py_DebugOffsets` says. A table with one number altered makes the compiled check fail.
@@ -189,7 +189,7 @@ def test_refusals_are_one_line(capsys):
 
 
 def test_constants_compile_in_every_language(tmp_path):
-    """Where tables carry constants (issue 20), each language holds them per build, absent where a
+    """Where tables carry constants, each language holds them per build, absent where a
     table lacks one. The values here are inputs of the emitters, not facts about CPython."""
     from types import SimpleNamespace
 

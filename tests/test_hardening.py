@@ -1,4 +1,4 @@
-"""Issue 11: every bad input is one clear line and exit status 2, bounded in time and memory, and
+"""Every bad input is one clear line and exit status 2, bounded in time and memory, and
 nothing is overwritten that should not be.
 
 Each test runs the real command (in process, through `offsets.cli.main`, so a traceback would fail

@@ -1,4 +1,4 @@
-"""`offsets stack` and `offsets identify` on running pyenv CPythons (issue 22).
+"""`offsets stack` and `offsets identify` on running pyenv CPythons.
 
 Each target parks its threads (deep recursion, a generator, coroutines, a method, a lambda) and
 records its own stacks with `sys._current_frames()` and `traceback.extract_stack`; `offsets stack
@@ -23,7 +23,7 @@ from conftest import missing_input, missing_tool, pyenv_python
 from parked_target import Parked, stacks_of
 from offsets.cli import main
 
-#: 3.11+ frames need the build's FRAME_OWNED_BY_* constants (issue 20) from the tables.
+#: 3.11+ frames need the build's FRAME_OWNED_BY_* constants from the tables.
 MINORS = ("3.8", "3.9", "3.10")
 
 

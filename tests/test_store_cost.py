@@ -1,4 +1,4 @@
-"""The shipped tables store each layout once: issue 12's size goals, and what one more build costs,
+"""The shipped tables store each layout once: the size goals of `make bench` (tools/store_cost.py), and what one more build costs,
 measured by writing the store again without it."""
 import json
 

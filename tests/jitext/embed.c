@@ -1,4 +1,4 @@
-/* A program that embeds CPython, as uwsgi-like hosts do (issue 19; built by tests/deployment.py).
+/* A program that embeds CPython, as uwsgi-like hosts do (built by tests/deployment.py).
  *
  * It ignores its arguments (they are its own, not Python's) and runs the application in $EMBED_APP,
  * after appending its pid to $EMBED_COUNTER (one line per run of the host program). How it names

@@ -1,4 +1,4 @@
-"""Issue 8 rule 5, in C and Python: once `offsets.use_table()` returns, no lookup gets the old table's
+"""In C and Python: once `offsets.use_table()` returns, no lookup gets the old table's
 answer. Run inside the interpreter under test (`python race_use_table.py WORKDIR [THREADS] [SWITCHES]`).
 
 SWITCHES tables are made from the one in use, each with `PyTypeObject.tp_name` swapped with

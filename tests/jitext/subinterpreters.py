@@ -1,4 +1,4 @@
-"""Sub-interpreters asking the capsule at once (issue 19). Run inside the interpreter under test
+"""Sub-interpreters asking the capsule at once. Run inside the interpreter under test
 (`_xxsubinterpreters` up to 3.12, `_interpreters` from 3.13), with offsets importable:
 
     python subinterpreters.py WORKDIR [INTERPRETERS]

@@ -86,7 +86,7 @@ def installed_tables(tmp_path_factory):
             help_text = subprocess.run([sys.executable, "-m", "offsets", "scan", "--help"],
                                        capture_output=True, text=True).stdout
             if "--install" not in help_text:
-                pytest.fail("`offsets scan` has no --install option yet (issue 8, rule 2): cannot install "
+                pytest.fail("`offsets scan` has no --install option: cannot install "
                             f"{python}'s own table")
             out = tmp_path_factory.mktemp("tables")
             proc = subprocess.run([sys.executable, "-m", "offsets", "scan", "--python", str(python), "--install"],

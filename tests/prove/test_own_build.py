@@ -1,4 +1,4 @@
-"""The running build's own table (issue 8, rule 2), on real builds no table ships.
+"""The running build's own table (`offsets scan --install`), on real builds no table ships.
 
 For Debian sid's python3.13 and upstream 3.13.15 compiled from the pristine tarball (release and
 free-threaded): after

@@ -1,4 +1,4 @@
-"""A JIT loaded by `-X presite` / `PYTHON_PRESITE` (issue 19), which only Py_DEBUG builds of 3.13+
+"""A JIT loaded by `-X presite` / `PYTHON_PRESITE`, which only Py_DEBUG builds of 3.13+
 have (PyConfig.run_presite exists under `#ifdef Py_DEBUG` in CPython's Include/cpython/initconfig.h,
 and the docs say "Python needs to be built in debug mode for this option to exist"): Debian sid's python3.13d
 and python3.14d (`python3.X-dbg`), run through sid's own loader as realbuilds.py does.

@@ -1,10 +1,10 @@
-"""`offsets identify` on builds no table was made from a process of (issue 22): Debian sid's 3.13,
+"""`offsets identify` on builds no table was made from a process of: Debian sid's 3.13,
 3.14 and 3.15, release and debug (python3.Xd), run through sid's own loader (so /proc/PID/exe is
 ld-linux) and as a container runs them (their own root, read through /proc/PID/root), and
 python.org's 3.13.15, release and free-threaded, compiled here. Truth: what each interpreter says
 of itself.
 
-Their stacks (3.11+ frames need the build's FRAME_OWNED_BY_* and Py_TAG_BITS, issue 20's constants)
+Their stacks (3.11+ frames need the build's FRAME_OWNED_BY_* and Py_TAG_BITS: constants of the table)
 and the side-by-side table with py-spy and pystack come with the frame walk on those constants.
 """
 from __future__ import annotations

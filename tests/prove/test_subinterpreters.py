@@ -1,4 +1,4 @@
-"""Sub-interpreters with their own GIL on Debian sid's own 3.14 (issue 19, item 3), as
+"""Sub-interpreters with their own GIL on Debian sid's own 3.14, as
 tests/test_capi.py does on pyenv's 3.12 and 3.13: the capsule, compiled here against sid's
 installed 3.14 headers, is imported by several isolated sub-interpreters at once
 (tests/jitext/subinterpreters.py), which share the process's answers and agree with the main
