@@ -1,6 +1,6 @@
 """Other stack readers, side by side with `offsets stack` on the same processes (the
-comparison `make prove` and `make bench` show): py-spy and pystack from PyPI, each run on a parked target (parked_target.py) and its
-output turned into {thread id: [(function, file, line), ...] innermost first}.
+comparison `make prove` and `make bench` show): py-spy and pystack from PyPI, each run on a parked
+target (parked_target.py) and its output turned into {thread id: [(function, file, line), ...] innermost first}.
 
 py-spy names functions by qualified name on 3.11+ (`Parker.method`); the comparison takes the last
 dotted part, which is what `traceback` reports (`co_name`)."""
