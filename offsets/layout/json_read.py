@@ -2,10 +2,11 @@
 layout lines, the digest memo), without importing `json`.
 
 `import json` imports `re` (json.decoder compiles its patterns at import), which costs more than
-everything else the first lookup does (every process that loads a JIT pays its first lookup). The parsing itself is CPython's own C scanner (`_json.make_scanner`, what `json.loads`
-uses), configured as `json.JSONDecoder()` configures it, once it has read a sample right; only
-the top level is handled here: surrounding JSON whitespace, and nothing after the value. Input is
-UTF-8 (bytes) or str; anything else that `json.loads` would guess (UTF-16, a BOM) is refused, as is
+everything else the first lookup does (every process that loads a JIT pays its first lookup). The
+parsing itself is CPython's own C scanner (`_json.make_scanner`, what `json.loads` uses), configured
+as `json.JSONDecoder()` configures it, once it has read a sample right; only the top level is
+handled here: surrounding JSON whitespace, and nothing after the value. Input is UTF-8 (bytes) or
+str; anything else that `json.loads` would guess (UTF-16, a BOM) is refused, as is
 anything it refuses. Without `_json`, or where it wants a configuration this does not give (3.15
 added `array_hook`, which this gives), this is `json.loads`.
 """
