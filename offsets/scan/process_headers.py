@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Optional
 
+from .. import data_cache
 from ..remote.process_root import escaping, resolve, split
 
 
@@ -45,13 +46,11 @@ def readable(include_dir: Path, pyconfig: Optional[tuple] = None) -> tuple:
     root must hold too (`x86_64-linux-gnu/python3.13/pyconfig.h`)."""
     if split(include_dir) is None or not escaping(include_dir):
         return include_dir, include_dir.parent
-    from .debian import cache_dir
-
     entries = [(os.path.join(include_dir.name, name), real) for name, real in links(include_dir)]
     if pyconfig is not None:
         entries.append(pyconfig)
     key = hashlib.sha256(repr(sorted(entries)).encode()).hexdigest()[:32]
-    root = cache_dir() / "process-headers" / key
+    root = data_cache.folder() / "process-headers" / key
     if not root.is_dir():
         tmp = root.parent / f".{key}.{os.getpid()}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
