@@ -7,13 +7,21 @@ body: JSON `{"key": KEY, "doc": ...}`; `load` returns the doc only if the digest
 (the caller then checks the doc's shape, and any surprise is a miss too). Entries are written to a
 unique temporary file renamed into place (`atomic_write.replace`); a cache that cannot be written
 only costs time.
+
+A cache keyed on the code that made its entries (`scan/code_key.py`) gains a set of entries each
+time that code changes, and the old ones are never read again by this code. Such a cache keeps
+each code's entries in a folder of their own, a *generation* (`generation`): when a new one is
+made, the generations no scan has used for `STALE_DAYS` are removed (another checkout on the same
+machine, with other code, keeps using its own meanwhile).
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import shutil
 import stat
+import time
 from pathlib import Path
 
 from .atomic_write import replace
@@ -23,6 +31,10 @@ from .errors import BuildError
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
 #: The largest file whose digest a cache check computes (a larger one, or a device: a miss).
 MAX_FILE_BYTES = 256 * 1024 * 1024
+#: A generation of a cache that no scan used for this many days is removed when a new one is made.
+STALE_DAYS = 7
+#: The file whose time says when a generation was last used.
+USED = ".used"
 
 
 def folder() -> Path:
@@ -36,6 +48,47 @@ def folder() -> Path:
         raise BuildError("no cache directory: HOME is unset and the password database has no home for this user; "
                          "set OFFSETS_CACHE to a writable directory")
     return Path(found)
+
+
+def generation(root: Path, name: str) -> Path:
+    """`root/name`, the folder of one generation of a cache, marked as used now; when it is new,
+    the other generations under `root` no one used for `STALE_DAYS` are removed first (`prune`)."""
+    here = root / name
+    try:
+        if not here.is_dir():
+            prune(root, keep=name)
+            here.mkdir(parents=True, exist_ok=True)
+        (here / USED).touch()
+    except OSError:
+        pass            # a cache that cannot be written only costs time
+    return here
+
+
+def prune(root: Path, keep: str, days: float = STALE_DAYS) -> list:
+    """Remove what under `root` (but `keep`) no one used for `days`: a generation's folder by its
+    `USED` stamp (or its own time without one), a file (an entry of a layout before generations)
+    by its time. Returns the names removed; anything that cannot be removed is left."""
+    limit = time.time() - days * 86400
+    removed = []
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return removed
+    for e in entries:
+        if e.name == keep or e.name.startswith(".") or e.is_symlink():
+            continue
+        try:
+            if e.is_dir():
+                stamp = os.path.join(e.path, USED)
+                if (os.stat(stamp) if os.path.exists(stamp) else e.stat()).st_mtime < limit:
+                    shutil.rmtree(e.path)
+                    removed.append(e.name)
+            elif e.is_file() and e.stat().st_mtime < limit:
+                os.unlink(e.path)
+                removed.append(e.name)
+        except OSError:
+            continue
+    return sorted(removed)
 
 
 def dumps(key: str, doc) -> bytes:

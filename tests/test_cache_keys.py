@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,7 @@ print(offsets.__path__[0])
 
 def test_a_changed_parser_or_model_parses_the_unit_again(tmp_path):
     root, cache = package_copy(tmp_path), tmp_path / "cache"
-    entries = lambda: len(list((cache / "scan").glob("*.json")))   # noqa: E731
+    entries = lambda: len(list((cache / "scan").glob("*/*.json")))   # noqa: E731
     assert "parsing 1 translation unit(s), 0 from cache" in run(root, cache, SCAN) and entries() == 1
     assert "parsing" not in run(root, cache, SCAN) and entries() == 1            # warm: from the cache
     edit(root, "drift/diff.py")                 # not the scanner's code: the cache still holds
@@ -67,6 +68,37 @@ def test_a_changed_parser_or_model_parses_the_unit_again(tmp_path):
         edit(root, module)                      # the reader, the model it builds, the entry's form
         assert "parsing 1 translation unit(s), 0 from cache" in run(root, cache, SCAN), module
         assert entries() == n, module
+    assert len(generations(cache)) == n         # each code's entries in a folder of their own
+
+
+def generations(cache: Path) -> list:
+    return sorted((p for p in (cache / "scan").iterdir() if p.is_dir()), key=lambda p: (p / ".used").stat().st_mtime)
+
+
+def age(path: Path, days: float) -> None:
+    then = time.time() - days * 86400
+    os.utime(path, (then, then))
+
+
+def test_a_new_generation_removes_the_ones_no_scan_used_for_a_week(tmp_path):
+    """The scan cache grows by one generation per scanner change; a new one removes those unused for
+    `data_cache.STALE_DAYS` (7) and no others: another checkout's, used today, stays."""
+    root, cache = package_copy(tmp_path), tmp_path / "cache"
+    run(root, cache, SCAN)
+    edit(root, "scan/clang_scan.py")
+    run(root, cache, SCAN)
+    old, recent = generations(cache)
+    age(old / ".used", 8)
+    flat_old, flat_new = cache / "scan" / f"{'0' * 64}.json", cache / "scan" / f"{'1' * 64}.json"
+    flat_old.write_text("an entry of the layout before generations\n")
+    flat_new.write_text("the same, written today\n")
+    age(flat_old, 8)
+    run(root, cache, SCAN)                      # a warm scan makes no generation: nothing is removed
+    assert old.is_dir() and flat_old.exists()
+    edit(root, "scan/clang_scan.py")
+    assert "parsing 1 translation unit(s)" in run(root, cache, SCAN)
+    assert not old.exists() and not flat_old.exists()
+    assert recent.is_dir() and flat_new.exists() and len(generations(cache)) == 2
 
 
 @pytest.mark.skipif(GCC is None, reason="gcc is not installed (`apt-get install gcc`)")
@@ -76,7 +108,7 @@ def test_a_changed_dwarf_reader_reads_again(tmp_path):
     so = tmp_path / "s.so"
     subprocess.run([GCC, "-g", "-shared", "-fPIC", "-o", str(so), str(tmp_path / "s.c")], check=True)
     read = f"import offsets\nfrom offsets.scan import dwarf\ndwarf.read({str(so)!r})\nprint(offsets.__path__[0])\n"
-    entries = lambda: len(list((cache / "dwarf").glob("*.json")))   # noqa: E731
+    entries = lambda: len(list((cache / "dwarf").glob("*/*.json")))   # noqa: E731
     run(root, cache, read)
     run(root, cache, read)
     assert entries() == 1

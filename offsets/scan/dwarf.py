@@ -199,9 +199,9 @@ def read(binary, debug_file=None, use_cache: bool = True, thorough: bool = False
             raise BuildError(f"debug file {debug} is for build-id {got}, but {binary.name} has build-id {want}: "
                              f"pass the debug file of this very binary (usr/lib/debug/.build-id/{want[:2]}/{want[2:]}.debug)")
     digest = _digest([binary] + ([debug] if debug else []))
-    store = data_cache.folder() / "dwarf"
+    store = data_cache.generation(data_cache.folder() / "dwarf", _reader_key())
     mode = "-thorough" if thorough else ""
-    path = store / f"{digest.split(':')[1]}-{_reader_key()}{mode}.json"
+    path = store / f"{digest.split(':')[1]}{mode}.json"
     mine = {"binary": binary.name, "machine": _machine(binary)}
     if use_cache:
         cached = _load_cached(path, digest)

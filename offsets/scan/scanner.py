@@ -3,8 +3,9 @@
 Units are parsed in parallel (one worker process per core, each under a memory limit: `workers`;
 units that start alike share one precompiled preamble: `preamble`), each result kept in a
 content-keyed cache of plain data (`unit_cache`; keyed by the unit's arguments and text and the code
-that parses it, `code_key`, valid while every file it read is unchanged), then merged: one struct per name, a tag defined differently in two
-`.c` files kept twice as `name@file`.
+that parses it, `code_key`, valid while every file it read is unchanged; each code's entries in a
+generation of their own, `data_cache.generation`), then merged: one struct per name, a tag defined
+differently in two `.c` files kept twice as `name@file`.
 """
 from __future__ import annotations
 
@@ -37,6 +38,12 @@ class ScanOptions:
 PARSE_CODE = ("offsets.scan.clang_scan", "offsets.scan.preamble", "offsets.scan.unit_cache")
 
 
+def _generation(clang: str) -> str:
+    """The scan cache's generation (`data_cache.generation`): the code and libclang its entries come from."""
+    blob = json.dumps([__version__, storage.digest(), code_key.digest(*PARSE_CODE), clang])
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
 def _unit_key(unit: Unit, clang: str) -> str:
     blob = json.dumps([__version__, storage.digest(), code_key.digest(*PARSE_CODE), clang, unit.name, unit.path,
                        unit.args, unit.roots, unit.owned, unit.text])
@@ -62,7 +69,7 @@ def _cached(store: Path, key: str, digests: dict) -> Optional[UnitResult]:
 def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
     """Parse every unit (from the cache where possible); a `ScanError` in the list for each failure."""
     clang = libclang_version()
-    store = data_cache.folder() / "scan"
+    store = data_cache.generation(data_cache.folder() / "scan", _generation(clang)) if opts.use_cache else None
     results: list = [None] * len(unit_list)
     todo = []
     digests: dict = {}  # each file hashed once per scan, however many units read it

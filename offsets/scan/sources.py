@@ -520,11 +520,12 @@ def _load_plan(path: Path):
 
 
 def _plan_path(b: BuildInputs) -> Path:
-    blob = json.dumps([__version__, code_key.digest(__name__),
+    code = hashlib.sha256(f"{__version__}\0{code_key.digest(__name__)}".encode()).hexdigest()[:24]
+    blob = json.dumps([code,
                        resources.files("offsets").joinpath("data/source_units.yaml").read_text(), str(b.source),
                        str(b.pyconfig), str(b.include_dir), b.target.triple, str(b.sysroot), b.config, list(b.defines()),
                        str(builtin_include()), [str(d) for d in system_includes(b.target, b.sysroot)]])
-    return data_cache.folder() / "plans" / (hashlib.sha256(blob.encode()).hexdigest() + ".json")
+    return data_cache.generation(data_cache.folder() / "plans", code) / (hashlib.sha256(blob.encode()).hexdigest() + ".json")
 
 
 def _source_units(b: BuildInputs, reads: Reads) -> tuple[list[Unit], list[str], str]:
