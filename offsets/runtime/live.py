@@ -12,8 +12,9 @@ Three kinds of evidence, each used only where the table has the structs and fiel
    of the fields it describes (which member describes which field: `data/debug_offsets.json`).
 
 Memory is read with write(2) into a pipe, which fails with EFAULT on a bad address instead of
-crashing, so a wrong table makes the check fail, never the process. Used before a table that is not exact answers anything (it then answers only what the check read)
-(`runtime.py`) and by `offsets.runtime.live_check()`; tests run it against every exact table.
+crashing, so a wrong table makes the check fail, never the process. Used before a table that is
+not exact answers anything (it then answers only what the check read: `runtime/__init__.py`) and
+by `offsets.runtime.live_check()`; tests run it against every exact table.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ Debian's `usr/` with its multiarch `pyconfig.h`), or a source tree with a config
 the pointer size from `pyconfig.h`'s `SIZEOF_VOID_P`; nothing is taken from the host.
 
 From the command line's options to `BuildInputs`, in one direction (`targets` is only called,
-never calls back): `cli_scan.build_inputs` picks the entry (`from_python`, `from_prefix`,
+never calls back): `cli/scan.py`'s `build_inputs` picks the entry (`from_python`, `from_prefix`,
 `from_source`); the entry finds the headers, then resolves the target once (`targets`: the
 interpreter's multiarch, `--target`, the one architecture a Debian forwarder serves, or the host);
 `_assemble` then reads the rest for that target (the pyconfig.h that applies, the config, the
