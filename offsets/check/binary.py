@@ -10,12 +10,17 @@ identity `offsets identify` matches a process by.
 """
 from __future__ import annotations
 
+import fnmatch
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import BuildError
+from ..layout.model import Binary
 from ..remote import anchors
-from ..remote.elf import INTERPRETER_SYMBOL, Elf, ElfError
+from ..remote.elf import INTERPRETER_SYMBOL, Elf, ElfError, build_id_of
+from ..remote.process_root import resolve
+from .verify import Check
 
 #: A binary check that compared fewer values than this proves too little to record the binary.
 MIN_COMPARED = 5
@@ -24,8 +29,6 @@ MIN_COMPARED = 5
 def binary_check(table, path: Path):
     """`verify.Check` of `table` against the interpreter binary at `path`; `BuildError` when the
     file is not an interpreter binary of the table's CPU, or offers too little to compare."""
-    from .verify import Check
-
     b = table.build
     try:
         elf = Elf(str(path))
@@ -57,11 +60,6 @@ def binary_check(table, path: Path):
 
 def with_binaries(table, found: list):
     """`table` recording the build-id of each binary (path, file, source) of `found`."""
-    from dataclasses import replace
-
-    from ..layout.model import Binary
-    from ..remote.elf import build_id_of
-
     binaries = []
     for path, file, source in found:
         build_id = build_id_of(str(path))
@@ -75,8 +73,6 @@ def interpreter_binaries(prefix: Path, minor: str) -> list:
     """The interpreter binaries installed in `prefix` (its executables and libpythons that define
     Py_Initialize), as (the file to read, its name relative to the prefix). Under another process's
     root, its directories are resolved within that root (process_root)."""
-    from ..remote.process_root import resolve
-
     found = []
     for pattern in (f"bin/python{minor}*", f"lib/libpython{minor}*.so*", f"lib/*/libpython{minor}*.so*"):
         for name, path in _listed(prefix, pattern):
@@ -97,8 +93,6 @@ def _listed(prefix: Path, pattern: str) -> list:
     """(name under `prefix`, path) of the files `pattern` matches, sorted: as glob, but each directory
     resolved first (within the process's root, for a prefix under one), so a linked directory is
     listed as the process sees it."""
-    from ..remote.process_root import resolve
-
     *folders, last = pattern.split("/")
     level = [("", resolve(prefix))]
     for part in folders:
@@ -107,8 +101,6 @@ def _listed(prefix: Path, pattern: str) -> list:
 
 
 def _names(folder: str, pattern: str) -> list:
-    import fnmatch
-
     try:
         return sorted(fnmatch.filter((n for n in os.listdir(folder) if not n.startswith(".")), pattern))
     except OSError:
