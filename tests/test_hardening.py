@@ -500,8 +500,8 @@ def test_a_planted_or_tampered_cache_entry_is_a_miss(tmp_path, monkeypatch):
     monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
     b = build.from_prefix(FAKE, target="x86_64-linux-gnu")
     first = table_yaml.dumps(scanner.scan(b, scanner.ScanOptions(jobs=1)))
-    store = tmp_path / "cache" / "scan"
-    (entry,) = store.glob("*.json")
+    (entry,) = (tmp_path / "cache" / "scan").glob("*/*.json")     # in the scanner code's generation
+    store = entry.parent
     # a pickle that would run code, planted under every name the old cache used
     import pickle
 
@@ -532,7 +532,7 @@ def test_the_dwarf_cache_is_data_too(tmp_path, monkeypatch):
     so = tmp_path / "s.so"
     subprocess.run(["gcc", "-g", "-shared", "-fPIC", "-o", so, tmp_path / "s.c"], check=True)
     fresh = dwarf.read(so)
-    (entry,) = (tmp_path / "cache" / "dwarf").glob("*.json")
+    (entry,) = (tmp_path / "cache" / "dwarf").glob("*/*.json")   # in the reader code's generation
     # gcc's layout of struct s on x86_64: b follows a, padded to 8
     assert dwarf.read(so).structs["s"].field("b").offset == fresh.structs["s"].field("b").offset == 8
     entry.write_bytes(entry.read_bytes().replace(b'["b",8', b'["b",4', 1))      # tampered: a miss
