@@ -2,7 +2,9 @@
 
 Every writer of the package (scan -o, report -o, the compact tables, the C headers, the matrix) goes
 through `write`, and every cache entry through `replace`, the same steps without the checks an
-output needs (the cache's own entries, data_cache.py, the digests' memo, identity.py). The bytes go
+output needs (the cache's own entries, data_cache.py, the digests' memo, identity.py), and every
+folder made whole for the cache through `write_folder` (a configured tree, dtrace's header, a
+process's headers). The bytes go
 to a temporary file created exclusively (O_EXCL, a name no one can predict) in the target's own
 folder, which is then renamed over the target: a reader sees the old file or the new one, two
 writers cannot trip over each other's temporary file, and a planted symlink is never followed. A
@@ -12,6 +14,7 @@ target that exists and is not a regular file (a device, a FIFO, a folder, /proc)
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -100,6 +103,27 @@ def write(path, content, if_changed: bool = False) -> bool:
     except OSError as e:
         raise OutputError(f"cannot write {dest}: {e.strerror or e}") from None
     return True
+
+
+def write_folder(out, fill) -> Path:
+    """Make the folder `out` whole or not at all: `fill(tmp)` fills a private temporary folder
+    created beside it, which is then renamed to `out`; when another process made `out` meanwhile,
+    theirs is kept (the same content: what a cache folder is named for) and the temporary one
+    removed, as it is when `fill` raises. Returns `out`."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        fill(tmp)
+        try:
+            os.rename(tmp, out)
+            tmp = None
+        except OSError:              # made meanwhile by another process
+            pass
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
 
 
 def replace(path, data: bytes, mode=None, before_rename=None) -> None:

@@ -210,6 +210,31 @@ def test_a_full_disk_is_one_line_and_leaves_no_temporary(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_cache_folder_is_made_whole_or_not_at_all(tmp_path):
+    """`write_folder`: a fill that fails leaves nothing; one that ends after another process made the
+    folder keeps theirs, and no temporary folder is left either way."""
+    out = tmp_path / "made" / "abc"
+
+    def broken(tmp):
+        (tmp / "half").write_text("")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        atomic_write.write_folder(out, broken)
+    assert list((tmp_path / "made").iterdir()) == []
+
+    def racing(tmp):
+        (tmp / "mine").write_text("")
+        out.mkdir()
+        (out / "theirs").write_text("")       # another process finished first
+
+    assert atomic_write.write_folder(out, racing) == out
+    assert sorted(p.name for p in (tmp_path / "made").iterdir()) == ["abc"]
+    assert sorted(p.name for p in out.iterdir()) == ["theirs"]
+    atomic_write.write_folder(tmp_path / "new", lambda tmp: (tmp / "f").write_text("x"))
+    assert (tmp_path / "new" / "f").read_text() == "x"
+
+
 def test_scan_to_stdout_is_explicit(fake_table):
     assert fake_table.startswith("# Layout table for CPython 3.99")
 

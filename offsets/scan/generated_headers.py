@@ -10,7 +10,6 @@ into the source tree: the unit gets `-I<that dir>/Include`, as an out-of-tree bu
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shlex
 import shutil
@@ -19,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from .. import data_cache
+from ..atomic_write import write_folder
 from .makefile import Makefile, relative
 
 DTRACE_HEADER = "Include/pydtrace_probes.h"
@@ -69,11 +69,5 @@ def dtrace_header(mk: Makefile, source: Path, sysdirs) -> tuple[Path | None, str
             return None, f"dtrace -h failed: {(proc.stderr.strip().splitlines() or ['no message'])[-1]}"
         text = header.read_text()
         header.write_text("".join(re.sub(old, new, ln, count=1) for ln in text.splitlines(keepends=True)))  # sed s///
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=out.parent))
-        shutil.move(str(header.parent), str(staging / "Include"))
-        try:
-            os.rename(staging, out)
-        except OSError:              # made meanwhile by another scan: theirs is the same content
-            shutil.rmtree(staging, ignore_errors=True)
+        write_folder(out, lambda staging: shutil.move(str(header.parent), str(staging / "Include")))
     return out / "Include", ""

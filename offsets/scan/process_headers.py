@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from pathlib import Path
 from typing import Optional
 
 from .. import data_cache
+from ..atomic_write import write_folder
 from ..remote.process_root import escaping, resolve, split
 
 
@@ -52,13 +52,10 @@ def readable(include_dir: Path, pyconfig: Optional[tuple] = None) -> tuple:
     key = hashlib.sha256(repr(sorted(entries)).encode()).hexdigest()[:32]
     root = data_cache.folder() / "process-headers" / key
     if not root.is_dir():
-        tmp = root.parent / f".{key}.{os.getpid()}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        for name, real in entries:
-            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(real, tmp / name)
-        try:
-            tmp.rename(root)
-        except OSError:                     # another scan made it first: the same links
-            shutil.rmtree(tmp, ignore_errors=True)
+        def link(tmp: Path) -> None:
+            for name, real in entries:
+                (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+                os.symlink(real, tmp / name)
+
+        write_folder(root, link)                  # another scan may make it first: the same links
     return root / include_dir.name, root

@@ -10,9 +10,7 @@ makes the C headers and the package's compact tables from them.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
@@ -22,7 +20,7 @@ from typing import Callable, Optional
 import jsonschema
 import yaml
 
-from ..atomic_write import write
+from ..atomic_write import write, write_folder
 from ..scan import build_inputs as build, debian, dwarf, scanner
 from ..scan.targets import host, target
 from ..layout import identity, table_yaml
@@ -99,17 +97,13 @@ def _configured_pyconfig(tree: Path, config: str, extra: tuple = ()) -> Path:
     flags = {"release": [], "debug": ["--with-pydebug"], "free-threaded": ["--disable-gil"]}[config] + list(extra)
     out = tree.parent / f"{tree.name}-configure-{config}{''.join(extra)}"
     if not (out / "pyconfig.h").is_file():
-        # configure in a private directory, then rename: two processes never share a half-made one
-        work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+        def configure(work: Path) -> None:
+            proc = subprocess.run([str(tree / "configure"), "-q", *flags], cwd=work, capture_output=True, text=True)
+            if proc.returncode or not (work / "pyconfig.h").is_file():
+                raise BuildError(f"{tree}/configure {' '.join(flags)} failed: {proc.stderr.strip().splitlines()[-1:]}")
+
         say(f"running {tree.name}/configure {' '.join(flags)} for its pyconfig.h")
-        proc = subprocess.run([str(tree / "configure"), "-q", *flags], cwd=work, capture_output=True, text=True)
-        if proc.returncode or not (work / "pyconfig.h").is_file():
-            shutil.rmtree(work, ignore_errors=True)
-            raise BuildError(f"{tree}/configure {' '.join(flags)} failed: {proc.stderr.strip().splitlines()[-1:]}")
-        try:
-            work.rename(out)
-        except OSError:              # another process finished first: use its result
-            shutil.rmtree(work, ignore_errors=True)
+        write_folder(out, configure)       # in a private folder, then renamed: no process sees a half-made one
     return out / "pyconfig.h"
 
 
