@@ -4,12 +4,11 @@ Every writer of the package (scan -o, report -o, the compact tables, the C heade
 through `write`, and every cache entry through `replace`, the same steps without the checks an
 output needs (the cache's own entries, data_cache.py, the digests' memo, identity.py), and every
 folder made whole for the cache through `write_folder` (a configured tree, dtrace's header, a
-process's headers). The bytes go
-to a temporary file created exclusively (O_EXCL, a name no one can predict) in the target's own
-folder, which is then renamed over the target: a reader sees the old file or the new one, two
-writers cannot trip over each other's temporary file, and a planted symlink is never followed. A
-target that exists and is not a regular file (a device, a FIFO, a folder, /proc) is refused with an
-`OutputError` before anything is written; so is any `OSError`.
+process's headers). The bytes go to a temporary file created exclusively (O_EXCL, a name no one can
+predict) in the target's own folder, which is then renamed over the target: a reader sees the old
+file or the new one, two writers cannot trip over each other's temporary file, and a planted symlink
+is never followed. A target that exists and is not a regular file (a device, a FIFO, a folder,
+/proc) is refused with an `OutputError` before anything is written; so is any `OSError`.
 """
 from __future__ import annotations
 
