@@ -100,9 +100,9 @@ class AmbiguousNameError(UnknownNameError):
     """A name that means several layouts in the build (a tag and a typedef, two `.c` files): only
     its qualified forms (`block@Modules/_collectionsmodule.c`) are answered; they are listed."""
 
-    def __init__(self, name: str, qualified: list[str], where: str = "") -> None:
+    def __init__(self, name: str, qualified: list[str], where: str = "", what: str = "layouts") -> None:
         super().__init__(name, qualified, where)
-        self.args = (f"{name!r} means {len(qualified)} different layouts{' in ' + where if where else ''}: "
+        self.args = (f"{name!r} means {len(qualified)} different {what}{' in ' + where if where else ''}: "
                      f"ask for one of {', '.join(qualified)} (NAME@FILE names the one FILE defines)",)
 
 

@@ -11,6 +11,9 @@
     #define PYOFFSETS_BITOFFSET_PyASCIIObject_state__kind 2      (bitfields: offset is the storage unit's)
     #define PYOFFSETS_BITWIDTH_PyASCIIObject_state__kind 3
 
+    #define PYOFFSETS_CONST_FRAME_OWNED_BY_CSTACK 3              (constants, typed as C types them)
+    #define PYOFFSETS_CONST_Py_TPFLAGS_HEAPTYPE 512UL
+
 Naming: `PYOFFSETS_` + struct + `_` + field path with each `.` written `__`; struct sizes are
 `PYOFFSETS_SIZEOF_<struct>`, bitfields add `PYOFFSETS_BITOFFSET_`/`PYOFFSETS_BITWIDTH_` names. A
 struct private to a source file is keyed `name@path` (`block@Modules/_collectionsmodule.c`): its
@@ -26,7 +29,9 @@ version or config. With
 struct defined in the public headers (Include/, Include/cpython/); with
 `PYOFFSETS_CHECK_INTERNAL_LAYOUT` also those of Include/internal/ (include them first, with
 Py_BUILD_CORE). Structs of .c files or found only in DWARF, and bitfields, cannot be asserted
-and are listed as such.
+and are listed as such. The same switches assert every constant of those headers against the
+build's own definition where it is visible: a macro where it is defined (`#ifdef`), an enumerator
+of a header the switch includes; a `.c` file's constants are not asserted.
 
 The headers are written by `python -m offsets.tools.regenerate` (`make tables`; `--check` checks them).
 """
@@ -57,6 +62,27 @@ def identifier(name: str) -> str:
 
 def macro(struct: str, path: str = "", prefix: str = "") -> str:
     return f"PYOFFSETS_{prefix}{identifier(struct)}" + (f"_{identifier(path)}" if path else "")
+
+
+def const_macro(name: str) -> str:
+    return f"PYOFFSETS_CONST_{identifier(name)}"
+
+
+#: The suffix that gives an integer literal each type; the narrower types are casts.
+_SUFFIXES = {"int": "", "unsigned int": "U", "long": "L", "unsigned long": "UL", "long long": "LL",
+             "unsigned long long": "ULL"}
+
+
+def c_literal(c) -> str:
+    """A constant's value as a C expression of its own type (`512UL`, `(-5LL)`, `((char)97)`)."""
+    suffix = _SUFFIXES.get(c.type)
+    if suffix is None:      # C++ spells _Bool bool (the header's PYOFFSETS_BOOL)
+        return f"(({'PYOFFSETS_BOOL' if c.type == '_Bool' else c.type}){c.value})"
+    if c.value >= 0:
+        return f"{c.value}{suffix}"
+    if c.value == -(1 << (8 * c.size - 1)):    # INT_MIN and its kind: no literal spells it
+        return f"(-{-c.value - 1}{suffix} - 1)"
+    return f"(-{-c.value}{suffix})"
 
 
 def header_name(table: Table) -> str:
@@ -112,9 +138,12 @@ def _group(s) -> str:
     """public / internal: asserted (under PYOFFSETS_CHECK_LAYOUT / _INTERNAL_LAYOUT); source: not, as
     no header shows the struct: a .c file's, or one found in DWARF only (a header the Python.h
     umbrella does not reach, such as mimalloc's prim.h)."""
-    where = s.defined_in.split(":", 1)[0]
     if s.origin != "clang":
         return "source"
+    return _file_group(s.defined_in.split(":", 1)[0])
+
+
+def _file_group(where: str) -> str:
     if where in _THIRD_PARTY:
         return "source"
     if where.startswith("Include/internal/") or where in _CORE_ONLY:
@@ -135,6 +164,8 @@ def emit(table: Table, source: str, source_sha256: str = None) -> str:
              " * Naming: docs/c-api.md. Run-time lookups for whatever interpreter is running: pyoffsets.h. */",
              f"#ifndef {guard}", f"#define {guard}", "",
              f'#define PYOFFSETS_TABLE "{b.table_name}"', f"#define PYOFFSETS_HEXVERSION {b.hexversion:#010x}", "",
+             "#ifndef PYOFFSETS_BOOL", "#  ifdef __cplusplus", "#    define PYOFFSETS_BOOL bool", "#  else",
+             "#    define PYOFFSETS_BOOL _Bool", "#  endif", "#endif", "",
              "#ifdef PY_VERSION_HEX",
              f"#  if PY_VERSION_HEX != {b.hexversion:#010x}",
              f'#    error "{header_name(table)} is for CPython {b.version}, not the one being compiled against"',
@@ -168,6 +199,9 @@ def emit(table: Table, source: str, source_sha256: str = None) -> str:
             if f.is_bitfield:
                 define(macro(key, f.path, "BITOFFSET_"), f.bit_offset, f"bit offset of {key}.{f.path}")
                 define(macro(key, f.path, "BITWIDTH_"), f.bit_width, f"bit width of {key}.{f.path}")
+    for key in sorted(table.constants):
+        c = table.constants[key]
+        define(const_macro(key), c_literal(c), f"the constant {key}")
     lines += [""] + _asserts(table)
     lines += ["", f"#endif /* {guard} */"]
     return "\n".join(lines) + "\n"
@@ -191,6 +225,12 @@ def _asserts(table: Table) -> list:
                 out += ["#  endif", "#endif"]
         out += ["#if defined(__GNUC__)", "#pragma GCC diagnostic push",
                 '#pragma GCC diagnostic ignored "-Wdeprecated-declarations"', "#endif"]
+        for key in sorted(table.constants):
+            c = table.constants[key]
+            if "@" in key or _file_group(c.defined_in) != group:
+                continue
+            check = f'PYOFFSETS_STATIC_ASSERT(({key}) == {const_macro(key)}, "{key}");'
+            out += [f"#ifdef {key}", check, "#endif"] if c.kind == "macro" else [check]
         for key in sorted(table.structs):
             s = table.structs[key]
             if _group(s) != group:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .compact_read import FORMAT, MEMBER_DEFAULTS, POOL_FILE, node_id
+from .compact_read import (CHUNK, FILE_NODE, FORMAT, INNER, LEAF, MEMBER_DEFAULTS, POOL_FILE, TYPE_CODES, cut,
+                           names_text, node_id, type_code)
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 COMPACT_DIR = PACKAGE_DIR / "data" / "compact"      # runtime.py finds it without pathlib
@@ -35,6 +36,24 @@ def struct_row(s) -> list:
     return [s.name, s.kind, s.size, s.align, s.defined_in, s.origin,
             [[f.path, f.offset, f.size, f.type, f.bit_offset, f.bit_width, f.array_len, int(f.flexible)]
              for f in s.fields]]
+
+
+def _parts(rows: list) -> list:
+    """Constants (`constant_row`s, sorted by name) as a node's parallel lists (compact_read)."""
+    codes = [type_code(r[2], r[5]) for r in rows]
+    return [names_text([r[0] for r in rows]), [r[1] for r in rows]] + ([" ".join(codes)] if any(codes) else [])
+
+
+def constant_row(c) -> list:
+    """A `model.Constant` as one flat row: [name, value, type, size, defined_in, kind]."""
+    return [c.name, c.value, c.type, c.size, c.defined_in, c.kind]
+
+
+def constant_from_row(row):
+    from .model import Constant
+
+    name, value, type_, size, defined_in, kind = row
+    return Constant(name=name, value=value, type=type_, size=size, defined_in=defined_in, kind=kind)
 
 
 def sha256_of(path) -> str:
@@ -87,6 +106,48 @@ class PoolWriter:
         key = self.put([kind, size, align, file, origin, self.put([self.members(fields)])])
         return key if line is None else [key, line]
 
+    def constants(self, rows: list) -> tuple:
+        """(the root id or None, type code -> size) of a table's constants (`constant_row`s), as
+        compact_read describes: a file node per file (its constants, or chunks of them), the file
+        nodes under inner nodes; every cut made by content (`cut`), so builds share what they share."""
+        if not rows:
+            return None, {}
+        sizes: dict = {}
+        by_file: dict = {}
+        for row in rows:
+            name, _, type_, size, defined_in, _ = row
+            if sizes.setdefault(type_, size) != size:
+                raise ValueError(f"constant {name}: a {type_} of {size} bytes, another of {sizes[type_]}")
+            by_file.setdefault(defined_in, []).append(row)
+        files = []
+        for file in sorted(by_file):
+            mine = sorted(by_file[file])
+            if len(mine) <= CHUNK:
+                files.append(self.put([FILE_NODE, file, *_parts(mine)]))
+                continue
+            chunks, chunk = [], []
+            for i, row in enumerate(mine):
+                chunk.append(row)
+                if cut(row[0]) or i == len(mine) - 1:
+                    chunks.append(self.put([LEAF, *_parts(chunk)]))
+                    chunk = []
+            files.append(self.put([FILE_NODE, file, chunks]))
+        return self._inner(files), {TYPE_CODES[t]: n for t, n in sorted(sizes.items())}
+
+    def _inner(self, ids: list) -> str:
+        """One id for `ids`: inner nodes, cut after an id that `cut`s, level by level."""
+        level = ids
+        while True:
+            up, group = [], []
+            for i, node in enumerate(level):
+                group.append(node)
+                if cut(node) or i == len(level) - 1:
+                    up.append(self.put([INNER, group]))
+                    group = []
+            if len(up) == 1:
+                return up[0]
+            level = up
+
     def head(self) -> dict:
         """The ids and line sizes a reader seeks by, in id order."""
         ids = sorted(self.lines)
@@ -101,7 +162,8 @@ def unpack(table, note: str, source_sha256: str = None) -> tuple:
     base = {"format": FORMAT, "note": note, "source_sha256": source_sha256, "build": build_dict(table.build),
             "scanner": dict(sorted(table.scanner.items()))}
     notes = {"names": dict(sorted(table.names.items())), "skipped": list(table.skipped),
-             "conflicts": list(table.conflicts)}
+             "conflicts": list(table.conflicts), "constants": [constant_row(c) for c in table.constants.values()],
+             "constants_left_out": dict(sorted(table.constants_left_out.items()))}
     return base, notes, {k: struct_row(s) for k, s in table.structs.items()}
 
 
@@ -117,9 +179,11 @@ def read_parts(path) -> tuple:
 def pack(base: dict, notes: dict, rows: dict, pool) -> dict:
     """A table's header line: its structs' layouts, its names and its notes (`skipped`, `conflicts`,
     which patch levels mostly share) put into `pool`, and their ids kept."""
+    constants, sizes = pool.constants(notes["constants"])
     return dict(base, names=pool.put(dict(sorted(notes["names"].items()))),
                 skipped=[pool.put(s) for s in notes["skipped"]], conflicts=[pool.put(c) for c in notes["conflicts"]],
-                structs={k: pool.row(rows[k]) for k in sorted(rows)})
+                structs={k: pool.row(rows[k]) for k in sorted(rows)}, constants=constants, constant_sizes=sizes,
+                constants_left_out=notes["constants_left_out"])
 
 
 def text_of(base: dict, notes: dict, rows: dict) -> str:
@@ -187,7 +251,7 @@ def struct_from_row(row):
 
 
 def table_from_rows(head: dict, notes: dict, rows: list, partial: bool = False):
-    """A `Table` of a compact header, its `notes` (names, skipped, conflicts: `Pool.notes`) and
+    """A `Table` of a compact header, its `notes` (names, skipped, conflicts, constants: `Pool.notes`) and
     decoded struct rows (each checked again by the model); a `partial` one keeps only the names of
     the structs in `rows`."""
     from ..errors import ModelError, TableError
@@ -201,8 +265,10 @@ def table_from_rows(head: dict, notes: dict, rows: list, partial: bool = False):
                       vendor=b.get("vendor", "upstream"), defines=b.get("defines"), binaries=binaries_of(b))
         structs = {row[0]: struct_from_row(row) for row in rows}
         names = notes["names"] if not partial else {a: k for a, k in notes["names"].items() if k in structs}
+        constants = {row[0]: constant_from_row(row) for row in notes["constants"]}
         table = Table(build=build, scanner=dict(head["scanner"]), structs=structs, names=dict(names),
-                      skipped=tuple(notes["skipped"]), conflicts=tuple(notes["conflicts"]))
+                      skipped=tuple(notes["skipped"]), conflicts=tuple(notes["conflicts"]), constants=constants,
+                      constants_left_out=dict(notes["constants_left_out"]))
         check_table(table)
         return table
     except (ModelError, ValueError, TypeError) as e:
@@ -216,11 +282,13 @@ def binaries_of(b: dict) -> tuple:
     return tuple(Binary(*x) for x in b.get("binaries") or ())
 
 
-def table_of(head: dict, pool, keys=None):
-    """The `Table` of a header and its pool: every struct, or those named in `keys`."""
+def table_of(head: dict, pool, keys=None, constants: bool = True):
+    """The `Table` of a header and its pool: every struct, or those named in `keys` (then its
+    constants only if `constants`)."""
     partial = keys is not None
     keys = sorted(keys) if partial else sorted(head["structs"])
-    return table_from_rows(head, pool.notes(head), [pool.row(k, head["structs"][k]) for k in keys], partial)
+    return table_from_rows(head, pool.notes(head, constants or not partial),
+                           [pool.row(k, head["structs"][k]) for k in keys], partial)
 
 
 def load(path):

@@ -1,4 +1,4 @@
-"""Reading compact tables (format 3), with the standard library only: what the runtime decodes.
+"""Reading compact tables (format 4: 3 and constants), with the standard library only: what the runtime decodes.
 
 A compact table is one JSON header line: the build, and `structs`, each struct's name -> its
 layout id (or [layout id, line], the line of `defined_in`), and the ids of its names and notes. The layouts are content-addressed
@@ -11,6 +11,22 @@ checked against the id it was asked for (a damaged pool is an error, never a wro
     member:       [name, offset, size, type, bit_offset, bit_width, array_len, flexible, child]
     names node:   {alias: struct key, ...}
     text node:    "a note" (one of a table's `skipped` or `conflicts`)
+    constants:    ["K", [id, ...]]                       an inner node: file nodes or inner nodes
+                  ["F", file, names, values(, types)]    a file node with its constants, or
+                  ["F", file, [chunk id, ...]]           one with them in chunks
+                  ["k", names, values(, types)]          a chunk of a file's constants
+
+A table's constants are one tree (the header's `constants`: the root's id, or null): a file node
+per file, with its constants sorted by name, in chunks cut after a name whose sha256 is a
+multiple of `CHUNK` when it has more than `CHUNK` of them; the file nodes, in file order, under
+inner nodes cut the same way by their ids. So a build that differs from another in one value adds
+one chunk and the few nodes above it, and a file whose constants are the same is stored once.
+A set of constants is three parallel lists: `names`, one string of names separated by spaces, each
+written `N:REST` when it starts with the first N characters of the name before it; `values`, a
+list of integers; `types`, absent when every one is a macro of type int, else a string of one
+code per constant separated by spaces: the type's (`TYPE_CODES`, empty for int; its width is the
+header's `constant_sizes`, so the targets share them), then `e` for an enumerator.
+`constants_left_out` (the header) counts the macros that are no constants, by reason.
 
 A member's offset is relative to its parent; `child` is the id of the member node of its own
 members (the fields `name.*` of the flat table); trailing default values (None, 0) are left out.
@@ -29,7 +45,7 @@ from ..errors import CorruptTableError
 from .identity import sha256
 from .json_read import loads
 
-FORMAT = 3
+FORMAT = 4
 ID_CHARS = 10
 POOL_FILE = "layouts.jsonl"
 #: The longest header line a compact table or pool may have.
@@ -41,6 +57,40 @@ MAX_DEPTH = 64
 #: A member's values when left out at its end.
 MEMBER_DEFAULTS = (None, None, None, None, None, None, None, 0, None)
 FIX = "reinstall offsets, or in a checkout run `make tables`"
+#: A constants node is cut after about one row (or child) in CHUNK.
+CHUNK = 16
+LEAF, INNER, FILE_NODE = "k", "K", "F"
+#: The C integer type of a constant -> its code in a row (sanity.INTEGER_TYPES).
+TYPE_CODES = {"int": "i", "unsigned int": "u", "long": "l", "unsigned long": "ul", "long long": "ll",
+              "unsigned long long": "ull", "short": "s", "unsigned short": "us", "char": "c", "signed char": "sc",
+              "unsigned char": "uc", "_Bool": "b"}
+TYPES = {code: t for t, code in TYPE_CODES.items()}
+ENUM = "e"
+#: A name shares at least this many first characters with the one before it to be written N:REST.
+SHARED_PREFIX = 4
+
+
+def names_text(names: list) -> str:
+    """Sorted names as the `names` string of a constants node (front-coded)."""
+    out, before = [], ""
+    for n in names:
+        k = 0
+        for a, b in zip(n, before):
+            if a != b:
+                break
+            k += 1
+        out.append(f"{k}:{n[k:]}" if k >= SHARED_PREFIX else n)
+        before = n
+    return " ".join(out)
+
+
+def type_code(type_: str, kind: str) -> str:
+    return ("" if type_ == "int" else TYPE_CODES[type_]) + (ENUM if kind == "enum" else "")
+
+
+def cut(key: str) -> bool:
+    """Whether a constants node ends after the row named (or the child node with id) `key`."""
+    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % CHUNK == 0
 
 
 def _corrupt(what: str) -> CorruptTableError:
@@ -148,10 +198,60 @@ class Pool:
             raise _corrupt(f"{self.source}: layout {node} is not a text node")
         return text
 
-    def notes(self, head: dict) -> dict:
-        """A table's names, skipped units and conflicts, from the nodes its header names."""
+    def notes(self, head: dict, constants: bool = True) -> dict:
+        """A table's names, skipped units, conflicts and constants (none unless `constants`), from
+        the nodes its header names."""
         return {"names": self.names(head["names"]), "skipped": [self.text(n) for n in head["skipped"]],
-                "conflicts": [self.text(n) for n in head["conflicts"]]}
+                "conflicts": [self.text(n) for n in head["conflicts"]],
+                "constants": self.constants(head.get("constants"), head.get("constant_sizes") or {})
+                if constants else [],
+                "constants_left_out": dict(head.get("constants_left_out") or {})}
+
+    def constants(self, root, sizes: dict) -> list:
+        """A table's constants as rows [name, value, type, size, defined_in, kind] (file, then name
+        order), each checked as `check_constant_row` does."""
+        out: list = []
+        if root is not None:
+            self._constants(root, sizes, out, 0)
+        return out
+
+    def _constants(self, node: str, sizes: dict, out: list, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise _corrupt(f"{self.source}: constants nested deeper than {MAX_DEPTH}")
+        got = self.node(node) if _is_id(node) else None
+        if isinstance(got, list) and len(got) == 2 and got[0] == INNER and isinstance(got[1], list):
+            for child in got[1]:
+                self._constants(child, sizes, out, depth + 1)
+            return
+        if not (isinstance(got, list) and len(got) in (3, 4, 5) and got[0] == FILE_NODE and isinstance(got[1], str)):
+            raise _corrupt(f"{self.source}: layout {str(node)[:20]!r} is not a constants node")
+        file, items = got[1], got[2:]
+        if len(items) == 1 and isinstance(items[0], list) and all(_is_id(i) for i in items[0]):
+            for chunk_id in items[0]:
+                chunk = self.node(chunk_id)
+                if not (isinstance(chunk, list) and chunk and chunk[0] == LEAF):
+                    raise _corrupt(f"{self.source}: layout {chunk_id} is not a chunk of constants")
+                self._rows(file, chunk[1:], sizes, out)
+        else:
+            self._rows(file, items, sizes, out)
+
+    def _rows(self, file: str, parts: list, sizes: dict, out: list) -> None:
+        """Append the constants of one set (names, values, types) of `file`, each checked."""
+        if not (len(parts) in (2, 3) and isinstance(parts[0], str) and isinstance(parts[1], list)
+                and (len(parts) == 2 or isinstance(parts[2], str))):
+            raise _corrupt(f"{self.source}: constants of {file[:60]} are malformed")
+        names, values = parts[0].split(" "), parts[1]
+        codes = parts[2].split(" ") if len(parts) == 3 else [""] * len(names)
+        if not (len(names) == len(values) == len(codes)):
+            raise _corrupt(f"{self.source}: constants of {file[:60]} are malformed")
+        before = ""
+        for token, value, code in zip(names, values, codes):
+            k, colon, rest = token.partition(":")
+            name = before[:int(k)] + rest if colon and k.isdigit() and int(k) <= len(before) else token
+            before = name
+            kind = "enum" if code.endswith(ENUM) else "macro"
+            code = (code[:-len(ENUM)] if kind == "enum" else code) or "i"
+            out.append(check_constant_row([name, value, TYPES.get(code), sizes.get(code), file, kind], self.source))
 
     def row(self, name: str, ref) -> list:
         """The struct `name` as one flat row: [name, kind, size, align, defined_in, origin, fields],
@@ -282,7 +382,31 @@ def check_head(head) -> str:
     if not (_is_id(head.get("names")) and isinstance(head.get("scanner"), dict)
             and all(isinstance(head.get(k), list) and all(_is_id(n) for n in head[k]) for k in ("skipped", "conflicts"))):
         return "its names, scanner, skipped or conflicts entry is malformed"
+    sizes, left_out = head.get("constant_sizes", {}), head.get("constants_left_out", {})
+    if not ((head.get("constants") is None or _is_id(head["constants"]))
+            and isinstance(sizes, dict) and all(k in TYPES and v in (1, 2, 4, 8) for k, v in sizes.items())
+            and isinstance(left_out, dict) and all(isinstance(k, str) and _is_int(v) for k, v in left_out.items())):
+        return "its constants entry is malformed"
     return ""
+
+
+def check_constant_row(row: list, origin: str = "compact table") -> list:
+    """`row` ([name, value, type, size, defined_in, kind]) if it is a constant C could have (the
+    rules of `sanity.check_constant`); CorruptTableError if not. The runtime serves these numbers
+    without the model, so it checks them here."""
+    from .sanity import INTEGER_TYPES
+
+    name, value, type_, size, defined_in, kind = row
+    signed = INTEGER_TYPES.get(type_, False)
+    ok = (isinstance(name, str) and 0 < len(name) <= 1024 and type_ in INTEGER_TYPES and size in (1, 2, 4, 8)
+          and _is_int(value) and kind in ("macro", "enum") and isinstance(defined_in, str))
+    if ok:
+        low = -(1 << (8 * size - 1)) if signed is not False else 0
+        high = 1 if type_ == "_Bool" else (1 << (8 * size - (1 if signed else 0))) - 1
+        ok = low <= value <= high
+    if not ok:
+        raise _corrupt(f"{origin}: constant {str(name)[:60]!r} is malformed")
+    return row
 
 
 def check_row(row, key: str, origin: str = "compact table") -> list:

@@ -1,7 +1,7 @@
 """The layout model: plain frozen values shared by every stage.
 
-`Build` says what a layout depends on, `Field` and `Struct` say where things are, `Table` is one
-build's complete answer. Invariants are checked at construction, so a bad value cannot exist.
+`Build` says what a layout depends on, `Field` and `Struct` say where things are, `Constant` what
+the bits mean (an enumerator or a macro's integer value), `Table` is one build's complete answer. Invariants are checked at construction, so a bad value cannot exist.
 """
 from __future__ import annotations
 
@@ -18,6 +18,14 @@ CONFIGS = {"release": (), "debug": ("Py_DEBUG",), "free-threaded": ("Py_GIL_DISA
 
 #: Where a struct's layout came from.
 ORIGINS = ("clang", "dwarf")
+
+#: What a constant is: an object-like macro or an enumerator.
+CONSTANT_KINDS = ("macro", "enum")
+
+#: Why an object-like or function-like macro of CPython's files is not a constant (counted per
+#: table, `Table.constants_left_out`; docs/table-format.md).
+LEFT_OUT_REASONS = ("function-like", "empty", "not-expression", "string", "floating", "pointer", "other-type",
+                    "not-constant", "too-wide", "outside")
 
 
 @dataclass(frozen=True)
@@ -202,6 +210,35 @@ class Struct:
 
 
 @dataclass(frozen=True)
+class Constant:
+    """An integer constant of the build: an enumerator, or an object-like macro of CPython's own
+    files that is an integer constant expression in the build's context.
+
+    `type` is its C type as the compiler gives it (`sanity.INTEGER_TYPES`: `unsigned long`, never
+    a typedef's name; an enumerator is `int` as in C), `size` its width in bytes, and `defined_in`
+    the file whose definition is in effect at the end of the translation unit (no line: lines move
+    between patch releases, values rarely do). `name` is qualified `NAME@FILE` where the build
+    gives one name two values (qualify.py)."""
+
+    name: str
+    value: int
+    type: str
+    size: int
+    defined_in: str
+    kind: str = "macro"
+
+    def __post_init__(self) -> None:
+        sanity.check_constant(self)
+        if self.kind not in CONSTANT_KINDS:
+            raise ModelError(f"constant {self.name!r}: kind {self.kind!r} is not one of {CONSTANT_KINDS}")
+
+    @property
+    def signed(self) -> Optional[bool]:
+        """Whether the type is signed; None for plain `char`, whose sign is the target's."""
+        return sanity.INTEGER_TYPES[self.type]
+
+
+@dataclass(frozen=True)
 class Table:
     """One build's layouts: every struct by name, plus other names (tags, typedefs) for them."""
 
@@ -211,11 +248,21 @@ class Table:
     names: Mapping[str, str] = field(default_factory=dict)
     skipped: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
+    constants: Mapping[str, Constant] = field(default_factory=dict)
+    #: macros of CPython's files that are not constants, counted by reason (`LEFT_OUT_REASONS`)
+    constants_left_out: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for key, s in self.structs.items():
             if key != s.name:
                 raise ModelError(f"struct stored as {key!r} is named {s.name!r}")
+        for key, c in self.constants.items():
+            if key != c.name:
+                raise ModelError(f"constant stored as {key!r} is named {c.name!r}")
+        for reason, count in self.constants_left_out.items():
+            if reason not in LEFT_OUT_REASONS:
+                raise ModelError(f"constants left out for {reason!r}: not one of {', '.join(LEFT_OUT_REASONS)}")
+            sanity.integer(count, f"constants left out as {reason}", 1)
         for alias, target in self.names.items():
             if target not in self.structs:
                 raise ModelError(f"name {alias!r} points at {target!r}, which is not in the table")

@@ -11,7 +11,7 @@ from ..errors import AmbiguousNameError, UnknownNameError, close_matches
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:       # the runtime resolves names without importing the model (dataclasses)
-    from .model import Field, Struct, Table
+    from .model import Constant, Field, Struct, Table
 
 
 def alias_groups(raw: dict) -> dict[str, list[str]]:
@@ -109,3 +109,16 @@ def resolve(table: Table, name: str) -> tuple[Struct, Field | None]:
     paths = [f.path for f in s.fields]
     close = close_matches(path, paths, 0.5)
     raise UnknownNameError(name, [f"{struct}.{p}" for p in close], where=f"struct {s.name}")
+
+
+def find_constant(table: Table, name: str) -> Constant:
+    """The constant `name` (or an alias of it) of a table; `AmbiguousNameError` for a name of two
+    values there (ask for `NAME@FILE`), else `UnknownNameError` with the closest names."""
+    for candidate in (name, *aliases().get(name, ())):
+        if candidate in table.constants:
+            return table.constants[candidate]
+    where = f"CPython {table.build.version} ({table.build.target.triple})"
+    qualified = sorted(k for k in table.constants if k.startswith(name + "@"))
+    if qualified:
+        raise AmbiguousNameError(name, qualified, where=where, what="values")
+    raise UnknownNameError(name, close_matches(name, list(table.constants), 0.7), where=f"{where} as a constant")

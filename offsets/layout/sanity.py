@@ -93,6 +93,38 @@ def check_target(triple: str, pointer_size: int) -> None:
                          f"({words[0]} has {want}-byte pointers)")
 
 
+#: The C integer types a constant can have (clang's canonical spellings), each with its
+#: signedness; None: plain `char`, signed or not as the target has it.
+INTEGER_TYPES = {"_Bool": False, "char": None, "signed char": True, "unsigned char": False, "short": True,
+                 "unsigned short": False, "int": True, "unsigned int": False, "long": True,
+                 "unsigned long": False, "long long": True, "unsigned long long": False}
+#: The widths each integer type has on the targets CPython's tables are for (LP64 and ILP32).
+_WIDTHS = {"_Bool": (1,), "char": (1,), "signed char": (1,), "unsigned char": (1,), "short": (2,),
+           "unsigned short": (2,), "int": (4,), "unsigned int": (4,), "long": (4, 8), "unsigned long": (4, 8),
+           "long long": (8,), "unsigned long long": (8,)}
+_CONSTANT_NAME = re.compile(r"[A-Za-z_]\w*(?:@[^\s@]+)?")
+
+
+def check_constant(c) -> None:
+    """A constant's name, type and size are C's, and its value fits them."""
+    if not isinstance(c.name, str) or not _CONSTANT_NAME.fullmatch(c.name):
+        raise ModelError(f"constant {short(c.name)}: not a C identifier (or NAME@FILE)")
+    where = f"constant {c.name!r}"
+    if not isinstance(c.type, str) or c.type not in INTEGER_TYPES:
+        raise ModelError(f"{where}: type {short(c.type)} is not one of C's integer types")
+    if not isinstance(c.defined_in, str) or not c.defined_in:
+        raise ModelError(f"{where}: defined_in {short(c.defined_in)} is not a file name")
+    if type(c.size) is not int or c.size not in _WIDTHS[c.type]:
+        raise ModelError(f"{where}: size {short(c.size)} is not the width of a {c.type}")
+    signed = INTEGER_TYPES[c.type]
+    low = -(1 << (8 * c.size - 1)) if signed is not False else 0
+    high = (1 << (8 * c.size - (1 if signed else 0))) - 1
+    if c.type == "_Bool":
+        high = 1
+    if type(c.value) is not int or not low <= c.value <= high:
+        raise ModelError(f"{where}: value {short(c.value)} does not fit a {c.size}-byte {c.type}")
+
+
 def check_field(f) -> None:
     if not isinstance(f.path, str) or not isinstance(f.type, str):
         raise ModelError(f"field {short(f.path)}: path and type are strings")

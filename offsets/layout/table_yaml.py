@@ -13,7 +13,7 @@ from functools import lru_cache
 from importlib import resources
 
 from ..errors import ModelError, TableError
-from .model import LAYOUT_FLAGS, Binary, Build, Field, Struct, Table, Target
+from .model import LAYOUT_FLAGS, Binary, Build, Constant, Field, Struct, Table, Target
 from .sanity import check_table, short
 from .yaml_strict import parse, read_text
 
@@ -77,7 +77,27 @@ def dumps(table: Table) -> str:
             out.append(f"    origin: {s.origin}")
         out.append("    fields:" if s.fields else "    fields: {}")
         out += [_field_line(f) for f in s.fields]
-    return "\n".join(out) + "\n"
+    return "\n".join(out + constant_lines(table)) + "\n"
+
+
+def constant_lines(table: Table) -> list[str]:
+    """`constants:` by the file that defines them (files and names sorted), then the count of
+    macros left out by reason; nothing for a table without constants."""
+    out = []
+    if table.constants:
+        out.append("constants:")
+        by_file: dict = {}
+        for c in table.constants.values():
+            by_file.setdefault(c.defined_in, []).append(c)
+        for file in sorted(by_file):
+            out.append(f"  {_q(file)}:")
+            for c in sorted(by_file[file], key=lambda c: c.name):
+                kind = "" if c.kind == "macro" else f", kind: {c.kind}"
+                out.append(f"    {_q(c.name)}: {{value: {c.value}, type: {_q(c.type)}, size: {c.size}{kind}}}")
+    if table.constants_left_out:
+        out.append("constants_left_out: {" + ", ".join(f"{k}: {v}" for k, v in sorted(table.constants_left_out.items()))
+                   + "}")
+    return out
 
 
 def write(table: Table, path) -> bool:
@@ -122,8 +142,15 @@ def from_data(data: object, origin: str = "table") -> Table:
             fields = tuple(Field(path=p, **f) for p, f in s["fields"].items())
             structs[name] = Struct(name=name, kind=s["kind"], size=s["size"], align=s["align"],
                                    defined_in=s["defined_in"], fields=fields, origin=s.get("origin", "clang"))
+        constants = {}
+        for file, named in data.get("constants", {}).items():
+            for name, c in named.items():
+                if name in constants:
+                    raise ModelError(f"constant {name!r} is defined in both {constants[name].defined_in} and {file}")
+                constants[name] = Constant(name=name, defined_in=file, **c)
         table = Table(build=build, scanner=dict(data["scanner"]), structs=structs, names=dict(data.get("names", {})),
-                      skipped=tuple(data.get("skipped", ())), conflicts=tuple(data.get("conflicts", ())))
+                      skipped=tuple(data.get("skipped", ())), conflicts=tuple(data.get("conflicts", ())),
+                      constants=constants, constants_left_out=dict(data.get("constants_left_out", {})))
         check_table(table)
         return table
     except ModelError as e:
