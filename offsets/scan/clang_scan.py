@@ -3,6 +3,8 @@
 It adds clang's builtin headers, turns any diagnostic of severity error into `ScanError`, turns
 negative layout codes into `LayoutError`, converts bits to bytes, and decides anonymity with
 `clang_Cursor_isAnonymousRecordDecl` (never from a type's spelling). Results are model values.
+A unit's constants: its enumerators, and what the compiler answers to the probes `constant_probe`
+appends (their diagnostics, types and clang's evaluation of their values).
 """
 from __future__ import annotations
 
@@ -15,9 +17,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from . import storage
+from . import constant_probe, macro_text, storage
 from ..errors import LayoutError, ScanError
-from ..layout.model import LAYOUT_FLAGS, Field, Struct
+from ..layout.model import LAYOUT_FLAGS, Constant, Field, Struct
 
 _FLAG_PREFIX = "__offsets_flag_"
 _POINTER_PROBE = "__offsets_pointer_t"
@@ -51,6 +53,8 @@ class UnitResult:
     flags: dict = field(default_factory=dict)        # layout flag -> defined after all includes
     pointer_size: Optional[int] = None
     files: dict = field(default_factory=dict)        # every file read -> sha256
+    constants: dict = field(default_factory=dict)    # name -> Constant (enumerators, macros)
+    left_out: dict = field(default_factory=dict)     # macro name -> why it is not a constant
 
 
 @dataclass(frozen=True)
@@ -101,9 +105,17 @@ def _cindex():
     if _CI is None:
         import clang.cindex as ci
 
-        fn = ci.conf.lib.clang_Cursor_isAnonymousRecordDecl
+        lib = ci.conf.lib
+        fn = lib.clang_Cursor_isAnonymousRecordDecl
         fn.argtypes = [ci.Cursor]
         fn.restype = ctypes.c_uint
+        lib.clang_Cursor_Evaluate.argtypes = [ci.Cursor]
+        lib.clang_Cursor_Evaluate.restype = ctypes.c_void_p
+        for name, restype in (("getKind", ctypes.c_int), ("isUnsignedInt", ctypes.c_uint),
+                              ("getAsUnsigned", ctypes.c_ulonglong), ("getAsLongLong", ctypes.c_longlong),
+                              ("dispose", None)):
+            f = getattr(lib, "clang_EvalResult_" + name)
+            f.argtypes, f.restype = [ctypes.c_void_p], restype
         _CI = ci
     return _CI
 
@@ -134,6 +146,7 @@ class _Walker:
         self.T = ci.TypeKind
         self.anon = ci.conf.lib.clang_Cursor_isAnonymousRecordDecl
         self._foreign: dict = {}     # file -> defined outside the CPython tree
+        self._owns: dict = {}        # CXFile address -> owned
         self._dirs = _include_dirs(unit.args)
 
     def relpath(self, path: str) -> Optional[str]:
@@ -144,6 +157,22 @@ class _Walker:
 
     def owned(self, path: str) -> bool:
         return any(path.startswith(p) for p in self.unit.owned)
+
+    def owns(self, cursor) -> bool:
+        """Whether a declaration is in an owned file (asked once per file: by its CXFile address)."""
+        f, _ = _where(self.ci, self.ci.conf.lib.clang_getCursorLocation(cursor))
+        got = self._owns.get(f)
+        if got is None:
+            got = self._owns[f] = f is not None and self.owned(cursor.location.file.name)
+        return got
+
+    def own_name(self, path: str) -> str:
+        """The relative name of an owned file (`Include/...`); an owned file outside every root is a
+        unit described wrongly, never a machine's path in a table."""
+        rel = self.relpath(path)
+        if rel is None:
+            raise ScanError(f"{self.unit.name}: {path} is the unit's own but under none of its roots")
+        return rel
 
     def where(self, cursor) -> str:
         loc = cursor.location
@@ -274,10 +303,11 @@ def clean_type(spelling: str) -> str:
     return _ANON.sub("<anonymous>", spelling)
 
 
-def _parse(ci, path: str, args: list, text: Optional[str], name: str, exclude_pch_decls: bool = False,
-           record: bool = False):
+def _parse(ci, path: str, args: list, text, name: str, exclude_pch_decls: bool = False,
+           record: bool = False, answers: Optional[tuple] = None):
     """A translation unit with skipped function bodies (with `record`, the preprocessor's record of
-    what it skipped too); a `ScanError` for any error diagnostic."""
+    what it skipped too); a `ScanError` for any error diagnostic, but those on the lines from
+    `answers` = (first line, Appendix, constant_probe.Answers) on, which go there."""
     options = ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES | ci.TranslationUnit.PARSE_INCOMPLETE
     if record:
         options |= ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
@@ -287,12 +317,93 @@ def _parse(ci, path: str, args: list, text: Optional[str], name: str, exclude_pc
                                                                    options=options)
     except ci.TranslationUnitLoadError as e:
         raise ScanError(f"{name}: libclang could not parse it at all ({e})") from None
+    main = _address(ci.conf.lib.clang_getFile(tu, path)) if answers is not None else None
     for d in tu.diagnostics:
-        if d.severity >= ci.Diagnostic.Error:
-            loc = d.location
-            where = f"{loc.file.name}:{loc.line}:{loc.column}" if loc.file else path
-            raise ScanError(f"{where}: error: {d.spelling} (in translation unit {name})")
+        if d.severity < ci.Diagnostic.Error:
+            continue        # every answer is an error (the probes' pragmas make them so)
+        if answers is not None and _answer(ci, d, main, *answers):
+            continue
+        loc = d.location
+        where = f"{loc.file.name}:{loc.line}:{loc.column}" if loc.file else path
+        raise ScanError(f"{where}: error: {d.spelling} (in translation unit {name})")
     return tu
+
+
+def _where(ci, location) -> tuple:
+    """(CXFile address or None, line) of a source location, where the macro was expanded."""
+    f, line = ci.c_object_p(), ctypes.c_uint()
+    ci.conf.lib.clang_getInstantiationLocation(location, ctypes.byref(f), ctypes.byref(line), None, None)
+    return _address(f), line.value
+
+
+def _address(pointer):
+    return ctypes.cast(pointer, ctypes.c_void_p).value
+
+
+def _answer(ci, d, main, first: int, app, answers) -> bool:
+    """Take diagnostic `d` as an answer to the probes from line `first` of the main file (`main`:
+    its CXFile) on, if it is on one of their lines: an error on a probe line, or the note of a
+    redefinition (where the definition in effect is; None when it has no file: the command line)."""
+    lib = ci.conf.lib
+    f, line = _where(ci, lib.clang_getDiagnosticLocation(d))
+    if f is None or f != main or line < first:
+        return False
+    k = line - first
+    start = app.redefinitions_start
+    if k >= start:
+        if k - start < len(app.names):
+            place = None
+            notes = lib.clang_getChildDiagnostics(d)
+            for i in range(lib.clang_getNumDiagnosticsInSet(notes)):
+                note = ci.Diagnostic(lib.clang_getDiagnosticInSet(notes, i))
+                loc = note.location
+                if loc.file is not None:
+                    place = (loc.file.name, loc.line)
+                    break
+            answers.places[app.names[k - start]] = place
+    else:
+        answers.errors[k] = True
+    return True
+
+
+_INTEGER_KINDS = frozenset(("BOOL", "CHAR_U", "UCHAR", "USHORT", "UINT", "ULONG", "ULONGLONG", "UINT128", "CHAR_S",
+                            "SCHAR", "SHORT", "INT", "LONG", "LONGLONG", "INT128", "ENUM"))
+_FLOATING_KINDS = frozenset(("FLOAT", "DOUBLE", "LONGDOUBLE", "FLOAT128", "HALF", "FLOAT16", "IBM128", "COMPLEX"))
+
+
+def _integer_type(ci, t) -> tuple:
+    """(kind word, canonical spelling, size) of a probe's type: an enum's is its integer type's."""
+    t = t.get_canonical()
+    kind = t.kind.name
+    if kind == "ENUM":
+        t = t.get_declaration().enum_type.get_canonical()
+        kind = t.kind.name
+    if kind in _INTEGER_KINDS:
+        return "integer", t.spelling, t.get_size()
+    if kind == "POINTER":
+        return "pointer", t.spelling, t.get_size()
+    if kind in _FLOATING_KINDS:
+        return "floating", t.spelling, t.get_size()
+    if kind in ("CONSTANTARRAY", "INCOMPLETEARRAY") and t.element_type.get_canonical().kind.name in (
+            "CHAR_S", "CHAR_U", "SCHAR", "UCHAR", "WCHAR", "CHAR16", "CHAR32", "INT", "USHORT", "UINT"):
+        return "string", t.spelling, t.get_size()
+    return "other", t.spelling, t.get_size()
+
+
+def _evaluate(ci, cursor) -> Optional[int]:
+    """clang's value of a variable's initializer, if it is an integer."""
+    lib = ci.conf.lib
+    r = lib.clang_Cursor_Evaluate(cursor)
+    if not r:
+        return None
+    try:
+        if lib.clang_EvalResult_getKind(r) != 1:        # CXEval_Int
+            return None
+        if lib.clang_EvalResult_isUnsignedInt(r):
+            return lib.clang_EvalResult_getAsUnsigned(r)
+        return lib.clang_EvalResult_getAsLongLong(r)
+    finally:
+        lib.clang_EvalResult_dispose(r)
 
 
 _DIGESTS: dict = {}     # (path, inode, size, mtime) -> digest: one hash per file and process
@@ -429,9 +540,20 @@ def parse_unit(unit: Unit, preamble: Optional[Preamble] = None) -> UnitResult:
 
 def _parse_and_walk(unit: Unit, preamble: Optional[Preamble]) -> UnitResult:
     ci = _cindex()
-    text = unit.text + "\n" + flag_probes() if unit.text is not None else None
+    own = macro_text.own_files(unit.path, unit.text, unit.args, unit.owned)
+    app = constant_probe.appendix(own)
+    if unit.text is not None:
+        head = (unit.text + "\n" + flag_probes()).encode()
+    else:
+        try:
+            head = Path(unit.path).read_bytes()
+        except OSError as e:
+            raise ScanError(f"{unit.name}: cannot read {unit.path}: {e.strerror}") from None
+        head += b"" if head.endswith(b"\n") else b"\n"
+    answers = constant_probe.Answers()
     args = list(unit.args) + (["-include-pch", preamble.path] if preamble else [])
-    tu = _parse(ci, unit.path, args, text, unit.name, exclude_pch_decls=preamble is not None)
+    tu = _parse(ci, unit.path, args, head + app.text.encode(), unit.name, exclude_pch_decls=preamble is not None,
+                answers=(head.count(b"\n") + 1, app, answers))
 
     w = _Walker(unit, ci)
     result = UnitResult(unit.name)
@@ -449,27 +571,57 @@ def _parse_and_walk(unit: Unit, preamble: Optional[Preamble]) -> UnitResult:
     typedefs: dict = {}     # location -> [typedef names]
 
     record_kinds = (w.K.STRUCT_DECL.value, w.K.UNION_DECL.value)
-    typedef_kind, var_kind = w.K.TYPEDEF_DECL.value, w.K.VAR_DECL.value
+    typedef_kind, var_kind, enum_kind = w.K.TYPEDEF_DECL.value, w.K.VAR_DECL.value, w.K.ENUM_DECL.value
+    enumerators: dict = {}
 
     def visit(cursor) -> None:
         for c in _children(ci, cursor):
             kind = c._kind_id       # the raw CXCursorKind: no CursorKind object per child
             if kind in record_kinds:
-                if c.is_definition() and c.location.file and w.owned(c.location.file.name):
+                if c.is_definition() and w.owns(c):
                     records.setdefault(_loc(c), c)
                     visit(c)    # nested records; one outside the owned files holds none of them
             elif kind == typedef_kind:
+                name = c.spelling
+                if name.startswith(constant_probe.TYPE_PREFIX):
+                    i = int(name[len(constant_probe.TYPE_PREFIX):])
+                    answers.seen.add(i)
+                    answers.types[i] = _integer_type(ci, c.underlying_typedef_type)
+                    continue
                 canon = c.underlying_typedef_type.get_canonical()
                 if canon.kind == w.T.RECORD:
                     d = canon.get_declaration().get_definition()
                     if d is not None:
-                        typedefs.setdefault(_loc(d), []).append((c.spelling, c.type.get_align()))
-                if c.spelling == _POINTER_PROBE:
+                        typedefs.setdefault(_loc(d), []).append((name, c.type.get_align()))
+                if name == _POINTER_PROBE:
                     result.pointer_size = c.underlying_typedef_type.get_size()
-            elif kind == var_kind and c.spelling.startswith(_FLAG_PREFIX):
-                result.flags[c.spelling[len(_FLAG_PREFIX):]] = True
+            elif kind == var_kind:
+                name = c.spelling
+                if name.startswith(_FLAG_PREFIX):
+                    result.flags[name[len(_FLAG_PREFIX):]] = True
+                elif name.startswith(constant_probe.VALUE_PREFIX):
+                    i = int(name[len(constant_probe.VALUE_PREFIX):])
+                    t = answers.types.get(i)
+                    if t is not None and t[0] == "integer" and t[2] <= 8:
+                        value = _evaluate(ci, c)
+                        if value is not None:
+                            answers.values[i] = value
+            elif kind == enum_kind and c.is_definition() and w.owns(c):
+                for e in _children(ci, c):
+                    what, spelling, size = _integer_type(ci, e.type)
+                    enumerators[e.spelling] = Constant(e.spelling, e.enum_value, spelling, size,
+                                                       w.own_name(e.location.file.name), "enum")
 
     visit(tu.cursor)
+    lost = constant_probe.lost(app, answers)
+    if lost is not None:
+        raise ScanError(f"{unit.name}: the constant probe of {lost} lost its place in the parse (its lines have "
+                        f"neither a declaration nor an error): constants not trusted")
+    files_read = {os.path.normpath(f) for f in result.files}
+    macros, result.left_out = constant_probe.classify(app, answers, files_read, w.own_name, w.owned)
+    result.constants = dict(sorted({**enumerators, **macros}.items()))
+    for name in macros:
+        result.left_out.pop(name, None)
     if preamble and preamble.typedefs:
         names_of: dict = {}
         for usr, name in preamble.typedefs:

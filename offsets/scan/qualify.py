@@ -164,6 +164,21 @@ class Collector:
         return dict(sorted(structs.items())), dict(sorted(names.items())), sorted(conflicts)
 
 
+def constant_shape(c) -> tuple:
+    """What makes two constants one: a constant has one name (no aliases), and its value."""
+    return c.name.split("@", 1)[0], c.value, c.type, c.size, c.kind
+
+
+def merge_constants(entries: Iterable[tuple[str, dict]]) -> dict:
+    """One constant per name across units (unit, name -> Constant), a name of two values kept as
+    `NAME@FILE` (or `NAME@UNIT` for one file valued differently by the units including it), as
+    `merge` keeps structs; the conflicts are in the qualified names themselves."""
+    c = Collector(constant_shape)
+    for unit, constants in entries:
+        c.add(unit, constants, {})
+    return c.result()[0]
+
+
 def candidates(name: str, keys) -> list[str]:
     """The qualified forms `name@...` among `keys` (a table's struct keys and other names)."""
     prefix = name + "@"

@@ -143,6 +143,25 @@ def merge(results: list[UnitResult]) -> tuple[dict, dict, list[str]]:
     return merge_definitions(((r.name, r.structs, r.names) for r in results), CLANG)
 
 
+def merge_constants(results: list[UnitResult]) -> tuple[dict, dict]:
+    """One constant per name across units, a name of two values qualified as structs' names are
+    (`qualify.merge_constants`); and the macros left out, counted by reason (each name once, the
+    first unit's reason; none that is a constant somewhere)."""
+    from .qualify import merge_constants as merge_values
+
+    constants = merge_values((r.name, r.constants) for r in results)
+    plain = {name.split("@", 1)[0] for name in constants}
+    why: dict = {}
+    for r in results:
+        for name, reason in r.left_out.items():
+            if name not in plain:
+                why.setdefault(name, reason)
+    counts: dict = {}
+    for reason in why.values():
+        counts[reason] = counts.get(reason, 0) + 1
+    return constants, dict(sorted(counts.items()))
+
+
 def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
     """Scan build `b` completely and return its table."""
     header_unit, skipped = units.header_unit(b)
@@ -167,6 +186,7 @@ def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
     listed = {s.split(":", 1)[0] for s in skipped}
     skipped += [s for s in units.unreached_headers(b, files_read) if s.split(":", 1)[0] not in listed]
     structs, names, conflicts = merge(ok)
+    constants, left_out = merge_constants(ok)
     build = Build(version=b.version, hexversion=b.hexversion,
                   config={k: v for k, v in sorted(head.flags.items())},
                   target=Target(b.target.triple, head.pointer_size),
@@ -175,4 +195,5 @@ def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
                           "source": source_digest},
                   vendor=b.vendor, defines=b.layout_defines())
     return Table(build=build, scanner={"offsets": __version__, "libclang": libclang_version()},
-                 structs=structs, names=names, skipped=tuple(skipped), conflicts=tuple(conflicts))
+                 structs=structs, names=names, skipped=tuple(skipped), conflicts=tuple(conflicts),
+                 constants=constants, constants_left_out=left_out)

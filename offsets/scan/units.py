@@ -40,8 +40,9 @@ def base_args(b: BuildInputs) -> list[str]:
 
 
 def roots(b: BuildInputs) -> tuple[tuple[str, str], ...]:
-    """How absolute paths become the relative names of `defined_in` (`Include/...`, `Objects/...`)."""
-    r = [(str(b.include_dir) + "/", "Include/")]
+    """How absolute paths become the relative names of `defined_in` (`Include/...`, `Objects/...`);
+    the build's pyconfig.h is `Include/pyconfig.h` wherever it is (Debian's multiarch directory)."""
+    r = [(str(b.pyconfig_h), "Include/pyconfig.h"), (str(b.include_dir) + "/", "Include/")]
     if b.source:
         r.append((str(b.source) + "/", ""))
     return tuple(r)
@@ -73,7 +74,7 @@ def header_unit(b: BuildInputs) -> tuple[Unit, list[str]]:
     text = "".join(f'#include "{h}"\n' for h in order)
     unit = Unit(name="<headers>", path=str(b.include_dir / "__offsets_headers__.c"),
                 args=tuple(base_args(b) + ["-DPy_BUILD_CORE=1"]), roots=roots(b),
-                owned=(str(b.include_dir) + "/",), text=text)
+                owned=(str(b.include_dir) + "/", str(b.pyconfig_h)), text=text)
     return unit, skipped
 
 
