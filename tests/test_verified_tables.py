@@ -52,7 +52,8 @@ def test_todays_sample_is_verified_again_from_its_own_inputs():
         files = [GENERATED / name, b.pyconfig_h] + ([binary] if binary else []) + binaries
         result_memo.remember(key, {str(f): unit_cache.file_digest(f) for f in files}, now)
     now = {n: tuple(v) for n, v in now.items()}
-    recorded = {n: (c["structs"], c["fields"]) for n, c in row["verified"]["checks"].items()}
+    recorded = {n: (c.get("structs", 0), c["fields"] if "fields" in c else c["constants"])
+                for n, c in row["verified"]["checks"].items()}
     assert now == recorded, f"{name}: verified again, it compares {now}, its record says {recorded}"
 
 
@@ -96,8 +97,9 @@ def test_make_tables_records_what_verified_each_table(made):
     rec = verified.index_rows(made)[TABLE]["verified"]
     assert rec["sha256"] == verified.sha256((made / TABLE).read_text())
     assert rec["verifier"] == verified.VERIFIER
-    assert set(rec["checks"]) == {"gcc", "dwarf", "binary python3.14d", "binary libpython3.14d.so.1.0"}
+    assert set(rec["checks"]) == {"gcc", "constants", "dwarf", "binary python3.14d", "binary libpython3.14d.so.1.0"}
     assert all(c["mismatches"] == 0 and c["fields"] > 1000 for n, c in rec["checks"].items() if n in ("gcc", "dwarf"))
+    assert rec["checks"]["constants"]["mismatches"] == 0 and rec["checks"]["constants"]["constants"] > 1000
     # the binary check: each type object's tp_basicsize, Py_Version and the 73 _Py_DebugOffsets
     # members data/debug_offsets.json names, read in the -dbg packages' own binaries
     assert all(c["mismatches"] == 0 and c["fields"] > 80 for n, c in rec["checks"].items() if n.startswith("binary"))
@@ -150,3 +152,24 @@ def test_make_tables_refuses_to_write_a_table_that_fails_verification(monkeypatc
     assert not (out / TABLE).exists() and not (out / "index.yaml").exists()
     err = capsys.readouterr().err
     assert "fails verification against its own inputs" in err and "_PyListIterObject.it_index" in err
+
+
+def altered_constant(text: str) -> tuple[str, str]:
+    """The table text with one constant changed: FRAME_OWNED_BY_CSTACK, 4 in 3.14 (where
+    FRAME_OWNED_BY_INTERPRETER took 3), made 3.13's 3."""
+    old = "    FRAME_OWNED_BY_CSTACK: {value: 4, type: int, size: 4, kind: enum}\n"
+    assert old in text
+    return text.replace(old, old.replace("value: 4", "value: 3")), "FRAME_OWNED_BY_CSTACK"
+
+
+def test_one_altered_constant_fails_the_ci_check_and_verification(made, tmp_path):
+    shutil.copy(made / "index.yaml", tmp_path / "index.yaml")
+    text, name = altered_constant((made / TABLE).read_text())
+    (tmp_path / TABLE).write_text(text)
+    found = verified.problems(tmp_path)
+    assert len(found) == 1 and "not the ones verified" in found[0]
+    job = matrix.job_for(verified.index_rows(made)[TABLE])
+    with pytest.raises(VerifyError) as e:
+        verified.check(table_yaml.load(tmp_path / TABLE), job.inputs(), None)
+    # gcc's _Static_assert refuses it, and gcc's own value is named
+    assert f"constants: {name}: table says 3 (int, 4 bytes), gcc says 4 (int, 4 bytes)" in str(e.value)

@@ -46,7 +46,8 @@ def check(table: Table, b, binary: Optional[Path], binaries=()) -> verify.Verifi
 def record(result: verify.Verification, text: str) -> dict:
     """The `verified:` entry of an index row, for a table whose YAML text is `text`."""
     return {"sha256": sha256(text), "verifier": VERIFIER,
-            "checks": {c.name: {"structs": c.structs, "fields": c.fields, "mismatches": len(c.mismatches)}
+            "checks": {c.name: dict({"constants": c.fields} if c.unit == "constants" else
+                                    {"structs": c.structs, "fields": c.fields}, mismatches=len(c.mismatches))
                        for c in result.checks}}
 
 
@@ -85,6 +86,8 @@ def problems(out: Path) -> list[str]:
         checks = rec.get("checks") or {}
         if not any(c.get("fields", 0) > 0 for c in checks.values()):
             found.append(f"{name}: its record compared nothing")
+        if "\nconstants:\n" in (out / name).read_text() and not any(c.get("constants", 0) > 0 for c in checks.values()):
+            found.append(f"{name}: its record compared none of its constants")
         found += [f"{name}: {n} check recorded {c['mismatches']} mismatches" for n, c in checks.items() if c.get("mismatches")]
     found += [f"{name}: index.yaml has a row but there is no such table" for name in sorted(set(rows) - set(files))]
     return found

@@ -4,7 +4,8 @@ Four checks, each run where its inputs are found, none of them reading the table
 
 - gcc: `offsetof`/`sizeof`/`_Alignof` and bitfield probes over the same headers (`probe.py`), for
   a build given as `--python`/`--prefix`, or else an interpreter on this machine whose version,
-  config, target and header digest equal the table's;
+  config, target and header digest equal the table's; and `_Static_assert` of every constant's
+  value and type in the same context (`constant_check.py`);
 - DWARF: the debug information of a binary (`--binary`, or the matched interpreter's libpython),
   struct by struct (`dwarf.py`);
 - binary: an interpreter binary of the build (its executable or libpython, DWARF or not): its type
@@ -30,8 +31,8 @@ from ..errors import BuildError
 from ..layout.model import CONFIGS, Table
 
 #: Bumped when a check changes what it compares: tables recorded as verified by an older revision
-#: are verified again (verified.py).
-REVISION = 2
+#: are verified again (verified.py). 3: constants.
+REVISION = 3
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,16 @@ def gcc_check(table: Table, b: BuildInputs) -> Check:
                  tuple(map(str, r.mismatches)), notes)
 
 
+def constants_check(table: Table, b: BuildInputs) -> Check:
+    """gcc's `_Static_assert` of every constant's value, width and type (`constant_check.py`)."""
+    from . import constant_check
+
+    r = constant_check.check(table, b)
+    notes = tuple(r.skipped[:5]) + ((f"... and {len(r.skipped) - 5} more not probed",) if len(r.skipped) > 5 else ())
+    return Check("constants", f"{r.compiler} _Static_assert over {b.include_dir}", 0, r.constants, r.mismatches,
+                 notes, unit="constants")
+
+
 def dwarf_check(table: Table, binary: Path) -> Check:
     from ..scan import dwarf
 
@@ -293,6 +304,10 @@ def verify(table: Table, inputs: Inputs, use_gcc: bool = True, use_dwarf: bool =
             c = gcc_check(table, inputs.build)
             checks.append(c)
             say(c.line())
+            if table.constants:
+                c = constants_check(table, inputs.build)
+                checks.append(c)
+                say(c.line())
         else:
             from ..scan import targets
 

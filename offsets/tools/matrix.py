@@ -299,7 +299,7 @@ def index_rows(tables: dict[str, Table], records: dict[str, dict]) -> list[dict]
             origins[s.origin] = origins.get(s.origin, 0) + 1
         rows.append({"file": name, "version": b.version, "config": b.config_name, "target": b.target.triple,
                      "inputs": dict(sorted(b.inputs.items())), "structs": len(t.structs),
-                     "fields": t.field_count, "origins": dict(sorted(origins.items())),
+                     "fields": t.field_count, "constants": len(t.constants), "origins": dict(sorted(origins.items())),
                      "verified": records.get(name)})
     return rows
 

@@ -1,0 +1,205 @@
+"""The compiler check of a table's constants: gcc, in the build's own context, asserts each one.
+
+For every constant, after the C text that defines it (the build's headers, as the struct probes
+include them; a `.c` file's constants after that file, with its own flags), one line:
+
+    _Static_assert((NAME) == VALUE && ((NAME) < 0) == (VALUE < 0) && sizeof(NAME) == SIZE
+                   && _Generic((NAME), TYPE: 1, default: 0), "NAME");
+
+which gcc accepts only when NAME is an integer constant expression there (folding anything else
+is made an error for these lines) of that value, width and type. A line gcc refuses is a
+mismatch; to say what gcc found instead, its value, sign, width and type are then read from an
+object file (as probe.py reads offsets), one line per constant.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ..errors import BuildError
+from ..layout.model import Constant, Table
+from ..layout.sanity import INTEGER_TYPES
+from .probe import _ERROR, _read_symbols, compiler_for, gcc_flags
+
+_FILE = "__offsets_constants__"
+_VALUE = "__offsets_cv_"
+#: `_Generic`'s answer for each integer type, as an index into this tuple (0: none of them).
+TYPES = tuple(INTEGER_TYPES)
+
+
+@dataclass(frozen=True)
+class ConstantReport:
+    """What gcc was asked about constants, and where it disagreed (one line each)."""
+
+    compiler: str
+    constants: int
+    mismatches: tuple[str, ...]
+    skipped: tuple[str, ...] = ()
+
+    def __add__(self, other: "ConstantReport") -> "ConstantReport":
+        return ConstantReport(self.compiler if self.compiler == other.compiler else f"{self.compiler}, {other.compiler}",
+                              self.constants + other.constants, self.mismatches + other.mismatches,
+                              self.skipped + other.skipped)
+
+
+def _c_name(name: str) -> str:
+    return name.split("@", 1)[0]
+
+
+def literal(value: int) -> str:
+    """`value` as a C expression of type long long or unsigned long long (LLONG_MIN too)."""
+    return f"{value}ULL" if value >= 0 else f"(-{-value - 1}LL - 1)"
+
+
+def assertion(c: Constant) -> str:
+    n, v = _c_name(c.name), literal(c.value)
+    return (f"_Static_assert(({n}) == {v} && (({n}) < 0) == ({v} < 0) && sizeof({n}) == {c.size} && "
+            f"_Generic(({n}), {c.type}: 1, default: 0), \"{n}\");")
+
+
+def _gcc_sees(c: Constant, sym: str) -> str:
+    n = _c_name(c.name)
+    kinds = ", ".join(f"{t}: {i + 1}" for i, t in enumerate(TYPES))
+    return (f"const unsigned long long {sym}[] = {{(unsigned long long)({n}), ({n}) < 0, sizeof({n}), "
+            f"_Generic(({n}), {kinds}, default: 0)}};")
+
+
+def _failing_lines(stderr: str) -> dict:
+    """line (after the #line) -> gcc's first error on it."""
+    out: dict = {}
+    for line in stderr.splitlines():
+        m = _ERROR.match(line)
+        if m and m.group(1) == _FILE:
+            out.setdefault(int(m.group(2)), m.group(3))
+    return out
+
+
+def _compile(text: str, cc: list, flags: list, work: Path, name: str, obj: bool):
+    src = work / f"{name}.c"
+    src.write_text(text)
+    out = ["-c", "-o", str(work / f"{name}.o")] if obj else ["-fsyntax-only"]
+    return subprocess.run([*cc, *flags, "-O0", *out, str(src)], capture_output=True, text=True)
+
+
+def probe_constants(constants: Sequence[Constant], prelude: str, cc: list, flags: list,
+                    work: Optional[Path] = None) -> ConstantReport:
+    """Assert every constant after `prelude` (the C text that defines them); a mismatch for each
+    assertion gcc refuses, saying what gcc found."""
+    constants = list(constants)
+    if not constants:
+        return ConstantReport(" ".join(cc), 0, ())
+    with tempfile.TemporaryDirectory(prefix="offsets-constants-") as tmp:
+        work = Path(work or tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        head = [prelude, '#pragma GCC diagnostic error "-Wpedantic"', f'#line 1 "{_FILE}"']
+        proc = _compile("\n".join(head + [assertion(c) for c in constants]) + "\n", cc, flags, work, "asserts", False)
+        failing = _failing_lines(proc.stderr)
+        if proc.returncode and not failing:
+            first = next((ln for ln in proc.stderr.splitlines() if _ERROR.match(ln)), proc.stderr.strip()[-300:])
+            raise BuildError(f"gcc cannot compile the build's text for the constant checks: {first}")
+        lines = [n for n in sorted(failing) if 1 <= n <= len(constants)]
+        bad = [constants[n - 1] for n in lines]
+        mismatches = []
+        for n, c, seen in zip(lines, bad, _what_gcc_sees(bad, prelude, cc, flags, work)):
+            table = f"{c.value} ({c.type}, {c.size} bytes)"
+            if seen == table:       # the same number, but no integer constant expression for gcc
+                seen = f"{seen}, but: {failing[n]}"
+            mismatches.append(f"{c.name}: table says {table}, gcc says {seen}")
+    return ConstantReport(" ".join(cc), len(constants), tuple(mismatches))
+
+
+def _what_gcc_sees(constants: list, prelude: str, cc: list, flags: list, work: Path) -> list[str]:
+    """For each constant, gcc's value, width and type of it (or why gcc cannot say)."""
+    seen = [""] * len(constants)
+    todo = list(range(len(constants)))
+    for _ in range(4):
+        lines = [prelude, f'#line 1 "{_FILE}"'] + [_gcc_sees(constants[i], f"{_VALUE}{i}") for i in todo]
+        proc = _compile("\n".join(lines) + "\n", cc, flags + ["-w"], work, "values", True)
+        if not proc.returncode:
+            break
+        failing = _failing_lines(proc.stderr)
+        if not failing:
+            return [f"nothing (gcc: {proc.stderr.strip()[-200:]})"] * len(constants)
+        for n, message in failing.items():
+            if 1 <= n <= len(todo):
+                seen[todo[n - 1]] = f"no constant ({message})"
+        todo = [i for k, i in enumerate(todo) if k + 1 not in failing]
+    else:
+        return [s or "nothing it could compile" for s in seen]
+    found, little, _ = _read_symbols(work / "values.o", [f"{_VALUE}{i}" for i in todo])
+    for i in todo:
+        data = found.get(f"{_VALUE}{i}", b"")
+        if len(data) != 32:
+            seen[i] = "nothing readable"
+            continue
+        raw, negative, size, kind = (int.from_bytes(data[k:k + 8], "little" if little else "big") for k in (0, 8, 16, 24))
+        value = raw - (1 << 64) if negative else raw
+        seen[i] = f"{value} ({TYPES[kind - 1] if kind else 'no integer type'}, {size} bytes)"
+    return seen
+
+
+# ---------------------------------------------------------------------------------------------
+# Which text defines which constant
+
+
+def header_constants(table: Table) -> list[Constant]:
+    """The constants a header defines (`Include/...`)."""
+    return [c for c in table.constants.values() if c.defined_in.startswith("Include/")]
+
+
+def check(table: Table, b, work: Optional[Path] = None) -> ConstantReport:
+    """gcc's assertions of every constant of `table` it can see from build `b`: the headers' in
+    the header unit's text and flags, each `.c` file's (or a header of the tree's) in a unit that
+    includes it with its own flags."""
+    from ..scan import units
+
+    unit, _ = units.header_unit(b)
+    cc = compiler_for(b.target)
+    flags = gcc_flags(unit.args, b, cc) + ["-iquote", str(b.include_dir)]
+    report = probe_constants(header_constants(table), f'#line 1 "__offsets_headers__.c"\n{unit.text}', cc, flags,
+                             work)
+    rest = [c for c in table.constants.values() if not c.defined_in.startswith("Include/")]
+    if rest:
+        report = report + _source_constants(rest, b, cc, work)
+    return report
+
+
+def _source_constants(constants: list, b, cc: list, work: Optional[Path]) -> ConstantReport:
+    """The constants of `.c` files and the tree's other headers, each through a unit that includes
+    its file (the unit that qualifies it, for `NAME@UNIT`)."""
+    from ..scan import sources
+    from .probe import _includers
+
+    skipped: list = []
+    if b.source is None:
+        return ConstantReport(" ".join(cc), 0, (), (f"{len(constants)} constants of .c files: no source tree given",))
+    by_file = {}
+    for u in sources.source_units(b)[0]:
+        by_file[str(Path(u.path).resolve().relative_to(b.source))] = u
+    includers = None
+    groups: dict = {}
+    for c in constants:
+        where = c.name.split("@", 1)[1] if "@" in c.name else c.defined_in
+        u = by_file.get(where) or by_file.get(c.defined_in)
+        if u is None:
+            if includers is None:
+                includers = _includers(b.source, by_file)
+            found = includers.get(c.defined_in, [])
+            if not found:
+                skipped.append(f"{c.name}: defined in {c.defined_in}, which no unit of the build includes directly")
+                continue
+            u = found[0]
+        groups.setdefault(u.path, (u, []))[1].append(c)
+    report = ConstantReport(" ".join(cc), 0, (), tuple(skipped))
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:     # gcc runs in its own process
+        running = [pool.submit(probe_constants, mine, f'#include "{u.path}"', cc, gcc_flags(u.args, b, cc), work)
+                   for u, mine in (groups[p] for p in sorted(groups))]
+        for future in running:
+            report = report + future.result()
+    return report
+
