@@ -20,7 +20,7 @@ cli/ or tools/ (tests/test_package_layout.py), so `pip install offsets` needs no
 __version__ = "0.1.0"
 
 #: The runtime API (runtime/), imported on first use so that `import offsets` stays cheap.
-_RUNTIME = ("get", "sizeof", "field", "build", "get_include", "use_table")
+_RUNTIME = ("get", "sizeof", "field", "build", "get_include", "use_table", "constant", "constant_info")
 
 
 def __getattr__(name):

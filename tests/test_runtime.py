@@ -147,7 +147,7 @@ def test_compact_rejects_a_foreign_file(tmp_path):
     bad.write_text('{"format": 99, "structs": []}\n')
     with pytest.raises(TableError, match="compact format 99"):
         compact_read.open_table(str(bad))
-    with pytest.raises(TableError, match="not a compact table of format 3"):
+    with pytest.raises(TableError, match="not a compact table of format 4"):
         runtime.load_compact(str(bad))
 
 

@@ -73,6 +73,17 @@ def register(sub) -> None:
     table_argument(g)
     g.set_defaults(func=run_get)
 
+    k = sub.add_parser("constant", help="print a constant's value (an enumerator or integer macro)",
+                       formatter_class=HelpFormatter,
+                       description="Print the value of an enumerator or integer macro of CPython's own files, with "
+                                   "its C type, width and the file that defines it.",
+                       epilog="examples:\n  offsets constant FRAME_OWNED_BY_CSTACK           3 on 3.13, 4 on 3.14\n"
+                              "  offsets constant Py_TPFLAGS_HEAPTYPE -t t.yaml\n"
+                              "  offsets constant SIZE@Modules/_decimal/libmpdec/transpose.c -t t.yaml")
+    k.add_argument("name", help="the constant (NAME@FILE where the build gives the name two values)")
+    table_argument(k)
+    k.set_defaults(func=run_constant)
+
     s = sub.add_parser("show", help="print a struct field by field", formatter_class=HelpFormatter,
                        description="Print a struct's size, alignment, origin and every field.",
                        epilog="example:\n  offsets show listiterobject -t t.yaml")
@@ -228,6 +239,20 @@ def run_get(args) -> int:
 
     s, f = resolve(load_table(args.table), args.name)
     print(describe_field(f) if f else s.size)
+    return 0
+
+
+def run_constant(args) -> int:
+    if args.table is None:   # this interpreter's table, under the runtime's rules (docs/identity.md)
+        from .. import runtime
+
+        c = runtime.constant_info(args.name)
+        print(f"{c.value} ({c.type}, {c.size} bytes, {c.kind}, {c.defined_in}; {c.earned})")
+        return 0
+    from ..layout.names import find_constant
+
+    c = find_constant(load_table(args.table), args.name)
+    print(f"{c.value} ({c.type}, {c.size} bytes, {c.kind}, {c.defined_in})")
     return 0
 
 

@@ -262,6 +262,7 @@ def _set(table: Loaded, match: Match) -> None:
         _state = (table, match)
         _offsets_index.clear()
         _sizes.clear()
+        _constants.clear()
         c = sys.modules.get("offsets._offsets")
         if c is not None:
             c._reset(match)
@@ -275,6 +276,7 @@ def _set_none() -> None:
         _me = None
         _offsets_index.clear()
         _sizes.clear()
+        _constants.clear()
 
 
 def _unknown_struct(t: Loaded, name: str, struct: str) -> UnknownNameError:
@@ -466,6 +468,52 @@ def get_include() -> str:
         if os.path.isfile(os.path.join(d, "pyoffsets.h")):
             return d
     raise OffsetsError(f"pyoffsets.h is in neither {PACKAGE_DIR}/include nor the checkout's headers/: reinstall offsets")
+
+
+# ---------------------------------------------------------------- constants (constants.py)
+class _Constants(dict):
+    """name -> value, filled on first use with the constants the table has earned."""
+
+    def __missing__(self, name):
+        with _lock:
+            t, row, how = _constant(name, "constant")
+            if _state is not None and t in [_state[0]] + _state[0].fallbacks:
+                self[name] = row[1]
+            return row[1]
+
+
+def _constant(name, what: str):
+    """(table, row, how it is earned) of a constant, or the error to raise."""
+    from . import constants
+
+    if not isinstance(name, str):
+        raise TypeError(f"offsets.{what}() takes a str, not {type(name).__name__}")
+    if len(name) > MAX_NAME:
+        raise UnknownNameError(f"{name[:120]}... ({len(name)} characters)", [],
+                               where=f"any table: names are at most {MAX_NAME} characters")
+    t, row = constants.find(_current(), name)
+    how = constants.earned(t, row)
+    if how is None:
+        raise constants.refused(t, name)
+    return t, row, how
+
+
+_constants = _Constants()
+
+#: constant(name) -> int: the value of an enumerator or integer macro of CPython's own files in
+#: this interpreter (`FRAME_OWNED_BY_GENERATOR`, `Py_TPFLAGS_HEAPTYPE`, `PyLong_SHIFT`); `NAME@FILE`
+#: where the build gives one name two values. Raises UnknownNameError (a KeyError), or
+#: NoMatchingTable when the answer is not earned.
+constant = _constants.__getitem__
+
+
+def constant_info(name: str):
+    """The constant NAME: value, C type, size, signedness, where it is defined, kind and `earned`."""
+    from .constants import EarnedConstant
+
+    with _lock:
+        t, row, how = _constant(name, "constant_info")
+        return EarnedConstant(*row, earned=how)
 
 
 def main(argv=None) -> int:

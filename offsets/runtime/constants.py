@@ -1,0 +1,98 @@
+"""What the bits mean in the running interpreter: its integer constants, earned like its offsets.
+
+    offsets.constant("FRAME_OWNED_BY_CSTACK")        # 3 on 3.13, 4 on 3.14
+    offsets.constant_info("Py_TPFLAGS_HEAPTYPE")     # value, C type, size, signedness, where, earned
+
+A constant is answered **exact** when the table in use is exactly this build's (its headers'
+digests; a constant of the source tree, outside `Include/`, also needs the same vendor, as a `.c`
+struct does), or **proven**
+when the live check of constants (`live_constants.py`: `opcode.opmap`, `dis`'s compiler flags and
+cache sizes, `sys.int_info`, built-in types' `__flags__`, a generator's frame owner read through
+the table) saw this very value in this process; otherwise it is refused. `constant` is the
+`__getitem__` of a dict filled on demand, as `get` is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ..errors import AmbiguousNameError, NoMatchingTable, UnknownNameError, close_matches
+
+#: What the live check of constants marks as proven: (PROVEN, name).
+PROVEN = "#constant"
+
+
+@dataclass(frozen=True)
+class EarnedConstant:
+    """A constant as the runtime answers it."""
+
+    name: str
+    value: int
+    type: str          # C's: int, unsigned long ...
+    size: int          # bytes
+    defined_in: str    # the file whose definition is in effect
+    kind: str          # macro or enum
+    earned: str        # exact or proven
+
+    @property
+    def signed(self) -> Optional[bool]:
+        from ..layout.sanity import INTEGER_TYPES
+
+        return INTEGER_TYPES[self.type]
+
+
+def of(t) -> dict:
+    """A loaded table's constants: name -> [name, value, type, size, defined_in, kind], decoded
+    and checked once (kept on the table)."""
+    got = getattr(t, "_constants", None)
+    if got is None:
+        rows = t.pool.constants(t.head.get("constants"), t.head.get("constant_sizes") or {})
+        got = t._constants = {row[0]: row for row in rows}
+    return got
+
+
+def earned(t, row) -> Optional[str]:
+    """'exact', 'proven' or None for a constant row of table `t` in this process."""
+    e = t.earning
+    if e.headers and (e.sources or row[4].startswith("Include/")):     # a file of the tree: its vendor's
+        return "exact"
+    done = prove(t)
+    return "proven" if done.ok and (PROVEN, row[0]) in done.proven else None
+
+
+def prove(t):
+    """The live check of constants of table `t` (run once per table, for the constants that are not
+    exact; kept on its `Earning` beside the structs' check)."""
+    e = t.earning
+    done = getattr(e, "constants_check", None)
+    if done is None:
+        from .live_constants import check
+
+        done = e.constants_check = check(t)
+    return done
+
+
+def find(t, name: str):
+    """(table, row) of `name` in `t` or its fallbacks; UnknownNameError (a KeyError), or
+    AmbiguousNameError for a name of several values there (ask for `NAME@FILE`)."""
+    for table in [t] + list(t.fallbacks):
+        rows = of(table)
+        row = rows.get(name)
+        if row is not None:
+            return table, row
+        qualified = sorted(k for k in rows if k.startswith(name + "@"))
+        if qualified:
+            raise AmbiguousNameError(name, qualified, where=table.where(), what="values")
+    known = of(t)
+    if not known:
+        raise UnknownNameError(name, [], where=f"{t.where()}, which has no constants (made by an older "
+                                                f"offsets: rescan it with `offsets scan --install`)")
+    raise UnknownNameError(name, close_matches(name, list(known), 0.7), where=f"{t.where()} as a constant")
+
+
+def refused(t, name: str) -> NoMatchingTable:
+    check = getattr(t.earning, "constants_check", None)
+    seen = f"; live check of constants: {check.summary()}" if check is not None else ""
+    return NoMatchingTable(f"{name}: not answered: {t.name} is not exactly this build's table ({t.earning.why}) "
+                           f"and the live check did not see this constant{seen}; make this build's own table "
+                           f"with `offsets scan --python PY --install`")
