@@ -17,8 +17,8 @@ DIFF_EPILOG = """examples:
   offsets diff OLD.yaml NEW.yaml --watch my-jit-fields.txt --format markdown
   offsets diff OLD.yaml --python python3.13         NEW is that interpreter's build, scanned now
 
-A watch file lists one name per line, `STRUCT.FIELD` or `STRUCT` (all its fields); `#` starts a
-comment. Names go through the alias map, so `listiterobject.it_index` also finds
+A watch file lists one name per line, `STRUCT.FIELD`, `STRUCT` (all its fields) or a constant
+(`FRAME_OWNED_BY_CSTACK`); `#` starts a comment. Names go through the alias map, so `listiterobject.it_index` also finds
 `_PyListIterObject.it_index`. A name neither table knows is an error (exit 2).
 Exit status: 0 no drift, 1 drift in what is watched (everything without --watch), 2 error."""
 
@@ -71,13 +71,14 @@ def register(sub) -> None:
     build_arguments(d, "instead of NEW.yaml")
     d.set_defaults(func=run_diff)
 
-    h = sub.add_parser("history", help="a field's offset and size (or a struct's size) across every shipped table",
-                       formatter_class=HelpFormatter,
+    h = sub.add_parser("history", help="a field's offset and size (a struct's size, a constant's value) across "
+                                       "every shipped table", formatter_class=HelpFormatter,
                        description="Print NAME in every table of a directory, grouped by config and target, in "
                                    "version order, marking where it changed.",
                        epilog="examples:\n  offsets history listiterobject.it_index\n"
-                              "  offsets history PyThreadState --tables generated/")
-    h.add_argument("name", help="STRUCT.FIELD or STRUCT (aliases across versions work)")
+                              "  offsets history PyThreadState --tables generated/\n"
+                              "  offsets history FRAME_OWNED_BY_CSTACK          3 up to 3.13, 4 from 3.14")
+    h.add_argument("name", help="STRUCT.FIELD, STRUCT or a constant (aliases across versions work)")
     h.add_argument("--tables", metavar="DIR", help="a directory of tables (default: the tables the package ships)")
     h.set_defaults(func=run_history)
 
@@ -92,12 +93,16 @@ def register(sub) -> None:
                        formatter_class=HelpFormatter,
                        description="One self-contained HTML file (no external resources): for each --struct, "
                                    "one byte map per table side by side, fields changed since the column to "
-                                   "the left highlighted.",
-                       epilog="example:\n  offsets report --struct PyObject --struct PyFrameObject -o layouts.html")
+                                   "the left highlighted; the --constant values in a table, changes highlighted.",
+                       epilog="examples:\n  offsets report --struct PyObject --struct PyFrameObject -o layouts.html\n"
+                              "  offsets report -c FRAME_OWNED_BY_CSTACK -c Py_TAG_BITS -s _PyInterpreterFrame "
+                              "-o frames.html")
     r.add_argument("tables", metavar="TABLE.yaml", nargs="*", help="the tables, one column each "
                                                                    "(default: every table in --tables DIR)")
     r.add_argument("--tables", dest="tables_dir", metavar="DIR", help="a directory of tables (default: the tables the package ships)")
-    r.add_argument("--struct", "-s", action="append", required=True, metavar="NAME", help="a struct to draw (repeat)")
+    r.add_argument("--struct", "-s", action="append", default=[], metavar="NAME", help="a struct to draw (repeat)")
+    r.add_argument("--constant", "-c", action="append", default=[], metavar="NAME",
+                   help="a constant to list across the tables (repeat), e.g. FRAME_OWNED_BY_CSTACK")
     r.add_argument("-o", "--output", metavar="FILE", required=True, help="the HTML file to write ('-' for stdout)")
     r.set_defaults(func=run_report)
 
@@ -190,13 +195,17 @@ def run_check(args) -> int:
         ("build config", committed.build.config, fresh.build.config),
         ("the binaries it was verified against", committed.build.binaries, fresh.build.binaries),
         ("scanner versions", committed.scanner, fresh.scanner), ("other names", committed.names, fresh.names),
-        ("skipped units", committed.skipped, fresh.skipped), ("conflicts", committed.conflicts, fresh.conflicts))
+        ("skipped units", committed.skipped, fresh.skipped), ("conflicts", committed.conflicts, fresh.conflicts),
+        ("constants left out", committed.constants_left_out, fresh.constants_left_out))
         if a != b]
     if any(committed.structs[k].defined_in != s.defined_in for k, s in fresh.structs.items() if k in committed.structs):
         parts.append("definition lines")
     hint = ""
     if committed.build.inputs.get("source") and not fresh.build.inputs.get("source"):
         hint = " (the committed table was scanned with --source: pass the same source tree)"
+    if any(committed.constants[k].defined_in != c.defined_in for k, c in fresh.constants.items()
+           if k in committed.constants):
+        parts.append("where constants are defined")
     what = f"{len(changes)} layout change(s)" if changes else "no layout change"
     raise VerifyError(f"{path} is stale: {what}" + (f"; differs in {', '.join(parts)}" if parts else "")
                       + f"{hint}; run `make tables` and commit the result")
@@ -225,13 +234,18 @@ def run_report(args) -> int:
     from ..drift.history import table_paths
     from ..drift.report import render
 
-    tables = _tables_for(args.tables or table_paths(args.tables_dir), args.struct)
+    if not args.struct and not args.constant:
+        from . import UsageError
+
+        raise UsageError("name at least one --struct or --constant to draw (see `offsets report --help`)")
+    tables = _tables_for(args.tables or table_paths(args.tables_dir), args.struct + args.constant)
     from ..atomic_write import STDOUT, target, write
 
     if args.output != STDOUT:
         target(args.output, probe=True)     # refuse a device, a folder, /proc before the work
-    html = render(tables, args.struct)
+    html = render(tables, args.struct, args.constant)
     write(args.output, html)
     if args.output != STDOUT:
-        print(f"{args.output}: {len(args.struct)} struct(s) across {len(tables)} table(s)", file=sys.stderr)
+        print(f"{args.output}: {len(args.struct)} struct(s), {len(args.constant)} constant(s) across "
+              f"{len(tables)} table(s)", file=sys.stderr)
     return 0

@@ -7,8 +7,12 @@ and bits (and no other candidate) are reported as probably renamed. Anonymous me
 flattened by the scanner, so a field that moves into an anonymous union at the same offset
 (`PyObject.ob_refcnt` in 3.12) keeps its path and is not reported.
 
-A watch list (`struct` or `struct.field` per line, `#` comments) limits the verdict to the names
-a JIT reads; every watched name must exist in one of the two tables.
+Constants (enumerators and integer macros) are matched by name, through the alias file too
+(`_Py_TPFLAGS_HAVE_VECTORCALL` in 3.8 is `Py_TPFLAGS_HAVE_VECTORCALL` in 3.12), and reported
+added, removed, with a changed value (`FRAME_OWNED_BY_CSTACK` 3 -> 4 in 3.14) or a changed type.
+
+A watch list (`struct`, `struct.field` or a constant's name per line, `#` comments) limits the
+verdict to the names a JIT reads; every watched name must exist in one of the two tables.
 """
 from __future__ import annotations
 
@@ -18,12 +22,14 @@ from typing import Iterable, Optional
 from ..errors import UnknownNameError, close_matches
 from ..layout.model import Field, Struct, Table
 
-#: Every kind of change, in the order they are listed within a struct.
+#: Every kind of change, in the order they are listed within a struct; then a constant's.
 KINDS = ("struct-added", "struct-removed", "struct-renamed", "kind", "size", "align",
-         "field-removed", "renamed", "field-added", "moved", "resized", "retyped", "bits")
+         "field-removed", "renamed", "field-added", "moved", "resized", "retyped", "bits",
+         "constant-added", "constant-removed", "constant-renamed", "constant-changed", "constant-retyped")
+CONSTANT_KINDS = KINDS[-5:]
 
-#: Kinds that are news, not drift: the layout is the same, only a name differs.
-INFO_KINDS = ("struct-renamed",)
+#: Kinds that are news, not drift: the layout (or value) is the same, only a name differs.
+INFO_KINDS = ("struct-renamed", "constant-renamed")
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,11 @@ class Change:
     @property
     def is_drift(self) -> bool:
         return self.kind not in INFO_KINDS
+
+    @property
+    def is_constant(self) -> bool:
+        """A change of a constant: `struct` is then the constant's name (`old_struct` its old one)."""
+        return self.kind in CONSTANT_KINDS
 
 
 def struct_names(table: Table, key: str, names_of: Optional[dict] = None) -> list[str]:
@@ -147,7 +158,8 @@ def diff_struct(o: Struct, n: Struct) -> list[Change]:
 
 
 def diff(old: Table, new: Table) -> list[Change]:
-    """Every change from `old` to `new`, ordered by struct name, then as `diff_struct` lists them."""
+    """Every change from `old` to `new`, ordered by struct name, then as `diff_struct` lists them;
+    then the constants', by name."""
     changes: list[Change] = []
     for o, n in match_structs(old, new):
         if o is not None and n is not None:
@@ -156,20 +168,64 @@ def diff(old: Table, new: Table) -> list[Change]:
             changes.append(Change("struct-removed", o, o, old=old.structs[o]))
         else:
             changes.append(Change("struct-added", n, None, new=new.structs[n]))
-    return sorted(changes, key=lambda c: c.struct)  # stable: each struct's own order is kept
+    changes = sorted(changes, key=lambda c: c.struct)  # stable: each struct's own order is kept
+    return changes + sorted(diff_constants(old, new), key=lambda c: c.struct)
+
+
+def constant_key(name: str, constants, groups: dict):
+    """The key among `constants` of a constant's name or one of its aliases (`groups`), or None."""
+    for candidate in (name, *groups.get(name, ())):
+        if candidate in constants:
+            return candidate
+    return None
+
+
+def match_constants(old: Table, new: Table) -> list[tuple[Optional[str], Optional[str]]]:
+    """(old name, new name) pairs: matched (by name or alias), removed (new None), added (old None)."""
+    from ..layout.names import aliases
+
+    groups, pairs, taken = aliases(), [], set()
+    for name in sorted(old.constants):
+        found = constant_key(name, new.constants, groups)
+        found = found if found not in taken else None
+        if found is not None:
+            taken.add(found)
+        pairs.append((name, found))
+    return pairs + [(None, n) for n in sorted(new.constants) if n not in taken]
+
+
+def diff_constants(old: Table, new: Table) -> list[Change]:
+    out = []
+    for o, n in match_constants(old, new):
+        a, b = old.constants.get(o), new.constants.get(n)
+        if b is None:
+            out.append(Change("constant-removed", o, o, old=a))
+        elif a is None:
+            out.append(Change("constant-added", n, None, new=b))
+        else:
+            if o != n:
+                out.append(Change("constant-renamed", n, o, old=o, new=n))
+            if a.value != b.value:
+                out.append(Change("constant-changed", n, o, old=a.value, new=b.value))
+            if (a.type, a.size) != (b.type, b.size):
+                out.append(Change("constant-retyped", n, o, old=f"{a.type} ({a.size} bytes)",
+                                  new=f"{b.type} ({b.size} bytes)"))
+    return out
 
 
 # -- watch lists ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Watch:
-    """One watched name: as written (and where), the struct's key in each table, the field path."""
+    """One watched name: as written (and where), the struct's key in each table, the field path;
+    for a constant, its name in each table (`constant`; the struct keys are then None)."""
 
     name: str
     line: int
     old_struct: Optional[str]
     new_struct: Optional[str]
     path: Optional[str]
+    constant: bool = False
 
 
 def parse_watch(text: str) -> list[tuple[int, str]]:
@@ -190,9 +246,21 @@ def resolve_watch(entries: Iterable[tuple[int, str]], old: Table, new: Table, wh
     pairs = [(o, n) for o, n in match_structs(old, new) if o and n]
     new_of, old_of = dict(pairs), {n: o for o, n in pairs}
     versions = f"neither CPython {old.build.version} nor {new.build.version} has it"
+    from ..layout.names import aliases
+
+    groups = aliases()
+    constant_pairs = [p for p in match_constants(old, new) if p[0] and p[1]]
     out = []
     for line, name in entries:
         struct, path = split(name)
+        if not path and "." not in name:
+            o = constant_key(name, old.constants, groups)
+            n = constant_key(name, new.constants, groups)
+            o = o or next((a for a, b in constant_pairs if b == n), None)
+            n = n or next((b for a, b in constant_pairs if a == o), None)
+            if (o or n) and not any(struct_key_or_none(t, name) for t in (old, new)):
+                out.append(Watch(name, line, o, n, None, constant=True))
+                continue
         keys, error = {}, None
         for side, table in (("old", old), ("new", new)):
             try:
@@ -202,7 +270,9 @@ def resolve_watch(entries: Iterable[tuple[int, str]], old: Table, new: Table, wh
         o = keys.get("old") or old_of.get(keys.get("new"))
         n = keys.get("new") or new_of.get(keys.get("old"))
         if o is None and n is None:
-            raise UnknownNameError(name, error.suggestions, where=f"{where} line {line} ({versions})")
+            known = list(old.constants) + list(new.constants)
+            suggestions = error.suggestions or close_matches(name, known, 0.7)
+            raise UnknownNameError(name, suggestions, where=f"{where} line {line} ({versions})")
         if path:
             paths = [f.path for key, t in ((o, old), (n, new)) if key for f in t.structs[key].fields]
             if path not in paths:
@@ -213,11 +283,23 @@ def resolve_watch(entries: Iterable[tuple[int, str]], old: Table, new: Table, wh
     return out
 
 
+def struct_key_or_none(table: Table, name: str):
+    from ..layout.names import aliases, struct_key
+
+    return struct_key(name, table.structs, table.names, aliases())
+
+
 def watchers(change: Change, watches: Iterable[Watch]) -> list[Watch]:
     """The watched names `change` concerns (a struct-wide change concerns every field of it)."""
     out = []
+    if change.is_constant:
+        new_name = None if change.kind == "constant-removed" else change.struct
+        return [w for w in watches if w.constant and ((w.old_struct and w.old_struct == change.old_struct)
+                                                      or (w.new_struct and w.new_struct == new_name))]
     new_struct = None if change.kind == "struct-removed" else change.struct
     for w in watches:
+        if w.constant:
+            continue
         if not ((w.old_struct and w.old_struct == change.old_struct)
                 or (w.new_struct and w.new_struct == new_struct)):
             continue

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .diff import Change, Watch, watchers
-from ..layout.model import Build, Field, Struct
+from ..layout.model import Build, Constant, Field, Struct
 
 FORMATS = ("text", "markdown", "json", "github")
 JSON_VERSION = 1
@@ -70,6 +70,11 @@ _DESCRIBE = {
     "resized": lambda c: f"resized: {c.old} -> {c.new} bytes",
     "retyped": lambda c: f"retyped: {c.old} -> {c.new}",
     "bits": lambda c: f"bits (offset+width) {_bits(c.old)} -> {_bits(c.new)}",
+    "constant-added": lambda c: f"constant added ({c.new.value}, {c.new.type}, {c.new.defined_in})",
+    "constant-removed": lambda c: f"constant removed (was {c.old.value}, {c.old.type}, {c.old.defined_in})",
+    "constant-renamed": lambda c: f"same constant, named {c.old} in the old table",
+    "constant-changed": lambda c: f"value {c.old} -> {c.new}",
+    "constant-retyped": lambda c: f"type {c.old} -> {c.new}",
 }
 
 
@@ -81,7 +86,8 @@ def describe(c: Change) -> str:
 def _mark(c: Change) -> str:
     if not c.is_drift:
         return "="
-    return {"struct-added": "+", "field-added": "+", "struct-removed": "-", "field-removed": "-"}.get(c.kind, "~")
+    return {"struct-added": "+", "field-added": "+", "constant-added": "+", "struct-removed": "-",
+            "field-removed": "-", "constant-removed": "-"}.get(c.kind, "~")
 
 
 _COLOURS = {"+": "32", "-": "31", "~": "33", "=": "36"}
@@ -90,11 +96,13 @@ _COLOURS = {"+": "32", "-": "31", "~": "33", "=": "36"}
 def summary(r: Report) -> str:
     shown = r.shown
     drift = [c for c in shown if c.is_drift]
-    structs = len({c.struct for c in drift})
+    structs = len({c.struct for c in drift if not c.is_constant})
+    constants = len({c.struct for c in drift if c.is_constant})
+    where = f"{structs} struct(s)" + (f" and {constants} constant(s)" if constants else "")
     if r.watches is None:
-        head = f"{len(drift)} change(s) in {structs} struct(s)" if drift else "no drift"
+        head = f"{len(drift)} change(s) in {where}" if drift else "no drift"
     else:
-        head = (f"{len(drift)} change(s) to watched names in {structs} struct(s)" if drift
+        head = (f"{len(drift)} change(s) to watched names in {where}" if drift
                 else f"no drift in the {len(r.watches)} watched name(s)")
         others = sum(1 for c in r.changes if c.is_drift) - len(drift)
         if others:
@@ -152,6 +160,8 @@ def _value(v):
         return d
     if isinstance(v, Struct):
         return {"kind": v.kind, "size": v.size, "align": v.align, "fields": len(v.fields)}
+    if isinstance(v, Constant):
+        return {"value": v.value, "type": v.type, "size": v.size, "kind": v.kind, "defined_in": v.defined_in}
     if isinstance(v, tuple):
         return {"bit_offset": v[0], "bit_width": v[1]}
     return v

@@ -1,5 +1,6 @@
-"""One name across many tables: the offset and size of a field (or the size of a struct) in every
-shipped table, grouped by config and target, ordered by version, with the changes marked.
+"""One name across many tables: the offset and size of a field (or the size of a struct, or a
+constant's value and type) in every shipped table, grouped by config and target, ordered by
+version, with the changes marked (`FRAME_OWNED_BY_CSTACK`: 3 up to 3.13, 4 from 3.14).
 """
 from __future__ import annotations
 
@@ -76,6 +77,7 @@ class Point:
     bits: Optional[tuple[int, int]]
     type: Optional[str]
     change: str = ""                 # '', 'appears', 'gone', or what changed: 'offset 16 -> 24, ...'
+    value: Optional[int] = None      # a constant's
 
     @property
     def present(self) -> bool:
@@ -88,11 +90,26 @@ def _point(table: Table, name: str) -> Point:
     try:
         s, f = resolve(table, name)
     except UnknownNameError:
+        c = _constant(table, name)
+        if c is not None:
+            return Point(table.build, c.name, None, c.size, None, c.type, value=c.value)
         return Point(table.build, None, None, None, None, None)
     if f is None:
         return Point(table.build, s.name, None, s.size, None, None)
     bits = (f.bit_offset, f.bit_width) if f.is_bitfield else None
     return Point(table.build, s.name, f.offset, f.size, bits, f.type)
+
+
+def _constant(table: Table, name: str):
+    """The constant `name` (or one of its aliases) of a table, or None."""
+    from ..layout.names import aliases
+
+    if "." in name:
+        return None
+    for candidate in (name, *aliases().get(name, ())):
+        if candidate in table.constants:
+            return table.constants[candidate]
+    return None
 
 
 def _change(a: Point, b: Point) -> str:
@@ -101,7 +118,8 @@ def _change(a: Point, b: Point) -> str:
     if not b.present:
         return ""
     parts = [f"{what} {x} -> {y}" for what, x, y in
-             (("offset", a.offset, b.offset), ("size", a.size, b.size), ("type", a.type, b.type))
+             (("value", a.value, b.value), ("offset", a.offset, b.offset), ("size", a.size, b.size),
+              ("type", a.type, b.type))
              if x != y]
     if a.bits != b.bits:
         parts.append(f"bits {a.bits and '%d+%d' % a.bits} -> {b.bits and '%d+%d' % b.bits}")
@@ -115,7 +133,7 @@ def history(name: str, tables: Sequence[Table]) -> dict[tuple[str, str], list[Po
         p = _point(t, name)
         rows = groups.setdefault(group_key(t.build), [])
         if rows:
-            p = Point(p.build, p.struct, p.offset, p.size, p.bits, p.type, _change(rows[-1], p))
+            p = Point(p.build, p.struct, p.offset, p.size, p.bits, p.type, _change(rows[-1], p), p.value)
         rows.append(p)
     if not any(p.present for rows in groups.values() for p in rows):
         from ..layout.names import resolve
@@ -124,14 +142,19 @@ def history(name: str, tables: Sequence[Table]) -> dict[tuple[str, str], list[Po
         try:
             resolve(newest, name)
         except UnknownNameError as e:
-            raise UnknownNameError(name, e.suggestions, where=f"any of the {len(tables)} tables") from None
+            from ..errors import close_matches
+
+            suggestions = e.suggestions or close_matches(name, list(newest.constants), 0.7)
+            raise UnknownNameError(name, suggestions, where=f"any of the {len(tables)} tables") from None
     return groups
 
 
 def format_text(name: str, groups: dict[tuple[str, str], list[Point]]) -> str:
     """A block per config and target: version, offset, size, type; `*` marks a change."""
+    is_constant = any(p.value is not None for rows in groups.values() for p in rows)
     is_struct = all(p.offset is None for rows in groups.values() for p in rows)
-    out = [f"{name}: {'size of the struct' if is_struct else 'offset and size'} in "
+    what = "value and type" if is_constant else "size of the struct" if is_struct else "offset and size"
+    out = [f"{name}: {what} in "
            f"{sum(map(len, groups.values()))} tables (* = changed from the version above)"]
     for (config, triple), rows in groups.items():
         out.append(f"{config} {triple}")
@@ -140,6 +163,14 @@ def format_text(name: str, groups: dict[tuple[str, str], list[Point]]) -> str:
             mark = "*" if p.change else " "
             if not p.present:
                 out.append(f" {mark} {p.build.release:<{width}}  -" + (f"      ({p.change})" if p.change else ""))
+                continue
+            if is_constant:
+                cells = f"value {p.value:>6}  {p.type} ({p.size} bytes)"
+                if p.struct != name:
+                    cells += f"  [as {p.struct}]"
+                if p.change:
+                    cells += f"  ({p.change})"
+                out.append(f" {mark} {p.build.release:<{width}}  {cells}")
                 continue
             cells = f"size {p.size:>4}" if is_struct else f"offset {p.offset:>4}  size {p.size:>3}"
             if p.bits:

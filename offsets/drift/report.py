@@ -4,7 +4,9 @@ One self-contained page (inline CSS and SVG, no scripts, fonts or links). Each c
 struct as rows of one machine word; each leaf field is a box over the bytes (bits, for a
 bitfield) it occupies; members sharing bytes (unions) are stacked in lanes. A field is coloured by
 how it changed since the column to its left: added, changed (moved, resized, retyped, bits),
-probably renamed, or unchanged; fields that disappeared are listed under the column.
+probably renamed, or unchanged; fields that disappeared are listed under the column. Chosen
+constants come as one table, a row each, a column per table: the value (its type on hover),
+coloured by how it changed since the column to its left (added, changed value or type, removed).
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ CHAR_W = 6.1       # px per character of the 10px monospace labels
 
 COLOURS = {"same": "#9ecae1", "added": "#74c476", "changed": "#fd8d3c", "renamed": "#c994c7",
            "padding": "#f0f0f0"}
+REMOVED = "#f4a5ae"
 LEGEND = (("same", "unchanged"), ("added", "added"), ("changed", "moved, resized, retyped or bits changed"),
           ("renamed", "probably renamed"), ("padding", "padding / unused"))
 
@@ -39,6 +42,10 @@ h1 { font-size: 18px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 22px 0 6p
 .col .drift { color: #b35806; font-weight: bold; }
 .col .removed { font-size: 11px; color: #b2182b; max-width: 190px; margin-top: 4px; }
 .col .absent { font-size: 12px; color: #888; padding: 20px 8px; }
+table.constants { border-collapse: collapse; font-size: 12px; }
+table.constants th, table.constants td { border: 1px solid #ccc; padding: 2px 6px; text-align: right; white-space: nowrap; }
+table.constants th { background: #fafafa; font-weight: normal; }
+table.constants td.name { text-align: left; font-family: monospace; }
 svg text { font: 10px monospace; fill: #111; }
 svg text.off { fill: #777; }
 """
@@ -240,13 +247,46 @@ def order(tables: Sequence[Table]) -> list[Table]:
                                          rank.get(t.build.config_name, 9), t.build.config_name))
 
 
-def render(tables: Sequence[Table], struct_names: Sequence[str]) -> str:
-    """The whole page; `UnknownNameError` for a struct no table has."""
+def constants_table(tables: Sequence[Table], names: Sequence[str]) -> list[str]:
+    """An HTML table of the constants `names` across `tables` (in that order); `UnknownNameError`
+    for a name no table has."""
+    from .history import _constant
+
+    e = html.escape
+    out = ['<table class="constants"><tr><th></th>' +
+           "".join(f"<th>{e(t.build.release)}<br>{e(t.build.config_name)}<br>{e(t.build.target.triple)}</th>"
+                   for t in tables) + "</tr>"]
+    for name in names:
+        found = [_constant(t, name) for t in tables]
+        if not any(found):
+            from ..errors import close_matches
+
+            newest = max(tables, key=lambda t: t.build.hexversion)
+            raise UnknownNameError(name, close_matches(name, list(newest.constants), 0.7),
+                                   where=f"any of the {len(tables)} tables as a constant")
+        cells = []
+        for i, c in enumerate(found):
+            left = found[i - 1] if i else None
+            if c is None:
+                colour, text, note = (REMOVED, "removed", "removed") if left else ("#fff", "-", "absent")
+            else:
+                status = ("same" if i == 0 or (left and (left.value, left.type) == (c.value, c.type)) else
+                          "added" if left is None else "changed")
+                colour, text = COLOURS[status], str(c.value)
+                note = f"{c.type}, {c.size} bytes, {c.kind}, {c.defined_in}" + (f" (as {c.name})" if c.name != name else "")
+            cells.append(f'<td style="background:{colour}" title="{e(note)}">{e(text)}</td>')
+        out.append(f'<tr><td class="name">{e(name)}</td>{"".join(cells)}</tr>')
+    return out + ["</table>"]
+
+
+def render(tables: Sequence[Table], struct_names: Sequence[str], constant_names: Sequence[str] = ()) -> str:
+    """The whole page; `UnknownNameError` for a struct (or constant) no table has."""
     tables = order(tables)
     e = html.escape
     legend = "".join(f'<span><i style="background:{COLOURS[k]}"></i>{e(text)}</span>' for k, text in LEGEND)
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             f"<title>offsets: {e(', '.join(struct_names))}</title>", f"<style>{CSS}</style></head><body>",
+             f"<title>offsets: {e(', '.join([*struct_names, *constant_names]))}</title>",
+             f"<style>{CSS}</style></head><body>",
              "<h1>Struct layouts across CPython builds</h1>",
              f'<p>{len(tables)} table(s); one row per {", ".join(sorted({str(t.build.target.pointer_size) for t in tables}))}'
              f'-byte word; each field is highlighted by how it changed since the column to its left. '
@@ -266,6 +306,9 @@ def render(tables: Sequence[Table], struct_names: Sequence[str]) -> str:
             if s is not None:
                 prev = (t, s)
         parts.append("</div>")
+    if constant_names:
+        parts.append("<h2>Constants</h2>")
+        parts += constants_table(tables, constant_names)
     parts.append("<p><small>Generated by offsets; every number comes from the tables above.</small></p>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

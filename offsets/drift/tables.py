@@ -43,7 +43,8 @@ def _only(head: dict, pool, names: Iterable[str]) -> Table:
 
     known = pool.names(head["names"])
     chosen = {struct_key(split(name)[0], head["structs"], known, aliases()) for name in names}
-    return table_of(head, pool, chosen - {None})
+    constants = any("." not in name and struct_key(name, head["structs"], known, aliases()) is None for name in names)
+    return table_of(head, pool, chosen - {None}, constants)
 
 
 def load(paths: Sequence, names: Optional[Iterable[str]] = None) -> list[Table]:
@@ -88,13 +89,17 @@ def names_found(tables: Sequence[Table], names: Iterable[str]) -> bool:
     from ..errors import UnknownNameError
     from ..layout.names import find_struct, split
 
-    for struct in {split(n)[0] for n in names}:
+    from .history import _constant
+
+    for name in names:
+        struct = split(name)[0]
         for t in tables:
             try:
                 find_struct(t, struct)
                 break
             except UnknownNameError:
-                continue
+                if _constant(t, name) is not None:
+                    break
         else:
             return False
     return True
