@@ -22,10 +22,10 @@ ORIGINS = ("clang", "dwarf")
 #: What a constant is: an object-like macro or an enumerator.
 CONSTANT_KINDS = ("macro", "enum")
 
-#: Why an object-like or function-like macro of CPython's files is not a constant (counted per
-#: table, `Table.constants_left_out`; docs/table-format.md).
+#: Why a macro (or enumerator) of CPython's files is not a constant (counted per table,
+#: `Table.constants_left_out`; docs/table-format.md).
 LEFT_OUT_REASONS = ("function-like", "empty", "not-expression", "string", "floating", "pointer", "other-type",
-                    "not-constant", "too-wide", "outside")
+                    "not-constant", "too-wide", "outside", "compiler-specific")
 
 
 @dataclass(frozen=True)

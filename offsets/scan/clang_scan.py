@@ -167,12 +167,13 @@ class _Walker:
         return got
 
     def own_name(self, path: str) -> str:
-        """The relative name of an owned file (`Include/...`); an owned file outside every root is a
-        unit described wrongly, never a machine's path in a table."""
+        """The relative name of an owned file (`Include/...`), `..` resolved (`Modules/_blake2/../hashlib.h`
+        is `Modules/hashlib.h`); an owned file outside every root is a unit described wrongly, never
+        a machine's path in a table."""
         rel = self.relpath(path)
         if rel is None:
             raise ScanError(f"{self.unit.name}: {path} is the unit's own but under none of its roots")
-        return rel
+        return os.path.normpath(rel)
 
     def where(self, cursor) -> str:
         loc = cursor.location
@@ -572,6 +573,7 @@ def _parse_and_walk(unit: Unit, preamble: Optional[Preamble]) -> UnitResult:
 
     record_kinds = (w.K.STRUCT_DECL.value, w.K.UNION_DECL.value)
     typedef_kind, var_kind, enum_kind = w.K.TYPEDEF_DECL.value, w.K.VAR_DECL.value, w.K.ENUM_DECL.value
+    int_kind, lib = w.T.INT.value, ci.conf.lib
     enumerators: dict = {}
 
     def visit(cursor) -> None:
@@ -592,7 +594,7 @@ def _parse_and_walk(unit: Unit, preamble: Optional[Preamble]) -> UnitResult:
                 if canon.kind == w.T.RECORD:
                     d = canon.get_declaration().get_definition()
                     if d is not None:
-                        typedefs.setdefault(_loc(d), []).append((name, c.type.get_align()))
+                        typedefs.setdefault(_loc(d), []).append((name, c.type))   # its alignment: if used
                 if name == _POINTER_PROBE:
                     result.pointer_size = c.underlying_typedef_type.get_size()
             elif kind == var_kind:
@@ -608,20 +610,33 @@ def _parse_and_walk(unit: Unit, preamble: Optional[Preamble]) -> UnitResult:
                             answers.values[i] = value
             elif kind == enum_kind and c.is_definition() and w.owns(c):
                 for e in _children(ci, c):
-                    what, spelling, size = _integer_type(ci, e.type)
-                    enumerators[e.spelling] = Constant(e.spelling, e.enum_value, spelling, size,
-                                                       w.own_name(e.location.file.name), "enum")
+                    where = e.location
+                    file = where.file.name
+                    if macro_text.compiler_dependent(file, where.line):
+                        result.left_out[e.spelling] = "compiler-specific"
+                        continue
+                    t = e.type
+                    if t._kind_id == int_kind:          # C: an enumeration constant is an int
+                        spelling, size, value = "int", 4, lib.clang_getEnumConstantDeclValue(e)
+                    else:
+                        spelling, size, value = _integer_type(ci, t)[1:] + (e.enum_value,)
+                    enumerators[e.spelling] = Constant(e.spelling, value, spelling, size, w.own_name(file), "enum")
 
     visit(tu.cursor)
     lost = constant_probe.lost(app, answers)
     if lost is not None:
         raise ScanError(f"{unit.name}: the constant probe of {lost} lost its place in the parse (its lines have "
                         f"neither a declaration nor an error): constants not trusted")
-    files_read = {os.path.normpath(f) for f in result.files}
-    macros, result.left_out = constant_probe.classify(app, answers, files_read, w.own_name, w.owned)
+    read: list = []
+
+    def files_read() -> set:        # made once, if a name needs it
+        if not read:
+            read.append({os.path.normpath(f) for f in result.files})
+        return read[0]
+
+    macros, left_out = constant_probe.classify(app, answers, files_read, w.own_name, w.owned)
     result.constants = dict(sorted({**enumerators, **macros}.items()))
-    for name in macros:
-        result.left_out.pop(name, None)
+    result.left_out = {n: why for n, why in {**result.left_out, **left_out}.items() if n not in result.constants}
     if preamble and preamble.typedefs:
         names_of: dict = {}
         for usr, name in preamble.typedefs:
@@ -629,7 +644,7 @@ def _parse_and_walk(unit: Unit, preamble: Optional[Preamble]) -> UnitResult:
         for loc, decl in records.items():
             earlier = names_of.get(decl.get_usr())
             if earlier:     # the preamble's typedefs come before the unit's own
-                typedefs[loc] = [(n, decl.type.get_align()) for n in earlier] + typedefs.get(loc, [])
+                typedefs[loc] = [(n, decl.type) for n in earlier] + typedefs.get(loc, [])
     for flag in LAYOUT_FLAGS:
         result.flags.setdefault(flag, False)
     for loc, decl in records.items():
@@ -641,12 +656,12 @@ def _parse_and_walk(unit: Unit, preamble: Optional[Preamble]) -> UnitResult:
         s = w.struct(decl, key, tag)
         # `__attribute__((aligned(8))) typedef struct S {...} T;` (3.9's Keccak sponge): the typedef
         # has an alignment of its own; a name is an alias only where it means the same layout
-        align = named[0][1] if named else s.align
+        align = named[0][1].get_align() if named else s.align
         if align != s.align:
             s = replace(s, align=align)
         result.structs[key] = s
-        for alias, alias_align in named[1:] + ([(tag, decl.type.get_align())] if tag and tag != key else []):
-            if alias_align == align:
+        for alias, alias_type in named[1:] + ([(tag, decl.type)] if tag and tag != key else []):
+            if alias_type.get_align() == align:
                 result.names.setdefault(alias, key)
     return result
 

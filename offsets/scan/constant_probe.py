@@ -21,12 +21,15 @@ belongs to the candidate whose line it is on. Enumerators come from the unit's d
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
 from . import macro_text
 from ..layout.model import Constant
 
+#: A wide character constant (C11 6.4.4.4: its type is the compiler's wchar_t, char16_t or char32_t).
+_WIDE_CHARACTER = re.compile(r"(?<![\w'])(?:L|u|U|u8)'")
 TYPE_PREFIX, ICE_PREFIX, VALUE_PREFIX = "__offsets_ct_", "__offsets_ci_", "__offsets_cv_"
 REDEFINED = "__offsets_redefined__"
 #: Lines per evaluated candidate (`#ifdef`, the three probes, `#endif`), and the probes' order.
@@ -43,6 +46,7 @@ class Appendix:
     names: tuple              # every candidate, redefined in this order after the probes
     files: dict               # name -> the own files whose text defines it
     at: dict                  # (file, line of the name) -> its macro_text.Definition
+    texts: dict = field(default_factory=dict)     # own file -> its text
 
     @property
     def redefinitions_start(self) -> int:
@@ -52,7 +56,8 @@ class Appendix:
 def candidates(own: dict) -> tuple[list, list, dict, dict]:
     """(names to evaluate, every candidate name, name -> own files defining it, (file, line) ->
     definition) of a unit's own files (`macro_text.own_files`). A name is evaluated when some
-    definition of it is object-like and every object-like one is balanced."""
+    definition of it is object-like, every object-like one is balanced, and not every one is a body
+    no expression can be (empty, an initializer list, statements: `Definition.never_an_expression`)."""
     bodies: dict = {}
     files: dict = {}
     at: dict = {}
@@ -65,8 +70,11 @@ def candidates(own: dict) -> tuple[list, list, dict, dict]:
             if path not in spots:
                 spots.append(path)
     names = sorted(bodies)
-    evaluated = [n for n in names if any(not d.function_like for d in bodies[n])
-                 and all(d.balanced for d in bodies[n] if not d.function_like)]
+    evaluated = []
+    for n in names:
+        objects = [d for d in bodies[n] if not d.function_like]
+        if objects and all(d.balanced for d in objects) and not all(d.never_an_expression for d in objects):
+            evaluated.append(n)
     return evaluated, names, files, at
 
 
@@ -79,7 +87,7 @@ def appendix(own: dict) -> Appendix:
                   f"typedef char {ICE_PREFIX}{i}[({n}) ? 1 : 1];",
                   f"static const {TYPE_PREFIX}{i} {VALUE_PREFIX}{i} = ({n});", "#endif"]
     lines += [f"#define {n} {REDEFINED}" for n in names]
-    return Appendix("\n".join(lines) + "\n", tuple(evaluated), tuple(names), files, at)
+    return Appendix("\n".join(lines) + "\n", tuple(evaluated), tuple(names), files, at, own)
 
 
 @dataclass
@@ -97,10 +105,11 @@ class Answers:
 TYPE_REASONS = {"pointer": "pointer", "floating": "floating", "string": "string", "other": "other-type"}
 
 
-def classify(app: Appendix, answers: Answers, files_read: set, relpath, owned) -> tuple[dict, dict]:
+def classify(app: Appendix, answers: Answers, files_read, relpath, owned) -> tuple[dict, dict]:
     """(name -> Constant, name -> the reason it is left out) of the macros in effect at the end of
     the unit whose definitions are in CPython's own files (`owned(file)`), and of the candidates
-    CPython's files read here define while the definition in effect is elsewhere ('outside')."""
+    CPython's files the unit read (`files_read()`: their normalized paths) define while the
+    definition in effect is elsewhere ('outside')."""
     index = {n: i for i, n in enumerate(app.evaluated)}
     constants, left_out = {}, {}
     for n in app.names:
@@ -108,19 +117,29 @@ def classify(app: Appendix, answers: Answers, files_read: set, relpath, owned) -
             continue                      # not defined at the end of the unit
         place = answers.places[n]
         if place is None or not owned(place[0]):
-            if any(f in files_read for f in app.files.get(n, ())):
+            if any(f in files_read() for f in app.files.get(n, ())):
                 left_out[n] = "outside"
             continue
-        d = app.at.get((os.path.normpath(place[0]), place[1])) or macro_text.definition_at(*place)
+        file = os.path.normpath(place[0])
+        d = app.at.get((file, place[1])) or macro_text.definition_at(*place)
         if d is not None and d.function_like:
             left_out[n] = "function-like"
             continue
         if d is not None and not d.body:
             left_out[n] = "empty"
             continue
+        if d is not None and d.never_an_expression:
+            left_out[n] = "not-expression"
+            continue
+        if d is not None and _WIDE_CHARACTER.search(d.body):
+            left_out[n] = "compiler-specific"     # L'/' is a wchar_t: int for clang on i686, long for gcc
+            continue
         reason, value = _evaluated(index.get(n), answers)
         if reason:
             left_out[n] = reason
+            continue
+        if macro_text.compiler_dependent(file, place[1], app.texts.get(file)):
+            left_out[n] = "compiler-specific"
             continue
         kind, spelling, size = answers.types[index[n]]
         constants[n] = Constant(n, value, spelling, size, relpath(place[0]))

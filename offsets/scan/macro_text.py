@@ -17,7 +17,9 @@ from functools import lru_cache
 from typing import Iterable, Optional
 
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\(?)([^\n]*(?:(?<=\\)\n[^\n]*)*)", re.M)
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+_DIRECTIVE = re.compile(r"[ \t]*(define|include|if|ifdef|ifndef|elif|else|endif)\b")
+_NAME = re.compile(r"[ \t]*([A-Za-z_]\w*)(\(?)")
+_INCLUDED = re.compile(r'[ \t]*([<"])([^>"\n]+)[>"]')
 _COMMENT_OR_LITERAL = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 _OPEN, _CLOSE = "([{", ")]}"
 
@@ -31,6 +33,23 @@ class Definition:
     function_like: bool
     body: str
     line: int = 0           # the line of the name (1-based), where the compiler places the definition
+
+    @property
+    def never_an_expression(self) -> bool:
+        """A body no C expression can be: empty, starting with `{` (an initializer list), or with a
+        `;` outside brackets (statements). C's grammar decides, without a compiler."""
+        code = _COMMENT_OR_LITERAL.sub(lambda m: " " if m.group().startswith("/") else '""', self.body).strip()
+        if not code or code.startswith("{"):
+            return True
+        depth = 0
+        for ch in code:
+            if ch in _OPEN:
+                depth += 1
+            elif ch in _CLOSE:
+                depth -= 1
+            elif ch == ";" and depth == 0:
+                return True
+        return False
 
     @property
     def balanced(self) -> bool:
@@ -49,6 +68,8 @@ class Definition:
 
 
 def _clean(body: str) -> str:
+    if "/" not in body and "\\" not in body:
+        return body.strip()         # no comment, no continuation: most bodies
     return _COMMENT_OR_LITERAL.sub(lambda m: " " if m.group().startswith("/") else m.group(),
                                    body.replace("\\\n", " ")).strip()
 
@@ -68,13 +89,51 @@ def read_text(path: str) -> Optional[str]:
         return None
 
 
+@lru_cache(maxsize=256)
+def directives(text: str) -> tuple:
+    """(line, kind, rest of the logical line) of each `#define`, `#include` and conditional of
+    `text`, in order: a `#` with only blanks before it on its line (found with str.find, so that a
+    megabyte of tables costs little; one in a comment counts too: a superset, the compiler decides)."""
+    out, pos, line, counted = [], 0, 1, 0
+    find, count = text.find, text.count
+    while True:
+        i = find("#", pos)
+        if i < 0:
+            return tuple(out)
+        start = text.rfind("\n", 0, i) + 1
+        m = _DIRECTIVE.match(text, i + 1) if not text[start:i].strip(" \t") else None
+        if m is None:
+            pos = i + 1
+            continue
+        end = find("\n", i)
+        while end > 0 and text[end - 1] == "\\":
+            end = find("\n", end + 1)
+        end = len(text) if end < 0 else end
+        line += count("\n", counted, i)
+        counted = i
+        out.append((line, m.group(1), text[m.end():end]))
+        pos = end
+
+
 def definitions(text: str) -> Iterable[Definition]:
     """Every `#define` of `text`, in order (one in a comment too: the compiler decides)."""
-    line, at = 1, 0
-    for m in _DEFINE.finditer(text):
-        line += text.count("\n", at, m.start(1))
-        at = m.start(1)
-        yield Definition(m.group(1), bool(m.group(2)), _clean(m.group(3)), line)
+    for line, kind, rest in directives(text):
+        if kind == "define":
+            m = _NAME.match(rest)
+            if m:
+                yield Definition(m.group(1), bool(m.group(2)), _clean(rest[m.end():]),
+                                 line + rest.count("\n", 0, m.start(1)))
+
+
+def includes(text: str) -> list:
+    """(`<` or `"`, name) of each `#include` of `text` that names a file."""
+    out = []
+    for _, kind, rest in directives(text):
+        if kind == "include":
+            m = _INCLUDED.match(rest)
+            if m:
+                out.append(m.groups())
+    return out
 
 
 @lru_cache(maxsize=256)
@@ -123,7 +182,7 @@ def own_files(path: str, text: Optional[str], args: tuple, owned: tuple) -> dict
     """The files a unit may read that are its own: its main file (`text`, or `path`'s), and every
     header under an `owned` prefix (or that is one) it includes, directly or not -> each one's text.
     Includes are followed whatever conditional they are under (a superset: the compiler decides)."""
-    dirs = _include_dirs(args)
+    dirs = tuple(_include_dirs(args))
     found: dict = {}
     todo = [(os.path.normpath(path), text if text is not None else read_text(path))]
     while todo:
@@ -131,12 +190,59 @@ def own_files(path: str, text: Optional[str], args: tuple, owned: tuple) -> dict
         if body is None or where in found:
             continue
         found[where] = body
-        for kind, name in _INCLUDE.findall(body):
-            here = [os.path.dirname(where)] if kind == '"' else []
-            for d in here + dirs:
-                candidate = os.path.normpath(os.path.join(d, name))
-                if os.path.isfile(candidate):
-                    if candidate not in found and (candidate.startswith(owned) or candidate in owned):
-                        todo.append((candidate, read_text(candidate)))
-                    break
+        for kind, name in includes(body):
+            candidate = _resolve(name, os.path.dirname(where) if kind == '"' else None, dirs)
+            if candidate is not None and candidate not in found and (candidate.startswith(owned) or candidate in owned):
+                todo.append((candidate, read_text(candidate)))
     return found
+
+
+@lru_cache(maxsize=8192)
+def _resolve(name: str, here: Optional[str], dirs: tuple) -> Optional[str]:
+    """The file an include of `name` finds (beside its includer `here` first, for `"x"`), or None;
+    asked once per process for the same include from the same directory (a worker scans many units)."""
+    for d in ((here,) if here is not None else ()) + dirs:
+        candidate = os.path.normpath(os.path.join(d, name))
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+#: Words a conditional tests when it asks which compiler reads it: clang's answer (the scanner's)
+#: is not gcc's (the build's) for these (`__has_builtin(__builtin_available)`, `__GNUC__ >= 5`:
+#: clang says 4).
+COMPILER_WORDS = re.compile(r"\b(?:__clang\w*|__has_(?!include)\w+|__is_identifier|__apple_build_version__|"
+                            r"__GNUC__|__GNUC_MINOR__|__GNUC_PATCHLEVEL__)\b")
+
+
+@lru_cache(maxsize=256)
+def _compiler_regions(text: str) -> tuple:
+    """(line, inside) after each conditional directive of `text`: whether a conditional that tests
+    a compiler word (`COMPILER_WORDS`) encloses what follows. An `#elif` or `#else` also stands on
+    the conditions before it in its chain."""
+    out, stack = [], []
+    for line, kind, rest in directives(text):
+        if kind in ("define", "include"):
+            continue
+        asks = bool(COMPILER_WORDS.search(_clean(rest)))
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append(asks)
+        elif kind in ("elif", "else") and stack:
+            stack[-1] = stack[-1] or asks
+        elif kind == "endif" and stack:
+            stack.pop()
+        out.append((line + rest.count("\n"), any(stack)))
+    return tuple(out)
+
+
+def compiler_dependent(path: str, line: int, text: Optional[str] = None) -> bool:
+    """Whether line `line` of `path` (whose `text` it is, when known) lies inside a conditional
+    that asks which compiler reads it."""
+    import bisect
+
+    text = read_text(path) if text is None else text
+    if text is None:
+        return False
+    regions = _compiler_regions(text)
+    i = bisect.bisect_left(regions, (line, False)) - 1
+    return i >= 0 and regions[i][1]
