@@ -4,10 +4,11 @@ For every constant, after the C text that defines it (the build's headers, as th
 include them; a `.c` file's constants after that file, with its own flags), one line:
 
     _Static_assert((NAME) == VALUE && ((NAME) < 0) == (VALUE < 0) && sizeof(NAME) == SIZE
-                   && _Generic((NAME), TYPE: 1, default: 0), "NAME");
+                   && __builtin_types_compatible_p(__typeof__((NAME)), TYPE), "NAME");
 
 which gcc accepts only when NAME is an integer constant expression there (folding anything else
-is made an error for these lines) of that value, width and type. A line gcc refuses is a
+is made an error for these lines) of that value, width and type (gcc's own compatibility of
+types, as `_Generic` uses it, but also where a unit is C99). A line gcc refuses is a
 mismatch; to say what gcc found instead, its value, sign, width and type are then read from an
 object file (as probe.py reads offsets), one line per constant.
 """
@@ -59,7 +60,7 @@ def literal(value: int) -> str:
 def assertion(c: Constant) -> str:
     n, v = _c_name(c.name), literal(c.value)
     return (f"_Static_assert(({n}) == {v} && (({n}) < 0) == ({v} < 0) && sizeof({n}) == {c.size} && "
-            f"_Generic(({n}), {c.type}: 1, default: 0), \"{n}\");")
+            f"__builtin_types_compatible_p(__typeof__(({n})), {c.type}), \"{n}\");")
 
 
 def _gcc_sees(c: Constant, sym: str) -> str:
@@ -171,35 +172,51 @@ def check(table: Table, b, work: Optional[Path] = None) -> ConstantReport:
 
 def _source_constants(constants: list, b, cc: list, work: Optional[Path]) -> ConstantReport:
     """The constants of `.c` files and the tree's other headers, each through a unit that includes
-    its file (the unit that qualifies it, for `NAME@UNIT`)."""
-    from ..scan import sources
-    from .probe import _includers
+    its file: the unit that qualifies it (`NAME@UNIT`), or its own `.c` file; a header's through the
+    units that include it, in turn, until one defines it as the table does (several do, each in
+    its own context: the scan took the first that defines it so)."""
+    from ..scan import macro_text, sources
 
     skipped: list = []
     if b.source is None:
         return ConstantReport(" ".join(cc), 0, (), (f"{len(constants)} constants of .c files: no source tree given",))
-    by_file = {}
-    for u in sources.source_units(b)[0]:
+    by_file, includers = {}, {}        # a unit's file -> it; an own file -> the units reaching it
+    root = str(b.source.resolve()) + "/"
+    for u in sorted(sources.source_units(b)[0], key=lambda u: u.path):
         by_file[str(Path(u.path).resolve().relative_to(b.source))] = u
-    includers = None
-    groups: dict = {}
+        for f in macro_text.own_files(u.path, None, u.args, u.owned):
+            f = os.path.realpath(f)
+            if f.startswith(root):
+                includers.setdefault(f[len(root):], []).append(u)
+    todo = []           # (constant, the units to try it in)
     for c in constants:
         where = c.name.split("@", 1)[1] if "@" in c.name else c.defined_in
-        u = by_file.get(where) or by_file.get(c.defined_in)
-        if u is None:
-            if includers is None:
-                includers = _includers(b.source, by_file)
-            found = includers.get(c.defined_in, [])
-            if not found:
-                skipped.append(f"{c.name}: defined in {c.defined_in}, which no unit of the build includes directly")
-                continue
-            u = found[0]
-        groups.setdefault(u.path, (u, []))[1].append(c)
+        own = [by_file[f] for f in (where, c.defined_in) if f in by_file]
+        units = list(dict.fromkeys(own or includers.get(c.defined_in, [])))
+        if not units:
+            skipped.append(f"{c.name}: defined in {c.defined_in}, which no unit of the build includes")
+            continue
+        todo.append((c, units))
     report = ConstantReport(" ".join(cc), 0, (), tuple(skipped))
+    failed: dict = {}       # constant name -> the first unit's mismatch
+    attempt = 0
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:     # gcc runs in its own process
-        running = [pool.submit(probe_constants, mine, f'#include "{u.path}"', cc, gcc_flags(u.args, b, cc), work)
-                   for u, mine in (groups[p] for p in sorted(groups))]
-        for future in running:
-            report = report + future.result()
-    return report
+        while todo:
+            groups: dict = {}
+            for c, units in todo:
+                groups.setdefault(units[attempt].path, (units[attempt], []))[1].append(c)
+            running = [pool.submit(probe_constants, mine, f'#include "{u.path}"', cc, gcc_flags(u.args, b, cc), work)
+                       for u, mine in (groups[p] for p in sorted(groups))]
+            bad = set()
+            for future in running:
+                r = future.result()
+                for m in r.mismatches:
+                    name = m.split(":", 1)[0]
+                    failed.setdefault(name, m)
+                    bad.add(name)
+            attempt += 1
+            todo = [(c, units) for c, units in todo if c.name in bad and attempt < len(units)]
+            for c, units in [(c, u) for c, u in todo]:
+                failed.pop(c.name, None)        # tried again in the next unit that includes its file
+    return report + ConstantReport(" ".join(cc), len(constants) - len(skipped), tuple(sorted(failed.values())))
 

@@ -12,7 +12,8 @@ Four checks, each run where its inputs are found, none of them reading the table
   objects' `tp_basicsize`, `Py_Version` and 3.13+ `_Py_DebugOffsets` in its initialized data
   (`binary.py`);
 - live: when the table is the running interpreter's build, `__basicsize__` of builtin types and
-  reads of real objects through the table's offsets (`runtime/live.py`).
+  reads of real objects through the table's offsets (`runtime/live.py`), and the constants the
+  interpreter itself shows (`runtime/live_constants.py`).
 
 A check that finds a difference names the field and both numbers; having nothing to compare with
 is an error, never a pass.
@@ -258,6 +259,12 @@ def live_check(table: Table) -> Check:
     loaded = runtime.Loaded(*compact_read.parse(compact.dumps(table, source), source), source, names.aliases())
     r = live.check(loaded)
     failed, passed = list(r.failed), len(r.passed)
+    if table.constants:         # the constants this interpreter shows (opcode.opmap, sys.int_info ...)
+        from ..runtime import live_constants
+
+        k = live_constants.check(loaded)
+        failed += k.failed
+        passed += len(k.passed)
     key = loaded.resolve_struct("PyTypeObject")
     if key is not None:   # a static type's __sizeof__ is sizeof(PyTypeObject) (typeobject.c, type___sizeof__)
         got = type.__sizeof__(int)
