@@ -11,6 +11,9 @@
  *     Py_ssize_t idx = PyOffsets_Get("listiterobject.it_index");
  *     if (idx < 0)
  *         return NULL;                // exception set: offsets.errors.UnknownNameError (a KeyError)
+ *     long long owner;
+ *     if (PyOffsets_Constant("FRAME_OWNED_BY_GENERATOR", &owner) < 0)
+ *         return NULL;                // what the bits mean: an enumerator or integer macro
  *
  * Names are "STRUCT.FIELD" with the field's offsetof() designator ("PyTypeObject.ob_base.ob_base.
  * ob_type"; members of anonymous structs and unions are flattened, "PyObject.ob_refcnt" in 3.12+).
@@ -49,8 +52,9 @@
 extern "C" {
 #endif
 
-/* The API version this header describes. 1: get, size_of, field, table_name, match, hexversion. */
-#define PYOFFSETS_API_VERSION 1
+/* The API version this header describes. 1: get, size_of, field, table_name, match, hexversion;
+ * 2: constant. */
+#define PYOFFSETS_API_VERSION 2
 /* Where the capsule lives: the module offsets._offsets, attribute _C_API. */
 #define PYOFFSETS_CAPSULE_NAME "offsets._offsets._C_API"
 
@@ -75,6 +79,8 @@ typedef struct {
     const char *(*table_name)(void);     /* "cpython-3.13.0-x86_64-linux-gnu" */
     const char *(*match)(void);          /* "exact", "proven" (answers only what the live check read) or "user" (use_table) */
     unsigned long (*hexversion)(void);   /* PY_VERSION_HEX of the table's build */
+    /* v2 */
+    int (*constant)(const char *name, long long *value);        /* 0, or -1 like get */
     /* later versions append members here */
 } PyOffsets_CAPI;
 
@@ -140,6 +146,19 @@ PyOffsets_Field(const char *name, PyOffsets_FieldInfo *out)
         return _PyOffsets_NotImported();
     }
     return PyOffsetsAPI->field(name, out);
+}
+
+/* The value of a constant of CPython's own files in this build (an enumerator or an integer macro:
+ * "FRAME_OWNED_BY_GENERATOR", "Py_TPFLAGS_HEAPTYPE", "PyLong_SHIFT"; "NAME@FILE" where the build
+ * gives a name two values) into *value: 0, or -1 with an exception (as PyOffsets_Get). An unsigned
+ * value above LLONG_MAX is its 64-bit pattern: read it as (unsigned long long)*value. */
+static inline int
+PyOffsets_Constant(const char *name, long long *value)
+{
+    if (PyOffsetsAPI == NULL) {
+        return _PyOffsets_NotImported();
+    }
+    return PyOffsetsAPI->constant(name, value);
 }
 
 /* The name of the table in use (valid until offsets.use_table() replaces it); NULL if not

@@ -2,8 +2,9 @@
  *
  * The answers come from offsets.runtime (the table chosen for this interpreter); this module only
  * keeps what C callers asked for in a small hash table keyed by C string, so that a repeated
- * PyOffsets_Get() is a string hash and compare, with no Python object made. A miss calls
- * offsets.runtime.get()/sizeof(), which resolves aliases or raises UnknownNameError.
+ * PyOffsets_Get() (or PyOffsets_Constant()) is a string hash and compare, with no Python object
+ * made. A miss calls offsets.runtime.get()/sizeof()/constant(), which resolves aliases or raises
+ * UnknownNameError.
  * offsets.runtime calls _reset() when the table changes (use_table).
  *
  * Thread safety, with or without the GIL (it declares Py_MOD_GIL_NOT_USED on 3.13+).
@@ -72,7 +73,7 @@ typedef struct {
     const char *name;  /* NULL: empty slot; published last (release) */
     size_t len;
     uint64_t hash;
-    Py_ssize_t value;
+    long long value;   /* an offset or size (>= 0), or a constant (any 64-bit pattern) */
 } Entry;
 
 typedef struct Slots {
@@ -87,7 +88,7 @@ typedef struct {
 } Cache;
 
 typedef struct State {
-    Cache offsets, sizes;
+    Cache offsets, sizes, constants;
     char *table_name, *match;
     unsigned long hexversion;
     struct State *retired;      /* the States before this one, kept */
@@ -98,8 +99,8 @@ static PyThread_type_lock write_lock;   /* made once per process (CAS), never fr
 
 /* What a miss calls: offsets.runtime's functions, then offsets.errors.UnknownNameError. A new
  * capsule function that asks Python appends its runtime function's name here. */
-enum { RT_GET, RT_SIZEOF, RT_FIELD, RT_BUILD, N_RUNTIME, PY_UNKNOWN = N_RUNTIME, N_CALLABLES };
-static const char *const runtime_names[N_RUNTIME] = {"get", "sizeof", "field", "build"};
+enum { RT_GET, RT_SIZEOF, RT_FIELD, RT_BUILD, RT_CONSTANT, N_RUNTIME, PY_UNKNOWN = N_RUNTIME, N_CALLABLES };
+static const char *const runtime_names[N_RUNTIME] = {"get", "sizeof", "field", "build", "constant"};
 
 /* One per interpreter: the module's state. */
 typedef struct {
@@ -144,7 +145,7 @@ slot_for(Slots *s, const char *name, size_t len, uint64_t h)
     }
 }
 
-/* Lock-free read: the cached value, or -1. */
+/* Lock-free read: the cached value, or -1 (an offset or size is never negative). */
 static inline Py_ssize_t
 cache_get(Cache *c, const char *name, size_t len, uint64_t h)
 {
@@ -154,7 +155,24 @@ cache_get(Cache *c, const char *name, size_t len, uint64_t h)
         return -1;
     }
     e = slot_for(s, name, len, h);
-    return LOAD_ACQ(&e->name) == NULL ? -1 : e->value;
+    return LOAD_ACQ(&e->name) == NULL ? -1 : (Py_ssize_t)e->value;
+}
+
+/* Lock-free read of any value (a constant may be negative): 1 and *out set if cached, else 0. */
+static inline int
+cache_find(Cache *c, const char *name, size_t len, uint64_t h, long long *out)
+{
+    Slots *s = LOAD_ACQ(&c->slots);
+    Entry *e;
+    if (s == NULL) {
+        return 0;
+    }
+    e = slot_for(s, name, len, h);
+    if (LOAD_ACQ(&e->name) == NULL) {
+        return 0;
+    }
+    *out = e->value;
+    return 1;
 }
 
 static Slots *
@@ -166,7 +184,7 @@ slots_new(size_t cap)
 /* With write_lock held. 0, or -1 when out of memory (nothing changed; no exception: the caller
  * still has its answer, it is only not cached). */
 static int
-cache_put(Cache *c, const char *name, size_t len, uint64_t h, Py_ssize_t value)
+cache_put(Cache *c, const char *name, size_t len, uint64_t h, long long value)
 {
     Slots *s = c->slots;
     Entry *e;
@@ -370,6 +388,63 @@ capi_size_of(const char *struct_name)
     return lookup(1, struct_name);
 }
 
+/* The first lookup of a constant: offsets.runtime.constant(name), cached as a 64-bit pattern. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int
+constant_miss(State *st, const char *name, size_t len, uint64_t h, long long *value)
+{
+    PyObject *mod = NULL, *r;
+    long long v;
+    ModState *ms = may_call_python(name, len, &mod);
+    if (ms == NULL) {
+        return -1;
+    }
+    r = PyObject_CallFunction(ms->py[RT_CONSTANT], "s", name);
+    if (r == NULL) {
+        Py_DECREF(mod);
+        return -1;
+    }
+    v = PyLong_AsLongLong(r);
+    if (v == -1 && PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyErr_Clear();          /* an unsigned value above LLONG_MAX: its 64-bit pattern */
+        v = (long long)PyLong_AsUnsignedLongLong(r);
+    }
+    Py_DECREF(r);
+    if (v == -1 && PyErr_Occurred()) {
+        Py_DECREF(mod);
+        return -1;
+    }
+    PyThread_acquire_lock(write_lock, WAIT_LOCK);
+    if (LOAD_ACQ(&current) == st && LOAD_ACQ(&ms->state) == st) {
+        (void)cache_put(&st->constants, name, len, h, v);
+    }
+    PyThread_release_lock(write_lock);
+    Py_DECREF(mod);
+    *value = v;
+    return 0;
+}
+
+static int
+capi_constant(const char *name, long long *value)
+{
+    uint64_t h;
+    size_t len;
+    State *st;
+    if (name == NULL || value == NULL) {
+        if (attached()) {
+            PyErr_SetString(PyExc_TypeError, "PyOffsets_Constant: NULL argument");
+        }
+        errno = EINVAL;
+        return -1;
+    }
+    len = strlen(name);
+    h = hash_name(name, len);
+    st = LOAD_ACQ(&current);
+    return cache_find(&st->constants, name, len, h, value) ? 0 : constant_miss(st, name, len, h, value);
+}
+
 static int
 attr_long(PyObject *obj, const char *attr, Py_ssize_t none_value, Py_ssize_t *out)
 {
@@ -446,7 +521,7 @@ capi_hexversion(void)
 
 static PyOffsets_CAPI capi = {
     PYOFFSETS_API_VERSION, 0, capi_get, capi_size_of, capi_field, capi_table_name, capi_match,
-    capi_hexversion,
+    capi_hexversion, capi_constant,
 };
 
 static char *
@@ -581,6 +656,47 @@ mod_bench_get(PyObject *self, PyObject *args)
     return PyFloat_FromDouble(t0 / (double)n);
 }
 
+/* _bench_constant(name, n) -> ns per call of PyOffsets_Constant(name, &value), through the header. */
+static PyObject *
+mod_bench_constant(PyObject *self, PyObject *args)
+{
+    const char *name;
+    Py_ssize_t n, i;
+    long long value;
+    volatile long long sink = 0;
+    double t0;
+    if (!PyArg_ParseTuple(args, "sn", &name, &n)) {
+        return NULL;
+    }
+    if (n <= 0) {
+        return PyErr_Format(PyExc_ValueError, "n must be positive");
+    }
+    if (PyOffsets_Constant(name, &value) < 0) {
+        return NULL;
+    }
+    t0 = now_ns();
+    for (i = 0; i < n; i++) {
+        (void)PyOffsets_Constant(name, &value);
+        sink += value;
+    }
+    t0 = now_ns() - t0;
+    (void)sink;
+    return PyFloat_FromDouble(t0 / (double)n);
+}
+
+/* _constant(name) -> PyOffsets_Constant(name, &value) through the capsule, as a signed 64-bit
+ * pattern, for tests. */
+static PyObject *
+mod_constant(PyObject *self, PyObject *arg)
+{
+    const char *name = PyUnicode_AsUTF8(arg);
+    long long v;
+    if (name == NULL) {
+        return NULL;
+    }
+    return capi.constant(name, &v) < 0 ? NULL : PyLong_FromLongLong(v);
+}
+
 /* _get(name) -> PyOffsets_Get(name) through the capsule, for tests. */
 static PyObject *
 mod_get(PyObject *self, PyObject *arg)
@@ -626,6 +742,9 @@ static PyMethodDef methods[] = {
     {"_identity", mod_identity, METH_NOARGS, "(table name, match, hexversion) as C callers see them."},
     {"_reset", mod_reset, METH_VARARGS, "_reset(match=None): the table in use changed; forget cached answers."},
     {"_bench_get", mod_bench_get, METH_VARARGS, "_bench_get(name, n): ns per PyOffsets_Get(name) call."},
+    {"_constant", mod_constant, METH_O, "_constant(name): PyOffsets_Constant(name) through the capsule (signed 64-bit)."},
+    {"_bench_constant", mod_bench_constant, METH_VARARGS,
+     "_bench_constant(name, n): ns per PyOffsets_Constant(name, &value) call."},
     {NULL, NULL, 0, NULL},
 };
 

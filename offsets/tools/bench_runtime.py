@@ -3,7 +3,9 @@
 - `import offsets` over a bare interpreter start: medians of many interleaved runs (goal < 5 ms);
 - the first lookup, which picks and loads the table (reported, no goal);
 - `offsets.get(name)` per call, as a ratio to a plain dict lookup of the same key (goal < 3x);
-- the C `PyOffsets_Get(name)` per call, through pyoffsets.h and the capsule (goal <= 30 ns, issue 10);
+- `offsets.constant(name)` per call, as a ratio to the same dict lookup (goal < 2x, issue 20);
+- the C `PyOffsets_Get(name)` per call, through pyoffsets.h and the capsule (goal <= 30 ns, issue 10),
+  and `PyOffsets_Constant(name, &value)` as a ratio to it (goal: the same speed, <= 1.2x);
 - a build no table ships (the shipped tables hidden): the first `get()`, which makes and installs
   this build's own table from its headers (goal <= 2 s, once), and every later process's first
   `get()`, as a ratio to the first `get()` with a shipped table (goal: the same, <= 1.5x).
@@ -19,7 +21,9 @@ import sys
 import time
 
 NAME = "PyListObject.ob_item"
-GOALS = {"import_ms": 5.0, "get_ratio": 3.0, "c_get_ns": 30.0, "own_first_s": 2.0, "own_later_ratio": 1.5}
+CONSTANT = "Py_TPFLAGS_HEAPTYPE"
+GOALS = {"import_ms": 5.0, "get_ratio": 3.0, "constant_ratio": 2.0, "c_get_ns": 30.0, "c_constant_ratio": 1.2,
+         "own_first_s": 2.0, "own_later_ratio": 1.5}
 
 
 #: Children may write .pyc files (PYTHONDONTWRITEBYTECODE would make every run compile the source,
@@ -61,15 +65,18 @@ def get_ratio(number: int = 1_000_000, repeat: int = 7) -> dict:
 
     import offsets
 
-    get = offsets.get
+    get, constant = offsets.get, offsets.constant
     get(NAME)
+    constant(CONSTANT)
     d = {NAME: get(NAME)}
-    env = {"get": get, "d": d, "n": NAME, "offsets": offsets}
+    env = {"get": get, "constant": constant, "d": d, "n": NAME, "k": CONSTANT, "offsets": offsets}
     best = {}
-    for label, stmt in (("dict", "d[n]"), ("get", "get(n)"), ("offsets.get", "offsets.get(n)")):
+    for label, stmt in (("dict", "d[n]"), ("get", "get(n)"), ("offsets.get", "offsets.get(n)"),
+                        ("constant", "constant(k)")):
         best[label] = min(timeit.repeat(stmt, globals=env, number=number, repeat=repeat)) / number * 1e9
     return {"dict_ns": best["dict"], "get_ns": best["get"], "attr_get_ns": best["offsets.get"],
-            "get_ratio": best["get"] / best["dict"], "attr_get_ratio": best["offsets.get"] / best["dict"]}
+            "get_ratio": best["get"] / best["dict"], "attr_get_ratio": best["offsets.get"] / best["dict"],
+            "constant_ns": best["constant"], "constant_ratio": best["constant"] / best["dict"]}
 
 
 def c_get(number: int = 5_000_000, repeat: int = 5) -> dict:
@@ -77,7 +84,11 @@ def c_get(number: int = 5_000_000, repeat: int = 5) -> dict:
         from .. import _offsets
     except ImportError as e:
         return {"c_get_ns": float("nan"), "c_error": f"offsets._offsets is not built ({e}): pip install ."}
-    return {"c_get_ns": min(_offsets._bench_get(NAME, number) for _ in range(repeat))}
+    get, constant = [], []
+    for _ in range(repeat):     # interleaved, so that both see the same machine
+        get.append(_offsets._bench_get(NAME, number))
+        constant.append(_offsets._bench_constant(CONSTANT, number))
+    return {"c_get_ns": min(get), "c_constant_ns": min(constant), "c_constant_ratio": min(constant) / min(get)}
 
 
 #: A process's first get(), timed inside it; HIDE makes the build one that no table ships.
@@ -127,10 +138,14 @@ def report(r: dict) -> str:
              f"  first lookup (picks, loads table)  {r['first_get_ms']:7.2f} ms",
              f"  offsets.get() / dict lookup        {r['get_ratio']:7.2f} x    (goal < {GOALS['get_ratio']:g}x: "
              f"{verdict('get_ratio')}; {r['get_ns']:.1f} ns vs {r['dict_ns']:.1f} ns; as offsets.get(...) with the "
-             f"attribute lookup {r['attr_get_ratio']:.2f}x)"]
+             f"attribute lookup {r['attr_get_ratio']:.2f}x)",
+             f"  offsets.constant() / dict lookup   {r['constant_ratio']:7.2f} x    (goal < {GOALS['constant_ratio']:g}x: "
+             f"{verdict('constant_ratio')}; {r['constant_ns']:.1f} ns, {CONSTANT})"]
     if r["c_get_ns"] == r["c_get_ns"]:
         lines.append(f"  C PyOffsets_Get() per call         {r['c_get_ns']:7.1f} ns   (goal < {GOALS['c_get_ns']:g} ns: "
                      f"{verdict('c_get_ns')})")
+        lines.append(f"  C PyOffsets_Constant() / _Get()    {r['c_constant_ratio']:7.2f} x    (goal < "
+                     f"{GOALS['c_constant_ratio']:g}x: {verdict('c_constant_ratio')}; {r['c_constant_ns']:.1f} ns)")
     else:
         lines.append(f"  C PyOffsets_Get(): not measured: {r['c_error']}")
     lines += [f"  build no table ships: first get() {r['own_first_s']:7.2f} s    (goal <= {GOALS['own_first_s']:g} s, "

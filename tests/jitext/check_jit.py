@@ -75,6 +75,26 @@ else:
     assert index == 3 and seq is lst, (index, seq)
     out["checked"].append("listiterobject.it_index == 3 and it_seq is lst")
 
+# constants: the capsule's answer is the runtime's, and the interpreter's own truths agree
+assert jitext.constant("PyLong_SHIFT") == offsets.constant("PyLong_SHIFT") == sys.int_info.bits_per_digit
+flags = offsets.constant("Py_TPFLAGS_HEAPTYPE")
+assert jitext.constant("Py_TPFLAGS_HEAPTYPE") == flags and not int.__flags__ & flags
+try:
+    jitext.constant("PyLong_SHIFTT")
+    raise AssertionError("an unknown constant gave a value")
+except UnknownNameError as e:
+    assert "PyLong_SHIFT" in str(e), e
+out["checked"].append("constants through the capsule: PyLong_SHIFT == sys.int_info.bits_per_digit")
+if sys.version_info >= (3, 11):
+    def gen():
+        yield 1
+
+    g = gen()
+    next(g)
+    assert jitext.gen_owner(g) == jitext.constant("FRAME_OWNED_BY_GENERATOR") == offsets.constant(
+        "FRAME_OWNED_BY_GENERATOR"), (jitext.gen_owner(g), offsets.constant("FRAME_OWNED_BY_GENERATOR"))
+    out["checked"].append("a generator's frame owner is FRAME_OWNED_BY_GENERATOR")
+
 import errno
 import offsets._offsets as capsule
 

@@ -198,7 +198,39 @@ frame_code(PyObject *self, PyObject *unused)
     return code;
 }
 
+static PyObject *
+constant(PyObject *self, PyObject *args)
+{
+    const char *name;
+    long long v;
+    if (!PyArg_ParseTuple(args, "s", &name)) {
+        return NULL;
+    }
+    if (PyOffsets_Constant(name, &v) < 0) {
+        return NULL;
+    }
+    return PyLong_FromLongLong(v);
+}
+
+/* gen_owner(gen) -> the owner byte of a generator's own frame (3.11+), read at the offsets the
+ * capsule gives: what a JIT compares with FRAME_OWNED_BY_GENERATOR. */
+static PyObject *
+gen_owner(PyObject *self, PyObject *gen)
+{
+    Py_ssize_t frame = PyOffsets_Get("PyGenObject.gi_iframe"), owner;
+    if (frame < 0) {
+        return NULL;
+    }
+    owner = PyOffsets_Get("_PyInterpreterFrame.owner");
+    if (owner < 0) {
+        return NULL;
+    }
+    return PyLong_FromLong(AT(gen, frame + owner, char));
+}
+
 static PyMethodDef methods[] = {
+    {"constant", constant, METH_VARARGS, NULL},
+    {"gen_owner", gen_owner, METH_O, NULL},
     {"do_import", do_import, METH_NOARGS, NULL},
     {"get", get, METH_VARARGS, NULL},
     {"size_of", size_of, METH_VARARGS, NULL},
