@@ -11,6 +11,15 @@
  * At import, every constant used below is compared with the run-time answer; a difference refuses
  * the import, so the module never runs with a layout it was not compiled for.
  *
+ * What the bits mean comes the same two ways: PYOFFSETS_CONST_<NAME> in the generated header
+ * (asserted against the build's own enum under PYOFFSETS_CHECK_INTERNAL_LAYOUT, where a JIT
+ * includes the internal headers) and PyOffsets_Constant() at run time. gen_owner() reads the
+ * `owner` byte of a suspended generator's frame, whose meaning is `enum _frameowner` (3.11+):
+ * FRAME_OWNED_BY_GENERATOR is 1, while FRAME_OWNED_BY_CSTACK moved from 3 to 4 in 3.14. Before
+ * 3.11 a generator's frame is a PyFrameObject with no owner: on 3.10 the demo reads its `f_state`
+ * and compares it with FRAME_SUSPENDED (`enum _framestate`), on 3.8 and 3.9, which have neither
+ * enum, it says so (and that the table has no such constant, both ways).
+ *
  * Build and run (docs/c-api.md, "A worked example"):
  *     cd examples/jitdemo && python setup.py build_ext --inplace && python demo.py
  */
@@ -32,6 +41,18 @@
 #endif
 #define TUPLE_ITEMS PYOFFSETS_PyTupleObject_ob_item
 
+/* A suspended generator's frame state: its owner byte (3.11+), its f_state (3.10), or nothing. */
+#if defined(PYOFFSETS_CONST_FRAME_OWNED_BY_GENERATOR)          /* 3.11+: Include/internal/pycore_frame.h */
+#  define GEN_STATE "owner", "PyGenObject.gi_iframe", "_PyInterpreterFrame.owner", "FRAME_OWNED_BY_GENERATOR"
+#  define GEN_STATE_CT PYOFFSETS_PyGenObject_gi_iframe, PYOFFSETS__PyInterpreterFrame_owner, \
+                       PYOFFSETS_CONST_FRAME_OWNED_BY_GENERATOR
+#  define GEN_STATE_EMBEDDED 1     /* the frame lives inside the generator object */
+#elif defined(PYOFFSETS_CONST_FRAME_SUSPENDED)                 /* 3.10: Include/cpython/frameobject.h */
+#  define GEN_STATE "f_state", "PyGenObject.gi_frame", "PyFrameObject.f_state", "FRAME_SUSPENDED"
+#  define GEN_STATE_CT PYOFFSETS_PyGenObject_gi_frame, PYOFFSETS_PyFrameObject_f_state, PYOFFSETS_CONST_FRAME_SUSPENDED
+#  define GEN_STATE_EMBEDDED 0     /* gi_frame points at a frame object */
+#endif
+
 /* The current frame's code object: thread state -> frame -> code, a path that changed twice. */
 #if defined(PYOFFSETS_PyThreadState_current_frame)             /* 3.13+ */
 #  define FRAME_PATH "PyThreadState.current_frame", NULL, "_PyInterpreterFrame.f_executable"
@@ -50,6 +71,11 @@ static const Py_ssize_t frame_ct[3] = {PYOFFSETS_PyThreadState_frame, -1, PYOFFS
 
 /* The same offsets, asked at run time (filled at import). */
 static Py_ssize_t it_index_rt, it_seq_rt, tuple_items_rt, frame_rt[3];
+#ifdef GEN_STATE
+static const char *const gen_names[4] = {GEN_STATE};
+static const long long gen_ct[3] = {GEN_STATE_CT};
+static long long gen_rt[3];     /* offsets, then the constant, at run time */
+#endif
 
 static PyObject *
 listiter(PyObject *self, PyObject *it)
@@ -98,6 +124,34 @@ frame_code(PyObject *self, PyObject *unused)
     return Py_BuildValue("OO", code_through(frame_ct), code_through(frame_rt));
 }
 
+/* gen_state(gen) -> (what, (state, constant) at compile time, (state, constant) at run time): the
+ * state byte of a suspended generator's frame, read both ways, and the constant it must equal;
+ * (None, None, None) before 3.10, which has no such state. */
+static PyObject *
+gen_state(PyObject *self, PyObject *gen)
+{
+#ifdef GEN_STATE
+    const long long *ways[2] = {gen_ct, gen_rt};
+    long long got[2];
+    int i;
+    if (!PyGen_Check(gen)) {
+        PyErr_SetString(PyExc_TypeError, "gen_state() takes a generator");
+        return NULL;
+    }
+    for (i = 0; i < 2; i++) {
+        char *frame = (char *)gen + ways[i][0];
+        if (!GEN_STATE_EMBEDDED) {
+            frame = AT(gen, ways[i][0], char *);
+        }
+        got[i] = GEN_STATE_EMBEDDED ? (long long)AT(frame, ways[i][1], char) : (long long)AT(frame, ways[i][1], signed char);
+    }
+    return Py_BuildValue("s(LL)(LL)", gen_names[0], got[0], gen_ct[2], got[1], gen_rt[2]);
+#else
+    (void)gen;
+    return Py_BuildValue("(OOO)", Py_None, Py_None, Py_None);
+#endif
+}
+
 /* Each constant against the run-time answer: the import fails on any difference. */
 static int
 same(const char *name, Py_ssize_t compiled, Py_ssize_t *out)
@@ -123,6 +177,7 @@ static PyMethodDef methods[] = {
     {"listiter", listiter, METH_O, "listiter(it) -> ((it_index, it_seq) at compile time, (...) at run time)"},
     {"tuple_item", tuple_item, METH_VARARGS, "tuple_item(t, i) -> (t[i] at compile time, t[i] at run time)"},
     {"frame_code", frame_code, METH_NOARGS, "frame_code() -> the caller's code object, read both ways"},
+    {"gen_state", gen_state, METH_O, "gen_state(gen) -> (field, (state, constant) compiled, (...) run time)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -141,6 +196,24 @@ jitdemo_exec(PyObject *m)
             return -1;
         }
     }
+#ifdef GEN_STATE
+    for (i = 0; i < 2; i++) {
+        Py_ssize_t off;
+        if (same(gen_names[i + 1], (Py_ssize_t)gen_ct[i], &off) < 0) {
+            return -1;
+        }
+        gen_rt[i] = off;
+    }
+    if (PyOffsets_Constant(gen_names[3], &gen_rt[2]) < 0) {
+        return -1;
+    }
+    if (gen_rt[2] != gen_ct[2]) {
+        PyErr_Format(PyExc_ImportError, "jitdemo was compiled for %s, where %s is %lld; the running "
+                     "interpreter (table %s) has %lld: rebuild jitdemo", PYOFFSETS_TABLE, gen_names[3],
+                     gen_ct[2], PyOffsets_TableName(), gen_rt[2]);
+        return -1;
+    }
+#endif
     return PyModule_AddStringConstant(m, "COMPILED_FOR", PYOFFSETS_TABLE);
 }
 

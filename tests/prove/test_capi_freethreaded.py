@@ -8,7 +8,8 @@ it), as tests/test_capi.py does for the pyenv builds. Then, inside it:
 - 16 threads look a name up through the capsule and through offsets.get() while another switches
   tables with use_table() (tests/jitext/race_use_table.py): no wrong answer, no error, no crash;
 - tests/jitext (run-time reads of live objects) and examples/jitdemo (compile-time constants with
-  their proof, and run-time answers) agree with Python, with the GIL still off;
+  their proof, and run-time answers; a generator's frame owner against FRAME_OWNED_BY_GENERATOR)
+  agree with Python, with the GIL still off;
 - isolated sub-interpreters import the capsule at once and share its answers (issue 19);
 - the C PyOffsets_Get() cost per call is printed (the goal, at most 30 ns, is `make bench`'s).
 """
@@ -88,6 +89,10 @@ def test_jit_extension_and_worked_example_without_the_gil(venv, tmp_path):
     demo = capi.build_and_run_example(vpy, tmp_path)
     assert demo["gil_enabled"] is False, demo
     assert demo["compiled_for"].startswith("cpython-3.13.15-freethreaded-"), demo
+    # a suspended generator's frame owner, read both ways, is FRAME_OWNED_BY_GENERATOR of the table
+    # (1: Include/internal/pycore_frame.h), as the interpreter has it: the frame is the generator's
+    assert demo["checked"][3] == capi.OWNER, demo
+    assert "a generator's frame owner is FRAME_OWNED_BY_GENERATOR" in got["checked"], got
 
 
 def test_sub_interpreters_without_the_gil(venv, tmp_path):

@@ -1,0 +1,126 @@
+"""offsets.constant() in real interpreters: each answer against what the interpreter itself shows.
+
+Inside every pyenv CPython 3.8-3.13 (the checkout's runtime on PYTHONPATH, the shipped tables):
+the opcode macros against `opcode.opmap`, `CO_*` against `inspect`, `PyLong_SHIFT` against
+`sys.int_info.bits_per_digit`, `Py_TPFLAGS_*` against built-in types' `__flags__`, and 3.11+'s
+`FRAME_OWNED_BY_GENERATOR` against the owner byte of a suspended generator's frame read through
+the table's own offsets. Then a table with one constant altered: the live check of constants
+fails on it, and a table that is not exact answers nothing it did not prove.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import PYENV_MINORS, missing_input, pyenv_python
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Runs inside each interpreter; prints one JSON line. Every expected value is the interpreter's.
+PROBE = r'''
+import ctypes, dis, inspect, json, opcode, sys
+import offsets
+from offsets.runtime import live_constants, _current
+out = {"checked": {}}
+names = [n for n in opcode.opmap if not n.startswith("<")]
+out["checked"]["opcodes"] = [n for n in names if offsets.constant(n) != opcode.opmap[n]] or len(names)
+co = {n: getattr(inspect, n) for n in dir(inspect) if n.startswith("CO_")}
+out["checked"]["CO_*"] = [n for n, v in co.items() if offsets.constant(n) != v] or len(co)
+assert offsets.constant("PyLong_SHIFT") == sys.int_info.bits_per_digit
+out["checked"]["PyLong_SHIFT"] = offsets.constant("PyLong_SHIFT")
+flags = {"Py_TPFLAGS_HEAPTYPE": (type("C", (), {}), int), "Py_TPFLAGS_LONG_SUBCLASS": (bool, str),
+         "Py_TPFLAGS_LIST_SUBCLASS": (list, tuple), "Py_TPFLAGS_TYPE_SUBCLASS": (type, int),
+         "Py_TPFLAGS_HAVE_GC": (list, int)}
+for name, (has, lacks) in flags.items():
+    v = offsets.constant(name)
+    assert has.__flags__ & v == v and not lacks.__flags__ & v, name
+out["checked"]["Py_TPFLAGS_*"] = len(flags)
+if sys.version_info >= (3, 11):
+    def gen():
+        yield 1
+    g = gen(); next(g)
+    at = id(g) + offsets.get("PyGenObject.gi_iframe") + offsets.get("_PyInterpreterFrame.owner")
+    owner = ctypes.c_ubyte.from_address(at).value
+    assert owner == offsets.constant("FRAME_OWNED_BY_GENERATOR"), owner
+    out["checked"]["FRAME_OWNED_BY_GENERATOR"] = owner
+out["earned"] = offsets.constant_info("PyLong_SHIFT").earned
+r = live_constants.check(_current())
+out["live"] = [len(r.passed), r.failed, r.ok]
+print(json.dumps(out))
+'''
+
+
+def run_in(python, code: str, env=None) -> dict:
+    env = dict(os.environ if env is None else env, PYTHONPATH=str(ROOT))
+    env.pop("OFFSETS_STRICT", None)
+    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _version(minor: str) -> tuple:
+    return tuple(int(x) for x in minor.split("."))
+
+
+@pytest.mark.parametrize("minor", [m for m in PYENV_MINORS if _version(m) >= (3, 8)])
+def test_constants_are_what_the_interpreter_shows(minor):
+    python = pyenv_python(minor)
+    if python is None:
+        missing_input(f"pyenv's CPython {minor}")
+    got = run_in(python, PROBE)
+    checked = got["checked"]
+    assert isinstance(checked["opcodes"], int) and checked["opcodes"] > 100, checked["opcodes"]
+    assert isinstance(checked["CO_*"], int) and checked["CO_*"] >= 10, checked["CO_*"]
+    assert got["earned"] == "exact"
+    passed, failed, ok = got["live"]
+    assert ok and not failed and passed > 100, got["live"]
+    if _version(minor) >= (3, 11):
+        assert checked["FRAME_OWNED_BY_GENERATOR"] == 1     # 1 from 3.11 on (pycore_frame.h)
+
+
+ALTERED = r'''
+import json, sys
+import offsets
+from offsets.errors import NoMatchingTable
+from offsets.runtime import live_constants, _current
+m = offsets.use_table(sys.argv[1], verify=False)
+r = live_constants.check(_current())
+out = {"match": m.detail.split(":")[0], "ok": r.ok, "failed": r.failed}
+try:
+    offsets.constant("LOAD_FAST")
+    out["answered"] = True
+except NoMatchingTable as e:
+    out["answered"] = False
+    out["refusal"] = str(e)
+print(json.dumps(out))
+'''
+
+
+def test_one_altered_constant_fails_the_live_check_and_is_not_answered(tmp_path):
+    """The committed table of pyenv's 3.13.0 with LOAD_FAST's value changed and its headers digest
+    made another build's (so nothing is exact): the live check of constants names it, and
+    offsets.constant refuses it and every other constant (a failed check proves nothing)."""
+    import re
+
+    from offsets.layout import table_yaml
+
+    python = pyenv_python("3.13")
+    path = ROOT / "generated" / "cpython-3.13.0-x86_64-linux-gnu.yaml"
+    if python is None or not path.exists():
+        missing_input("pyenv's CPython 3.13 and its committed table")
+    text = path.read_text()
+    true = int(re.search(r"\n    LOAD_FAST: \{value: (\d+),", text).group(1))
+    text = text.replace(f"\n    LOAD_FAST: {{value: {true},", f"\n    LOAD_FAST: {{value: {true + 1},")
+    text = re.sub(r"headers: \"sha256:[0-9a-f]{64}\"", 'headers: "sha256:' + "0" * 64 + '"', text)
+    table_yaml.loads(text)      # still a valid table
+    altered = tmp_path / "altered.yaml"
+    altered.write_text(text)
+    out = subprocess.run([str(python), "-c", ALTERED, str(altered)], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert not got["ok"] and any("LOAD_FAST" in f and str(true) in f for f in got["failed"]), got
+    assert got["answered"] is False and "LOAD_FAST" in got["refusal"], got
