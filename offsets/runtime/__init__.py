@@ -300,12 +300,17 @@ def _refused(t: Loaded, name: str) -> NoMatchingTable:
 MAX_NAME = 1024
 
 
-def _lookup(name, what: str):
+def _check_name(name, what: str) -> None:
+    """A name is a str of at most MAX_NAME characters (TypeError, UnknownNameError)."""
     if not isinstance(name, str):
         raise TypeError(f"offsets.{what}() takes a str, not {type(name).__name__}")
     if len(name) > MAX_NAME:
         raise UnknownNameError(f"{name[:120]}... ({len(name)} characters)", [],
                                where=f"any table: names are at most {MAX_NAME} characters")
+
+
+def _lookup(name, what: str):
+    _check_name(name, what)
     t = _current()
     for table in [t] + t.fallbacks:
         struct, path = table.split(name)
@@ -486,11 +491,7 @@ def _constant(name, what: str):
     """(table, row, how it is earned) of a constant, or the error to raise."""
     from . import constants
 
-    if not isinstance(name, str):
-        raise TypeError(f"offsets.{what}() takes a str, not {type(name).__name__}")
-    if len(name) > MAX_NAME:
-        raise UnknownNameError(f"{name[:120]}... ({len(name)} characters)", [],
-                               where=f"any table: names are at most {MAX_NAME} characters")
+    _check_name(name, what)
     t, row = constants.find(_current(), name)
     how = constants.earned(t, row)
     if how is None:

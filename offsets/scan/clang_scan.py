@@ -17,9 +17,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from . import constant_probe, macro_text, storage
+from . import clang_constants, constant_probe, macro_text, storage
 from ..errors import LayoutError, ScanError
-from ..layout.model import LAYOUT_FLAGS, Constant, Field, Struct
+from ..layout.model import LAYOUT_FLAGS, Field, Struct
 
 _FLAG_PREFIX = "__offsets_flag_"
 _POINTER_PROBE = "__offsets_pointer_t"
@@ -109,13 +109,7 @@ def _cindex():
         fn = lib.clang_Cursor_isAnonymousRecordDecl
         fn.argtypes = [ci.Cursor]
         fn.restype = ctypes.c_uint
-        lib.clang_Cursor_Evaluate.argtypes = [ci.Cursor]
-        lib.clang_Cursor_Evaluate.restype = ctypes.c_void_p
-        for name, restype in (("getKind", ctypes.c_int), ("isUnsignedInt", ctypes.c_uint),
-                              ("getAsUnsigned", ctypes.c_ulonglong), ("getAsLongLong", ctypes.c_longlong),
-                              ("dispose", None)):
-            f = getattr(lib, "clang_EvalResult_" + name)
-            f.argtypes, f.restype = [ctypes.c_void_p], restype
+        clang_constants.register(ci)
         _CI = ci
     return _CI
 
@@ -160,7 +154,7 @@ class _Walker:
 
     def owns(self, cursor) -> bool:
         """Whether a declaration is in an owned file (asked once per file: by its CXFile address)."""
-        f, _ = _where(self.ci, self.ci.conf.lib.clang_getCursorLocation(cursor))
+        f, _ = clang_constants.where(self.ci, self.ci.conf.lib.clang_getCursorLocation(cursor))
         got = self._owns.get(f)
         if got is None:
             got = self._owns[f] = f is not None and self.owned(cursor.location.file.name)
@@ -318,93 +312,16 @@ def _parse(ci, path: str, args: list, text, name: str, exclude_pch_decls: bool =
                                                                    options=options)
     except ci.TranslationUnitLoadError as e:
         raise ScanError(f"{name}: libclang could not parse it at all ({e})") from None
-    main = _address(ci.conf.lib.clang_getFile(tu, path)) if answers is not None else None
+    main = clang_constants.address(ci.conf.lib.clang_getFile(tu, path)) if answers is not None else None
     for d in tu.diagnostics:
         if d.severity < ci.Diagnostic.Error:
             continue        # every answer is an error (the probes' pragmas make them so)
-        if answers is not None and _answer(ci, d, main, *answers):
+        if answers is not None and clang_constants.answer(ci, d, main, *answers):
             continue
         loc = d.location
         where = f"{loc.file.name}:{loc.line}:{loc.column}" if loc.file else path
         raise ScanError(f"{where}: error: {d.spelling} (in translation unit {name})")
     return tu
-
-
-def _where(ci, location) -> tuple:
-    """(CXFile address or None, line) of a source location, where the macro was expanded."""
-    f, line = ci.c_object_p(), ctypes.c_uint()
-    ci.conf.lib.clang_getInstantiationLocation(location, ctypes.byref(f), ctypes.byref(line), None, None)
-    return _address(f), line.value
-
-
-def _address(pointer):
-    return ctypes.cast(pointer, ctypes.c_void_p).value
-
-
-def _answer(ci, d, main, first: int, app, answers) -> bool:
-    """Take diagnostic `d` as an answer to the probes from line `first` of the main file (`main`:
-    its CXFile) on, if it is on one of their lines: an error on a probe line, or the note of a
-    redefinition (where the definition in effect is; None when it has no file: the command line)."""
-    lib = ci.conf.lib
-    f, line = _where(ci, lib.clang_getDiagnosticLocation(d))
-    if f is None or f != main or line < first:
-        return False
-    k = line - first
-    start = app.redefinitions_start
-    if k >= start:
-        if k - start < len(app.names):
-            place = None
-            notes = lib.clang_getChildDiagnostics(d)
-            for i in range(lib.clang_getNumDiagnosticsInSet(notes)):
-                note = ci.Diagnostic(lib.clang_getDiagnosticInSet(notes, i))
-                loc = note.location
-                if loc.file is not None:
-                    place = (loc.file.name, loc.line)
-                    break
-            answers.places[app.names[k - start]] = place
-    else:
-        answers.errors[k] = True
-    return True
-
-
-_INTEGER_KINDS = frozenset(("BOOL", "CHAR_U", "UCHAR", "USHORT", "UINT", "ULONG", "ULONGLONG", "UINT128", "CHAR_S",
-                            "SCHAR", "SHORT", "INT", "LONG", "LONGLONG", "INT128", "ENUM"))
-_FLOATING_KINDS = frozenset(("FLOAT", "DOUBLE", "LONGDOUBLE", "FLOAT128", "HALF", "FLOAT16", "IBM128", "COMPLEX"))
-
-
-def _integer_type(ci, t) -> tuple:
-    """(kind word, canonical spelling, size) of a probe's type: an enum's is its integer type's."""
-    t = t.get_canonical()
-    kind = t.kind.name
-    if kind == "ENUM":
-        t = t.get_declaration().enum_type.get_canonical()
-        kind = t.kind.name
-    if kind in _INTEGER_KINDS:
-        return "integer", t.spelling, t.get_size()
-    if kind == "POINTER":
-        return "pointer", t.spelling, t.get_size()
-    if kind in _FLOATING_KINDS:
-        return "floating", t.spelling, t.get_size()
-    if kind in ("CONSTANTARRAY", "INCOMPLETEARRAY") and t.element_type.get_canonical().kind.name in (
-            "CHAR_S", "CHAR_U", "SCHAR", "UCHAR", "WCHAR", "CHAR16", "CHAR32", "INT", "USHORT", "UINT"):
-        return "string", t.spelling, t.get_size()
-    return "other", t.spelling, t.get_size()
-
-
-def _evaluate(ci, cursor) -> Optional[int]:
-    """clang's value of a variable's initializer, if it is an integer."""
-    lib = ci.conf.lib
-    r = lib.clang_Cursor_Evaluate(cursor)
-    if not r:
-        return None
-    try:
-        if lib.clang_EvalResult_getKind(r) != 1:        # CXEval_Int
-            return None
-        if lib.clang_EvalResult_isUnsignedInt(r):
-            return lib.clang_EvalResult_getAsUnsigned(r)
-        return lib.clang_EvalResult_getAsLongLong(r)
-    finally:
-        lib.clang_EvalResult_dispose(r)
 
 
 _DIGESTS: dict = {}     # (path, inode, size, mtime) -> digest: one hash per file and process
@@ -573,7 +490,6 @@ def _parse_and_walk(unit: Unit, preamble: Optional[Preamble]) -> UnitResult:
 
     record_kinds = (w.K.STRUCT_DECL.value, w.K.UNION_DECL.value)
     typedef_kind, var_kind, enum_kind = w.K.TYPEDEF_DECL.value, w.K.VAR_DECL.value, w.K.ENUM_DECL.value
-    int_kind, lib = w.T.INT.value, ci.conf.lib
     enumerators: dict = {}
 
     def visit(cursor) -> None:
@@ -586,9 +502,7 @@ def _parse_and_walk(unit: Unit, preamble: Optional[Preamble]) -> UnitResult:
             elif kind == typedef_kind:
                 name = c.spelling
                 if name.startswith(constant_probe.TYPE_PREFIX):
-                    i = int(name[len(constant_probe.TYPE_PREFIX):])
-                    answers.seen.add(i)
-                    answers.types[i] = _integer_type(ci, c.underlying_typedef_type)
+                    clang_constants.take_type(ci, c, name, answers)
                     continue
                 canon = c.underlying_typedef_type.get_canonical()
                 if canon.kind == w.T.RECORD:
@@ -602,41 +516,12 @@ def _parse_and_walk(unit: Unit, preamble: Optional[Preamble]) -> UnitResult:
                 if name.startswith(_FLAG_PREFIX):
                     result.flags[name[len(_FLAG_PREFIX):]] = True
                 elif name.startswith(constant_probe.VALUE_PREFIX):
-                    i = int(name[len(constant_probe.VALUE_PREFIX):])
-                    t = answers.types.get(i)
-                    if t is not None and t[0] == "integer" and t[2] <= 8:
-                        value = _evaluate(ci, c)
-                        if value is not None:
-                            answers.values[i] = value
+                    clang_constants.take_value(ci, c, name, answers)
             elif kind == enum_kind and c.is_definition() and w.owns(c):
-                for e in _children(ci, c):
-                    where = e.location
-                    file = where.file.name
-                    if macro_text.compiler_dependent(file, where.line):
-                        result.left_out[e.spelling] = "compiler-specific"
-                        continue
-                    t = e.type
-                    if t._kind_id == int_kind:          # C: an enumeration constant is an int
-                        spelling, size, value = "int", 4, lib.clang_getEnumConstantDeclValue(e)
-                    else:
-                        spelling, size, value = _integer_type(ci, t)[1:] + (e.enum_value,)
-                    enumerators[e.spelling] = Constant(e.spelling, value, spelling, size, w.own_name(file), "enum")
+                clang_constants.enumerators(ci, _children(ci, c), w.own_name, enumerators, result.left_out)
 
     visit(tu.cursor)
-    lost = constant_probe.lost(app, answers)
-    if lost is not None:
-        raise ScanError(f"{unit.name}: the constant probe of {lost} lost its place in the parse (its lines have "
-                        f"neither a declaration nor an error): constants not trusted")
-    read: list = []
-
-    def files_read() -> set:        # made once, if a name needs it
-        if not read:
-            read.append({os.path.normpath(f) for f in result.files})
-        return read[0]
-
-    macros, left_out = constant_probe.classify(app, answers, files_read, w.own_name, w.owned)
-    result.constants = dict(sorted({**enumerators, **macros}.items()))
-    result.left_out = {n: why for n, why in {**result.left_out, **left_out}.items() if n not in result.constants}
+    clang_constants.finish(unit.name, app, answers, enumerators, result, w.own_name, w.owned)
     if preamble and preamble.typedefs:
         names_of: dict = {}
         for usr, name in preamble.typedefs:
