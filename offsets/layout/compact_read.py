@@ -90,7 +90,7 @@ def type_code(type_: str, kind: str) -> str:
 
 def cut(key: str) -> bool:
     """Whether a constants node ends after the row named (or the child node with id) `key`."""
-    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % CHUNK == 0
+    return int(sha256(key.encode()).hexdigest()[:8], 16) % CHUNK == 0
 
 
 def _corrupt(what: str) -> CorruptTableError:

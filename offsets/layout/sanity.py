@@ -102,12 +102,12 @@ INTEGER_TYPES = {"_Bool": False, "char": None, "signed char": True, "unsigned ch
 _WIDTHS = {"_Bool": (1,), "char": (1,), "signed char": (1,), "unsigned char": (1,), "short": (2,),
            "unsigned short": (2,), "int": (4,), "unsigned int": (4,), "long": (4, 8), "unsigned long": (4, 8),
            "long long": (8,), "unsigned long long": (8,)}
-_CONSTANT_NAME = re.compile(r"[A-Za-z_]\w*(?:@[^\s@]+)?")
+_CONSTANT_NAME = r"[A-Za-z_]\w*(?:@[^\s@]+)?"
 
 
 def check_constant(c) -> None:
     """A constant's name, type and size are C's, and its value fits them."""
-    if not isinstance(c.name, str) or not _CONSTANT_NAME.fullmatch(c.name):
+    if not isinstance(c.name, str) or not _pattern(_CONSTANT_NAME).fullmatch(c.name):
         raise ModelError(f"constant {short(c.name)}: not a C identifier (or NAME@FILE)")
     where = f"constant {c.name!r}"
     if not isinstance(c.type, str) or c.type not in INTEGER_TYPES:

@@ -13,32 +13,40 @@ the table) saw this very value in this process; otherwise it is refused. `consta
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
-
 from ..errors import AmbiguousNameError, NoMatchingTable, UnknownNameError, close_matches
 
 #: What the live check of constants marks as proven: (PROVEN, name).
 PROVEN = "#constant"
 
 
-@dataclass(frozen=True)
 class EarnedConstant:
-    """A constant as the runtime answers it."""
+    """A constant as the runtime answers it (a plain class: the way to an answer imports no
+    dataclasses, issue 19)."""
 
-    name: str
-    value: int
-    type: str          # C's: int, unsigned long ...
-    size: int          # bytes
-    defined_in: str    # the file whose definition is in effect
-    kind: str          # macro or enum
-    earned: str        # exact or proven
+    __slots__ = ("name", "value", "type", "size", "defined_in", "kind", "earned")
+
+    def __init__(self, name: str, value: int, type: str, size: int, defined_in: str, kind: str, earned: str):
+        self.name, self.value, self.type, self.size = name, value, type, size    # type: C's (int, unsigned long...)
+        self.defined_in, self.kind, self.earned = defined_in, kind, earned      # the file in effect; macro or enum
 
     @property
-    def signed(self) -> Optional[bool]:
+    def signed(self) -> "bool | None":
+        """Whether its type is signed; None for plain `char` (the target's)."""
         from ..layout.sanity import INTEGER_TYPES
 
         return INTEGER_TYPES[self.type]
+
+    def _tuple(self) -> tuple:
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, EarnedConstant) and self._tuple() == other._tuple()
+
+    def __hash__(self) -> int:
+        return hash(self._tuple())
+
+    def __repr__(self) -> str:
+        return "EarnedConstant(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
 
 
 def of(t) -> dict:
@@ -51,7 +59,7 @@ def of(t) -> dict:
     return got
 
 
-def earned(t, row) -> Optional[str]:
+def earned(t, row) -> "str | None":
     """'exact', 'proven' or None for a constant row of table `t` in this process."""
     e = t.earning
     if e.headers and (e.sources or row[4].startswith("Include/")):     # a file of the tree: its vendor's
