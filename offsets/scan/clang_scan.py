@@ -144,9 +144,12 @@ class _Walker:
         self._dirs = _include_dirs(unit.args)
 
     def relpath(self, path: str) -> Optional[str]:
+        """A file's name relative to its root, `..` resolved: clang spells a header as it first met
+        its directory (`Modules/_hacl/internal/../Hacl_Streaming_Types.h`, or without `internal/..`
+        when the main file's directory came first, which depends on how the main file was read)."""
         for prefix, rel in self.unit.roots:
             if path.startswith(prefix):
-                return rel + path[len(prefix):]
+                return os.path.normpath(rel + path[len(prefix):])
         return None
 
     def owned(self, path: str) -> bool:
@@ -161,13 +164,12 @@ class _Walker:
         return got
 
     def own_name(self, path: str) -> str:
-        """The relative name of an owned file (`Include/...`), `..` resolved (`Modules/_blake2/../hashlib.h`
-        is `Modules/hashlib.h`); an owned file outside every root is a unit described wrongly, never
-        a machine's path in a table."""
+        """The relative name of an owned file (`Include/...`, `relpath`); an owned file outside every
+        root is a unit described wrongly, never a machine's path in a table."""
         rel = self.relpath(path)
         if rel is None:
             raise ScanError(f"{self.unit.name}: {path} is the unit's own but under none of its roots")
-        return os.path.normpath(rel)
+        return rel
 
     def where(self, cursor) -> str:
         loc = cursor.location
