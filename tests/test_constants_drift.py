@@ -122,3 +122,18 @@ def test_builds_share_their_constants_in_the_store():
     for t in (a, b):
         assert compact.loads(compact.dumps(t, "x")) == t
         assert table_yaml.loads(table_yaml.dumps(t)) == t
+
+
+def test_report_lists_constants_coloured_by_change():
+    from offsets.drift import report as R
+
+    html = R.render([OLD, NEW], [], ["FRAME_OWNED_BY_CSTACK", "FRAME_OWNED_BY_INTERPRETER", "GONE"])
+    row = html.split('<td class="name">FRAME_OWNED_BY_CSTACK</td>', 1)[1].split("</tr>", 1)[0]
+    assert f'background:{R.COLOURS["same"]}" title="int, 4 bytes, enum' in row and ">3</td>" in row
+    assert f'background:{R.COLOURS["changed"]}" title="int, 4 bytes, enum' in row and ">4</td>" in row
+    added = html.split('<td class="name">FRAME_OWNED_BY_INTERPRETER</td>', 1)[1].split("</tr>", 1)[0]
+    assert ">-</td>" in added and f'background:{R.COLOURS["added"]}' in added
+    gone = html.split('<td class="name">GONE</td>', 1)[1].split("</tr>", 1)[0]
+    assert ">7</td>" in gone and ">removed</td>" in gone
+    with pytest.raises(KeyError, match="NOPE"):
+        R.render([OLD, NEW], [], ["NOPE"])

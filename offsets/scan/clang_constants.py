@@ -53,10 +53,12 @@ def answer(ci, d, main, first: int, app, answers) -> bool:
             place = None
             notes = lib.clang_getChildDiagnostics(d)
             for i in range(lib.clang_getNumDiagnosticsInSet(notes)):
-                note = ci.Diagnostic(lib.clang_getDiagnosticInSet(notes, i))
-                loc = note.location
-                if loc.file is not None:
-                    place = (loc.file.name, loc.line)
+                at, at_line = where(ci, lib.clang_getDiagnosticLocation(ci.Diagnostic(lib.clang_getDiagnosticInSet(notes, i))))
+                if at is not None:
+                    name = answers.file_names.get(at)       # one string per file of this unit
+                    if name is None:
+                        name = answers.file_names[at] = ci.File(ctypes.cast(at, ci.c_object_p)).name
+                    place = (name, at_line)
                     break
             answers.places[app.names[k - start]] = place
     else:

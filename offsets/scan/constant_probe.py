@@ -99,6 +99,7 @@ class Answers:
     types: dict = field(default_factory=dict)         # evaluated index -> (kind word, spelling, size)
     values: dict = field(default_factory=dict)        # evaluated index -> int
     seen: set = field(default_factory=set)            # evaluated indexes whose type typedef was declared
+    file_names: dict = field(default_factory=dict)    # CXFile address -> its name, in this unit
 
 
 #: How clang_scan names a non-integer type's kind, and the reason a macro of it is left out.
