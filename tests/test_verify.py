@@ -60,9 +60,11 @@ def test_committed_table_of_this_interpreter_passes(running_table):
         structs, fields, bad = _counts(proc.stdout, "dwarf")
         assert structs > 100 and fields > 1000 and bad == 0
     # the binary check reads the same libpython's own data (tp_basicsize, Py_Version, _Py_DebugOffsets)
+    m = re.search(r"^constants: (\d+) constants compared, (\d+) mismatches", proc.stdout, re.M)
+    assert m and int(m.group(1)) > 1000 and m.group(2) == "0", proc.stdout     # gcc asserted each one
     last = proc.stdout.rstrip().splitlines()[-1]
-    assert last == (f"ok: the table agrees with gcc, dwarf, binary {Path(binary).name}, live" if binary
-                    else "ok: the table agrees with gcc, live")
+    assert last == (f"ok: the table agrees with gcc, constants, dwarf, binary {Path(binary).name}, live" if binary
+                    else "ok: the table agrees with gcc, constants, live")
 
 
 @pytest.mark.slow

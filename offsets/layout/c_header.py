@@ -29,9 +29,10 @@ version or config. With
 struct defined in the public headers (Include/, Include/cpython/); with
 `PYOFFSETS_CHECK_INTERNAL_LAYOUT` also those of Include/internal/ (include them first, with
 Py_BUILD_CORE). Structs of .c files or found only in DWARF, and bitfields, cannot be asserted
-and are listed as such. The same switches assert every constant of those headers against the
-build's own definition where it is visible: a macro where it is defined (`#ifdef`), an enumerator
-of a header the switch includes; a `.c` file's constants are not asserted.
+and are listed as such. With either switch and Py_BUILD_CORE (the context the table's constants were
+taken in), every constant of Include/ is asserted against the build's own definition where it is
+visible: a macro where it is defined (`#ifdef`), an enumerator of a header the PYOFFSETS_CHECK_LAYOUT
+block includes in C; a `.c` file's constants and other enumerators are not asserted.
 
 The headers are written by `python -m offsets.tools.regenerate` (`make tables`; `--check` checks them).
 """
@@ -225,12 +226,6 @@ def _asserts(table: Table) -> list:
                 out += ["#  endif", "#endif"]
         out += ["#if defined(__GNUC__)", "#pragma GCC diagnostic push",
                 '#pragma GCC diagnostic ignored "-Wdeprecated-declarations"', "#endif"]
-        for key in sorted(table.constants):
-            c = table.constants[key]
-            if "@" in key or _file_group(c.defined_in) != group:
-                continue
-            check = f'PYOFFSETS_STATIC_ASSERT(({key}) == {const_macro(key)}, "{key}");'
-            out += [f"#ifdef {key}", check, "#endif"] if c.kind == "macro" else [check]
         for key in sorted(table.structs):
             s = table.structs[key]
             if _group(s) != group:
@@ -249,6 +244,7 @@ def _asserts(table: Table) -> list:
                     continue
                 out.append(f'PYOFFSETS_STATIC_ASSERT(offsetof({t}, {f.path}) == {f.offset}, "{key}.{f.path}");')
         out += ["#if defined(__GNUC__)", "#pragma GCC diagnostic pop", "#endif", f"#endif /* {switch} */"]
+    out += _constant_asserts(table)
     source = sorted(k for k, s in table.structs.items() if _group(s) == "source")
     out.append("/* Not asserted: bitfields (offsetof cannot name them); structs of .c files, of headers that need a "
                "third-party header (py_curses.h, pyexpat.h) or found in DWARF only: "
@@ -256,6 +252,34 @@ def _asserts(table: Table) -> list:
                + (", ".join(unprovable) or "none") + f"; {foreign} fields inside arrays or inside members of "
                "types the table does not hold (a C library's struct, whose member names may be macros). */")
     return out
+
+
+def _constant_asserts(table: Table) -> list:
+    """Each constant of Include/ against the build's own definition, in the context its value was taken
+    in (the build's core context: with Py_BUILD_CORE, a macro such as 3.15's
+    `_PyABIInfo_DEFAULT_FLAG_INTERNAL` is 8, without it 0): a macro where it is defined (`#ifdef`); an
+    enumerator of a public header that the PYOFFSETS_CHECK_LAYOUT block includes, in C only (in C++
+    an enumerator declared inside a struct, as PyStatus's, is scoped to it). Other enumerators (of a
+    header that block does not include, which may not be included twice, as 3.7's Python-ast.h) and
+    a .c file's constants are not asserted."""
+    included = set(_public_includes(table))
+    macros, enums, skipped = [], [], 0
+    for key in sorted(table.constants):
+        c = table.constants[key]
+        group = _file_group(c.defined_in)
+        if "@" in key or group == "source":
+            continue
+        check = f'PYOFFSETS_STATIC_ASSERT(({key}) == {const_macro(key)}, "{key}");'
+        if c.kind == "macro":
+            macros += [f"#ifdef {key}", check, "#endif"]
+        elif group == "public" and c.defined_in.replace("Include/cpython/", "Include/", 1)[8:] in included:
+            enums.append(check)
+        else:
+            skipped += 1
+    return (["#if (defined(PYOFFSETS_CHECK_LAYOUT) || defined(PYOFFSETS_CHECK_INTERNAL_LAYOUT)) "
+             "&& defined(Py_BUILD_CORE)"] + macros
+            + ["#if defined(PYOFFSETS_CHECK_LAYOUT) && !defined(__cplusplus)"] + enums + ["#endif",
+               f"#endif /* constants: {skipped} enumerators of headers the check does not include not asserted */"])
 
 
 def _designator_ok(table: Table, types: dict, path: str) -> bool:

@@ -47,6 +47,7 @@ def costs(directory: Path) -> dict:
         heads[e["file"]] = (e, head)
         todo = [r if isinstance(r, str) else r[0] for r in head["structs"].values()]
         todo += [head["names"], *head["skipped"], *head["conflicts"]]
+        todo += [head["constants"]] if head.get("constants") else []
         seen = set()
         while todo:
             node = todo.pop()
@@ -56,6 +57,12 @@ def costs(directory: Path) -> dict:
             value = json.loads(nodes[node])
             if isinstance(value, list) and len(value) == 6:     # a struct node: its member node
                 todo.append(value[5])
+            elif isinstance(value, list) and value and value[0] == "K":    # constants: an inner node
+                todo += value[1]
+            elif isinstance(value, list) and value and value[0] == "F":    # a file node, perhaps chunked
+                todo += value[2] if len(value) == 3 else []
+            elif isinstance(value, list) and value and value[0] == "k":    # a chunk of constants
+                pass
             elif isinstance(value, list):                         # a member node: its members' own
                 todo += [m[8] for m in value[0] if len(m) == 9 and m[8]]
         for node in seen:
