@@ -55,7 +55,20 @@ def _settle(t, earn: Earning, proof=None):
     t.earning = earn
     earn.check = proof if proof is not None else Result()
     earn.proven = set(earn.check.proven) if earn.check.ok else set()
+    earn.constants_check = constants_seen(earn.check)
     return t
+
+
+def constants_seen(result):
+    """The constants a check in the process saw, in the form `runtime.constants.earned` reads (`ok`,
+    `proven`: (PROVEN, name) each), so that it never runs the in-process check for a remote table."""
+    from types import SimpleNamespace
+
+    from ..runtime.constants import PROVEN
+
+    seen = getattr(result, "proven_constants", set()) if result.ok else set()
+    return SimpleNamespace(ok=result.ok, proven={(PROVEN, n) for n in seen},
+                           summary=lambda: f"{len(seen)} constants seen in the process")
 
 
 def choose(ident, prove: Optional[Callable] = None, strict: bool = False, candidates: Optional[list] = None) -> Choice:

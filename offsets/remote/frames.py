@@ -85,6 +85,7 @@ class Stack:
         #: with `observe` (the proof): (owner, whether the frame lies inside a generator or coroutine
         #: object) of every frame read, to check the owner constants against
         self.observe, self.observed = observe, []
+        self.constants_used: set = set()
         if r.has("PyThreadState", "current_frame"):
             self.kind, self.hops = "interpreter", ("current_frame",)
         elif r.has("PyThreadState", "cframe") and r.has("_PyCFrame", "current_frame"):
@@ -111,6 +112,8 @@ class Stack:
 
     def _constant(self, name: str, optional: bool = False):
         value = self.r.constant(name)
+        if value is not None:
+            self.constants_used.add(name)
         if value is None and not optional:
             raise NotInTable(f"table {self.r.t.name} has no constant {name}, which reading frames of CPython "
                              f"3.11+ needs (a table made before tables recorded constants has none: run `make tables`, "

@@ -98,7 +98,12 @@ def check(table, memory, ident) -> Result:
             # the frames embedded in generator and coroutine objects are the ones their owner marks
             expect("the owner of every frame inside a generator or coroutine object is FRAME_OWNED_BY_GENERATOR",
                    {generator}, in_generators)
-            result.proven_constants.add("FRAME_OWNED_BY_GENERATOR")
+            if {generator} == in_generators:
+                result.proven_constants.add("FRAME_OWNED_BY_GENERATOR")
+        if n and not result.failed:
+            # the other constants the walk read (which owners to leave out, Py_TAG_BITS) selected frames
+            # whose every code object, name and line table checked out
+            result.proven_constants.update(stack.constants_used)
 
     for what, fn in (("type objects", type_objects), ("_Py_DebugOffsets", debug_offsets),
                      ("interpreters and thread states", links), ("stacks", stacks)):

@@ -137,9 +137,19 @@ class Reader:
         return raw.decode(codec, "replace")
 
     def constant(self, name: str):
-        """The value of an enumerator or integer macro of the build (the table's constants), or None."""
-        get = getattr(self.t, "constant_value", None)
-        return None if get is None else get(name)
+        """The value of an enumerator or integer macro of the build (the table's constants, through
+        `runtime.constants`), or None where the table has no such constant; refused like a field
+        when the table has not earned it."""
+        from ..runtime import constants as known
+
+        try:
+            table, row = known.find(self.t, name)
+        except KeyError:
+            return None
+        if self._earned is not None and known.earned(table, row) is None:
+            raise NoMatchingTable(f"{name}: not answered: table {self.t.name} is not exactly this build's and the "
+                                  f"check in the process did not see this constant")
+        return row[1]
 
     def char_width(self, kind: int) -> int:
         """Bytes per character of a str of `kind`: the build's `PyUnicode_1BYTE_KIND` ... constants."""

@@ -118,14 +118,6 @@ class Loaded:
     def where(self) -> str:
         return f"table {self.name}"
 
-    def constant_value(self, name: str):
-        """The value of a constant of this table (an enumerator or integer macro, issue 20), or None
-        where it has none; how it is earned is `runtime.constants.earned`'s question."""
-        from .constants import of
-
-        row = of(self).get(name)
-        return None if row is None else row[1]
-
 
 _index_doc = None
 FIX = "reinstall offsets, or in a checkout run `make tables`"
