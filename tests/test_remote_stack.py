@@ -23,8 +23,8 @@ from conftest import missing_input, missing_tool, pyenv_python
 from parked_target import Parked, stacks_of
 from offsets.cli import main
 
-#: 3.11+ frames need the build's FRAME_OWNED_BY_* constants from the tables.
-MINORS = ("3.8", "3.9", "3.10")
+#: 3.11+ frames read the build's FRAME_OWNED_BY_* constants from its table.
+MINORS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13")
 
 
 @pytest.fixture(scope="module")
