@@ -326,7 +326,7 @@ def listiter_line(pool: Path) -> int:
     head, _ = compact_read.open_table(str(running_file(pool.parent)))
     ref = head["structs"]["listiterobject"]
     lines = pool.read_bytes().split(b"\n")
-    ids = json.loads(lines[0])["ids"]
+    ids = compact_read.pool_ids(json.loads(lines[0]))
     struct = json.loads(lines[1 + ids.index(ref if isinstance(ref, str) else ref[0])])
     return 1 + ids.index(struct[5])
 
@@ -349,7 +349,7 @@ def test_corrupted_shipped_tables_are_refused(damage, match, shipped_copy, capsy
     elif damage == "flip-head":
         flip(f, b'"Py_DEBUG":false', b'"Py_DEBUG":true ', line=0)
     elif damage == "flip-pool-head":
-        flip(pool, b'"sizes":[', b'"sizes": [', line=0)
+        flip(pool, b'"ends":"', b'"ends": "', line=0)
     elif damage == "index-not-json":
         index.write_text(index.read_text()[:-40])
     elif damage == "index-flip":
@@ -377,6 +377,33 @@ def test_a_compact_table_of_ones_own_with_bad_numbers_is_refused(value, match, t
     path.write_text(compact.text_of(head, notes, rows))
     with pytest.raises(TableError, match=re.escape(match)):
         runtime.use_table(path, verify=False)
+
+
+@pytest.mark.parametrize("damage,match", [("ends-one-digit-more", "its node list is malformed"),
+                                          ("ends-not-hex", "its node list is malformed"),
+                                          ("ids-cut", "its node list is malformed"),
+                                          ("ends-zero", "its line's range is malformed")])
+def test_a_compact_table_of_ones_own_with_a_damaged_node_list_is_refused(damage, match, tmp_path, monkeypatch):
+    """An own table has no index.json to vouch for its header: the pool's two strings are checked
+    whole (their digits and lengths), and each line's range as it is read."""
+    monkeypatch.setattr(runtime, "shipped_index", lambda: {"tables": [], "aliases": {}})
+    text = compact.text_of(*compact.unpack(table_yaml.loads(TABLE), "t.yaml"))
+    head_line, rest = text.split("\n", 1)
+    head = json.loads(head_line)
+    pool = head["pool"]
+    if damage == "ends-one-digit-more":
+        pool["ends"] += "0"
+    elif damage == "ends-not-hex":
+        pool["ends"] = pool["ends"][:-1] + "g"
+    elif damage == "ids-cut":
+        pool["ids"] = pool["ids"][:-1]
+    else:       # every line 0 bytes long: refused before a read, where a read of 0 bytes would fail its checksum
+        pool["ends"] = "0" * len(pool["ends"])
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(head, separators=(",", ":")) + "\n" + rest)
+    with pytest.raises(TableError, match=re.escape(match)):
+        runtime.use_table(path, verify=False)
+        runtime.get("PyListObject.ob_item")
 
 
 def test_a_huge_include_is_one_line(tmp_path):

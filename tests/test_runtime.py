@@ -112,7 +112,7 @@ def shipped_layouts() -> dict:
     """The shipped pool's lines by id (`layouts.jsonl`)."""
     if not _layouts:
         lines = (compact.COMPACT_DIR / compact_read.POOL_FILE).read_text().splitlines()
-        _layouts.update(zip(json.loads(lines[0])["ids"], lines[1:]))
+        _layouts.update(zip(compact_read.pool_ids(json.loads(lines[0])), lines[1:]))
     return _layouts
 
 
@@ -147,7 +147,7 @@ def test_compact_rejects_a_foreign_file(tmp_path):
     bad.write_text('{"format": 99, "structs": []}\n')
     with pytest.raises(TableError, match="compact format 99"):
         compact_read.open_table(str(bad))
-    with pytest.raises(TableError, match="not a compact table of format 4"):
+    with pytest.raises(TableError, match=f"not a compact table of format {compact_read.FORMAT}"):
         runtime.load_compact(str(bad))
 
 

@@ -17,6 +17,7 @@ function of `generated/` and `data/aliases.yaml` only. A table made for one buil
 from __future__ import annotations
 
 import json
+from itertools import accumulate
 from pathlib import Path
 
 from .compact_read import (CHUNK, FILE_NODE, FORMAT, INNER, LEAF, MEMBER_DEFAULTS, POOL_FILE, TYPE_CODES, cut,
@@ -149,9 +150,11 @@ class PoolWriter:
             level = up
 
     def head(self) -> dict:
-        """The ids and line sizes a reader seeks by, in id order."""
+        """The ids and line ends a reader seeks by, in id order, as the two strings of the format."""
         ids = sorted(self.lines)
-        return {"ids": ids, "sizes": [len(self.lines[k]) + 1 for k in ids]}
+        ends = list(accumulate(len(self.lines[k]) + 1 for k in ids))
+        width = len(f"{ends[-1]:x}") if ends else 1
+        return {"ids": "".join(ids), "ends": "".join(f"{e:0{width}x}" for e in ends)}
 
     def body(self) -> list:
         return [self.lines[k] for k in sorted(self.lines)]

@@ -1,4 +1,5 @@
-"""Reading compact tables (format 4: 3 and constants), with the standard library only: what the runtime decodes.
+"""Reading compact tables (format 5: 4 with a pool's ids and line ends as two strings), with the standard
+library only: what the runtime decodes.
 
 A compact table is one JSON header line: the build, and `structs`, each struct's name -> its
 layout id (or [layout id, line], the line of `defined_in`), and the ids of its names and notes. The layouts are content-addressed
@@ -32,26 +33,36 @@ A member's offset is relative to its parent; `child` is the id of the member nod
 members (the fields `name.*` of the flat table); trailing default values (None, 0) are left out.
 The shipped tables share one pool, `layouts.jsonl` (`"pool": "layouts.jsonl"` in their header);
 a table of its own (`offsets scan --install`) carries its nodes after its header (`"pool":
-{"ids": [...], "sizes": [...]}`). A pool file's first line lists its ids and line sizes, so a
-reader seeks to the nodes it needs and decodes nothing else.
+{"ids": IDS, "ends": ENDS}`). A pool file's first line has the same two strings, so a reader seeks
+to the nodes it needs and decodes nothing else:
+
+    ids:   the nodes' ids in sorted order, written one after the other (ID_CHARS hex digits each)
+    ends:  where each node's line ends (after its newline), in bytes from the first node line,
+           as hex numbers of one width (the fewest digits the last end needs), one after the other
+
+Two strings rather than a list of each: every process that loads a table parses and checks the
+shared pool's header (~12,000 nodes), and two strings are one JSON item each, checked at C speed
+(their length, their digits); a node is found by bisection over `ids`, and the one end it needs is
+read then (the range of its line checked as it is read).
 """
 from __future__ import annotations
 
 import os
-from bisect import bisect_left
-from itertools import accumulate
 
 from ..errors import CorruptTableError
 from .identity import sha256
 from .json_read import loads
 
-FORMAT = 4
+FORMAT = 5
 ID_CHARS = 10
 POOL_FILE = "layouts.jsonl"
 #: The longest header line a compact table or pool may have.
 MAX_HEAD_BYTES = 4 * 1024 * 1024
 #: The longest node line.
 MAX_LINE_BYTES = 16 * 1024 * 1024
+#: The most hex digits of a pool's line ends (a pool of up to 2**32 bytes).
+MAX_END_DIGITS = 8
+HEX_DIGITS = b"0123456789abcdef"
 #: The deepest nesting of members (a struct in a struct ...).
 MAX_DEPTH = 64
 #: A member's values when left out at its end.
@@ -121,7 +132,28 @@ def _all_ids(values) -> bool:
         digits = "".join(values).encode("ascii")
     except UnicodeEncodeError:
         return False
-    return not digits.translate(None, b"0123456789abcdef")     # nothing left once the hex digits are gone
+    return not digits.translate(None, HEX_DIGITS)     # nothing left once the hex digits are gone
+
+
+def _hex(text) -> bool:
+    """Whether `text` is a str of lowercase hex digits only (at C speed)."""
+    return isinstance(text, str) and text.isascii() and not text.encode("ascii").translate(None, HEX_DIGITS)
+
+
+def end_digits(ids: str, ends: str) -> int:
+    """The width of each of a pool's line ends (`ends`) for its ids (`ids`), or 0 when the two strings
+    are not a pool's: ids of ID_CHARS hex digits each, one end of 1..MAX_END_DIGITS hex digits per id."""
+    if not (_hex(ids) and _hex(ends) and len(ids) % ID_CHARS == 0):
+        return 0
+    n = len(ids) // ID_CHARS
+    width = len(ends) // n if n else 1
+    return width if 1 <= width <= MAX_END_DIGITS and len(ends) == n * width else 0
+
+
+def pool_ids(head: dict) -> list:
+    """A pool header's ids, as a list (for tools and tests; the reader bisects the string)."""
+    ids = head["ids"]
+    return [ids[i:i + ID_CHARS] for i in range(0, len(ids), ID_CHARS)]
 
 
 def _all_ints(values, low: int, high: int) -> bool:
@@ -140,35 +172,58 @@ def _all_refs(refs: list) -> bool:
 
 class Pool:
     """Layout nodes by id: from `lines` (bytes, in memory) or from the file `source`, whose node
-    lines start at byte `base` in the order of `ids` with the lengths `sizes` (newline included)."""
+    lines start at byte `base` in the order of `ids` and end where `ends` says (the two strings of a
+    pool header, checked by `end_digits`)."""
 
-    def __init__(self, source: str, ids: list, sizes: list, base: int = 0, lines: list = None) -> None:
+    def __init__(self, source: str, ids: str, ends: str, base: int = 0, lines: list = None) -> None:
         self.source, self.lines = source, lines
-        #: in id order, as written (compact.Pool.head): a node is found by bisection, with nothing built
-        #: first (the shared pool has ~10,000). Its line is checked against its id anyway, so a pool out
-        #: of order could only fail to find a node, never give another.
-        self._ids, self._sizes, self._base = ids, sizes, base
-        self._starts = None       # each line's byte offset, summed on first need
+        #: in id order, as written (compact.PoolWriter.head): a node is found by bisection, with nothing
+        #: built first (the shared pool has ~12,000). Its line is checked against its id anyway, so a
+        #: pool out of order could only fail to find a node, never give another.
+        self._ids, self._ends, self._base = ids, ends, base
+        self._width = end_digits(ids, ends)
         self._nodes: dict = {}
+
+    def _index(self, node) -> int:
+        """The position of `node` in the ids, or -1."""
+        ids, k = self._ids, ID_CHARS
+        if not (isinstance(node, str) and len(node) == k):
+            return -1
+        lo, hi = 0, len(ids) // k
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if ids[mid * k:mid * k + k] < node:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo if ids[lo * k:lo * k + k] == node else -1
+
+    def _span(self, i: int) -> tuple:
+        """(start, size) of node line `i` in the file, refused unless it is a line's range."""
+        w, ends = self._width, self._ends
+        start = int(ends[(i - 1) * w:i * w], 16) if i else 0
+        size = int(ends[i * w:(i + 1) * w], 16) - start
+        if not 1 <= size <= MAX_LINE_BYTES:
+            raise _corrupt(f"{self.source}: layout {self._ids[i * ID_CHARS:(i + 1) * ID_CHARS]}: "
+                           f"its line's range is malformed")
+        return self._base + start, size
 
     def node(self, node: str) -> list:
         """The node `node`, decoded, once its line is checked against its id."""
         got = self._nodes.get(node)
         if got is not None:
             return got
-        ids = self._ids
-        i = bisect_left(ids, node) if isinstance(node, str) else len(ids)
-        if i == len(ids) or ids[i] != node:
+        i = self._index(node)
+        if i < 0:
             raise _corrupt(f"{self.source}: layout {str(node)[:20]!r} is not in its pool")
         if self.lines is not None:
             line = self.lines[i]
         else:
-            if self._starts is None:
-                self._starts = list(accumulate(self._sizes[:-1], initial=self._base))
+            start, size = self._span(i)
             try:
                 with open(self.source, "rb") as f:
-                    f.seek(self._starts[i])
-                    line = f.read(self._sizes[i])
+                    f.seek(start)
+                    line = f.read(size)
             except OSError as e:
                 raise _corrupt(f"cannot read {self.source}: {e.strerror}") from None
         line = line.rstrip(b"\n")
@@ -344,12 +399,11 @@ def check_index(doc, text: bytes = None) -> str:
 
 
 def check_pool_head(head) -> str:
-    """Why a pool's first line is not one of this format ('' if it is)."""
+    """Why a pool's first line is not one of this format ('' if it is): its two strings, at C speed
+    (each line's range is checked as it is read: `Pool._span`)."""
     if not isinstance(head, dict) or head.get("format") != FORMAT:
         return f"not a layout pool of format {FORMAT}"
-    ids, sizes = head.get("ids"), head.get("sizes")
-    if not (isinstance(ids, list) and isinstance(sizes, list) and len(ids) == len(sizes)
-            and _all_ids(ids) and _all_ints(sizes, 1, MAX_LINE_BYTES)):
+    if not end_digits(head.get("ids"), head.get("ends")):
         return "its node list is malformed"
     return ""
 
@@ -456,7 +510,7 @@ def shared_pool(directory: str, digest: str = None) -> Pool:
         why = check_pool_head(head)
         if why:
             raise _corrupt(f"{path}: {why}")
-        _shared[path] = Pool(path, head["ids"], head["sizes"], base), sha
+        _shared[path] = Pool(path, head["ids"], head["ends"], base), sha
     pool, sha = _shared[path]
     if digest is not None and sha != digest:
         raise _corrupt(f"{path}: its header fails the checksum of index.json")
@@ -472,7 +526,7 @@ def open_table(path: str, head_sha256: str = None, pool_sha256: str = None) -> t
     pool = head["pool"]
     if isinstance(pool, str):
         return head, shared_pool(os.path.dirname(path), pool_sha256)
-    return head, Pool(path, pool["ids"], pool["sizes"], base)
+    return head, Pool(path, pool["ids"], pool["ends"], base)
 
 
 def parse(text, origin: str = "compact table") -> tuple:
@@ -489,7 +543,7 @@ def parse(text, origin: str = "compact table") -> tuple:
     pool = head["pool"]
     if isinstance(pool, str):
         raise _corrupt(f"{origin}: its layouts are in {pool}, not in the text")
-    n = len(pool["ids"])
+    n = len(pool["ids"]) // ID_CHARS
     if len(lines) < n + 1:
         raise _corrupt(f"{origin}: truncated ({len(lines) - 1} layout lines for {n})")
-    return head, Pool(origin, pool["ids"], pool["sizes"], lines=lines[1:1 + n])
+    return head, Pool(origin, pool["ids"], pool["ends"], lines=lines[1:1 + n])
