@@ -326,15 +326,16 @@ def listiter_line(pool: Path) -> int:
     head, _ = compact_read.open_table(str(running_file(pool.parent)))
     ref = head["structs"]["listiterobject"]
     lines = pool.read_bytes().split(b"\n")
-    ids = compact_read.pool_ids(json.loads(lines[0]))
-    struct = json.loads(lines[1 + ids.index(ref if isinstance(ref, str) else ref[0])])
-    return 1 + ids.index(struct[5])
+    numbers = compact_read.pool_lines(lines)
+    struct = json.loads(lines[numbers[ref if isinstance(ref, str) else ref[0]]])
+    return numbers[struct[5]]
 
 
 @pytest.mark.parametrize("damage,match", [
     ("flip-field", "fails its checksum"),
     ("flip-head", "its header fails the checksum of index.json"),
     ("flip-pool-head", "its header fails the checksum of index.json"),
+    ("flip-shard", "fails its checksum"),
     ("index-not-json", "index.json is corrupt: not JSON"),
     ("index-flip", "index.json is corrupt: it fails its own checksum"),
     ("index-no-key", "index.json is corrupt: it fails its own checksum"),
@@ -350,6 +351,14 @@ def test_corrupted_shipped_tables_are_refused(damage, match, shipped_copy, capsy
         flip(f, b'"Py_DEBUG":false', b'"Py_DEBUG":true ', line=0)
     elif damage == "flip-pool-head":
         flip(pool, b'"ends":"', b'"ends": "', line=0)
+    elif damage == "flip-shard":    # another node's id in the shard of the struct asked for, of one length
+        ref = compact_read.open_table(str(f))[0]["structs"]["listiterobject"]
+        ref = ref if isinstance(ref, str) else ref[0]
+        k = int(ref[:compact_read.SHARD_CHARS], 16)
+        ids = json.loads(pool.read_bytes().split(b"\n")[1 + k])["ids"]
+        other, new = (ids[-10:], ref[:2] + "f" * 8) if ids[-10:] != ref else (ids[:10], ref[:2] + "0" * 8)
+        flip(pool, other.encode(), new.encode(), line=1 + k)
+        match = f"shard {k:02x} fails its checksum"
     elif damage == "index-not-json":
         index.write_text(index.read_text()[:-40])
     elif damage == "index-flip":
@@ -675,3 +684,11 @@ def test_the_shared_pool_is_checked_even_when_it_was_opened_without_a_digest(shi
         compact_read.shared_pool(str(shipped_copy), "0" * 64)
     index = json.loads((shipped_copy / "index.json").read_text())
     assert compact_read.shared_pool(str(shipped_copy), index["pool_sha256"]) is compact_read.open_table(str(f))[1]
+
+
+@pytest.mark.parametrize("old,new", [(b'"shards":"', b'"shards":"0'), (b'"ends":"', b'"ends":"g')])
+def test_a_pool_file_whose_shard_list_is_malformed_is_refused_without_a_digest(old, new, shipped_copy):
+    """The drift tools open the pool without index.json's digest: its first line is checked whole."""
+    flip(shipped_copy / compact_read.POOL_FILE, old, new, line=0)
+    with pytest.raises(TableError, match="its shard list is malformed"):
+        compact_read.open_table(str(running_file(shipped_copy)))

@@ -112,7 +112,7 @@ def shipped_layouts() -> dict:
     """The shipped pool's lines by id (`layouts.jsonl`)."""
     if not _layouts:
         lines = (compact.COMPACT_DIR / compact_read.POOL_FILE).read_text().splitlines()
-        _layouts.update(zip(compact_read.pool_ids(json.loads(lines[0])), lines[1:]))
+        _layouts.update((k, lines[i]) for k, i in compact_read.pool_lines(lines).items())
     return _layouts
 
 

@@ -20,8 +20,8 @@ import json
 from itertools import accumulate
 from pathlib import Path
 
-from .compact_read import (CHUNK, FILE_NODE, FORMAT, INNER, LEAF, MEMBER_DEFAULTS, POOL_FILE, TYPE_CODES, cut,
-                           names_text, node_id, type_code)
+from .compact_read import (CHUNK, FILE_NODE, FORMAT, INNER, LEAF, MEMBER_DEFAULTS, POOL_FILE, SHARD_CHARS, SHARDS,
+                           TYPE_CODES, cut, names_text, node_id, type_code)
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 COMPACT_DIR = PACKAGE_DIR / "data" / "compact"      # runtime.py finds it without pathlib
@@ -153,11 +153,36 @@ class PoolWriter:
         """The ids and line ends a reader seeks by, in id order, as the two strings of the format."""
         ids = sorted(self.lines)
         ends = list(accumulate(len(self.lines[k]) + 1 for k in ids))
-        width = len(f"{ends[-1]:x}") if ends else 1
-        return {"ids": "".join(ids), "ends": "".join(f"{e:0{width}x}" for e in ends)}
+        return {"ids": "".join(ids), "ends": "".join(f"{e:0{_width(ends)}x}" for e in ends)}
 
     def body(self) -> list:
         return [self.lines[k] for k in sorted(self.lines)]
+
+    def file_text(self, note: str) -> str:
+        """The pool file: its first line, a line per shard, the nodes (compact_read's format)."""
+        import hashlib
+
+        every = sorted(self.lines)
+        ends = list(accumulate(len(self.lines[k]) + 1 for k in every))
+        width = _width(ends)
+        shards: list = [[] for _ in range(SHARDS)]
+        for i, k in enumerate(every):
+            shards[int(k[:SHARD_CHARS], 16)].append(i)
+        lines = []
+        for nodes in shards:
+            start = ends[nodes[0] - 1] if nodes and nodes[0] else 0
+            lines.append(_dump({"ids": "".join(every[i] for i in nodes), "start": start,
+                                "ends": "".join(f"{ends[i] - start:0{width}x}" for i in nodes)}))
+        shard_ends = list(accumulate(len(line) + 1 for line in lines))
+        head = {"format": FORMAT, "note": note,
+                "shards": "".join(hashlib.sha256(line.encode()).hexdigest() for line in lines),
+                "ends": "".join(f"{e:0{_width(shard_ends)}x}" for e in shard_ends)}
+        return "".join(line + "\n" for line in [_dump(head), *lines, *self.body()])
+
+
+def _width(ends: list) -> int:
+    """The hex digits of the last of `ends`, the width each is written with."""
+    return len(f"{ends[-1]:x}") if ends else 1
 
 
 def unpack(table, note: str, source_sha256: str = None) -> tuple:
@@ -329,7 +354,6 @@ def store_files(made: list, aliases: dict) -> dict:
         name = table.build.table_name + ".jsonl"
         files[name] = shipped_head(table, source, digest, pool)
         entries.append(identity(table, name, files[name]))
-    pool_text = _dump(dict(pool.head(), format=FORMAT, note=NOTE.format(source="generated/*.yaml"))) + "\n"
-    files[POOL_FILE] = pool_text + "".join(line + "\n" for line in pool.body())
-    files["index.json"] = index_text(entries, aliases, head_sha256(pool_text))
+    files[POOL_FILE] = pool.file_text(NOTE.format(source="generated/*.yaml"))
+    files["index.json"] = index_text(entries, aliases, head_sha256(files[POOL_FILE]))
     return files

@@ -33,17 +33,23 @@ A member's offset is relative to its parent; `child` is the id of the member nod
 members (the fields `name.*` of the flat table); trailing default values (None, 0) are left out.
 The shipped tables share one pool, `layouts.jsonl` (`"pool": "layouts.jsonl"` in their header);
 a table of its own (`offsets scan --install`) carries its nodes after its header (`"pool":
-{"ids": IDS, "ends": ENDS}`). A pool file's first line has the same two strings, so a reader seeks
-to the nodes it needs and decodes nothing else:
+{"ids": IDS, "ends": ENDS}`), where
 
-    ids:   the nodes' ids in sorted order, written one after the other (ID_CHARS hex digits each)
-    ends:  where each node's line ends (after its newline), in bytes from the first node line,
+    IDS:   the nodes' ids in sorted order, written one after the other (ID_CHARS hex digits each)
+    ENDS:  where each node's line ends (after its newline), in bytes from the first node line,
            as hex numbers of one width (the fewest digits the last end needs), one after the other
 
-Two strings rather than a list of each: every process that loads a table parses and checks the
-shared pool's header (~12,000 nodes), and two strings are one JSON item each, checked at C speed
-(their length, their digits); a node is found by bisection over `ids`, and the one end it needs is
-read then (the range of its line checked as it is read).
+A pool file is sharded by the first SHARD_CHARS hex digits of an id (256 shards). Its first line
+is `{"shards": DIGESTS, "ends": ENDS, ...}`: the sha256 (hex) of each shard's line, one after the
+other, and where each shard's line ends (in bytes from the first shard line). Then a line per
+shard, `{"ids": IDS, "start": START, "ends": ENDS}`, of the nodes whose ids start with its digits
+(START: where its first node starts, in bytes from the first node line; its ENDS from there).
+Then the nodes, in id order. A reader decodes the small first line (whose sha256 index.json
+vouches for), then only the shards of the nodes it needs, each checked against its digest as it is
+read, and seeks to those nodes. Every process that loads a table pays for what it decodes and
+checks: before format 5, the pool's first line listed its ~12,000 ids and sizes as JSON items
+(half of a first lookup). Now the strings are checked at C speed (their digits and lengths), a
+node is found by bisection over them, and the range of its line is checked as it is read.
 """
 from __future__ import annotations
 
@@ -62,6 +68,10 @@ MAX_HEAD_BYTES = 4 * 1024 * 1024
 MAX_LINE_BYTES = 16 * 1024 * 1024
 #: The most hex digits of a pool's line ends (a pool of up to 2**32 bytes).
 MAX_END_DIGITS = 8
+#: A pool file's node is in the shard of the first SHARD_CHARS hex digits of its id.
+SHARD_CHARS = 2
+SHARDS = 16 ** SHARD_CHARS
+DIGEST_CHARS = 64
 HEX_DIGITS = b"0123456789abcdef"
 #: The deepest nesting of members (a struct in a struct ...).
 MAX_DEPTH = 64
@@ -150,10 +160,10 @@ def end_digits(ids: str, ends: str) -> int:
     return width if 1 <= width <= MAX_END_DIGITS and len(ends) == n * width else 0
 
 
-def pool_ids(head: dict) -> list:
-    """A pool header's ids, as a list (for tools and tests; the reader bisects the string)."""
-    ids = head["ids"]
-    return [ids[i:i + ID_CHARS] for i in range(0, len(ids), ID_CHARS)]
+def pool_lines(lines: list) -> dict:
+    """id -> its line's number, of the lines of a pool file (for tools and tests; the reader seeks)."""
+    ids = "".join(loads(line)["ids"] for line in lines[1:1 + SHARDS])
+    return {ids[i:i + ID_CHARS]: 1 + SHARDS + i // ID_CHARS for i in range(0, len(ids), ID_CHARS)}
 
 
 def _all_ints(values, low: int, high: int) -> bool:
@@ -208,25 +218,21 @@ class Pool:
                            f"its line's range is malformed")
         return self._base + start, size
 
+    def _line(self, node) -> bytes:
+        """The line of `node` (not checked yet)."""
+        i = self._index(node)
+        if i < 0:
+            raise _corrupt(f"{self.source}: layout {str(node)[:20]!r} is not in its pool")
+        if self.lines is not None:
+            return self.lines[i]
+        return _read(self.source, *self._span(i))
+
     def node(self, node: str) -> list:
         """The node `node`, decoded, once its line is checked against its id."""
         got = self._nodes.get(node)
         if got is not None:
             return got
-        i = self._index(node)
-        if i < 0:
-            raise _corrupt(f"{self.source}: layout {str(node)[:20]!r} is not in its pool")
-        if self.lines is not None:
-            line = self.lines[i]
-        else:
-            start, size = self._span(i)
-            try:
-                with open(self.source, "rb") as f:
-                    f.seek(start)
-                    line = f.read(size)
-            except OSError as e:
-                raise _corrupt(f"cannot read {self.source}: {e.strerror}") from None
-        line = line.rstrip(b"\n")
+        line = self._line(node).rstrip(b"\n")
         self.check(node, line)
         try:
             got = loads(line)
@@ -341,6 +347,54 @@ class Pool:
                 self._expand(self.members(m[8], prefix + m[0]), prefix + m[0] + ".", base + m[1], out, depth + 1)
 
 
+class SharedPool(Pool):
+    """The nodes of a pool file: its first line's `shards` and `ends` (checked by `check_pool_head`)
+    say where each shard's line is and what its digest must be; a shard is read and checked when a
+    node of it is first asked for, and is a `Pool` of its nodes."""
+
+    def __init__(self, source: str, digests: str, ends: str, base: int) -> None:
+        super().__init__(source, "", "", base)
+        self._digests, self._shard_ends = digests, ends
+        self._width = len(ends) // SHARDS
+        self._shards: dict = {}
+
+    def _line(self, node) -> bytes:
+        if not (isinstance(node, str) and len(node) == ID_CHARS and _hex(node)):
+            raise _corrupt(f"{self.source}: layout {str(node)[:20]!r} is not in its pool")
+        return self._shard(int(node[:SHARD_CHARS], 16))._line(node)
+
+    def _shard(self, k: int) -> Pool:
+        shard = self._shards.get(k)
+        if shard is None:
+            w, ends = self._width, self._shard_ends
+            start = int(ends[(k - 1) * w:k * w], 16) if k else 0
+            size = int(ends[k * w:(k + 1) * w], 16) - start
+            if not 1 <= size <= MAX_HEAD_BYTES:
+                raise _corrupt(f"{self.source}: shard {k:02x}: its line's range is malformed")
+            line = _read(self.source, self._base + start, size).rstrip(b"\n")
+            if sha256(line).hexdigest() != self._digests[k * DIGEST_CHARS:(k + 1) * DIGEST_CHARS]:
+                raise _corrupt(f"{self.source}: shard {k:02x} fails its checksum")
+            try:
+                head = loads(line)
+            except ValueError:
+                raise _corrupt(f"{self.source}: shard {k:02x} is not JSON") from None
+            if not (isinstance(head, dict) and end_digits(head.get("ids"), head.get("ends"))
+                    and _is_int(head.get("start")) and 0 <= head["start"] < 16 ** MAX_END_DIGITS):
+                raise _corrupt(f"{self.source}: shard {k:02x}: its node list is malformed")
+            shard = self._shards[k] = Pool(self.source, head["ids"], head["ends"],
+                                           self._base + int(ends[-w:], 16) + head["start"])
+        return shard
+
+
+def _read(path: str, start: int, size: int) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            f.seek(start)
+            return f.read(size)
+    except OSError as e:
+        raise _corrupt(f"cannot read {path}: {e.strerror}") from None
+
+
 def index_entry(name: str, file: str, b: dict) -> dict:
     """A table's row in index.json, of its header's `build`: everything the runtime compares before
     it opens the table (the inputs: the digests of pyconfig.h and of the headers), and the GNU
@@ -399,12 +453,14 @@ def check_index(doc, text: bytes = None) -> str:
 
 
 def check_pool_head(head) -> str:
-    """Why a pool's first line is not one of this format ('' if it is): its two strings, at C speed
-    (each line's range is checked as it is read: `Pool._span`)."""
+    """Why a pool file's first line is not one of this format ('' if it is): its two strings, at C
+    speed (each shard's line is checked as it is read: `SharedPool._shard`)."""
     if not isinstance(head, dict) or head.get("format") != FORMAT:
         return f"not a layout pool of format {FORMAT}"
-    if not end_digits(head.get("ids"), head.get("ends")):
-        return "its node list is malformed"
+    digests, ends = head.get("shards"), head.get("ends")
+    if not (_hex(digests) and len(digests) == SHARDS * DIGEST_CHARS and _hex(ends) and len(ends) % SHARDS == 0
+            and 1 <= len(ends) // SHARDS <= MAX_END_DIGITS):
+        return "its shard list is malformed"
     return ""
 
 
@@ -429,10 +485,8 @@ def check_head(head) -> str:
     if isinstance(pool, str):
         if pool != POOL_FILE:
             return f"its pool {pool[:60]!r} is not {POOL_FILE}"
-    else:
-        why = check_pool_head(dict(pool, format=FORMAT) if isinstance(pool, dict) else None)
-        if why:
-            return why
+    elif not (isinstance(pool, dict) and end_digits(pool.get("ids"), pool.get("ends"))):
+        return "its node list is malformed"
     if not (_is_id(head.get("names")) and isinstance(head.get("scanner"), dict)
             and all(isinstance(head.get(k), list) and all(_is_id(n) for n in head[k]) for k in ("skipped", "conflicts"))):
         return "its names, scanner, skipped or conflicts entry is malformed"
@@ -510,7 +564,7 @@ def shared_pool(directory: str, digest: str = None) -> Pool:
         why = check_pool_head(head)
         if why:
             raise _corrupt(f"{path}: {why}")
-        _shared[path] = Pool(path, head["ids"], head["ends"], base), sha
+        _shared[path] = SharedPool(path, head["shards"], head["ends"], base), sha
     pool, sha = _shared[path]
     if digest is not None and sha != digest:
         raise _corrupt(f"{path}: its header fails the checksum of index.json")

@@ -1,7 +1,7 @@
 """What the shipped compact tables cost in bytes: the whole package data, and what each table adds.
 
 A table adds its header file, its `index.json` entry, and the layouts no other table uses (with
-their ids and line ends in the pool's header). Builds of one minor, flags and target are taken in
+their ids and line ends in the pool's shards). Builds of one minor, flags and target are taken in
 order (patch level, then vendor): a further one is measured against the store without the ones
 after it, which is what adding it cost. The goals: all of the package data in at most 4 MB (what
 a JIT's users install beside it), and at most 100 KB per further patch build (so shipping every
@@ -33,14 +33,12 @@ def costs(directory: Path) -> dict:
     """{"total": bytes of every file, "tables": {table file: bytes it adds to the store of every
     other table but the later patch builds of its own kind}, "further": the tables that are not
     the first build of their minor, flags and target}."""
-    from ..layout.compact_read import ID_CHARS, POOL_FILE, pool_ids
+    from ..layout.compact_read import ID_CHARS, POOL_FILE, pool_lines
 
     directory = Path(directory)
-    pool_lines = (directory / POOL_FILE).read_text().splitlines()
-    pool_head = json.loads(pool_lines[0])
-    ids = pool_ids(pool_head)
-    width = len(pool_head["ends"]) // len(ids)
-    nodes = dict(zip(ids, pool_lines[1:]))
+    lines = (directory / POOL_FILE).read_text().splitlines()
+    nodes = {k: lines[i] for k, i in pool_lines(lines).items()}
+    width = len(f"{sum(len(line) + 1 for line in nodes.values()):x}")      # of each node's line end
     index = json.loads((directory / "index.json").read_text())
     users: dict = {}
     heads = {}
@@ -76,7 +74,7 @@ def costs(directory: Path) -> dict:
     own: dict = {f: 0 for f in heads}
     for node, files in users.items():
         for f in files:
-            if not files - later[f] - {f}:      # its line, and its id and line end in the pool's header
+            if not files - later[f] - {f}:      # its line, and its id and line end in its shard's line
                 own[f] += len(nodes[node]) + 1 + ID_CHARS + width
     tables = {f: os.path.getsize(directory / f) + _entry_bytes(e) + own[f] for f, (e, _) in heads.items()}
     further = sorted(f for group in kinds.values() for f in group[1:])
