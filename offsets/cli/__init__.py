@@ -27,6 +27,38 @@ def table_argument(p: argparse.ArgumentParser) -> None:
                         "default: the shipped table of the running interpreter")
 
 
+#: The destinations of `build_arguments`' options (`scan.build_inputs` reads them).
+BUILD_OPTIONS = ("python", "prefix", "source", "pyconfig", "include_dir", "target", "config", "sysroot")
+
+
+def build_arguments(p: argparse.ArgumentParser, title: str) -> None:
+    """The options that name a build, the same for every command that takes one (scan, diff, check,
+    verify; `scan.build_inputs` reads them): `title` says what the build is to that command."""
+    g = p.add_argument_group(title)
+    where = g.add_mutually_exclusive_group()
+    where.add_argument("--python", metavar="EXE", help="an interpreter: its build (run to learn its prefix and config)")
+    where.add_argument("--prefix", metavar="DIR", help="an installed prefix: include/python3.X/ (or Debian's usr/)")
+    g.add_argument("--source", metavar="DIR", help="a CPython source tree: also its Objects/, Python/, Modules/, "
+                                                 "Parser/ .c files, for private structs")
+    g.add_argument("--pyconfig", metavar="FILE", help="the pyconfig.h to use (required with --source alone)")
+    g.add_argument("--include-dir", metavar="DIR", help="with --prefix: the include directory, when it holds several")
+    g.add_argument("--target", metavar="TRIPLE", help="another CPU: x86_64-linux-gnu, aarch64-linux-gnu, "
+                                                     "i686-linux-gnu (default: the host, or the one Debian headers are for)")
+    g.add_argument("--config", choices=("release", "debug", "free-threaded"),
+                   help="the build as this config (default: what pyconfig.h says)")
+    g.add_argument("--sysroot", metavar="DIR", help="the target's C library root (default: the host's, or "
+                                                  "Debian's libc6-dev for that CPU, fetched into the cache)")
+
+
+def has_build_options(args) -> bool:
+    """Whether the command line names a build with `build_arguments`' options."""
+    return any(getattr(args, dest) for dest in BUILD_OPTIONS)
+
+
+def jobs_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="parallel parsers (default: one per core)")
+
+
 def load_table(path):
     """The table at `path`, or the one the runtime picks for this interpreter."""
     if path:

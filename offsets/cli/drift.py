@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import HelpFormatter
+from . import HelpFormatter, build_arguments, has_build_options, jobs_argument
 from ..errors import TableError, VerifyError
 
 DIFF_EPILOG = """examples:
@@ -35,25 +35,6 @@ stale or different (the layout changes are printed); 2 error."""
 CHECK_DIFF_LINES = 40
 
 
-def build_arguments(p, what: str) -> None:
-    """The options `cli_scan.build_inputs` reads, to name a build to scan."""
-    g = p.add_argument_group(f"the build to scan ({what})")
-    g.add_argument("--python", metavar="EXE", help="an interpreter whose build to scan")
-    g.add_argument("--prefix", metavar="DIR", help="an installed prefix: include/python3.X/ (or Debian's usr/)")
-    g.add_argument("--source", metavar="DIR", help="a CPython source tree, to scan its .c files too")
-    g.add_argument("--pyconfig", metavar="FILE", help="the pyconfig.h to use (required with --source alone)")
-    g.add_argument("--include-dir", metavar="DIR", help="with --prefix: the include directory, when it holds several")
-    g.add_argument("--target", metavar="TRIPLE", help="scan for another CPU (x86_64-linux-gnu, aarch64-linux-gnu, i686-linux-gnu)")
-    g.add_argument("--config", choices=("release", "debug", "free-threaded"), help="scan as this config")
-    g.add_argument("--sysroot", metavar="DIR", help="the target's C library root")
-    g.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="parallel parsers (default: one per core)")
-
-
-def _has_build_options(args) -> bool:
-    return any(getattr(args, k) for k in ("python", "prefix", "source", "pyconfig", "include_dir", "target",
-                                          "config", "sysroot"))
-
-
 def register(sub) -> None:
     d = sub.add_parser("diff", help="compare two layout tables (or a table and a build)", formatter_class=HelpFormatter,
                        description="List structs and fields added, removed, moved, resized, retyped, probably "
@@ -68,7 +49,8 @@ def register(sub) -> None:
                         "github (Actions annotations)")
     d.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="colour the text format (auto: on a terminal, unless NO_COLOR is set)")
-    build_arguments(d, "instead of NEW.yaml")
+    build_arguments(d, "the build to scan instead of NEW.yaml (default: the running interpreter)")
+    jobs_argument(d)
     d.set_defaults(func=run_diff)
 
     h = sub.add_parser("history", help="a field's offset and size (a struct's size, a constant's value) across "
@@ -86,7 +68,8 @@ def register(sub) -> None:
                        formatter_class=HelpFormatter, description="Fail when a committed table is stale.",
                        epilog=CHECK_EPILOG)
     c.add_argument("--baseline", metavar="DIR", required=True, help="the directory of committed tables (generated/)")
-    build_arguments(c, "default: the running interpreter")
+    build_arguments(c, "the build to rescan (default: the running interpreter)")
+    jobs_argument(c)
     c.set_defaults(func=run_check)
 
     r = sub.add_parser("report", help="write an HTML page of struct layouts as byte maps across versions",
@@ -119,9 +102,9 @@ def run_diff(args) -> int:
     from ..drift.tables import load_one
 
     old = load_one(args.old)
-    if args.new and _has_build_options(args):
+    if args.new and has_build_options(args):
         raise TableError("give either NEW.yaml or build options (--python, --prefix ...), not both")
-    if not args.new and not _has_build_options(args):
+    if not args.new and not has_build_options(args):
         print(f"offsets: no NEW.yaml: comparing with the build of the running interpreter ({sys.executable}), "
               f"scanned now; name another with --python EXE", file=sys.stderr)
     new = load_one(args.new) if args.new else _scan(args)
@@ -217,7 +200,7 @@ def _binaries_as_committed(fresh, committed, args):
     carries the same record; otherwise (a rebuilt interpreter) the difference is reported."""
     from dataclasses import replace
 
-    if fresh.build.binaries or not getattr(args, "python", None):
+    if fresh.build.binaries or not args.python:
         return fresh
     from ..check.verify import code_binary
     from ..remote.elf import build_id_of

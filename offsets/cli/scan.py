@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from .. import progress
-from . import HelpFormatter, load_table, table_argument
+from . import HelpFormatter, build_arguments, jobs_argument, load_table, table_argument
 
 SCAN_EPILOG = """examples:
   offsets scan                                  the running interpreter (written to ./NAME.yaml)
@@ -31,19 +31,7 @@ def register(sub) -> None:
     p = sub.add_parser("scan", help="scan a CPython build into a layout table", formatter_class=HelpFormatter,
                        description="Parse a CPython build's headers (and sources) with libclang and write "
                                    "every struct's layout as a YAML table.", epilog=SCAN_EPILOG)
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--python", metavar="EXE", help="the interpreter whose build to scan (default: this one)")
-    where.add_argument("--prefix", metavar="DIR", help="an installed prefix: include/python3.X/ (or Debian's usr/)")
-    p.add_argument("--source", metavar="DIR", help="a CPython source tree: also scan its Objects/, Python/, "
-                                                 "Modules/, Parser/ .c files for private structs")
-    p.add_argument("--pyconfig", metavar="FILE", help="the pyconfig.h to use (required with --source alone)")
-    p.add_argument("--include-dir", metavar="DIR", help="with --prefix: the include directory, when it holds several")
-    p.add_argument("--target", metavar="TRIPLE", help="scan for another CPU: x86_64-linux-gnu, aarch64-linux-gnu, "
-                                                     "i686-linux-gnu (default: the host, or the one Debian headers are for)")
-    p.add_argument("--config", choices=("release", "debug", "free-threaded"),
-                   help="scan as this config (default: what pyconfig.h says)")
-    p.add_argument("--sysroot", metavar="DIR", help="the target's C library root (default: the host's, or "
-                                                  "Debian's libc6-dev for that CPU, fetched into the cache)")
+    build_arguments(p, "the build to scan (default: the running interpreter)")
     p.add_argument("-o", "--output", metavar="FILE", help="where to write the table: a file, a directory (the table "
                                                         "is named cpython-VERSION-[CONFIG-]TRIPLE.yaml in it), or '-' "
                                                         "for stdout; default: the current directory")
@@ -59,7 +47,7 @@ def register(sub) -> None:
                                                         "or ~/.cache/offsets/tables")
     p.add_argument("--tables", metavar="DIR", help="with --install: the directory to install into")
     p.add_argument("--keep-going", action="store_true", help="skip translation units that fail, and list them in the table")
-    p.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="parallel parsers (default: one per core)")
+    jobs_argument(p)
     p.add_argument("--no-cache", action="store_true", help="parse everything again, ignoring the cache")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=run_scan)
@@ -92,13 +80,14 @@ def register(sub) -> None:
     s.set_defaults(func=run_show)
 
 
-def build_inputs(args):
+def build_inputs(args, vendor: str = None):
+    """The `BuildInputs` that `build_arguments`' options name (the running interpreter's when none
+    does), made by `vendor` when given."""
     from dataclasses import replace
 
     from ..scan import build_inputs as build
     from ..layout import identity
 
-    vendor = getattr(args, "vendor", None)
     if args.prefix:
         b = build.from_prefix(args.prefix, source=args.source, target=args.target, config=args.config,
                               pyconfig=args.pyconfig, include_dir=args.include_dir, sysroot=args.sysroot)
@@ -117,16 +106,17 @@ def build_inputs(args):
     return b
 
 
-def scan_table(args, say=lambda msg: None):
-    """The table of the build `args` name: scanned, then filled from DWARF where that applies."""
+def scan_table(args, say=lambda msg: None, keep_going: bool = False, use_cache: bool = True,
+               dwarf_from: str = None, use_dwarf: bool = True, vendor: str = None):
+    """The table of the build `build_arguments`' options name (`args.jobs` parsers): scanned, then
+    filled from the DWARF of `dwarf_from` (default: `_default_dwarf`) unless not `use_dwarf`."""
     from ..scan import scanner
 
-    b = build_inputs(args)
+    b = build_inputs(args, vendor)
     say(f"scanning CPython {b.version} ({b.config}, {b.target.triple}) from {b.include_dir}")
-    table = scanner.scan(b, scanner.ScanOptions(keep_going=getattr(args, "keep_going", False),
-                                                jobs=getattr(args, "jobs", 0),
-                                                use_cache=not getattr(args, "no_cache", False), progress=say))
-    binary = None if getattr(args, "no_dwarf", False) else getattr(args, "dwarf", None) or _default_dwarf(args, b)
+    table = scanner.scan(b, scanner.ScanOptions(keep_going=keep_going, jobs=args.jobs, use_cache=use_cache,
+                                                progress=say))
+    binary = (dwarf_from or _default_dwarf(args, b)) if use_dwarf else None
     if binary:
         from ..scan import dwarf
 
@@ -147,7 +137,8 @@ def run_scan(args) -> int:
     folder = out != STDOUT and (out.endswith("/") or Path(out).is_dir())
     if out != STDOUT and not folder:
         target(out, probe=True)     # refuse a device, a FIFO, /proc before scanning
-    table = scan_table(args, say)
+    table = scan_table(args, say, keep_going=args.keep_going, use_cache=not args.no_cache, dwarf_from=args.dwarf,
+                       use_dwarf=not args.no_dwarf, vendor=args.vendor)
     if folder:
         out = str(Path(out) / f"{table.build.table_name}.yaml")
     counts = (f"{len(table.structs)} structs, {table.field_count} fields"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from . import HelpFormatter
+from . import HelpFormatter, build_arguments
 
 EPILOG = """checks (each runs where its inputs are found; what could not run is said):
   gcc     offsetof/sizeof/_Alignof and bitfield probes over the same headers, compiled by gcc and
@@ -32,15 +32,7 @@ def register(sub) -> None:
                        description="Check every number of a layout table against independent truth and "
                                    "print what was compared.")
     p.add_argument("table", metavar="TABLE.yaml", help="the table to check")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--python", metavar="EXE", help="the interpreter whose build the table is of")
-    where.add_argument("--prefix", metavar="DIR", help="the installed prefix the table was scanned from")
-    p.add_argument("--source", metavar="DIR", help="the CPython source tree (also probes structs of its .c files)")
-    p.add_argument("--pyconfig", metavar="FILE", help="the pyconfig.h the table was scanned with")
-    p.add_argument("--include-dir", metavar="DIR", help="with --prefix: the include directory, when it holds several")
-    p.add_argument("--target", metavar="TRIPLE", help="the table's target, for a cross build")
-    p.add_argument("--config", choices=("release", "debug", "free-threaded"), help="the config the table was scanned as")
-    p.add_argument("--sysroot", metavar="DIR", help="the target's C library root (as for scan)")
+    build_arguments(p, "the build the table is of (default: a matching interpreter on this machine)")
     p.add_argument("--binary", metavar="LIBPYTHON.so", help="a binary of the build: its DWARF (built with -g) and, "
                                                          "when it holds the interpreter, its own data (binary check)")
     p.add_argument("--skip", action="append", choices=("gcc", "dwarf", "binary", "live"), default=[],
