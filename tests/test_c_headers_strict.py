@@ -95,7 +95,7 @@ def _build_inputs() -> dict:
         except Exception as e:   # an input not fetched yet: reported by the test that needs it
             out.setdefault("_errors", []).append(f"{job.label}: {e}")
             continue
-        out[matrix.b_table_name(b)] = b
+        out[b.table_name] = b
     return out
 
 

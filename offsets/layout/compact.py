@@ -283,14 +283,12 @@ def table_from_rows(head: dict, notes: dict, rows: list, partial: bool = False):
     decoded struct rows (each checked again by the model); a `partial` one keeps only the names of
     the structs in `rows`."""
     from ..errors import ModelError, TableError
-    from .model import Build, Table, Target
+    from .model import Build, Table
     from .sanity import check_table
 
     b = head["build"]
     try:
-        build = Build(version=b["version"], hexversion=b["hexversion"], config=dict(b["config"]),
-                      target=Target(**b["target"]), inputs=dict(b.get("inputs", {})),
-                      vendor=b.get("vendor", "upstream"), defines=b.get("defines"), binaries=binaries_of(b))
+        build = Build.from_dict(b)
         structs = {row[0]: struct_from_row(row) for row in rows}
         names = notes["names"] if not partial else {a: k for a, k in notes["names"].items() if k in structs}
         constants = {row[0]: constant_from_row(row) for row in notes["constants"]}
@@ -301,13 +299,6 @@ def table_from_rows(head: dict, notes: dict, rows: list, partial: bool = False):
         return table
     except (ModelError, ValueError, TypeError) as e:
         raise TableError(f"compact table {b['version']} ({b['target']['triple']}): {e}") from None
-
-
-def binaries_of(b: dict) -> tuple:
-    """The `model.Binary`s of a compact header's `build` ([build-id, file, source] each)."""
-    from .model import Binary
-
-    return tuple(Binary(*x) for x in b.get("binaries") or ())
 
 
 def table_of(head: dict, pool, keys=None, constants: bool = True):

@@ -96,6 +96,16 @@ class Build:
         if len(set(ids)) != len(ids):
             raise ModelError(f"a build-id is listed twice among the binaries of {self.version}")
 
+    @classmethod
+    def from_dict(cls, b: Mapping) -> "Build":
+        """The build a table saved (`compact.build_dict`'s form: the hexversion an int, each binary
+        [build-id, file, source]); a missing (or null) vendor is upstream, missing inputs none."""
+        return cls(version=b["version"], hexversion=b["hexversion"], config=dict(b["config"]),
+                   target=Target(**b["target"]), inputs=dict(b.get("inputs") or {}),
+                   vendor=b.get("vendor") or UPSTREAM,
+                   defines=None if b.get("defines") is None else dict(b["defines"]),
+                   binaries=tuple(Binary(*x) for x in b.get("binaries") or ()))
+
     @property
     def minor(self) -> str:
         return ".".join(self.version.split(".")[:2])

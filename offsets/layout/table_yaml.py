@@ -13,7 +13,7 @@ from functools import lru_cache
 from importlib import resources
 
 from ..errors import ModelError, TableError
-from .model import LAYOUT_FLAGS, Binary, Build, Constant, Field, Struct, Table, Target
+from .model import LAYOUT_FLAGS, Build, Constant, Field, Struct, Table
 from .sanity import check_table, short
 from .yaml_strict import parse, read_text
 
@@ -133,10 +133,8 @@ def from_data(data: object, origin: str = "table") -> Table:
         raise TableError(f"{origin}: malformed table at {at}: {message}")
     try:
         b = data["build"]
-        build = Build(version=b["version"], hexversion=int(b["hexversion"], 16), config=dict(b["config"]),
-                      target=Target(**b["target"]), inputs=dict(b["inputs"]), vendor=b.get("vendor", "upstream"),
-                      defines=None if b.get("defines") is None else dict(b["defines"]),
-                      binaries=tuple(Binary(**x) for x in b.get("binaries", ())))
+        build = Build.from_dict(dict(b, hexversion=int(b["hexversion"], 16),     # '0x030b07f0' in YAML
+                                     binaries=[(x["build_id"], x["file"], x["source"]) for x in b.get("binaries", ())]))
         structs = {}
         for name, s in data["structs"].items():
             fields = tuple(Field(path=p, **f) for p, f in s["fields"].items())

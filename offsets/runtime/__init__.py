@@ -116,14 +116,9 @@ class Match:
     @property
     def build(self):
         """The table's `model.Build` (version, hexversion, config, target, vendor, defines, digests)."""
-        from ..layout.compact import binaries_of
-        from ..layout.model import Build, Target
+        from ..layout.model import Build
 
-        b = self._build
-        return Build(version=b["version"], hexversion=b["hexversion"], config=dict(b["config"]),
-                     target=Target(**b["target"]), inputs=dict(b.get("inputs", {})),
-                     vendor=b.get("vendor") or identity.UPSTREAM, defines=b.get("defines"),
-                     binaries=binaries_of(b))
+        return Build.from_dict(self._build)
 
     @property
     def version(self) -> str:

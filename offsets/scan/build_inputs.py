@@ -62,6 +62,13 @@ class BuildInputs:
     def hexversion(self) -> int:
         return read_version(self.include_dir)[1]
 
+    @property
+    def table_name(self) -> str:
+        """The name a scan of this build gives its table (`model.Build.table_name`), known before
+        scanning: the layout flags a scan finds that name a config are the ones `config` turns on."""
+        return identity.table_name(self.version, dict.fromkeys(CONFIGS[self.config], True), self.target.triple,
+                                   self.vendor)
+
     def layout_defines(self) -> Optional[dict]:
         """The core's defines that some header tests (identity.layout_defines), or None if unknown."""
         if self.cflags is None:

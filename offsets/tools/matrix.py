@@ -258,7 +258,7 @@ def verify_all(todo: list[Job], out: Path) -> int:
     for i, job in enumerate(todo, 1):
         try:
             b = job.inputs()
-            name = f"{b_table_name(b)}.yaml"
+            name = f"{b.table_name}.yaml"
             table = table_yaml.load(out / name)
             binary = job.dwarf() if job.dwarf else None
             inputs = verify.find_inputs(table, build=b, binary=binary)
@@ -279,15 +279,6 @@ def verify_all(todo: list[Job], out: Path) -> int:
                 say(f"    {c.name}: {m}")
     print("\n".join(rows))
     return 1 if failed else 0
-
-
-def b_table_name(b: build.BuildInputs) -> str:
-    """The name a scan of `b` gives its table, without scanning."""
-    from ..layout.model import CONFIGS, Build, Target
-
-    flags = {flag: True for flag in CONFIGS[b.config]}
-    return Build(b.version, b.hexversion, flags, Target(b.target.triple, b.target.pointer_size),
-                 vendor=b.vendor).table_name
 
 
 def index_rows(tables: dict[str, Table], records: dict[str, dict]) -> list[dict]:
