@@ -9,6 +9,6 @@ clang_headers.py, clang_scan.py, preamble.py
 scanner.py, unit_cache.py, workers.py    the parallel, cached scan of every unit (in workers under a memory
                                          limit), merged into one Table
 code_key.py                              the code a cached result depends on: part of every scan cache's key
-qualify.py, storage.py                   naming and listing rules both readers share
+qualify.py, storage.py, members.py       naming, listing and flattening rules both readers share
 dwarf.py, dwarf_read.py, dwarf_raw.py    the second reader: layouts from a binary's DWARF
 """

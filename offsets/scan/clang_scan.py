@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Optional
 
 from . import clang_constants, constant_probe, macro_text, storage
+from .members import Member, flatten
 from ..errors import LayoutError, ScanError
-from ..layout.model import LAYOUT_FLAGS, Field, Struct
+from ..layout.model import LAYOUT_FLAGS, Struct
 
 _FLAG_PREFIX = "__offsets_flag_"
 _POINTER_PROBE = "__offsets_pointer_t"
@@ -114,26 +115,9 @@ def _cindex():
     return _CI
 
 
-@dataclass(frozen=True)
-class _Member:
-    """One member of a record as libclang gives it (offset relative to the record, in bits)."""
-
-    name: str
-    bitfield: bool
-    canon: object            # the canonical clang Type
-    rel: int                 # offset in bits, or libclang's negative error code
-    record: object           # the member's record declaration (cursor) when it is a record, else None
-    anonymous: bool          # an anonymous member (flattened into its parent)
-    type: str                # the spelling, cleaned
-    width: int               # bit width of a bitfield
-    size: int                # canonical type's size (negative: libclang's error code)
-    flexible: bool           # a flexible array member
-    array_len: Optional[int]
-
-
 class _Walker:
     def __init__(self, unit: Unit, ci) -> None:
-        self._members: dict = {}     # cursor hash -> [(record cursor, [_Member])]
+        self._members: dict = {}     # cursor hash -> [(record cursor, [Member])]
         self.unit = unit
         self.ci = ci
         self.K = ci.CursorKind
@@ -183,68 +167,40 @@ class _Walker:
                               f"(code {n}) while scanning {self.unit.name}")
         return n
 
-    def members(self, rtype) -> list:
-        """What `record_fields` needs of each member of a record, asked of libclang once per record
-        and unit: a nested record (PyObject, PyVarObject ...) is met again in every struct holding it."""
-        decl = rtype.get_declaration()
+    def members(self, decl) -> list:
+        """The `members.Member`s of record `decl`, asked of libclang once per record and unit: a
+        nested record (PyObject, PyVarObject ...) is met again in every struct holding it."""
         bucket = self._members.setdefault(decl.hash, [])
         for known, found in bucket:
             if known == decl:
                 return found
         found = []
-        for f in rtype.get_fields():
+        for f in decl.type.get_fields():
             name = f.spelling
             bitfield = f.is_bitfield()
             if bitfield and not name:
                 continue  # unnamed bitfield: padding, not a field
+            rel = f.get_field_offsetof()
+            if rel < 0:
+                raise LayoutError(f"{self.where(decl)}: libclang gives no offset for field {name!r} (code {rel})")
             canon = f.type.get_canonical()
             kind = canon.kind
             nested = canon.get_declaration() if kind == self.T.RECORD else None
-            found.append(_Member(name, bitfield, canon, f.get_field_offsetof(), nested,
-                                 nested is not None and bool(self.anon(nested)), clean_type(f.type.spelling),
-                                 f.get_bitfield_width() if bitfield else 0,
-                                 -1 if kind == self.T.INCOMPLETEARRAY else canon.get_size(),
-                                 kind == self.T.INCOMPLETEARRAY,
-                                 canon.get_array_size() if kind == self.T.CONSTANTARRAY else None))
+            anonymous = nested is not None and bool(self.anon(nested))
+            if anonymous and name:
+                raise ScanError(f"{self.where(decl)}: anonymous member with a name {name!r}: libclang disagrees with itself")
+            flexible = kind == self.T.INCOMPLETEARRAY
+            size = -1 if flexible else canon.get_size()
+            found.append(Member(name, rel, clean_type(f.type.spelling), size if size >= 0 else None,
+                                f.get_bitfield_width() if bitfield else None, flexible,
+                                canon.get_array_size() if kind == self.T.CONSTANTARRAY else None, nested, anonymous))
         bucket.append((decl, found))
         return found
 
-    def _size(self, m: "_Member", what: str) -> int:
-        if m.size < 0:
-            raise LayoutError(f"{what}: libclang gives no size for type {clean_type(m.canon.spelling)!r} "
-                              f"(code {m.size}) while scanning {self.unit.name}")
-        return m.size
-
-    def record_fields(self, rtype, base_bits: int, prefix: str, out: list, where: str,
-                      levels: Optional[int] = None) -> None:
-        """Append the fields of record type `rtype`; `levels` limits how deep named members go
-        (static object storage, data/storage.yaml)."""
-        for m in self.members(rtype):
-            name = m.name
-            if m.rel < 0:
-                raise LayoutError(f"{where}: libclang gives no offset for field {prefix + name!r} (code {m.rel})")
-            bits = base_bits + m.rel
-            if m.anonymous:
-                if name:
-                    raise ScanError(f"{where}: anonymous member with a name {name!r}: libclang disagrees with itself")
-                self.record_fields(m.canon, bits, prefix, out, where, levels)
-                continue
-            if not name:
-                raise ScanError(f"{where}: unnamed field of type {m.type!r} that is not an anonymous member")
-            path = prefix + name
-            if m.bitfield:
-                out.append(Field.bitfield(path, bits, m.width, self._size(m, f"{where}: {path}"), m.type))
-                continue
-            if bits % 8:
-                raise LayoutError(f"{where}: field {path!r} starts at bit {bits}, not on a byte")
-            if m.flexible:
-                out.append(Field(path, bits // 8, 0, m.type, flexible=True))
-                continue
-            size = self._size(m, f"{where}: {path}")
-            out.append(Field(path, bits // 8, size, m.type, array_len=m.array_len))
-            if m.record is not None and (levels is None or levels > 1) and not self.is_storage(m.record) \
-                    and not self.is_foreign(m.record):
-                self.record_fields(m.canon, bits, path + ".", out, where, None if levels is None else levels - 1)
+    def leaf(self, decl) -> bool:
+        """A member of this record type is listed, its own members are not: static object storage
+        (data/storage.yaml) or a C library type (storage.py)."""
+        return self.is_storage(decl) or self.is_foreign(decl)
 
     def is_storage(self, decl) -> bool:
         """A member of static-object-storage type is listed, not expanded (data/storage.yaml)."""
@@ -272,8 +228,7 @@ class _Walker:
 
     def struct(self, decl, key: str, tag: Optional[str]) -> Struct:
         where = self.where(decl)
-        fields: list = []
-        self.record_fields(decl.type, 0, "", fields, where, storage.depth(tag))
+        fields = flatten(self, decl, where, storage.depth(tag))
         kind = "union" if decl.kind == self.K.UNION_DECL else "struct"
         size = self.size(decl.type, f"{where}: {key}")
         align = decl.type.get_align()

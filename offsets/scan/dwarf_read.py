@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import storage
+from .members import Member, flatten
 from .dwarf_raw import RECORDS, REF_FORMS, RawUnit, Sections
 from ..errors import LayoutError
-from ..layout.model import Field, Struct
+from ..layout.model import Struct
 from .qualify import DWARF, merge
 
 #: First path components that mark a file of the CPython tree (the rest is the system's).
@@ -421,35 +422,17 @@ class Reader:
 
     # ---- output
 
-    def fields(self, key, base_bits: int, prefix: str, out: list, levels: Optional[int] = None) -> None:
-        """The `offsetof` fields of definition `key`, exactly as `clang_scan._Walker.record_fields`
-        (static object storage included: data/storage.yaml)."""
+    def members(self, key) -> list:
+        """The `members.Member`s of definition `key` (members.flatten lists them as clang_scan does)."""
+        return [Member(m.name or "", m.bits, m.type.spell, m.type.size, m.width, m.type.flexible, m.type.array_len,
+                       m.type.record, not m.name and m.type.record is not None)
+                for m in self.defs[key].members]
+
+    def leaf(self, key) -> bool:
+        """A member of this record type is listed, its own members are not: static object storage
+        (data/storage.yaml) or a C library type (storage.py)."""
         d = self.defs[key]
-        for m in d.members:
-            if m.width is not None and not m.name:
-                continue
-            bits = base_bits + m.bits
-            t = m.type
-            if not m.name:
-                if t.record is None:
-                    raise LayoutError(f"{d.where}: unnamed member of type {t.spell!r} that is not an anonymous struct or union")
-                self.fields(t.record, bits, prefix, out, levels)
-                continue
-            path = prefix + m.name
-            if m.width is not None:
-                out.append(Field.bitfield(path, bits, m.width, t.size, t.spell))
-                continue
-            if bits % 8:
-                raise LayoutError(f"{d.where}: field {path!r} starts at bit {bits}, not on a byte")
-            if t.flexible:
-                out.append(Field(path, bits // 8, 0, t.spell, flexible=True))
-                continue
-            if t.size is None:
-                raise LayoutError(f"{d.where}: field {path!r} has incomplete type {t.spell!r}")
-            out.append(Field(path, bits // 8, t.size, t.spell, array_len=t.array_len))
-            if t.record is not None and (levels is None or levels > 1) \
-                    and storage.depth(self.defs[t.record].tag) is None and not storage.system_header(self.defs[t.record].where):
-                self.fields(t.record, bits, path + ".", out, None if levels is None else levels - 1)
+        return storage.depth(d.tag) is not None or storage.system_header(d.where)
 
     def result(self) -> tuple[dict, dict, list[str]]:
         by_tag: dict = {}
@@ -474,8 +457,7 @@ class Reader:
             if d.unexplained:
                 conflicts.append(f"{name} ({d.where}): left out, its alignment is not earned: {d.unexplained}")
                 continue
-            out: list = []
-            self.fields(key, 0, "", out, storage.depth(d.tag))
+            out = flatten(self, key, d.where, storage.depth(d.tag))
             # a typedef may carry an alignment of its own (3.13's `} PyGC_Head Py_ALIGNED(4);`)
             s = Struct(name, d.kind, d.size, d.typedef_align.get(name, d.align), d.where, tuple(out), origin="dwarf")
             others = d.typedefs[1:] + ([d.tag] if d.tag and d.tag != name else [])
