@@ -54,6 +54,10 @@ $(VENV)/.test-installed: $(VENV)/.tools
 	@command -v aarch64-linux-gnu-g++ >/dev/null || [ "$$(uname -m)" != x86_64 ] || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends g++-aarch64-linux-gnu; } || \
 	  echo "no aarch64 cross g++: aarch64 headers will be checked as C++ with clang++ only"
+	@# the 32-bit ARM cross gcc checks the target table's ARM EABI row (tests/test_targets.py)
+	@command -v arm-linux-gnueabihf-gcc >/dev/null || [ "$$(uname -m)" != x86_64 ] || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc-arm-linux-gnueabihf; } || \
+	  echo "no 32-bit ARM cross gcc: its row of the target table will not be checked"
 	@# Debian's Go compiles and vets the Go form of `offsets export` (tests/test_export.py; rustc comes with the machine)
 	@command -v go >/dev/null || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends golang-go; } || \

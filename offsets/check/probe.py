@@ -97,8 +97,8 @@ def compiler_for(t: targets.TargetInfo) -> list[str]:
     host = targets.host()
     if t == host:
         cmd, package = ["gcc"], "gcc"
-    elif t.triple == "i686-linux-gnu" and host.triple == "x86_64-linux-gnu":
-        cmd, package = ["gcc", "-m32"], "gcc"
+    elif t.host_gcc_flag and t.host_gcc_flag[0] == host.triple:
+        cmd, package = ["gcc", t.host_gcc_flag[1]], "gcc"
     else:
         cmd, package = [f"{t.triple}-gcc"], f"gcc-{t.triple.replace('_', '-')}"
     if shutil.which(cmd[0]) is None:

@@ -42,15 +42,10 @@ import re
 from pathlib import Path
 
 from ..errors import TableError
+from . import targets
 from .model import Table
 
 _BARE = re.compile(r"\b(?:const|volatile|restrict)\b|[*\[\]0-9]")
-
-
-#: The compiler's predefined macro for each CPU of a target triple (gcc and clang agree).
-_ARCH_MACROS = {"x86_64": "__x86_64__", "aarch64": "__aarch64__", "i686": "__i386__", "i386": "__i386__",
-                "arm": "__arm__", "armv7l": "__arm__", "powerpc64le": "__powerpc64__", "ppc64le": "__powerpc64__",
-                "s390x": "__s390x__", "riscv64": "__riscv"}
 
 
 _NOT_IDENT = re.compile(r"[^A-Za-z0-9_]")
@@ -177,7 +172,8 @@ def emit(table: Table, source: str, source_sha256: str = None) -> str:
                   f'#    error "{header_name(table)} is for a build {"with" if want else "without"} {flag}"',
                   "#  endif"]
     lines += ["#endif"]
-    arch = _ARCH_MACROS.get(b.target.arch)
+    abi = targets.abi(b.target.triple)
+    arch = abi and abi.cpu_macro
     target = f"defined({arch}) && " if arch else ""
     lines += [f"#if !({target}defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == {b.target.pointer_size})",
               f'#  error "{header_name(table)} is for {b.target.triple} ({b.target.pointer_size}-byte pointers), '

@@ -18,6 +18,7 @@ names the offending entry. The rules (docs/table-format.md, "Invariants"):
 """
 from __future__ import annotations
 
+from . import targets
 from ..errors import ModelError
 
 #: Offsets and sizes stay below 2 GiB: no CPython struct comes near, and a C `int` holds them.
@@ -27,14 +28,7 @@ MAX_ALIGN = 4096
 
 _VERSION = r"(\d+)\.(\d+)\.(\d+)(?:(a|b|rc)(\d+))?\+?$"
 _LEVELS = {"a": 0xA, "b": 0xB, "rc": 0xC, None: 0xF}
-#: CPU (first word of the triple) -> pointer size; an ILP32 ABI on a 64-bit CPU says so in the triple.
-_POINTER_SIZES = {"x86_64": 8, "aarch64": 8, "aarch64_be": 8, "ppc64": 8, "ppc64le": 8, "powerpc64": 8,
-                  "powerpc64le": 8, "s390x": 8, "riscv64": 8, "mips64": 8, "mips64el": 8, "loongarch64": 8,
-                  "sparc64": 8, "alpha": 8, "i386": 4, "i486": 4, "i586": 4, "i686": 4, "arm": 4, "armel": 4,
-                  "armhf": 4, "armv7l": 4, "powerpc": 4, "ppc": 4, "mips": 4, "mipsel": 4, "riscv32": 4,
-                  "s390": 4, "hppa": 4, "m68k": 4, "sh4": 4}
-_ILP32 = ("gnux32", "ilp32")
-#: C types whose alignment is their size (capped at the target's largest scalar alignment).
+#: C types whose alignment is their size (capped at the target's largest scalar alignment: targets.py).
 _SCALARS = frozenset({
     "char", "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int", "long",
     "unsigned long", "long long", "unsigned long long", "_Bool", "float", "double", "size_t", "ssize_t",
@@ -84,13 +78,10 @@ def check_version(version: str, hexversion: int) -> None:
 
 def check_target(triple: str, pointer_size: int) -> None:
     integer(pointer_size, f"target {triple}: pointer_size", 4, 8)
-    words = str(triple).split("-")
-    want = _POINTER_SIZES.get(words[0])
-    if want == 8 and any(w.endswith(_ILP32) for w in words[1:]):
-        want = 4
+    want = targets.pointer_size(triple)
     if want is not None and want != pointer_size:
         raise ModelError(f"target {triple}: pointer size {pointer_size} contradicts the triple "
-                         f"({words[0]} has {want}-byte pointers)")
+                         f"({str(triple).split('-')[0]} has {want}-byte pointers)")
 
 
 #: The C integer types a constant can have (clang's canonical spellings), each with its
@@ -181,18 +172,20 @@ def _in_union(parent, unions) -> bool:
 _QUALIFIERS = r"\b(?:const|volatile)\b|\s*\[\d*\]"
 
 
-def natural_align(f, pointer_size: int, struct_aligns: dict):
-    """The alignment a field's type needs, where it is known; None otherwise."""
+def natural_align(f, target, struct_aligns: dict):
+    """The alignment a field's type needs in a struct for `target` (a `model.Target`: its ABI's
+    rule, targets.py), where it is known; None otherwise."""
     if f.is_bitfield or f.flexible:
         return None
     t = f.type
     if "[" in t or "const" in t or "volatile" in t:
         t = " ".join(_pattern(_QUALIFIERS).sub(" ", t).split())       # an array's element type, unqualified
+    abi = targets.abi(target.triple)
     if t.endswith("*"):
-        return pointer_size
+        return abi and abi.member_align(target.pointer_size)
     count = f.array_len or 1
     if t in _SCALARS and f.size % count == 0 and f.size // count in (1, 2, 4, 8):
-        return min(f.size // count, 4 if pointer_size == 4 else 8)    # i686: 8-byte scalars align to 4
+        return abi and abi.member_align(f.size // count)      # i686: 8-byte scalars align to 4, arm to 8
     if t.startswith(("struct ", "union ")):
         t = t.partition(" ")[2]
     return struct_aligns.get(t)
@@ -204,12 +197,11 @@ def check_alignment(table) -> None:
     structs = table.structs
     aligns = {name: s.align for name, s in structs.items()}
     aligns.update((alias, structs[target].align) for alias, target in table.names.items() if target in structs)
-    ptr = table.build.target.pointer_size
     for s in structs.values():
         bound = {"": s.align}            # path -> the alignment its members can count on
         for f in s.fields:
             outer = bound.get(f.path.rpartition(".")[0], s.align)
-            own = natural_align(f, ptr, aligns)
+            own = natural_align(f, table.build.target, aligns)
             want = outer if own is None else min(own, outer)
             bound[f.path] = want
             if own is not None and f.offset % want:

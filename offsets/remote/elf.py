@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..errors import OffsetsError
+from ..layout import targets
 
-#: ELF machine numbers -> the triple tables name that CPU by (`layout/identity`'s words).
-MACHINES = {62: "x86_64-linux-gnu", 183: "aarch64-linux-gnu", 3: "i686-linux-gnu"}
+#: ELF machine numbers -> the triple tables name that CPU by (layout/targets.py).
+MACHINES = {targets.abi(t).elf_number: t for t in targets.TABLE_TARGETS}
 PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
 SHT_SYMTAB, SHT_DYNSYM = 2, 11
 NT_GNU_BUILD_ID = 3

@@ -24,6 +24,7 @@ from . import storage
 from .members import Member, flatten
 from .dwarf_raw import RECORDS, REF_FORMS, RawUnit, Sections
 from ..errors import LayoutError
+from ..layout import targets
 from ..layout.model import Struct
 from .qualify import DWARF, merge
 
@@ -81,6 +82,8 @@ class _Def:
 class Reader:
     def __init__(self, machine: str, thorough: bool = False) -> None:
         self.machine = machine
+        abi = targets.by_elf_machine(machine)
+        self.scalar_align = abi.scalar_align if abi is not None and abi.scalar_align else 16
         self.thorough = thorough       # read every unit's definitions, even those met before
         self.defs: dict = {}           # key -> _Def
         self.die_key: dict = {}        # (id(dwarfinfo), offset) -> key of a definition
@@ -165,11 +168,11 @@ class Reader:
         return t
 
     def _align_of_base(self, size: int, encoding: int) -> int:
+        """A base type's alignment in a struct, by the ABI of the DWARF's machine (layout/targets.py;
+        natural up to 16 for a machine the table has no rule for)."""
         if encoding == _DW_ATE_COMPLEX_FLOAT:
             size //= 2
-        if self.machine == "EM_386":
-            return min(size, 4) or 1
-        return min(size, 16) or 1
+        return min(size, self.scalar_align) or 1
 
     def spell(self, die) -> str:
         """How C spells the type DIE `die` (`PyObject *`, `char[3]`): never reads a record's members,

@@ -6,25 +6,44 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BuildError
+from ..layout import targets as abi_table
 
 
 @dataclass(frozen=True)
 class TargetInfo:
-    """A supported target: clang's triple, Debian's multiarch directory and architecture name."""
+    """A target tables are made for: clang's triple, where Debian keeps its files, and how this
+    machine's gcc compiles for it; its layout facts (pointer size, the compiler's macro, the ELF
+    machine) are the ABI table's (layout/targets.py)."""
 
     triple: str
     multiarch: str
     deb_arch: str
-    pointer_size: int
-    cpu_macro: str  # what Debian's forwarding pyconfig.h tests to pick this target
-    elf_machine: str  # e_machine of its ELF binaries, as pyelftools names it
+    #: (host triple, flag): the host's own gcc compiles for this target with that flag
+    host_gcc_flag: tuple = ()
+
+    @property
+    def abi(self) -> abi_table.Abi:
+        return abi_table.abi(self.triple)
+
+    @property
+    def pointer_size(self) -> int:
+        return abi_table.pointer_size(self.triple)
+
+    @property
+    def cpu_macro(self) -> str:
+        """What Debian's forwarding pyconfig.h tests to pick this target."""
+        return self.abi.cpu_macro
+
+    @property
+    def elf_machine(self) -> str:
+        """e_machine of its ELF binaries, as pyelftools names it."""
+        return self.abi.elf_machine
 
 
-TARGETS = {t.triple: t for t in (
-    TargetInfo("x86_64-linux-gnu", "x86_64-linux-gnu", "amd64", 8, "__x86_64__", "EM_X86_64"),
-    TargetInfo("aarch64-linux-gnu", "aarch64-linux-gnu", "arm64", 8, "__aarch64__", "EM_AARCH64"),
-    TargetInfo("i686-linux-gnu", "i386-linux-gnu", "i386", 4, "__i386__", "EM_386"),
-)}
+_DEBIAN = {"x86_64-linux-gnu": ("x86_64-linux-gnu", "amd64"), "aarch64-linux-gnu": ("aarch64-linux-gnu", "arm64"),
+           "i686-linux-gnu": ("i386-linux-gnu", "i386")}
+_HOST_GCC_FLAG = {"i686-linux-gnu": ("x86_64-linux-gnu", "-m32")}
+TARGETS = {t: TargetInfo(t, *_DEBIAN[t], _HOST_GCC_FLAG.get(t, ())) for t in abi_table.TABLE_TARGETS}
 
 _ALIASES = {"x86_64": "x86_64-linux-gnu", "amd64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu",
             "arm64": "aarch64-linux-gnu", "i686": "i686-linux-gnu", "i386": "i686-linux-gnu",

@@ -1,0 +1,73 @@
+"""Targets: what a triple's CPU means for a layout, in one table that the model's rules
+(sanity.py), the C header emitter (c_header.py), the scanner (scan/targets.py), the DWARF reader
+and the ELF reader (remote/elf.py) read.
+
+A CPU (the first word of a triple) has a pointer size, the compiler's predefined macro for it, its
+ELF e_machine, and the largest alignment its ABI gives a scalar member of a struct (`scalar_align`;
+None where no rule here is checked against a compiler, so nothing is assumed):
+- i386 System V ABI: 8-byte types (double, long long) align to 4 in a struct (gcc's `_Alignof` says 4);
+- 32-bit ARM EABI (AAPCS): 8-byte types align to 8;
+- x86_64 System V and AArch64 (AAPCS64): every scalar to its size, up to 16 (long double, __int128).
+A smaller scalar aligns to its size. An ILP32 ABI on a 64-bit CPU says so in the triple
+(`x86_64-linux-gnux32`, `aarch64-linux-gnu_ilp32`): 4-byte pointers. Tests check each row against
+gcc (tests/test_targets.py).
+"""
+from __future__ import annotations
+
+#: The triples tables are made for (scan/targets.py adds where their C library comes from).
+TABLE_TARGETS = ("x86_64-linux-gnu", "aarch64-linux-gnu", "i686-linux-gnu")
+
+
+class Abi:
+    """One row of the table: the layout facts of a CPU (or a family of names for one)."""
+
+    __slots__ = ("cpus", "pointer_size", "cpu_macro", "elf_machine", "elf_number", "scalar_align")
+
+    def __init__(self, cpus: tuple, pointer_size: int, cpu_macro: str = None, elf_machine: str = None,
+                 elf_number: int = None, scalar_align: int = None) -> None:
+        self.cpus, self.pointer_size, self.cpu_macro = cpus, pointer_size, cpu_macro
+        self.elf_machine, self.elf_number, self.scalar_align = elf_machine, elf_number, scalar_align
+
+    def member_align(self, size: int):
+        """The alignment of a scalar (or pointer) of `size` bytes as a struct member; None if unknown."""
+        return min(size, self.scalar_align) if self.scalar_align else None
+
+
+_ABIS = (
+    Abi(("x86_64",), 8, "__x86_64__", "EM_X86_64", 62, 16),
+    Abi(("aarch64",), 8, "__aarch64__", "EM_AARCH64", 183, 16),
+    Abi(("i686", "i386", "i486", "i586"), 4, "__i386__", "EM_386", 3, 4),
+    Abi(("arm", "armv7l", "armel", "armhf"), 4, "__arm__", "EM_ARM", 40, 8),
+    Abi(("powerpc64le", "ppc64le"), 8, "__powerpc64__"),
+    Abi(("s390x",), 8, "__s390x__"),
+    Abi(("riscv64",), 8, "__riscv"),
+    Abi(("aarch64_be", "ppc64", "powerpc64", "mips64", "mips64el", "loongarch64", "sparc64", "alpha"), 8),
+    Abi(("powerpc", "ppc", "mips", "mipsel", "riscv32", "s390", "hppa", "m68k", "sh4"), 4),
+)
+_BY_CPU = {cpu: a for a in _ABIS for cpu in a.cpus}
+_ILP32 = ("gnux32", "ilp32")
+
+
+def abi(triple: str):
+    """The row of a triple's CPU (`x86_64-linux-gnu`, or the CPU alone), or None for an unknown one."""
+    return _BY_CPU.get(str(triple).split("-", 1)[0])
+
+
+def pointer_size(triple: str):
+    """The pointer size a triple implies (an ILP32 ABI's 4 on a 64-bit CPU), or None if unknown."""
+    a = abi(triple)
+    if a is None:
+        return None
+    if a.pointer_size == 8 and any(w.endswith(_ILP32) for w in str(triple).split("-")[1:]):
+        return 4
+    return a.pointer_size
+
+
+def by_elf_number(number: int):
+    """The row whose ELF e_machine is `number`, or None."""
+    return next((a for a in _ABIS if a.elf_number == number), None)
+
+
+def by_elf_machine(name: str):
+    """The row whose ELF e_machine pyelftools calls `name` (`EM_386`), or None."""
+    return next((a for a in _ABIS if a.elf_machine == name), None)

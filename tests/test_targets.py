@@ -1,0 +1,98 @@
+"""The target table (layout/targets.py) against the compilers: each target's pointer size, the
+macro its compiler predefines, its ELF machine, and the alignment its ABI gives each scalar inside a
+struct, as the model's rule (`sanity.natural_align`) and the DWARF reader apply it.
+
+Truth: gcc for each target (the host's gcc, its `-m32` for i686, the aarch64 and 32-bit ARM cross
+gccs): `offsetof` of a member after a char, `sizeof`, `_Alignof` of a struct holding it, each
+compiled into the size of a symbol and read back from the object file; `gcc -dM -E` for the macros.
+The numbers in the table are never the expected values."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import missing_tool
+from offsets.layout import sanity, targets
+from offsets.layout.model import Field, Target
+from offsets.scan import dwarf, targets as scan_targets
+
+#: triple -> the gcc command that compiles for it here, and the Debian package that has it
+COMPILERS = {"x86_64-linux-gnu": (["gcc"], "gcc"), "i686-linux-gnu": (["gcc", "-m32"], "gcc"),
+             "aarch64-linux-gnu": (["aarch64-linux-gnu-gcc"], "gcc-aarch64-linux-gnu"),
+             "arm-linux-gnueabihf": (["arm-linux-gnueabihf-gcc"], "gcc-arm-linux-gnueabihf")}
+#: name in the probe -> C type (the model's scalar types, and a pointer)
+TYPES = {"char": "char", "short": "short", "int": "int", "long": "long", "long_long": "long long",
+         "float": "float", "double": "double", "bool": "_Bool", "pointer": "void *"}
+PROBE = "".join(
+    f"typedef struct {{ char c; {t} x; }} s_{n};\n"
+    f"char member_align_{n}[__builtin_offsetof(s_{n}, x)];\n"
+    f"char size_{n}[sizeof({t})];\n"
+    f"char struct_align_{n}[_Alignof(s_{n})];\n"
+    for n, t in TYPES.items())
+
+
+def compiler(triple: str) -> list:
+    cmd, package = COMPILERS[triple]
+    if shutil.which(cmd[0]) is None:
+        missing_tool(cmd[0], f"apt-get install {package}")
+    return cmd
+
+
+def compiled(triple: str, tmp: Path) -> Path:
+    """The probe, compiled for `triple` with DWARF into a shared object (no C library needed)."""
+    (tmp / "Include").mkdir()
+    (tmp / "Include" / "probe.h").write_text(PROBE)
+    (tmp / "probe.c").write_text('#include "probe.h"\n' + "".join(f"s_{n} use_{n};\n" for n in TYPES))
+    out = tmp / "probe.so"
+    subprocess.run([*compiler(triple), "-shared", "-fPIC", "-nostdlib", "-g", "-fno-eliminate-unused-debug-types",
+                    "-IInclude", "probe.c", "-o", out.name], cwd=tmp, check=True)
+    return out
+
+
+def symbol_sizes(path: Path) -> dict:
+    from elftools.elf.elffile import ELFFile
+
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        return {s.name: s["st_size"] for s in elf.get_section_by_name(".symtab").iter_symbols() if s.name}
+
+
+def elf_machine(path: Path) -> tuple:
+    from elftools.elf.elffile import ELFFile
+
+    with open(path, "rb") as f:
+        name = ELFFile(f)["e_machine"]
+        f.seek(18)
+        return name, int.from_bytes(f.read(2), "little")
+
+
+@pytest.mark.parametrize("triple", COMPILERS)
+def test_the_table_says_what_gcc_does(triple, tmp_path):
+    so = compiled(triple, tmp_path)
+    gcc = symbol_sizes(so)
+    abi = targets.abi(triple)
+    assert targets.pointer_size(triple) == gcc["size_pointer"]
+    target = Target(triple, gcc["size_pointer"])          # the model accepts the pointer size gcc has
+    for n, t in TYPES.items():
+        size, align = gcc[f"size_{n}"], gcc[f"member_align_{n}"]
+        assert abi.member_align(size) == align, (triple, t)
+        assert sanity.natural_align(Field("x", align, size, t), target, {}) == align, (triple, t)
+    assert (abi.elf_machine, abi.elf_number) == elf_machine(so)
+    defined = subprocess.run([*compiler(triple), "-dM", "-E", "-x", "c", "/dev/null"], capture_output=True,
+                             text=True, check=True).stdout.split("\n")
+    assert f"#define {abi.cpu_macro} 1" in defined
+    # the DWARF reader gives each probe struct gcc's alignment (its base types' by the same table)
+    info = dwarf.read(so, use_cache=False)
+    got = {n: info.structs[f"s_{n}"].align for n in TYPES}
+    assert got == {n: gcc[f"struct_align_{n}"] for n in TYPES}
+
+
+def test_every_target_tables_are_made_for_has_a_full_row():
+    for triple, t in scan_targets.TARGETS.items():
+        abi = targets.abi(triple)
+        assert abi.scalar_align and abi.cpu_macro and abi.elf_machine and abi.elf_number, triple
+        assert (t.pointer_size, t.cpu_macro, t.elf_machine) == (abi.pointer_size, abi.cpu_macro, abi.elf_machine)
+        assert triple in COMPILERS                         # each is checked against gcc above
