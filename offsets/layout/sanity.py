@@ -18,7 +18,6 @@ names the offending entry. The rules (docs/table-format.md, "Invariants"):
 """
 from __future__ import annotations
 
-from . import targets
 from ..errors import ModelError
 
 #: Offsets and sizes stay below 2 GiB: no CPython struct comes near, and a C `int` holds them.
@@ -77,6 +76,8 @@ def check_version(version: str, hexversion: int) -> None:
 
 
 def check_target(triple: str, pointer_size: int) -> None:
+    from . import targets       # here, not at the top: the runtime's loading of a table needs no target
+
     integer(pointer_size, f"target {triple}: pointer_size", 4, 8)
     want = targets.pointer_size(triple)
     if want is not None and want != pointer_size:
@@ -180,6 +181,8 @@ def natural_align(f, target, struct_aligns: dict):
     t = f.type
     if "[" in t or "const" in t or "volatile" in t:
         t = " ".join(_pattern(_QUALIFIERS).sub(" ", t).split())       # an array's element type, unqualified
+    from . import targets
+
     abi = targets.abi(target.triple)
     if t.endswith("*"):
         return abi and abi.member_align(target.pointer_size)
