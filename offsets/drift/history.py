@@ -53,10 +53,6 @@ def table_paths(directory=None) -> list[Path]:
     return paths
 
 
-def load_tables(directory=None) -> list[Table]:
-    return [load_table(p) for p in table_paths(directory)]
-
-
 def group_key(b: Build) -> tuple[str, str]:
     return (b.config_name, b.target.triple)
 
