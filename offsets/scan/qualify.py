@@ -5,7 +5,7 @@ bytes), as a tag (`struct BLOCK`, the deque block of `_collectionsmodule.c`, 528
 files, or in one header laid out differently by the units that include it. When a name, typedef or
 tag alike, stands for more than one layout, no plain entry is made for it: each meaning gets
 `NAME@FILE` (`block@Modules/_collectionsmodule.c`, `BLOCK@Modules/expat/xmlparse.c`), or
-`NAME@UNIT` for one header laid out per unit, and a plain lookup lists those (names.py, runtime.py).
+`NAME@UNIT` for one header laid out per unit, and a plain lookup lists those (layout/names.py, runtime/__init__.py).
 
 `merge` is the one merge of both readers (the libclang scanner's units, `dwarf_read`'s
 definitions); a `Policy` says what differs between them.
