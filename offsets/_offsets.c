@@ -19,9 +19,9 @@
  *     must not need the GIL: it only copies memory with PyMem_Raw*). A cache grows by copying into
  *     a new slot array and publishing it.
  *   - _reset() builds the new State completely, then swaps `current` under the lock: once it
- *     returns, every lookup that starts reads the new State (issue 8, rule 5). A miss inserts its
- *     answer only if the State it started from is still `current`, so an answer computed from the
- *     old table can never enter the new cache.
+ *     returns, every lookup that starts reads the new State (a JIT that switches tables never mixes
+ *     them). A miss inserts its answer only if the State it started from is still `current`, so an
+ *     answer computed from the old table can never enter the new cache.
  *   - fork() takes write_lock first (pthread_atfork) and both sides release it after, so a child
  *     never inherits it held by a thread it does not have.
  *   - Nothing a reader may still hold is freed: replaced slot arrays and States are kept for the
@@ -29,7 +29,7 @@
  *     State per use_table() call, which is rare). This is also what keeps the strings of
  *     PyOffsets_TableName()/PyOffsets_Match() valid, as they always were.
  *
- * Interpreters (issue 19). Every interpreter of a process may import the module, each with its own
+ * Interpreters. Every interpreter of a process may import the module, each with its own
  * GIL on 3.12+ (Py_MOD_PER_INTERPRETER_GIL_SUPPORTED). What is per interpreter is what belongs to
  * one: the Python callables a miss calls (that interpreter's own offsets.runtime), in the module's
  * state, found by importing offsets._offsets in the caller's interpreter (a dict lookup once it is
@@ -749,7 +749,7 @@ static PyMethodDef methods[] = {
 };
 
 /* fork() waits until no thread is inside write_lock (its holders never wait for anything), so a
- * forked child never starts with it held by a thread that does not exist there (issue 19). */
+ * forked child never starts with it held by a thread that does not exist there. */
 static void
 before_fork(void)
 {

@@ -191,7 +191,7 @@ def check_subinterpreters(got: dict, count: int = SUBINTERPRETER_COUNT) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("version", ("3.11", "3.12", "3.13"))
 def test_sub_interpreters_with_their_own_gil_share_the_capsule(version, tmp_path):
-    """Issue 19: isolated sub-interpreters (each its own GIL from 3.12) import the capsule and look
+    """Isolated sub-interpreters (each its own GIL from 3.12) import the capsule and look
     names up at once; before, the import was refused ('does not support loading in subinterpreters').
     3.11's share the GIL, where only the thread id tells which thread holds it."""
     python = pyenv_python(version)
