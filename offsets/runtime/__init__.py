@@ -27,9 +27,9 @@ a time limit: autoscan.py; it is installed like the first kind; `OFFSETS_AUTOSCA
 Nothing here imports yaml or clang or parses YAML, and what every process that loads a JIT runs
 imports as little as it can (no subprocess, threading or dataclasses: a `.pth` file or `-X presite`
 runs it in every interpreter a deployment starts). `get` and `sizeof` are the `__getitem__` of
-dicts filled on demand under a lock, so a known name costs one C-level dict lookup, and after `use_table()` returns no thread gets an answer of the old table. A
-forked child starts with a fresh lock (a lock another thread held at fork time cannot block it)
-and keeps the table already chosen.
+dicts filled on demand under a lock, so a known name costs one C-level dict lookup, and after
+`use_table()` returns no thread gets an answer of the old table. A forked child starts with a fresh
+lock (a lock another thread held at fork time cannot block it) and keeps the table already chosen.
 """
 from __future__ import annotations
 
