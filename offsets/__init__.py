@@ -10,8 +10,9 @@ The package is the pipeline, one subpackage per stage (docs/architecture.md has 
     cli/       the `offsets` command, one module per group of subcommands
     tools/     `make tables` (regenerate, matrix) and `make bench`: run from a checkout
 
-    errors.py, atomic_write.py     shared by every stage: error types, safe writes
-    data_cache.py, cache_lock.py   checked JSON caches; one process at a time fills a cache folder
+    errors.py, atomic_write.py     shared by every stage: error types, safe writes (files and cache folders)
+    data_cache.py, cache_lock.py   the cache's folder, checked JSON entries, generations; one process fills a folder
+    progress.py                    the one progress line on standard error
     _offsets.c                     the C API capsule behind headers/pyoffsets.h
 
 The runtime side (runtime/, layout/, the shared modules) imports nothing from scan/, check/, drift/,
