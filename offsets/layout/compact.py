@@ -24,7 +24,7 @@ from .compact_read import (CHUNK, FILE_NODE, FORMAT, INNER, LEAF, MEMBER_DEFAULT
                            TYPE_CODES, cut, names_text, node_id, type_code)
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
-COMPACT_DIR = PACKAGE_DIR / "data" / "compact"      # runtime.py finds it without pathlib
+COMPACT_DIR = PACKAGE_DIR / "data" / "compact"      # runtime/tables.py finds it without pathlib
 NOTE = "generated from {source}; do not edit, run `make tables`"
 
 

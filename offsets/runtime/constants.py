@@ -21,7 +21,7 @@ PROVEN = "#constant"
 
 class EarnedConstant:
     """A constant as the runtime answers it (a plain class: the way to an answer imports no
-    dataclasses, issue 19)."""
+    dataclasses, which every process that loads a JIT would pay for)."""
 
     __slots__ = ("name", "value", "type", "size", "defined_in", "kind", "earned")
 

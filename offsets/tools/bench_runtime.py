@@ -3,8 +3,9 @@
 - `import offsets` over a bare interpreter start: medians of many interleaved runs (goal < 5 ms);
 - the first lookup, which picks and loads the table (reported, no goal);
 - `offsets.get(name)` per call, as a ratio to a plain dict lookup of the same key (goal < 3x);
-- `offsets.constant(name)` per call, as a ratio to the same dict lookup (goal < 2x, issue 20);
-- the C `PyOffsets_Get(name)` per call, through pyoffsets.h and the capsule (goal <= 30 ns, issue 10),
+- `offsets.constant(name)` per call, as a ratio to the same dict lookup (goal < 2x);
+- the C `PyOffsets_Get(name)` per call, through pyoffsets.h and the capsule (goal <= 30 ns: a JIT may
+  ask at run time where it cannot compile the offset in),
   and `PyOffsets_Constant(name, &value)` as a ratio to it (goal: the same speed, <= 1.2x);
 - a build no table ships (the shipped tables hidden): the first `get()`, which makes and installs
   this build's own table from its headers (goal <= 2 s, once), and every later process's first

@@ -10,7 +10,7 @@ it), as tests/test_capi.py does for the pyenv builds. Then, inside it:
 - tests/jitext (run-time reads of live objects) and examples/jitdemo (compile-time constants with
   their proof, and run-time answers; a generator's frame owner against FRAME_OWNED_BY_GENERATOR)
   agree with Python, with the GIL still off;
-- isolated sub-interpreters import the capsule at once and share its answers (issue 19);
+- isolated sub-interpreters import the capsule at once and share its answers;
 - the C PyOffsets_Get() cost per call is printed (the goal, at most 30 ns, is `make bench`'s).
 """
 from __future__ import annotations
@@ -96,7 +96,7 @@ def test_jit_extension_and_worked_example_without_the_gil(venv, tmp_path):
 
 
 def test_sub_interpreters_without_the_gil(venv, tmp_path):
-    """Issue 19: isolated sub-interpreters import the capsule at once and share the process's
+    """Isolated sub-interpreters import the capsule at once and share the process's
     answers (tests/jitext/subinterpreters.py, as on the GIL builds), with the GIL still off."""
     vpy, _ = venv
     out = in_venv(vpy, f"import json, runpy, sys; from pathlib import Path\n"
