@@ -1,4 +1,4 @@
-"""`offsets identify` and `offsets stack` on builds no table was made from a process of (issue 22):
+"""`offsets identify` and `offsets stack` on builds no table was made from a process of:
 Debian sid's 3.13, 3.14 and 3.15, release and debug (python3.Xd), run through sid's own loader (so
 /proc/PID/exe is ld-linux) and as a container runs them (their own root, read through
 /proc/PID/root), and python.org's 3.13.15, release and free-threaded, compiled here. Truth: what
