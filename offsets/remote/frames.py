@@ -86,6 +86,7 @@ class Stack:
         #: object) of every frame read, to check the owner constants against
         self.observe, self.observed = observe, []
         self.constants_used: set = set()
+        self._codes: dict = {}              # code object address -> what _code read, within one sample
         if r.has("PyThreadState", "current_frame"):
             self.kind, self.hops = "interpreter", ("current_frame",)
         elif r.has("PyThreadState", "cframe") and r.has("_PyCFrame", "current_frame"):
@@ -130,7 +131,9 @@ class Stack:
         return r.pointer(tstate, "PyThreadState", "current_frame")
 
     def frames(self, tstate: int) -> list:
-        """The thread's frames, innermost first."""
+        """The thread's frames, innermost first. A code object is read once per sample (a recursion's
+        frames share it); never across samples, where its address may hold another one."""
+        self._codes = {}
         first = self.first_frame(tstate)
         if self.kind == "object":
             addrs = _walk(first, lambda a: self.r.pointer(a, "PyFrameObject", "f_back"), MAX_FRAMES, "frame")
@@ -140,6 +143,12 @@ class Stack:
 
     def _code(self, code: int, what: str) -> tuple:
         """(name, file, first line, line table bytes) of the code object at `code`."""
+        known = self._codes.get(code)
+        if known is None:
+            known = self._codes[code] = self._read_code(code, what)
+        return known
+
+    def _read_code(self, code: int, what: str) -> tuple:
         r = self.r
         r.expect_type(code, "PyCode_Type", what)
         name = r.str_of(r.pointer(code, "PyCodeObject", "co_name"), f"{what}'s co_name")
