@@ -64,8 +64,6 @@ def test_one_altered_constant_fails_the_live_check_and_is_not_answered(tmp_path)
     """The committed table of pyenv's 3.13.0 with LOAD_FAST's value changed and its headers digest
     made another build's (so nothing is exact): the live check of constants names it, and
     offsets.constant refuses it and every other constant (a failed check proves nothing)."""
-    import re
-
     from offsets.layout import compact, table_yaml
 
     python = pyenv_python("3.13")

@@ -126,8 +126,13 @@ def _public_includes(table: Table) -> list:
     heads = set()
     for s in table.structs.values():
         if _group(s) == "public":
-            heads.add(s.defined_in.split(":", 1)[0].replace("Include/cpython/", "Include/", 1)[len("Include/"):])
+            heads.add(_include_name(s.defined_in.split(":", 1)[0]))
     return sorted(heads)
+
+
+def _include_name(where: str) -> str:
+    """How a user includes the public header `where` (Include/cpython/X.h comes through X.h)."""
+    return where.replace("Include/cpython/", "Include/", 1)[len("Include/"):]
 
 
 def _group(s) -> str:
@@ -268,7 +273,7 @@ def _constant_asserts(table: Table) -> list:
         check = f'PYOFFSETS_STATIC_ASSERT(({key}) == {const_macro(key)}, "{key}");'
         if c.kind == "macro":
             macros += [f"#ifdef {key}", check, "#endif"]
-        elif group == "public" and c.defined_in.replace("Include/cpython/", "Include/", 1)[8:] in included:
+        elif group == "public" and _include_name(c.defined_in) in included:
             enums.append(check)
         else:
             skipped += 1
