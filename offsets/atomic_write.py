@@ -2,7 +2,7 @@
 
 Every writer of the package (scan -o, report -o, the compact tables, the C headers, the matrix) goes
 through `write`, and every cache entry through `replace`, the same steps without the checks an
-output needs (the cache's own entries, data_cache.py, the digests' memo, identity.py), and every
+output needs (the cache's own entries, data_cache.py), and every
 folder made whole for the cache through `write_folder` (a configured tree, dtrace's header, a
 process's headers). The bytes go to a temporary file created exclusively (O_EXCL, a name no one can
 predict) in the target's own folder, which is then renamed over the target: a reader sees the old

@@ -252,19 +252,37 @@ def installed_inputs(include_dir, cflags, multiarch=None):
             texts.append(f.read())
     found = {"pyconfig_h": digest_files([pyconfig], os.path.dirname(pyconfig)),
              "headers": headers_digest(include_dir, files), "defines": layout_defines(cflags, texts)}
-    if memo is None:
-        return found   # no cache directory: hashed again next time
-    try:
-        from ..atomic_write import replace
-    except ImportError:
-        return found   # run as a script (describe()): no package to write with; hashed again next time
-    import json
+    if memo is not None:       # no cache directory: hashed again next time
+        import json
 
-    try:
-        replace(memo, json.dumps(found).encode())
-    except OSError:
-        pass   # a read-only cache only costs the hashing next time
+        _write_memo(memo, json.dumps(found).encode())
     return found
+
+
+def _write_memo(path, data):
+    """Put `data` in `path` whole or not at all (a temporary file renamed over it, as
+    atomic_write.replace does), with the standard library only: this file also runs as a script in
+    interpreters down to 3.6, where the package cannot be imported. A read-only cache only costs
+    the hashing next time."""
+    import tempfile
+
+    tmp = None
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix="." + os.path.basename(path) + ".",
+                                   suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError:
+        pass
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 # ---------------------------------------------------------------- the vendor
