@@ -20,6 +20,7 @@ import json
 from itertools import accumulate
 from pathlib import Path
 
+from . import compact_depends
 from .compact_read import (CHUNK, FILE_NODE, FORMAT, INNER, LEAF, MEMBER_DEFAULTS, POOL_FILE, SHARD_CHARS, SHARDS,
                            TYPE_CODES, cut, names_text, node_id, type_code)
 
@@ -191,7 +192,8 @@ def unpack(table, note: str, source_sha256: str = None) -> tuple:
             "scanner": dict(sorted(table.scanner.items()))}
     notes = {"names": dict(sorted(table.names.items())), "skipped": list(table.skipped),
              "conflicts": list(table.conflicts), "constants": [constant_row(c) for c in table.constants.values()],
-             "constants_left_out": dict(sorted(table.constants_left_out.items()))}
+             "constants_left_out": dict(sorted(table.constants_left_out.items())),
+             "depends": compact_depends.parts(table, sorted(table.structs))}
     return base, notes, {k: struct_row(s) for k, s in table.structs.items()}
 
 
@@ -208,10 +210,17 @@ def pack(base: dict, notes: dict, rows: dict, pool) -> dict:
     """A table's header line: its structs' layouts, its names and its notes (`skipped`, `conflicts`,
     which patch levels mostly share) put into `pool`, and their ids kept."""
     constants, sizes = pool.constants(notes["constants"])
+    depends = notes.get("depends")
+    keys = sorted(rows)
+    if any(not k or " " in k for k in keys):
+        raise ValueError("a struct key is empty or has a space: the header's key list cannot hold it")
+    refs = [pool.row(rows[k]) for k in keys]
     return dict(base, names=pool.put(dict(sorted(notes["names"].items()))),
                 skipped=[pool.put(s) for s in notes["skipped"]], conflicts=[pool.put(c) for c in notes["conflicts"]],
-                structs={k: pool.row(rows[k]) for k in sorted(rows)}, constants=constants, constant_sizes=sizes,
-                constants_left_out=notes["constants_left_out"])
+                struct_keys=pool.put(" ".join(keys)), struct_ids="".join(r if isinstance(r, str) else r[0] for r in refs),
+                struct_lines=pool.put(" ".join("-" if isinstance(r, str) else compact_depends.b36(r[1]) for r in refs)),
+                constants=constants, constant_sizes=sizes, constants_left_out=notes["constants_left_out"],
+                depends=None if depends is None else compact_depends.put(pool, depends))
 
 
 def text_of(base: dict, notes: dict, rows: dict) -> str:

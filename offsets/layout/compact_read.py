@@ -1,8 +1,11 @@
-"""Reading compact tables (format 5: 4 with a pool's ids and line ends as two strings), with the standard
-library only: what the runtime decodes.
+"""Reading compact tables (format 6: 5 with each table's dependency data, `compact_depends.py`), with
+the standard library only: what the runtime decodes.
 
-A compact table is one JSON header line: the build, and `structs`, each struct's name -> its
-layout id (or [layout id, line], the line of `defined_in`), and the ids of its names and notes. The layouts are content-addressed
+A compact table is one JSON header line: the build; its structs as `struct_keys` (a text node of
+their names, sorted, separated by spaces), `struct_ids` (each one's layout id, one after the
+other) and `struct_lines` (a text node of each one's `defined_in` line in base 36, `-` for none),
+which a reader turns into `structs`, name -> layout id or [layout id, line] (`struct_map`); and
+the ids of its names and notes. The layouts are content-addressed
 nodes in a pool: a node is one JSON line, and its id is the first `ID_CHARS` hex digits of the
 line's sha256, so one layout is stored once however many builds share it, and every line read is
 checked against the id it was asked for (a damaged pool is an error, never a wrong number).
@@ -12,6 +15,7 @@ checked against the id it was asked for (a damaged pool is an error, never a wro
     member:       [name, offset, size, type, bit_offset, bit_width, array_len, flexible, child]
     names node:   {alias: struct key, ...}
     text node:    "a note" (one of a table's `skipped` or `conflicts`)
+    depends node: ["D", ...]     the header's `depends`: what each struct depends on (compact_depends.py)
     constants:    ["K", [id, ...]]                       an inner node: file nodes or inner nodes
                   ["F", file, names, values(, types)]    a file node with its constants, or
                   ["F", file, [chunk id, ...]]           one with them in chunks
@@ -59,7 +63,7 @@ from ..errors import CorruptTableError
 from .identity import sha256
 from .json_read import loads
 
-FORMAT = 5
+FORMAT = 6
 ID_CHARS = 10
 POOL_FILE = "layouts.jsonl"
 #: The longest header line a compact table or pool may have.
@@ -171,15 +175,6 @@ def _all_ints(values, low: int, high: int) -> bool:
     return not values or (set(map(type, values)) == {int} and min(values) >= low and max(values) <= high)
 
 
-def _all_refs(refs: list) -> bool:
-    """Whether every struct reference of a header is a layout id or [layout id, line] (at C speed
-    too: a table's header lists hundreds)."""
-    ids = [r for r in refs if type(r) is str]
-    pairs = [r for r in refs if type(r) is not str]
-    return (_all_ids(ids) and all(type(r) is list and len(r) == 2 for r in pairs)
-            and _all_ids([r[0] for r in pairs]) and _all_ints([r[1] for r in pairs], 0, MAX_LINE_BYTES))
-
-
 class Pool:
     """Layout nodes by id: from `lines` (bytes, in memory) or from the file `source`, whose node
     lines start at byte `base` in the order of `ids` and end where `ends` says (the two strings of a
@@ -245,6 +240,14 @@ class Pool:
         """A line is the node it was asked for when its digest is the id."""
         if node_id(line) != node:
             raise _corrupt(f"{self.source}: layout {node} fails its checksum")
+
+    def depends(self, head: dict):
+        """The table's dependency data (`compact_depends.View`), or None: none recorded, or a node
+        that is not one (its structs then have no sets: the next rule down decides)."""
+        from .compact_depends import view
+
+        node = head.get("depends")
+        return None if node is None else view(self.node(node), self.text, self.node, len(head["structs"]))
 
     def names(self, node: str) -> dict:
         """A table's names node: alias or typedef -> struct key."""
@@ -478,8 +481,8 @@ def check_head(head) -> str:
     if not (isinstance(binaries, list)
             and all(isinstance(x, list) and len(x) == 3 and all(isinstance(v, str) for v in x) for x in binaries)):
         return "its build's binaries are malformed"
-    structs = head.get("structs")
-    if not (isinstance(structs, dict) and _all_refs(list(structs.values()))):
+    if not (_is_id(head.get("struct_keys")) and _is_id(head.get("struct_lines")) and _hex(head.get("struct_ids"))
+            and len(head["struct_ids"]) % ID_CHARS == 0):
         return "its struct list is malformed"
     pool = head.get("pool")
     if isinstance(pool, str):
@@ -490,6 +493,8 @@ def check_head(head) -> str:
     if not (_is_id(head.get("names")) and isinstance(head.get("scanner"), dict)
             and all(isinstance(head.get(k), list) and all(_is_id(n) for n in head[k]) for k in ("skipped", "conflicts"))):
         return "its names, scanner, skipped or conflicts entry is malformed"
+    if not (head.get("depends") is None or _is_id(head["depends"])):
+        return "its dependency entry is malformed"
     sizes, left_out = head.get("constant_sizes", {}), head.get("constants_left_out", {})
     if not ((head.get("constants") is None or _is_id(head["constants"]))
             and isinstance(sizes, dict) and all(k in TYPES and v in (1, 2, 4, 8) for k, v in sizes.items())
@@ -536,6 +541,29 @@ def check_row(row, key: str, origin: str = "compact table") -> list:
     return row
 
 
+def struct_map(head: dict, pool: "Pool", origin: str) -> dict:
+    """The header's structs, key -> layout id (or [layout id, line]): its key list and line list
+    (text nodes) with its string of ids, checked to be one list (`head["structs"]` once read)."""
+    keys = pool.text(head["struct_keys"]).split(" ")
+    lines = pool.text(head["struct_lines"]).split(" ")
+    ids = head["struct_ids"]
+    if keys == [""]:
+        keys, lines = [], [] if lines == [""] else lines
+    n = len(keys)
+    if not (len(lines) == n and len(ids) == n * ID_CHARS and len(set(keys)) == n):
+        raise _corrupt(f"{origin}: its struct list is malformed")
+    out = {}
+    try:
+        for i, (key, line) in enumerate(zip(keys, lines)):
+            node = ids[i * ID_CHARS:(i + 1) * ID_CHARS]
+            out[key] = node if line == "-" else [node, int(line, 36)]
+    except ValueError:
+        raise _corrupt(f"{origin}: its struct list is malformed") from None
+    if not _all_ints([r[1] for r in out.values() if type(r) is list], 0, MAX_LINE_BYTES):
+        raise _corrupt(f"{origin}: its struct list is malformed")
+    return out
+
+
 def _first_line(path: str, digest: str = None) -> tuple:
     """The decoded first line of `path`, its length and its sha256, which must be `digest` when given."""
     try:
@@ -578,9 +606,10 @@ def open_table(path: str, head_sha256: str = None, pool_sha256: str = None) -> t
     if why:
         raise _corrupt(f"{path}: not a compact table of format {FORMAT} ({why})")
     pool = head["pool"]
-    if isinstance(pool, str):
-        return head, shared_pool(os.path.dirname(path), pool_sha256)
-    return head, Pool(path, pool["ids"], pool["ends"], base)
+    pool = shared_pool(os.path.dirname(path), pool_sha256) if isinstance(pool, str) else \
+        Pool(path, pool["ids"], pool["ends"], base)
+    head["structs"] = struct_map(head, pool, path)
+    return head, pool
 
 
 def parse(text, origin: str = "compact table") -> tuple:
@@ -600,4 +629,6 @@ def parse(text, origin: str = "compact table") -> tuple:
     n = len(pool["ids"]) // ID_CHARS
     if len(lines) < n + 1:
         raise _corrupt(f"{origin}: truncated ({len(lines) - 1} layout lines for {n})")
-    return head, Pool(origin, pool["ids"], pool["ends"], lines=lines[1:1 + n])
+    pool = Pool(origin, pool["ids"], pool["ends"], lines=lines[1:1 + n])
+    head["structs"] = struct_map(head, pool, origin)
+    return head, pool

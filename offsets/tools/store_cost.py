@@ -45,9 +45,10 @@ def costs(directory: Path) -> dict:
     for e in index["tables"]:
         head = json.loads((directory / e["file"]).read_text())
         heads[e["file"]] = (e, head)
-        todo = [r if isinstance(r, str) else r[0] for r in head["structs"].values()]
-        todo += [head["names"], *head["skipped"], *head["conflicts"]]
-        todo += [head["constants"]] if head.get("constants") else []
+        ids = head["struct_ids"]
+        todo = [ids[i:i + ID_CHARS] for i in range(0, len(ids), ID_CHARS)]
+        todo += [head["names"], head["struct_keys"], head["struct_lines"], *head["skipped"], *head["conflicts"]]
+        todo += [head[k] for k in ("constants", "depends") if head.get(k)]
         seen = set()
         while todo:
             node = todo.pop()
@@ -63,6 +64,10 @@ def costs(directory: Path) -> dict:
                 todo += value[2] if len(value) == 3 else []
             elif isinstance(value, list) and value and value[0] == "k":    # a chunk of constants
                 pass
+            elif isinstance(value, list) and value and value[0] == "D":    # dependency data: its parts
+                todo += [value[1], value[3], value[5], value[6]]
+            elif isinstance(value, (str, dict)) or (isinstance(value, list) and all(isinstance(x, str) for x in value)):
+                pass                                              # text, names, a list of sets
             elif isinstance(value, list):                         # a member node: its members' own
                 todo += [m[8] for m in value[0] if len(m) == 9 and m[8]]
         for node in seen:
