@@ -83,11 +83,14 @@ test: test-venv
 	$(BIN)/python -m pytest -ra -v -n 2 --dist loadfile tests
 
 # Proof on real builds no table ships (tests/prove, not part of `make test`): upstream CPython
-# 3.13.15 compiled from the pristine tarball in Debian's source package (both configs, cached in
-# $OFFSETS_CACHE/build), and Debian sid's own 3.13/3.14/3.15 run through sid's libc loader.
+# 3.13.15 compiled from the pristine tarball in Debian's source package (both configs, and both
+# again configured as another machine would: static, other options and configure cache, the
+# `elsewhere` configs of scripts/build-cpython; cached in $OFFSETS_CACHE/build), and Debian sid's
+# own 3.13/3.14/3.15 run through sid's libc loader.
 prove: test-venv
 	@$(BIN)/python tests/prove/realbuilds.py >/dev/null & fetch=$$!; \
-	  scripts/build-cpython 3.13.15 free-threaded && scripts/build-cpython 3.13.15 release && wait $$fetch
+	  scripts/build-cpython 3.13.15 free-threaded && scripts/build-cpython 3.13.15 release && \
+	  scripts/build-cpython 3.13.15 elsewhere && scripts/build-cpython 3.13.15 free-threaded-elsewhere && wait $$fetch
 	$(BIN)/python -m pytest -q -ra -s tests/prove
 
 bench: test-venv
