@@ -4,6 +4,10 @@ same run (never an absolute time asserted anywhere).
 Other processes (`bench_remote`): `offsets identify` and one stack sample of a 50-frame thread, as
 ratios to pystack's dump of the same process.
 
+Foreign builds (`bench_needs`): what the runtime alone answers of the JIT-needs list on builds no
+shipped table was made from (foreign_builds.py), exact / proven / refused / absent, each answer
+checked against the build's own DWARF and gcc.
+
 Scanner: one full build (headers plus a source tree: Debian's python3.11 3.11.2, fetched into the
 cache) scanned without cache, divided by libclang's bare parse of the same translation units with
 the same flags and the same parallelism (no walk); the same scan with every unit parsed whole (no
@@ -20,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from ..scan import preamble, scanner, sources, units
 from ..scan.clang_scan import parse_only
-from . import bench_drift, bench_remote, bench_runtime, bench_startup, store_cost
+from . import bench_drift, bench_needs, bench_remote, bench_runtime, bench_startup, store_cost
 from .matrix import _packaged_inputs, entry
 from .verdict import verdict
 
@@ -88,7 +92,8 @@ def main() -> int:
     store_cost.main()
     bench_remote.main()
     status = bench_runtime.main() or 0
-    return bench_startup.main() or status
+    status = bench_startup.main() or status
+    return bench_needs.main() or status
 
 
 if __name__ == "__main__":
