@@ -3,9 +3,10 @@ structs, and how to ask a real interpreter about it and check its answers.
 
 - `load()`: the list as committed (projects, and per name the projects that read it, one place each
   and the minors);
-- `names(minor, free_threaded)`: the names some project reads in that version;
+- `names(minor, free_threaded)`: the names some project reads in that version (`section="constants"`:
+  the constants it compiles in, asked as `const:NAME` below);
 - `split(table)`: of a table's version, the names it has and those `absent in that version` (no
-  struct or field of that name in the table: not an error, the list is for every version);
+  struct, field or constant of that name in the table: not an error, the list is for every version);
 - `answers(python, names)`: what the runtime alone says in that interpreter (`-S`, no scanner, no own
   tables, `OFFSETS_AUTOSCAN=0`): per name exact / proven / refused / absent / error, and the number;
 - `truth(...)`: the build's own numbers, independent of every table: gcc's `offsetof`/`sizeof`
@@ -46,14 +47,19 @@ def _minors(spec: str) -> set:
     return out
 
 
-def names(minor: str, free_threaded: bool = False) -> list:
-    """The names some project reads in CPython `minor` (release, or free-threaded)."""
+#: how a constant of the list is asked for among the names (`answers`, `truth`, `wrong`)
+CONST = "const:"
+
+
+def names(minor: str, free_threaded: bool = False, section: str = "needs") -> list:
+    """The names some project reads in CPython `minor` (release, or free-threaded); section
+    "constants": the constants, each as `const:NAME`."""
     out = []
-    for name, readers in load()["needs"].items():
+    for name, readers in (load().get(section) or {}).items():
         for r in readers.values():
             spec = r.get("free-threaded", r["versions"]) if free_threaded else r["versions"]
             if minor in _minors(spec):
-                out.append(name)
+                out.append(CONST + name if section == "constants" else name)
                 break
     return sorted(out)
 
@@ -62,16 +68,17 @@ def split(table) -> tuple:
     """(names the table has, names absent in that version) of the needs of `table`'s version and
     config; `table` is a `model.Table` or the path of a YAML table."""
     from offsets.errors import UnknownNameError
-    from offsets.layout.names import resolve
+    from offsets.layout.names import find_constant, resolve
 
     if not hasattr(table, "structs"):
         from offsets.drift import tables
 
         table = tables.load([str(table)])[0]
     has, absent = [], []
-    for name in names(table.build.minor, bool(table.build.config.get("Py_GIL_DISABLED"))):
+    ft = bool(table.build.config.get("Py_GIL_DISABLED"))
+    for name in names(table.build.minor, ft) + names(table.build.minor, ft, "constants"):
         try:
-            resolve(table, name)
+            find_constant(table, name[len(CONST):]) if name.startswith(CONST) else resolve(table, name)
             has.append(name)
         except UnknownNameError:
             absent.append(name)
@@ -94,7 +101,10 @@ for name in json.load(sys.stdin):
     try:
         if m is None:
             raise NoMatchingTable("no table")
-        if "." in name:
+        if name.startswith("const:"):
+            c = offsets.constant_info(name[6:])
+            out[name] = [c.earned, c.value, None, None]
+        elif "." in name:
             f = offsets.field(name)
             out[name] = [f.earned, f.offset, f.bit_offset, f.bit_width]
         else:
@@ -132,11 +142,11 @@ def answers(python, wanted, timeout: float = 120) -> dict:
     return json.loads(proc.stdout)
 
 
-def tally(got: dict) -> dict:
-    """how -> count (exact, proven, refused, absent, error)."""
+def tally(got: dict, constants: bool = False) -> dict:
+    """how -> count (exact, proven, refused, absent, error) of the fields and sizes, or of the constants."""
     out = {k: 0 for k in ("exact", "proven", "refused", "absent", "error")}
     for name, a in got.items():
-        if name != "__table__":
+        if name != "__table__" and name.startswith(CONST) == constants:
             out[a[0]] += 1
     return out
 
@@ -152,6 +162,8 @@ def _dwarf_values(binary, wanted) -> dict:
     groups = aliases()
     out = {}
     for name in wanted:
+        if name.startswith(CONST):
+            continue
         struct, _, path = name.partition(".")
         key = struct_key(struct, info.structs, info.names, groups)
         if key is None:
@@ -178,7 +190,7 @@ def _gcc_values(b, wanted: list, work: Path) -> dict:
     cc = probe.compiler_for(b.target)
     flags = probe.gcc_flags(unit.args, b, cc) + ["-iquote", str(b.include_dir)]
     prelude = f'#line 1 "__offsets_headers__.c"\n{unit.text}'
-    structs = sorted({n.partition(".")[0] for n in wanted})
+    structs = sorted({n.partition(".")[0] for n in wanted if not n.startswith(CONST)})
 
     class Named:            # what _spellings reads of a Struct (a union known only by its tag fails: DWARF has it)
         kind = "struct"
@@ -188,10 +200,15 @@ def _gcc_values(b, wanted: list, work: Path) -> dict:
 
     spelled = probe._spellings([Named(s) for s in structs], prelude, cc, flags, work)
     macros = probe._object_macros(prelude, cc, flags, work)
-    shadowed = sorted({p for n in wanted for p in n.partition(".")[2].split(".") if p} & macros - set(structs))
+    shadowed = sorted({p for n in wanted if not n.startswith(CONST) for p in n.partition(".")[2].split(".") if p}
+                      & macros - set(structs))
     head = [prelude, *(f"#undef {m}" for m in shadowed), f'#line 1 "{_PROBE}"']
     body = []
     for n in wanted:
+        if n.startswith(CONST):     # its value's 64 bits, and whether it is negative
+            c = n[len(CONST):]
+            body.append(f"const unsigned long long {_PROBE}{len(body)}[] = {{(unsigned long long)({c}), ({c}) < 0}};")
+            continue
         struct, _, path = n.partition(".")
         t = spelled[struct]
         body.append(f"const unsigned long long {_PROBE}{len(body)} = "
@@ -215,7 +232,13 @@ def _gcc_values(b, wanted: list, work: Path) -> dict:
         raise RuntimeError("gcc kept failing on the needs probes")
     symbols = {f"{_PROBE}{i}": i for i, text in enumerate(body) if not text.startswith("/*")}
     found, little, _ = probe._read_symbols(obj, symbols)
-    values = {symbols[s]: int.from_bytes(data, "little" if little else "big") for s, data in found.items()}
+    order = "little" if little else "big"
+    values = {}
+    for sym, data in found.items():
+        value = int.from_bytes(data[:8], order)
+        if len(data) == 16 and int.from_bytes(data[8:], order):     # a negative constant
+            value -= 1 << 64
+        values[symbols[sym]] = value
     _remember(argv, src, work / "needs.d", values)
     return {wanted[i]: v for i, v in values.items()}
 
@@ -272,13 +295,13 @@ def wrong(got: dict, dwarf: dict, gcc: dict) -> tuple:
     for name, a in sorted(got.items()):
         if name == "__table__" or a[0] not in ("exact", "proven"):
             continue
-        value = a[1] if "." not in name else (a[1], a[2], a[3])
+        value = a[1] if "." not in name or name.startswith(CONST) else (a[1], a[2], a[3])
         checked = False
         if name in dwarf:
             checked = True
             if dwarf[name] != value:
                 bad.append(f"{name}: runtime says {value} ({a[0]}), DWARF says {dwarf[name]}")
-        if name in gcc:            # offsetof/sizeof (gcc knows no offsetof of a bitfield)
+        if name in gcc:            # offsetof/sizeof/a constant's value (gcc knows no offsetof of a bitfield)
             checked = True
             if gcc[name] != a[1]:
                 bad.append(f"{name}: runtime says {a[1]} ({a[0]}), gcc says {gcc[name]}")

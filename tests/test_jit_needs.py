@@ -1,8 +1,8 @@
 """The JIT-needs list (tests/data/jit_needs.yaml, tests/jit_needs.py) asked of real interpreters: in
-every pyenv CPython 3.8-3.13, the runtime alone answers each name of that version's list, and every
-answer equals the build's own number: gcc's offsetof/sizeof over its installed headers, and its
-libpython's DWARF (which also holds the structs of .c files). 0 wrong; and every name the shipped
-table has is answered, exact (that table is exactly these builds')."""
+every pyenv CPython 3.8-3.13, the runtime alone answers each name and constant of that version's
+list, and every answer equals the build's own number: gcc's offsetof/sizeof and the constant's value
+over its installed headers, and its libpython's DWARF (which also holds the structs of .c files).
+0 wrong; and every name the shipped table has is answered, exact (that table is exactly these builds')."""
 from __future__ import annotations
 
 import pytest
@@ -36,11 +36,12 @@ def test_every_answer_to_the_needs_list_is_the_compilers(minor):
     python, version, table, lib, b = _build(minor)
     has, absent = jit_needs.split(table)
     got = jit_needs.answers(python, has + absent)
-    counts = jit_needs.tally(got)
+    counts, constants = jit_needs.tally(got), jit_needs.tally(got, constants=True)
     dwarf, gcc = jit_needs.truth(lib, b, has)
     bad, unchecked = jit_needs.wrong(got, dwarf, gcc)
-    print(f"\nCPython {version}: {len(has) + len(absent)} names read in this version, {len(has)} in its table "
-          f"({len(absent)} absent in that version); answered {counts}; checked against gcc ({len(gcc)}) and "
+    fields = [n for n in has + absent if not n.startswith(jit_needs.CONST)]
+    print(f"\nCPython {version}: {len(fields)} names read in this version, {sum(n in fields for n in has)} in its "
+          f"table; answered {counts}; constants {constants}; checked against gcc ({len(gcc)}) and "
           f"DWARF ({len(dwarf)}): {len(bad)} wrong")
     assert got["__table__"] == [table.build.table_name, "exact"]
     assert not bad, "\n".join(bad[:40])
@@ -50,15 +51,16 @@ def test_every_answer_to_the_needs_list_is_the_compilers(minor):
     assert sorted(n for n, a in got.items() if a[0] == "exact") == sorted(has)
     assert sorted(n for n, a in got.items() if a[0] == "absent") == sorted(absent)
     # the list is what the issue measured: hundreds of names, nearly all of them in the tables
-    assert len(has) + len(absent) > 250
+    assert len(fields) > 250 and constants["exact"] > 20
     assert len(has) >= 0.9 * (len(has) + len(absent))
 
 
 @pytest.mark.slow
 def test_a_wrong_answer_is_reported_with_both_numbers():
-    """The check itself: an answer moved by 8 bytes, and a struct size off by 8, are both reported."""
+    """The check itself: an answer moved by 8 bytes, a struct size off by 8 and a constant off by one
+    are all reported."""
     python, version, table, lib, b = _build("3.12")
-    names = ["PyListObject.ob_item", "PyTupleObject", "listiterobject.it_index"]
+    names = ["PyListObject.ob_item", "PyTupleObject", "listiterobject.it_index", "const:Py_TPFLAGS_HEAPTYPE"]
     got = jit_needs.answers(python, names)
     dwarf, gcc = jit_needs.truth(lib, b, names)
     assert jit_needs.wrong(got, dwarf, gcc) == ([], [])
@@ -66,7 +68,10 @@ def test_a_wrong_answer_is_reported_with_both_numbers():
     moved["PyListObject.ob_item"] = [got["PyListObject.ob_item"][0], got["PyListObject.ob_item"][1] + 8, None, None]
     moved["PyTupleObject"] = [got["PyTupleObject"][0], got["PyTupleObject"][1] + 8, None, None]
     moved["listiterobject.it_index"] = ["proven", got["listiterobject.it_index"][1] - 8, None, None]
+    flag = got["const:Py_TPFLAGS_HEAPTYPE"][1]
+    moved["const:Py_TPFLAGS_HEAPTYPE"] = ["exact", flag + 1, None, None]
     bad, _ = jit_needs.wrong(moved, dwarf, gcc)
+    assert f"const:Py_TPFLAGS_HEAPTYPE: runtime says {flag + 1} (exact), gcc says {flag}" in bad
     item, size = got["PyListObject.ob_item"][1], got["PyTupleObject"][1]
     assert f"PyListObject.ob_item: runtime says {item + 8} (exact), gcc says {item}" in bad
     assert f"PyTupleObject: runtime says {size + 8} (exact), gcc says {size}" in bad

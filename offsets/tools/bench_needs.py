@@ -1,8 +1,9 @@
 """`make bench`'s JIT-needs figures: on each foreign build (foreign_builds.py), what the runtime alone
 (`pip install offsets`: no scanner importable, no own tables, `OFFSETS_AUTOSCAN=0`) answers of the
 JIT-needs list of that version (tests/data/jit_needs.yaml: the fields real JITs and C extensions
-read), as counts: exact / proven / refused / absent in that version; and every answered number
-checked against the build's own (its binary's DWARF, gcc over its headers): wrong must be 0.
+read, and the constants they compile in), as counts: exact / proven / refused / absent in that
+version; and every answered number checked against the build's own (its binary's DWARF, gcc over
+its headers): wrong must be 0.
 
 Goals (issues 26 and 27), as ratios of the names the version has (the list less those absent):
 the builds of the same code as a shipped table (another pyconfig.h, no headers, python.org's
@@ -41,13 +42,15 @@ def measure(case) -> dict:
     python = case.make()
     minor = ".".join(case.version.split(".")[:2])
     wanted = jn.names(minor, case.free_threaded)
-    got = jn.answers(python, wanted)
+    constants = jn.names(minor, case.free_threaded, "constants")
+    got = jn.answers(python, wanted + constants)
     truth = case.truth()
     base = foreign_builds.pyenv_prefix(case.pyenv) / "bin" / f"python{minor}" if case.pyenv else python
-    dwarf, gcc = jn.truth(truth.binary, build_inputs.from_python(str(base)), [n for n in wanted if got[n][0] != "absent"])
+    dwarf, gcc = jn.truth(truth.binary, build_inputs.from_python(str(base)),
+                          [n for n in wanted + constants if got[n][0] != "absent"])
     bad, unchecked = jn.wrong(got, dwarf, gcc)
     return {"case": case, "python": python, "table": got["__table__"], "counts": jn.tally(got), "names": len(wanted),
-            "wrong": bad, "unchecked": unchecked}
+            "constants": jn.tally(got, constants=True), "wrong": bad, "unchecked": unchecked}
 
 
 def report(rows: list) -> str:
@@ -68,6 +71,9 @@ def report(rows: list) -> str:
                      f"{verdict(1 - share, round(1 - goal, 6))}); wrong {len(r['wrong'])} (goal 0: "
                      f"{verdict(len(r['wrong']), 0)})" + (f"; {len(r['unchecked'])} answers no truth could check"
                                                            if r["unchecked"] else ""))
+        k = r["constants"]
+        lines.append(f"    constants: {sum(k.values())}, {k['absent']} absent in that version; exact {k['exact']}, "
+                     f"proven {k['proven']}, refused {k['refused']}" + (f", errors {k['error']}" if k["error"] else ""))
         lines += [f"      WRONG {w}" for w in r["wrong"][:10]]
     return "\n".join(lines)
 
