@@ -188,6 +188,89 @@ def layout_defines(cflags, header_texts):
     return {k: v for k, v in sorted(core_defines(cflags).items()) if k in tested}
 
 
+#: The relative name every table gives the build's pyconfig.h (scan/units.py's roots).
+PYCONFIG = "Include/pyconfig.h"
+_PYCONFIG_LINE = r"^[ \t]*(?:#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*?)|/\*[ \t]*#[ \t]*undef[ \t]+([A-Za-z_]\w*)[ \t]*\*/)[ \t]*$"
+
+
+def pyconfig_values(text):
+    """name -> value of each macro a pyconfig.h defines (its body, comments out, blanks squeezed;
+    '' for an empty one), or None for one it lists as `/* #undef NAME */`, as configure writes it.
+    A later definition wins. Both sides read a pyconfig.h with this (scan/depends.py, the runtime)."""
+    import re
+
+    out = {}
+    for define, value, undef in re.findall(_PYCONFIG_LINE, text, re.M):
+        if define:
+            value = re.sub(r"/\*.*?\*/|//.*", " ", value)
+            out[define] = " ".join(value.split())
+        elif undef not in out:
+            out[undef] = None
+    return out
+
+
+def leaf_value(name, pyconfig, defines):
+    """What a build says of a name its headers' text leaves open (docs/identity.md): pyconfig.h's
+    value, else the core's define (`-DNAME=VALUE`), else None (undefined)."""
+    value = pyconfig.get(name)
+    return value if value is not None else defines.get(name)
+
+
+def file_digest(path):
+    """`sha256:HEX` of a file's bytes (a dependency set's files, docs/identity.md), None if unreadable."""
+    try:
+        with open(path, "rb") as f:
+            return "sha256:" + sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+class InstalledFiles(object):
+    """A build's installed headers, read on demand, as a table's dependency sets are compared with
+    them (docs/identity.md, "Per struct"): each leaf's value (`leaf_value` over its pyconfig.h and
+    its core's defines) and each installed file's digest. `at(path)` gives where a path of the build
+    is read (another process's files lie under /proc/PID/root); nothing is read until asked."""
+
+    def __init__(self, include_dir, cflags, multiarch=None, at=None):
+        self.include_dir, self.cflags, self.multiarch = include_dir, cflags or "", multiarch
+        self._at = at or (lambda p: p)
+        self._pyconfig = None
+        self._defines = None
+        self._digests = {}
+
+    @property
+    def available(self):
+        """Whether the headers are there: Python.h and a readable pyconfig.h."""
+        return bool(self.include_dir) and os.path.isfile(self._at(os.path.join(self.include_dir, "Python.h"))) \
+            and self.pyconfig() is not None
+
+    def pyconfig(self):
+        """pyconfig.h's values (`pyconfig_values`), None when it cannot be read."""
+        if self._pyconfig is None:
+            path = real_pyconfig(self._at(self.include_dir), self.multiarch) if self.include_dir else None
+            try:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    self._pyconfig = pyconfig_values(f.read(1 << 22))
+            except (OSError, TypeError):
+                self._pyconfig = False
+        return self._pyconfig or None
+
+    def leaf(self, name):
+        if self._defines is None:
+            self._defines = core_defines(self.cflags)
+        return leaf_value(name, self.pyconfig() or {}, self._defines)
+
+    def digest(self, name, chars=64):
+        """The first `chars` hex digits of the sha256 of the installed file a table names
+        `Include/...`, None when it is not there."""
+        got = self._digests.get(name)
+        if got is None:
+            rel = name[len("Include/"):] if name.startswith("Include/") else None
+            got = file_digest(self._at(os.path.join(self.include_dir, rel))) if rel and self.include_dir else None
+            self._digests[name] = got = got[len("sha256:"):] if got else ""
+        return got[:chars] or None
+
+
 def real_pyconfig(include_dir, multiarch=None):
     """The pyconfig.h that applies, following Debian's multiarch forwarder
     (`#include <x86_64-linux-gnu/python3.13/pyconfig.h>`) for `multiarch` (default: this

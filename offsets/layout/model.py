@@ -129,6 +129,57 @@ class Build:
 
 
 @dataclass(frozen=True)
+class DependencySet:
+    """What one struct's layout or one constant's value depends on (docs/identity.md, "Per
+    struct"): the leaf macros (pyconfig.h's, the core's defines, names nothing in the build
+    defines) and the build's files of its text, by relative name (`Include/object.h`). Their
+    values are the table's `Dependencies`."""
+
+    macros: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for what, names in (("macros", self.macros), ("files", self.files)):
+            if list(names) != sorted(set(names)) or not all(isinstance(n, str) and n for n in names):
+                raise ModelError(f"a dependency set's {what} must be distinct names, sorted: {list(names)[:5]}")
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    """The values of every dependency set of a table: each leaf macro's (`identity.leaf_value`: its
+    body, '' when empty, None when undefined) and each file's digest (`sha256:HEX`); and what the
+    constants of each file depend on (one set per file: the union of its constants'; a constant
+    of pyconfig.h depends on itself alone, so that file has none)."""
+
+    macros: Mapping[str, Optional[str]] = field(default_factory=dict)
+    files: Mapping[str, str] = field(default_factory=dict)
+    constants: Mapping[str, DependencySet] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for file, deps in self.constants.items():
+            self.check(deps, f"the constants of {file}")
+        for name, value in self.macros.items():
+            if not (isinstance(name, str) and name) or not (value is None or isinstance(value, str)):
+                raise ModelError(f"dependency macro {name!r}: a value is a string or null, not {value!r}")
+        for name, digest in self.files.items():
+            if not (isinstance(digest, str) and SHA256.fullmatch(digest)):
+                raise ModelError(f"dependency file {name!r}: digest {str(digest)[:80]!r} is not sha256:HEX")
+
+    def check(self, deps: Optional[DependencySet], what: str) -> None:
+        """A set names only macros and files these values have."""
+        if deps is None:
+            return
+        for names, known, kind in ((deps.macros, self.macros, "macro"), (deps.files, self.files, "file")):
+            missing = [n for n in names if n not in known]
+            if missing:
+                raise ModelError(f"{what} depends on {kind} {missing[0]!r}, which the table's dependencies lack")
+
+
+#: A file's digest in a table: sha256 of its bytes.
+SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
 class Field:
     """One member of a struct, named by its `offsetof` designator (`ob_base.ob_type`).
 
@@ -190,6 +241,8 @@ class Struct:
     defined_in: str
     fields: tuple[Field, ...]
     origin: str = "clang"
+    #: what its layout depends on; None: not known (its text was not at hand), so everything
+    depends: Optional[DependencySet] = None
 
     def __post_init__(self) -> None:
         where = f"struct {self.name!r}"
@@ -261,6 +314,8 @@ class Table:
     constants: Mapping[str, Constant] = field(default_factory=dict)
     #: macros of CPython's files that are not constants, counted by reason (`LEFT_OUT_REASONS`)
     constants_left_out: Mapping[str, int] = field(default_factory=dict)
+    #: the values of the structs' and constants' dependency sets; None for a table made before them
+    dependencies: Optional[Dependencies] = None
 
     def __post_init__(self) -> None:
         for key, s in self.structs.items():
@@ -273,6 +328,12 @@ class Table:
             if reason not in LEFT_OUT_REASONS:
                 raise ModelError(f"constants left out for {reason!r}: not one of {', '.join(LEFT_OUT_REASONS)}")
             sanity.integer(count, f"constants left out as {reason}", 1)
+        if self.dependencies is None:
+            if any(s.depends is not None for s in self.structs.values()):
+                raise ModelError("structs have dependency sets, but the table has no dependencies")
+        else:
+            for key, s in self.structs.items():
+                self.dependencies.check(s.depends, f"struct {key!r}")
         for alias, target in self.names.items():
             if target not in self.structs:
                 raise ModelError(f"name {alias!r} points at {target!r}, which is not in the table")

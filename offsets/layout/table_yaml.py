@@ -13,7 +13,7 @@ from functools import lru_cache
 from importlib import resources
 
 from ..errors import ModelError, TableError
-from .model import LAYOUT_FLAGS, Build, Constant, Field, Struct, Table
+from .model import LAYOUT_FLAGS, Build, Constant, Dependencies, DependencySet, Field, Struct, Table
 from .sanity import check_table, short
 from .yaml_strict import parse, read_text
 
@@ -68,6 +68,8 @@ def dumps(table: Table) -> str:
     if table.names:
         out.append("names:")
         out += [f"  {_q(a)}: {_q(t)}" for a, t in sorted(table.names.items())]
+    sets = dependency_sets(table)
+    out += dependency_lines(table, sets)
     out.append("structs:" if table.structs else "structs: {}")
     for name in sorted(table.structs):
         s = table.structs[name]
@@ -75,9 +77,35 @@ def dumps(table: Table) -> str:
                 f"    defined_in: {_q(s.defined_in)}"]
         if s.origin != "clang":
             out.append(f"    origin: {s.origin}")
+        if s.depends is not None:
+            out.append(f"    depends: {sets[s.depends]}")
         out.append("    fields:" if s.fields else "    fields: {}")
         out += [_field_line(f) for f in s.fields]
     return "\n".join(out + constant_lines(table)) + "\n"
+
+
+def dependency_sets(table: Table) -> dict:
+    """Every distinct dependency set of the table -> its index, in sorted order."""
+    found = {s.depends for s in table.structs.values() if s.depends is not None}
+    if table.dependencies is not None:
+        found |= set(table.dependencies.constants.values())
+    return {d: i for i, d in enumerate(sorted(found, key=lambda d: (d.macros, d.files)))}
+
+
+def dependency_lines(table: Table, sets: dict) -> list[str]:
+    """`dependencies:`: the leaves' values, the files' digests, the sets, the constants' set per file."""
+    d = table.dependencies
+    if d is None:
+        return []
+    out = ["dependencies:", "  macros:" if d.macros else "  macros: {}"]
+    out += [f"    {_q(k)}: {'null' if v is None else json.dumps(v)}" for k, v in sorted(d.macros.items())]
+    out.append("  files:" if d.files else "  files: {}")
+    out += [f"    {_q(k)}: {_q(v)}" for k, v in sorted(d.files.items())]
+    out.append("  sets:" if sets else "  sets: []")
+    out += [f"    - {{macros: [{', '.join(map(_q, x.macros))}], files: [{', '.join(map(_q, x.files))}]}}" for x in sets]
+    out.append("  constants:" if d.constants else "  constants: {}")
+    out += [f"    {_q(k)}: {sets[v]}" for k, v in sorted(d.constants.items())]
+    return out
 
 
 def constant_lines(table: Table) -> list[str]:
@@ -135,11 +163,13 @@ def from_data(data: object, origin: str = "table") -> Table:
         b = data["build"]
         build = Build.from_dict(dict(b, hexversion=int(b["hexversion"], 16),     # '0x030b07f0' in YAML
                                      binaries=[(x["build_id"], x["file"], x["source"]) for x in b.get("binaries", ())]))
+        dependencies, sets = _dependencies(data.get("dependencies"))
         structs = {}
         for name, s in data["structs"].items():
             fields = tuple(Field(path=p, **f) for p, f in s["fields"].items())
             structs[name] = Struct(name=name, kind=s["kind"], size=s["size"], align=s["align"],
-                                   defined_in=s["defined_in"], fields=fields, origin=s.get("origin", "clang"))
+                                   defined_in=s["defined_in"], fields=fields, origin=s.get("origin", "clang"),
+                                   depends=_set(sets, s.get("depends"), f"struct {name!r}"))
         constants = {}
         for file, named in data.get("constants", {}).items():
             for name, c in named.items():
@@ -148,11 +178,29 @@ def from_data(data: object, origin: str = "table") -> Table:
                 constants[name] = Constant(name=name, defined_in=file, **c)
         table = Table(build=build, scanner=dict(data["scanner"]), structs=structs, names=dict(data.get("names", {})),
                       skipped=tuple(data.get("skipped", ())), conflicts=tuple(data.get("conflicts", ())),
-                      constants=constants, constants_left_out=dict(data.get("constants_left_out", {})))
+                      constants=constants, constants_left_out=dict(data.get("constants_left_out", {})),
+                      dependencies=dependencies)
         check_table(table)
         return table
     except ModelError as e:
         raise TableError(f"{origin}: {e}") from None
+
+
+def _dependencies(d):
+    """(Dependencies, the list of sets) of a table's `dependencies:`, or (None, [])."""
+    if d is None:
+        return None, []
+    sets = [DependencySet(macros=tuple(x["macros"]), files=tuple(x["files"])) for x in d["sets"]]
+    constants = {file: _set(sets, i, f"the constants of {file}") for file, i in d["constants"].items()}
+    return Dependencies(macros=dict(d["macros"]), files=dict(d["files"]), constants=constants), sets
+
+
+def _set(sets: list, i, what: str):
+    if i is None:
+        return None
+    if i >= len(sets):
+        raise ModelError(f"{what}: dependency set {i} does not exist ({len(sets)} sets)")
+    return sets[i]
 
 
 def loads(text: str, origin: str = "table") -> Table:

@@ -194,6 +194,9 @@ def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
                           "headers": headers_digest(b.include_dir),
                           "source": source_digest},
                   vendor=b.vendor, defines=b.layout_defines())
-    return Table(build=build, scanner={"offsets": __version__, "libclang": libclang_version()},
-                 structs=structs, names=names, skipped=tuple(skipped), conflicts=tuple(conflicts),
-                 constants=constants, constants_left_out=left_out)
+    table = Table(build=build, scanner={"offsets": __version__, "libclang": libclang_version()},
+                  structs=structs, names=names, skipped=tuple(skipped), conflicts=tuple(conflicts),
+                  constants=constants, constants_left_out=left_out)
+    from . import depends
+
+    return depends.annotate(table, b, unit_list, files_read)
