@@ -15,12 +15,12 @@ from typing import Optional
 
 from ..errors import OffsetsError
 from ..layout import targets
+from . import elf_id
 
 #: ELF machine numbers -> the triple tables name that CPU by (layout/targets.py).
 MACHINES = {targets.abi(t).elf_number: t for t in targets.TABLE_TARGETS}
 PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
 SHT_SYMTAB, SHT_DYNSYM = 2, 11
-NT_GNU_BUILD_ID = 3
 #: A function every CPython's interpreter binary defines (the executable, or its libpython), and no
 #: other binary does: how the binary holding the interpreter is told from the others.
 INTERPRETER_SYMBOL = "Py_Initialize"
@@ -138,20 +138,11 @@ class Elf:
     # ------------------------------------------------------------------ the GNU build-id
     def build_id(self) -> Optional[str]:
         """The GNU build-id (hex), from the PT_NOTE segments (present in stripped files too)."""
-        e = self.endian
         for offset, size in self.notes_at:
-            if size > 1 << 20:
-                continue
-            data, at = self.read(offset, size), 0
-            while at + 12 <= len(data):
-                namesz, descsz, ntype = struct.unpack_from(e + "III", data, at)
-                name_end = at + 12 + namesz
-                desc = (name_end + 3) & ~3
-                if desc + descsz > len(data):
-                    break
-                if ntype == NT_GNU_BUILD_ID and data[at + 12:name_end].rstrip(b"\0") == b"GNU":
-                    return data[desc:desc + descsz].hex()
-                at = (desc + descsz + 3) & ~3
+            if size <= elf_id.MAX_NOTES:
+                found = elf_id.build_id_in_notes(self.read(offset, size), self.endian)
+                if found:
+                    return found
         return None
 
     # ------------------------------------------------------------------ symbols

@@ -82,18 +82,13 @@ def _digest(paths: Iterable[Path]) -> str:
 
 
 def build_id(path) -> Optional[str]:
-    """The GNU build-id of an ELF file as hex, or None."""
+    """The GNU build-id of an ELF file as hex, or None (remote/elf.py: the one reader of build-ids)."""
+    from ..remote.elf import ElfError, build_id_of
+
     try:
-        with open(path, "rb") as f:
-            elf = ELFFile(f)
-            for sec in elf.iter_sections():
-                if sec.header.sh_type == "SHT_NOTE":
-                    for note in sec.iter_notes():
-                        if note["n_type"] == "NT_GNU_BUILD_ID":
-                            return note["n_desc"]
-    except ELFError as e:
+        return build_id_of(str(path))
+    except (ElfError, OSError) as e:
         raise BuildError(f"{path}: not a readable ELF file ({e})") from None
-    return None
 
 
 def has_dwarf(path) -> bool:

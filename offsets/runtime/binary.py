@@ -1,0 +1,64 @@
+"""The binary that holds this process's interpreter, and its GNU build-id, read from the process
+itself (docs/identity.md, "By build-id").
+
+The interpreter's own static type objects lie in the data of the ELF that holds it: `id(int)` is
+the address of `PyLong_Type`, in libpython (an `--enable-shared` build) or in the executable (a
+static one, or a program that links CPython in). `/proc/self/maps` names the file mapped there;
+its build-id is read from its image in this process's memory (`/proc/self/mem`, `remote/elf_id.py`),
+so a file replaced on disk since it was loaded cannot answer for it. Nothing is started, written
+or locked. When any step cannot be taken (no /proc, an unreadable mapping, another libpython
+mapped beside it: two ELF files that both hold an interpreter), there is no build-id, and the next
+rule decides.
+"""
+import os
+import re
+
+from ..remote import elf_id
+
+#: A libpython's file name: a second one mapped makes the interpreter's binary ambiguous.
+LIBPYTHON = re.compile(r"libpython\d+\.\d+")
+#: The most of /proc/self/maps read (a process maps a few hundred files).
+MAX_MAPS = 8 << 20
+
+
+def _maps():
+    """(start, end, offset, inode, path) of each file mapping of this process."""
+    with open("/proc/self/maps", "rb") as f:
+        text = f.read(MAX_MAPS).decode("utf-8", "replace")
+    out = []
+    for line in text.splitlines():
+        parts = line.split(None, 5)
+        if len(parts) < 6 or not parts[5].startswith("/"):
+            continue
+        lo, _, hi = parts[0].partition("-")
+        out.append((int(lo, 16), int(hi, 16), int(parts[2], 16), int(parts[4]), parts[5]))
+    return out
+
+
+def interpreter():
+    """(path, build-id or None, why) of the ELF holding this interpreter, as this process maps it."""
+    try:
+        maps = _maps()
+    except (OSError, ValueError) as e:
+        return None, None, f"/proc/self/maps cannot be read ({getattr(e, 'strerror', None) or e})"
+    here = id(int)
+    holding = [m for m in maps if m[0] <= here < m[1]]
+    if not holding:
+        return None, None, "no file mapping holds the interpreter's type objects"
+    _, _, _, inode, path = holding[0]
+    others = {m[4] for m in maps if LIBPYTHON.match(os.path.basename(m[4])) and m[3] != inode}
+    if others:
+        return path, None, f"{path} holds the interpreter, and {sorted(others)[0]} is mapped too"
+    starts = [m for m in maps if m[3] == inode and m[4] == path and m[2] == 0]
+    if not starts:
+        return path, None, f"{path}: the start of its image is not mapped"
+    base = min(m[0] for m in starts)
+    try:
+        with open("/proc/self/mem", "rb", buffering=0) as mem:
+            def read(where, n):
+                mem.seek(base + where)
+                return mem.read(n)
+            found = elf_id.build_id(read, loaded=True)
+    except (OSError, ValueError, OverflowError) as e:
+        return path, None, f"{path}: its image in this process cannot be read ({getattr(e, 'strerror', None) or e})"
+    return path, found, "" if found else f"{path} has no GNU build-id note"
