@@ -1,17 +1,15 @@
-"""The table for a build read from another process (or a binary), and how its answers are earned.
+"""The table for a build read from another process (or a binary), and how its answers are earned:
+the runtime's one rule (runtime/choice.py and runtime/earning.py, docs/identity.md), which this
+module only calls, with what the binary and its files say in place of `sys` and `sysconfig`:
 
-The rule is the runtime's (docs/identity.md), with the binary's build-id first:
-
-1. **exact by build-id**: a table that records the GNU build-id of this very binary (it was
-   verified against it, or made for it by `offsets scan --install`);
-2. **exact by layout inputs** (`runtime.earning`): same version, layout flags, target and pointer
-   size, and either the same header and `pyconfig.h` digests and core defines as the headers
-   installed beside the binary, or, without headers, the same distributor package version. An
-   upstream build with neither a known build-id nor installed headers is never exact;
-3. **proven**: otherwise the nearest table of the same minor version, flags, target and pointer
-   size whose check in the target's memory passes (`proof.py`), answering only what that check
-   read;
-4. otherwise refused (`NoMatchingTable`), with the command that makes the build's own table from
+1. **exact**: a table that records the GNU build-id of this very binary (verified against it, or
+   made for it by `offsets scan --install`): every struct; else the tables of its version, flags,
+   target and pointer size, struct by struct, by the headers installed beside the binary (each
+   struct's dependency set), or, without headers, the same distributor package version;
+2. **proven**: what a check in the target's memory read (`proof.py`), through the first table of 1
+   whose proof passes, else the nearest table of the same minor version, flags, target and pointer
+   size whose check passes;
+3. otherwise refused (`NoMatchingTable`), with the command that makes the build's own table from
    its files under `/proc/PID/root`.
 
 Tables are this machine's own (`offsets scan --install`, `$OFFSETS_TABLES`) and the shipped ones.
@@ -23,8 +21,8 @@ from typing import Callable, Optional
 
 from ..errors import NoMatchingTable
 from ..layout import identity
-from ..runtime.earning import Earning, describe_build, earning
-from ..runtime.tables import entry_build, installed_entries, shipped_index, _load_entry
+from ..runtime.earning import Earning, describe_build
+from ..runtime.tables import installed_entries, shipped_index, _load_entry
 
 
 @dataclass
@@ -48,14 +46,13 @@ def entries(ident) -> list:
 
 
 def _settle(t, earn: Earning, proof=None):
-    """Give a remote table its earning: the proof that ran (or an empty one), never the in-process
-    live check (`Loaded.prove` runs only when no check is set)."""
-    from .proof import Result
-
+    """Give a remote table its earning; the proof that ran, if any (else its prover runs it when an
+    answer needs it: never the in-process live check, `Loaded.prove`)."""
     t.earning = earn
-    earn.check = proof if proof is not None else Result()
-    earn.proven = set(earn.check.proven) if earn.check.ok else set()
-    earn.constants_check = constants_seen(earn.check)
+    if proof is not None:
+        earn.check = proof
+        earn.proven = set(proof.proven) if proof.ok else set()
+        earn.constants_check = constants_seen(proof)
     return t
 
 
@@ -72,62 +69,55 @@ def constants_seen(result):
 
 
 def choose(ident, prove: Optional[Callable] = None, strict: bool = False, candidates: Optional[list] = None) -> Choice:
-    """The table for `ident` (an `identify.Identity`); `prove(table) -> proof.Result` checks a table
-    in the target's memory (default: in the binary's file data, `proof.check_file`).
-    `NoMatchingTable` when none is earned."""
+    """The table for `ident` (an `identify.Identity`), by the runtime's one rule (runtime/choice.py):
+    `prove(table) -> proof.Result` checks a table in the target's memory (default: in the binary's
+    file data, `proof.check_file`). `NoMatchingTable` when none is earned."""
+    from ..runtime import choice
+
     if prove is None:
         from .proof import check_file
 
         def prove(t):
             return check_file(t, ident)
     found = entries(ident) if candidates is None else candidates
-    if ident.build_id:
-        hits = [e for e in found if ident.build_id in (e.get("build_ids") or ())]
-        if hits:
-            e = hits[0]
-            t = _settle(_load_entry(e), Earning(True, True, f"it records this binary's build-id {ident.build_id}"))
-            return Choice(t, "exact", "build-id", f"{t.name} records the build-id {ident.build_id} of "
-                                                  f"{ident.binary}")
     if ident.version is None:
-        raise NoMatchingTable(f"{ident.binary}: its version could not be read ({ident.version_from}) and no table "
-                              f"records its build-id {ident.build_id}; {how_to_scan(ident)}")
+        hits = [e for e in found if ident.build_id and ident.build_id in (e.get("build_ids") or ())]
+        if not hits:
+            raise NoMatchingTable(f"{ident.binary}: its version could not be read ({ident.version_from}) and no table "
+                                  f"records its build-id {ident.build_id}; {how_to_scan(ident)}")
+        e = hits[0]
+        ident.version, ident.hexversion = e["version"], e["hexversion"]
     me = ident.me()
-    exact, why = [], []
-    for e in found:
-        earn = earning(entry_build(e), me)
-        if earn.exact:
-            exact.append((e, earn))
-        elif e["hexversion"] >> 16 == ident.hexversion >> 16 and e["triple"] == ident.triple:
-            why.append(f"{e['name']}: {earn.why}")
-    if exact:
-        loaded = [_settle(_load_entry(e), earn) for e, earn in exact]
-        loaded.sort(key=lambda t: (t.earning.sources, len(t.order)), reverse=True)
-        t = loaded[0]
-        t.fallbacks = loaded[1:]
-        by = "headers" if me.get("inputs") else "package"
-        return Choice(t, "exact", by, f"{t.name}: {t.earning.why}")
-    near = sorted((e for e in found if e["hexversion"] >> 16 == ident.hexversion >> 16 and
-                   (identity.flag_set(e["config"]), e["triple"], e["pointer_size"]) ==
-                   (identity.flag_set(ident.config), ident.triple, ident.pointer_size)),
-                  key=lambda e: (abs(e["hexversion"] - ident.hexversion), (e.get("vendor") or identity.UPSTREAM) !=
-                                 (ident.vendor or identity.UPSTREAM), -e["hexversion"], e["name"]))
-    failures = []
     where = "in the process" if ident.pid else "in the binary"
-    if near and strict:
-        failures.append("OFFSETS_STRICT allows exact tables only")
-    else:
-        for e in near:
-            t = _load_entry(e)
-            result = prove(t)
-            if result.ok:
-                earn = earning(entry_build(e), me)
-                _settle(t, earn, result)
-                return Choice(t, "proven", "memory" if ident.pid else "binary",
-                              f"{t.name} is not exactly this build ({earn.why}); it answers only the "
-                              f"{len(earn.proven)} fields and sizes read {where} ({result.summary()})", result)
-            failures.append(f"{e['name']} failed the check {where}: {result.summary()}")
-    raise NoMatchingTable(f"no table fits {describe(ident)}: " + "; ".join(failures + why or ["no table of this "
-                          "minor version, layout flags, target and pointer size"]) + f"; {how_to_scan(ident)}")
+
+    def settled(e):
+        return _load_entry(e)
+
+    chosen, why = choice.exact_chain(me, found, settled, _prover(prove), strict)
+    if chosen is not None:
+        t = chosen.table
+        for x in [t] + t.fallbacks:
+            _settle(x, x.earning)
+        by = {"inputs": "headers"}.get(chosen.by, chosen.by)
+        detail = (f"{t.name} records the build-id {ident.build_id} of {ident.binary}" if chosen.by == "build-id"
+                  else f"{t.name}: {t.earning.why}")
+        return Choice(t, "exact", by, detail)
+    chosen = choice.proven(me, found, settled, _prover(prove), strict, why, where=where,
+                           refusal=lambda w: NoMatchingTable(f"no table fits {describe(ident)}: {w}; {how_to_scan(ident)}"))
+    t = chosen.table
+    _settle(t, t.earning, chosen.proof)
+    return Choice(t, "proven", "memory" if ident.pid else "binary",
+                  f"{t.name} is not exactly this build ({t.earning.why}); it answers only the "
+                  f"{len(t.earning.proven)} fields and sizes read {where} ({chosen.proof.summary()})", chosen.proof)
+
+
+def _prover(prove):
+    """A proof in the target's memory as an earning's prover: its constants seen kept for them too."""
+    def run(t):
+        result = prove(t)
+        t.earning.constants_check = constants_seen(result)
+        return result
+    return run
 
 
 def describe(ident) -> str:

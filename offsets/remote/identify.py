@@ -67,6 +67,10 @@ class Identity:
     prefix: Optional[str] = None
     include: Optional[str] = None
     inputs: Optional[dict] = None
+    #: its installed headers, read on demand (identity.InstalledFiles), None when there are none to read
+    files: object = None
+    #: the whole headers' digests (identity.installed_inputs), computed on demand
+    whole_inputs: object = None
     vendor: Optional[str] = None
     vendor_evidence: str = ""
     #: addresses (in the process; in the file for a binary) of what the binary exports that a
@@ -79,9 +83,11 @@ class Identity:
         return None if self.version is None else ".".join(self.version.split(".")[:2])
 
     def me(self) -> dict:
-        """This build in the terms `runtime.earning.earning` compares a table's build with."""
+        """This build in the terms `runtime.earning.earning` compares a table's build with: its
+        build-id, its installed headers (`files`, read under its root), their whole digests on demand."""
         return {"version": self.version, "hexversion": self.hexversion, "config": self.config, "triple": self.triple,
-                "pointer_size": self.pointer_size, "vendor": self.vendor, "inputs": self.inputs}
+                "pointer_size": self.pointer_size, "vendor": self.vendor, "build_id": self.build_id,
+                "files": self.files, "inputs": None, "whole_inputs": self.whole_inputs}
 
     def keys(self) -> dict:
         """The JSON keys `offsets identify --json` prints for the build (choose.py adds the table)."""
@@ -227,7 +233,8 @@ def _identity(found_path: str, elf: Elf, pid: Optional[int], root: str, bias: in
     minor = minor or (None if version is None else ident.minor)
     if minor is not None:
         have = installed.describe(root, found_path, minor, config, elf.triple)
-        ident.prefix, ident.include, ident.inputs = have["prefix"], have["include"], have["inputs"]
+        ident.prefix, ident.include, ident.files = have["prefix"], have["include"], have["files"]
+        ident.whole_inputs = have["whole_inputs"]
         ident.vendor, ident.vendor_evidence = have["vendor"], have["vendor_evidence"]
         if have["note"]:
             ident.notes.append(have["note"])

@@ -83,10 +83,11 @@ def include_dir(root: str, prefix: str, minor: str, abiflags: str) -> Optional[s
 
 
 def describe(root: str, binary: str, minor: str, config: dict, triple: str) -> dict:
-    """What is installed beside `binary` under `root`: {prefix, include, inputs, vendor,
-    vendor_evidence}, each None where there is nothing, and `note`: why its headers' digests were
-    not taken, when they were not."""
-    out = {"prefix": None, "include": None, "inputs": None, "vendor": None,
+    """What is installed beside `binary` under `root`: {prefix, include, files (its headers, read on
+    demand: identity.InstalledFiles), whole_inputs (their whole digests, on demand), vendor,
+    vendor_evidence}, each None where there is nothing, and `note`: why its headers are not read,
+    when they are not."""
+    out = {"prefix": None, "include": None, "files": None, "whole_inputs": None, "vendor": None,
            "vendor_evidence": "the binary lies in no prefix with a standard library beside it", "note": ""}
     prefix = prefix_of(binary, minor, root)
     if prefix is None:
@@ -108,7 +109,8 @@ def describe(root: str, binary: str, minor: str, config: dict, triple: str) -> d
         out["note"] = (f"its headers link outside its root ({leaks[0]}" + (f" and {len(leaks) - 1} more" if len(leaks) > 1
                        else "") + "), where this machine's files would be read: their digests are not taken")
         return out
-    out["inputs"] = identity.installed_inputs(include, cflags, multiarch)
+    out["files"] = identity.InstalledFiles(include, cflags, multiarch)
+    out["whole_inputs"] = lambda: identity.installed_inputs(include, cflags, multiarch)
     return out
 
 

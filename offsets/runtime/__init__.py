@@ -41,8 +41,8 @@ from ..layout import identity
 from ..errors import NoMatchingTable, OffsetsError, TableError, UnknownNameError, close_matches
 # what a table earns, and the tables (also read as runtime.X by the CLI and the tests)
 from .earning import describe, describe_build, earning
-from .tables import (PACKAGE_DIR, Loaded, entry_build, installed_entries, load_compact, load_shipped, shipped_index,
-                     _load_entry)
+from .choice import entry_build
+from .tables import (PACKAGE_DIR, Loaded, installed_entries, load_compact, load_shipped, shipped_index, _load_entry)
 
 _lock = RLock()
 
@@ -96,11 +96,19 @@ _me = None
 
 
 def running_identity() -> dict:
-    """This interpreter's identity (identity.running()), computed once."""
+    """This interpreter's identity (identity.running(), without the whole headers' digests, which
+    only a struct without a dependency set needs: `whole_inputs`), its installed headers to compare
+    dependency sets with (`files`), and the build-id of the binary holding it (binary.py), computed once."""
     global _me
     with _lock:
         if _me is None:
-            _me = identity.running()
+            from . import binary
+
+            me = identity.running(with_inputs=False)
+            me["files"] = identity.InstalledFiles(me["include"], me["cflags"], me["multiarch"] or None)
+            me["whole_inputs"] = lambda: identity.installed_inputs(me["include"], me["cflags"])
+            me["binary"], me["build_id"], me["build_id_why"] = binary.interpreter()
+            _me = me
         return _me
 
 
@@ -125,18 +133,20 @@ class Match:
         return self._build["version"]
 
     def earned(self, struct: str) -> str:
-        """How answers about `struct` are earned: 'exact', 'proven (N fields)' or 'refused'."""
-        for t in ([self._loaded] + self._loaded.fallbacks) if self._loaded else []:
-            key = t.resolve_struct(struct)
-            if key is not None:
-                break
-        else:
-            raise UnknownNameError(struct, [], where=f"table {self.table}")
-        if t.exact(key):
-            return "exact"
-        t.prove()
-        n = sum(1 for k, _ in t.earning.proven if k == key)
-        return f"proven ({n} field{'s' if n != 1 else ''} read live)" if n else "refused"
+        """How answers about `struct` are earned: 'exact', 'exact (by TABLE)' when another table of
+        the chain answers it, 'proven (N fields)', or 'refused'."""
+        with _lock:
+            chain = [self._loaded] + self._loaded.fallbacks if self._loaded else []
+            t, key, how = _earned_in(chain, struct, False)
+            if t is None:
+                if not any(c.resolve_struct(struct) is not None for c in chain):
+                    raise UnknownNameError(struct, [], where=f"table {self.table}")
+                return "refused"
+            by = "" if t is self._loaded else f" (by {t.name})"
+            if how == "exact":
+                return "exact" + by
+            n = sum(1 for k, _ in t.earning.proven if k == key)
+            return f"proven ({n} field{'s' if n != 1 else ''} read live){by}"
 
     def __repr__(self) -> str:
         return f"<offsets table {self.table}: {self.kind} match: {self.detail}>"
@@ -146,61 +156,38 @@ class Match:
 
 def select(me: dict, entries: list, load=_load_entry, check=None, strict: bool = False, autoscan=None):
     """The table for identity `me` among `entries` (own tables first, then shipped), and how it
-    matched: an exact one; else one made now by `autoscan()` (when given: it returns (Loaded,
-    Earning[, how it was made]), or a str saying why it made none); else, unless `strict`, the
-    nearest table of the same minor version, flags and target whose live `check` passes, answering
-    only what that check proved. `NoMatchingTable` otherwise."""
-    why, exact = [], []
-    for e in entries:
-        if e["hexversion"] != me["hexversion"]:     # neither exact nor a reason worth giving
-            continue
-        earn = earning(entry_build(e), me)
-        if earn.exact:
-            t = load(e)
-            t.earning = earn
-            exact.append(t)
-        elif (e["hexversion"], e["triple"]) == (me["hexversion"], me["triple"]):
-            why.append(f"{e['name']}: {earn.why}")
-    if exact:   # the one that answers most exactly: .c structs too, then the most structs; the
-        # others answer the structs it lacks (a shipped table from sources lacks what an own table
-        # got from DWARF, and the other way round)
-        exact.sort(key=lambda t: (t.earning.sources, len(t.order)), reverse=True)
-        t = exact[0]
-        t.fallbacks = exact[1:]
-        return t, Match(t.name, "exact", f"built for {describe(me)}: {t.earning.why}", t.source, t.build, loaded=t)
+    matched (choice.py: the one rule, which remote/choose.py calls too): the tables exact by
+    build-id or struct by struct, in a chain; else, with none of this version, one made now by
+    `autoscan()` (when given: it returns (Loaded, Earning[, how it was made]), or a str saying why
+    it made none); else, unless `strict`, the nearest table of the same minor version, flags and
+    target whose live `check` passes, answering only what that check proved. `NoMatchingTable`
+    otherwise. Where the chain answers a struct exactly in none of its tables, the lookup makes
+    this build's own table then (`_autoscan_for`), once."""
+    from . import choice
+
+    def loaded(e):
+        t = load(e)
+        t.own = bool(e.get("own"))
+        return t
+
+    chosen, why = choice.exact_chain(me, entries, loaded, check, strict)
+    if chosen is not None:
+        t = chosen.table
+        t.autoscan = autoscan
+        return t, Match(t.name, "exact", chosen.detail, t.source, t.build, loaded=t)
     not_made = ""
     if autoscan is not None:
         made = autoscan()
         if not isinstance(made, str):
             t, earn, how = made if len(made) == 3 else (*made, "made from this interpreter's own headers now")
             t.earning = earn
+            t.own = True
             return t, Match(t.name, "exact", f"{how}: {earn.why}", t.source, t.build, loaded=t)
         not_made = f"; its own table was not made now: {made}"
-        why.append(f"its own table was not made now: {made}")
-    near = sorted((e for e in entries if e["hexversion"] >> 16 == me["hexversion"] >> 16 and
-                   (identity.flag_set(e["config"]), e["triple"], e["pointer_size"]) ==
-                   (identity.flag_set(me["config"]), me["triple"], me["pointer_size"])),
-                  key=lambda e: (abs(e["hexversion"] - me["hexversion"]), -e["hexversion"], e["name"]))
-    if near and strict:
-        raise _no_match(me, entries, "OFFSETS_STRICT allows exact tables only, and none is exactly this build "
-                                     f"({'; '.join(why) or 'no table of this version'}); nearest: "
-                                     f"{', '.join(e['name'] for e in near)}")
-    if check is None:
-        from .live import check
-    failures = []
-    for e in near:
-        t = load(e)
-        result = check(t)
-        if result.ok:
-            t.earning = earn = earning(entry_build(e), me)
-            earn.check, earn.proven = result, set(result.proven)
-            return t, Match(t.name, "proven", f"table of {describe_build(entry_build(e))} for {describe(me)}: not "
-                                              f"exact ({earn.why}); it answers only the {len(earn.proven)} fields and "
-                                              f"sizes the live check read ({result.summary()}){not_made}",
-                            t.source, t.build, result, loaded=t)
-        failures.append(f"{e['name']} failed the live check: {result.summary()}")
-    raise _no_match(me, entries, "; ".join(failures + why) or
-                    "none is of this minor version with these layout flags, target and pointer size")
+        why = [*why, f"its own table was not made now: {made}"]
+    chosen = choice.proven(me, entries, loaded, check, strict, why, refusal=lambda w: _no_match(me, entries, w))
+    t = chosen.table
+    return t, Match(t.name, "proven", chosen.detail + not_made, t.source, t.build, chosen.proof, loaded=t)
 
 
 def _how_to_scan() -> str:
@@ -209,7 +196,7 @@ def _how_to_scan() -> str:
     try:
         command = scan_command(running_identity())
     except Exception:        # noqa: BLE001 - a refusal must never fail while saying what to do
-        command = "offsets scan --python PYTHON --install"
+        command = f"offsets scan --python PYTHON --install"
     return (f"make this build's own table with `{command}` (needs its C headers, e.g. the python3.X-dev "
             f"package), or load one with offsets.use_table('table.yaml')")
 
@@ -241,9 +228,10 @@ def _autoscan(me: dict):
     from . import autoscan
 
     def exact_installed():
+        """An own table made for this very build: by its build-id, or by all of its inputs."""
         for e in installed_entries(me):
             earn = earning(entry_build(e), me)
-            if earn.exact:
+            if earn.by == "build-id" or (earn.by == "inputs" and earn.whole()):
                 return _load_entry(e), earn
         return None
 
@@ -304,16 +292,88 @@ def _check_name(name, what: str) -> None:
                                where=f"any table: names are at most {MAX_NAME} characters")
 
 
-def _lookup(name, what: str):
-    _check_name(name, what)
-    t = _current()
-    for table in [t] + t.fallbacks:
+def _resolver(name: str, field: bool):
+    """resolve(table) -> (struct key, field path) of `name` in a table, or None; a name that means
+    several layouts there raises (only a qualified name answers). Without `field` (a size), a name
+    with a field path resolves nowhere here (the lookup then says it is a field)."""
+    def resolve(table):
         struct, path = table.split(name)
         key = table.resolve_struct(struct)
-        if key is not None:
-            return table, key, path
-        if table.qualified(struct):     # it means several layouts there: only a qualified name answers
-            raise _unknown_struct(table, name, struct)
+        if key is None:
+            if table.qualified(struct):
+                raise _unknown_struct(table, name, struct)
+            return None
+        return (key, path) if field or not path else None
+    return resolve
+
+
+def _earned_in(chain: list, name: str, field) -> tuple:
+    """(table, struct key, 'exact' | 'proven') of the first table that earns `name`'s answer
+    (choice.earned_by over `chain`); where none has it exactly, this build's own table made now
+    (the autoscan the chain's first table keeps, tried once) and then the proofs of the nearer
+    tables of its minor (`near`, loaded as they are needed); (None, None, None) when none earns it."""
+    from . import choice
+
+    resolve = _resolver(name, field)
+    exact_only = strict_mode()
+    t, key, how = choice.earned_by(chain, resolve, exact_only=True)
+    if t is not None:
+        return t, key, how
+    head = chain[0] if chain else None
+    made = _autoscan_for(head) if head is not None else None
+    if made is not None:
+        chain = [made] + chain
+        t, key, how = choice.earned_by([made], resolve, exact_only=True)
+        if t is not None:
+            return t, key, how
+    if exact_only:
+        return None, None, None
+    t, key, how = choice.earned_by(chain, resolve)
+    if t is not None or head is None:
+        return t, key, how
+    me = running_identity()
+    while getattr(head, "near", None):
+        e = head.near.pop(0)
+        nt = _load_entry(e)
+        nt.earning = earning(choice.entry_build(e), me)
+        head.fallbacks.append(nt)
+        t, key, how = choice.earned_by([nt], resolve)
+        if t is not None:
+            return t, key, how
+    return None, None, None
+
+
+def _autoscan_for(head: Loaded):
+    """This build's own table, made now because some struct is exact in no table of the chain
+    (once: the chain's first table keeps the attempt), put first among its fallbacks; or None."""
+    scan = getattr(head, "autoscan", None)
+    if scan is None:
+        return None
+    head.autoscan = None
+    made = scan()
+    if isinstance(made, str):
+        head.earning.why += f"; its own table was not made now: {made}"
+        return None
+    t, earn = made[:2]
+    t.earning, t.own = earn, True
+    head.fallbacks.insert(0, t)
+    return t
+
+
+def _lookup(name, what: str):
+    """(table, struct key, field path) that answers `name` (STRUCT.FIELD, or a struct for sizeof):
+    the first table that earns it; else the first that has it, whose refusal says why."""
+    _check_name(name, what)
+    t = _current()
+    chain = [t] + t.fallbacks
+    got, key, _ = _earned_in(chain, name, what != "sizeof")
+    if got is not None:
+        return got, key, got.split(name)[1]
+    resolve = _resolver(name, True)
+    for table in [t] + t.fallbacks:
+        found = resolve(table)
+        if found is not None:
+            return (table, *found)
     raise _unknown_struct(t, name, t.split(name)[0])
 
 

@@ -3,9 +3,8 @@
     offsets.constant("FRAME_OWNED_BY_CSTACK")        # 3 on 3.13, 4 on 3.14
     offsets.constant_info("Py_TPFLAGS_HEAPTYPE")     # value, C type, size, signedness, where, earned
 
-A constant is answered **exact** when the table in use is exactly this build's (its headers'
-digests; a constant of the source tree, outside `Include/`, also needs the same vendor, as a `.c`
-struct does), or **proven**
+A constant is answered **exact** under the rule of structs (earning.py: by build-id; by the set of
+its header, one of pyconfig.h by its own value there; by package), or **proven**
 when the live check of constants (`live_constants.py`: `opcode.opmap`, `dis`'s compiler flags and
 cache sizes, `sys.int_info`, built-in types' `__flags__`, a generator's frame owner read through
 the table) saw this very value in this process; otherwise it is refused. `constant` is the
@@ -61,8 +60,7 @@ def of(t) -> dict:
 
 def earned(t, row) -> "str | None":
     """'exact', 'proven' or None for a constant row of table `t` in this process."""
-    e = t.earning
-    if e.headers and (e.sources or row[4].startswith("Include/")):     # a file of the tree: its vendor's
+    if t.earning.constant(t, row):
         return "exact"
     done = prove(t)
     return "proven" if done.ok and (PROVEN, row[0]) in done.proven else None
