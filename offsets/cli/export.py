@@ -6,6 +6,7 @@ from pathlib import Path
 from . import HelpFormatter
 
 EPILOG = """examples:
+  offsets export --index -o build-ids.json              # every known build-id -> its table, version, flags
   offsets export --lang c cpython-3.14.10-debian-x86_64-linux-gnu -o pyoffsets.h
   offsets export --lang rust generated/cpython-3.1*.yaml -o pyoffsets.rs
   offsets export --lang go --fields PyThreadState.current_frame,_PyInterpreterFrame cpython-3.13.0-x86_64-linux-gnu
@@ -19,7 +20,13 @@ its binaries: a reader matches a process's interpreter binary by build-id first 
 (interpreter_frame.previous, code_object.linetable ...) for every version, those before 3.13 too,
 each with its offset and size ({0, sizeof} for a section's size); an item a table lacks is absent
 (UINT64_MAX in C, Item::ABSENT in Rust, Absent in Go, null in JSON). The constants a reader needs
-(FRAME_OWNED_BY_*, Py_TAG_BITS, PyUnicode_*_KIND) come with them where the tables have them."""
+(FRAME_OWNED_BY_*, Py_TAG_BITS, PyUnicode_*_KIND) come with them where the tables have them.
+
+--index writes JSON for agents that identify a process by its binary: every GNU build-id the
+tables (default: all shipped) record -> the table, its version, hexversion, layout flags, target,
+vendor, and the binary (its file in its package or prefix, and where it came from). Read a
+process's build-id with `offsets identify --pid PID --json`, or from the ELF note of its libpython
+or executable; a build-id in the index is exact for every field of its table."""
 
 
 def register(sub) -> None:
@@ -34,6 +41,8 @@ def register(sub) -> None:
     p.add_argument("--constants", metavar="LIST", help="constants to export (default: the ones a stack reader needs)")
     p.add_argument("-o", "--output", metavar="FILE", help="where to write (default: stdout)")
     p.add_argument("--list", action="store_true", help="list the shipped tables' names")
+    p.add_argument("--index", action="store_true", help="JSON: every recorded build-id with its table, version and "
+                                                        "flags (of TABLEs, default all shipped)")
     p.set_defaults(func=run_export)
 
 
@@ -66,6 +75,21 @@ def load(spec: str) -> list:
                                                                         "(`offsets export --list`)")
 
 
+def builds(spec: str) -> list:
+    """(table name, model.Build) of the tables `spec` names, reading only their headers where shipped."""
+    from ..layout.compact import COMPACT_DIR
+    from ..layout.compact_read import open_table
+    from ..layout.model import Build
+
+    names = shipped_names() if spec == "all" else None
+    if names is None:
+        stem = spec[:-len(".jsonl")] if spec.endswith(".jsonl") else spec
+        names = [stem] if not Path(spec).is_file() and stem in shipped_names() else None
+    if names is None:
+        return [(t.build.table_name, t.build) for t in load(spec)]
+    return [(n, Build.from_dict(open_table(str(COMPACT_DIR / f"{n}.jsonl"))[0]["build"])) for n in names]
+
+
 def run_export(args) -> int:
     from .. import export
     from ..atomic_write import write
@@ -73,6 +97,13 @@ def run_export(args) -> int:
 
     if args.list:
         print("\n".join(shipped_names()))
+        return 0
+    if args.index:
+        text = export.build_id_index([b for spec in (args.tables or ["all"]) for b in builds(spec)])
+        if args.output and args.output != "-":
+            write(args.output, text)
+        else:
+            print(text, end="")
         return 0
     if not args.lang or not args.tables:
         from . import UsageError

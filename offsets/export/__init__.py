@@ -6,10 +6,12 @@ keyed by version and by the GNU build-ids of the build's binaries (`offsets expo
     lang_rust.py  a Rust module of `pub const`s
     lang_go.py    a Go package of struct literals
     lang_json.py  JSON
+    build_ids.py  the build-id index: every recorded build-id -> its table, version and flags
 """
 from __future__ import annotations
 
 from . import items, lang_c, lang_go, lang_json, lang_rust
+from .build_ids import build_id_index
 
 LANGUAGES = {"c": lang_c.render, "rust": lang_rust.render, "go": lang_go.render, "json": lang_json.render}
 #: The constants a stack reader needs besides offsets (a frame's owner, tagged pointers, a string's kind),
