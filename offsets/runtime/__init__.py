@@ -275,7 +275,10 @@ def _unknown_struct(t: Loaded, name: str, struct: str) -> UnknownNameError:
 def _refused(t: Loaded, name: str) -> NoMatchingTable:
     check = t.earning.check
     seen = f"; live check: {check.summary()}" if check is not None else ""
-    return NoMatchingTable(f"{name}: not answered: {t.name} is not exactly this build's table ({t.earning.why}) and "
+    struct, _ = t.split(name)
+    key = t.resolve_struct(struct)
+    why = t.earning.why_not(t, key) if key is not None else t.earning.why
+    return NoMatchingTable(f"{name}: not answered: {t.name} is not exactly this build's table for it ({why}) and "
                            f"the live check did not read this{seen}; {_how_to_scan()}")
 
 

@@ -11,14 +11,18 @@ mapped beside it: two ELF files that both hold an interpreter), there is no buil
 rule decides.
 """
 import os
-import re
 
 from ..remote import elf_id
-
-#: A libpython's file name: a second one mapped makes the interpreter's binary ambiguous.
-LIBPYTHON = re.compile(r"libpython\d+\.\d+")
 #: The most of /proc/self/maps read (a process maps a few hundred files).
 MAX_MAPS = 8 << 20
+
+
+def _libpython(path: str) -> bool:
+    """Whether a file is named as a libpython is (`libpython3.13.so.1.0`, `libpython3.14t.so`): a
+    second one mapped makes the interpreter's binary ambiguous. (No `re`: it costs every process
+    that loads a JIT milliseconds to import.)"""
+    name = os.path.basename(path)
+    return name.startswith("libpython") and name[9:10].isdigit() and ".so" in name
 
 
 def _maps():
@@ -46,7 +50,7 @@ def interpreter():
     if not holding:
         return None, None, "no file mapping holds the interpreter's type objects"
     _, _, _, inode, path = holding[0]
-    others = {m[4] for m in maps if LIBPYTHON.match(os.path.basename(m[4])) and m[3] != inode}
+    others = {m[4] for m in maps if _libpython(m[4]) and m[3] != inode}
     if others:
         return path, None, f"{path} holds the interpreter, and {sorted(others)[0]} is mapped too"
     starts = [m for m in maps if m[3] == inode and m[4] == path and m[2] == 0]

@@ -66,6 +66,39 @@ class Earning:
             return self.whole() and (self.same_vendor or not identity.source_dependent(row[4], row[5]))
         return self.same_set(t, deps)
 
+    def why_not(self, t, key: str) -> str:
+        """Why struct `key` of table `t` is not exact here, for a refusal."""
+        if self.by != "inputs":
+            return self.why
+        deps = t.dependency_set(key)
+        if deps is None:
+            row = t.row(key)
+            if not self.whole():
+                return (f"{key} has no dependency set (its text was not at hand) and this build's pyconfig.h, headers "
+                        f"or core defines are not the table's")
+            return f"{key} is a struct of {row[4].rsplit(':', 1)[0]}, {self.vendor_words()}"
+        return f"{key} {self.set_difference(t, deps)}"
+
+    def vendor_words(self) -> str:
+        return (f"which only the same vendor vouches for: the table's is {self.build.get('vendor') or identity.UPSTREAM}, "
+                f"this build's {self.me.get('vendor') or identity.UPSTREAM}")
+
+    def set_difference(self, t, deps) -> str:
+        """What of a dependency set differs here ('' if nothing does)."""
+        leaves, files, source = deps
+        if source and not self.same_vendor:
+            return f"depends on files of the source tree, {self.vendor_words()}"
+        view, mine = t.depends, self.me["files"]
+        for n in leaves:
+            if mine.leaf(n) != view.values[n]:
+                return (f"depends on the macro {n}, which is {_value(view.values[n])} in the table and "
+                        f"{_value(mine.leaf(n))} in this build")
+        for f in files:
+            if mine.digest(f, len(view.digests[f])) != view.digests[f]:
+                got = "missing" if mine.digest(f) is None else "another text"
+                return f"depends on {f}, which is {got} in this build's headers"
+        return ""
+
     def constant(self, t, row) -> bool:
         """Whether constant `row` ([name, value, type, size, defined_in, kind]) of table `t` is exact here."""
         if self.by in ("build-id", "package"):
@@ -100,6 +133,10 @@ class Earning:
             self._whole = bool(mine) and (inputs.get("pyconfig_h"), inputs.get("headers")) == \
                 (mine.get("pyconfig_h"), mine.get("headers")) and self.build.get("defines") == mine.get("defines")
         return self._whole
+
+
+def _value(v) -> str:
+    return "undefined" if v is None else f"defined as {v!r}" if v else "defined empty"
 
 
 def integer(text):
