@@ -10,6 +10,8 @@ and the tests use them; `cases()` lists them with what each stands for.
 - `rebuilt(version)`: the copy without headers, with a libpython of its own: the same bytes but
   another GNU build-id (the note's bytes rewritten), as if the same code were built again; the
   copied executable's RUNPATH is made `$ORIGIN/../lib`, so it loads that copy;
+- `variant(version, name, drop, edit)`: the copy with its headers, pyconfig.h without some macros,
+  text appended to some headers, and its own build-id: what only its headers can vouch for;
 - `elsewhere(config)`: python.org's 3.13.15 configured as another machine would (static, other
   options, another configure cache: scripts/build-cpython's `elsewhere` configs), release or
   free-threaded, compiled into `$OFFSETS_CACHE/build/` (about 2 minutes on 2 cores).
@@ -178,6 +180,37 @@ def rebuilt(version: str) -> Path:
         own_runpath(_interpreter(tmp, version), str(base / "lib"))
 
     return no_headers(version, own_libpython, "rebuilt-no-headers")
+
+
+def variant(version: str, name: str, drop: tuple = (), edit: tuple = (), own_build_id: bool = True) -> Path:
+    """pyenv's `version` copied with its headers, as another configure run or a patched header would
+    make it: pyconfig.h without the macros `drop`, each (header, text) of `edit` appended to that
+    header of the include directory, and (`own_build_id`) a libpython of its own under another
+    build-id, so that only the headers can vouch for it (`name`: the copy's folder)."""
+    base = pyenv_prefix(version)
+    dest = folder() / "foreign" / f"pyenv-{version}-{name}"
+
+    def make(tmp: Path) -> None:
+        _copy(base, version, tmp)
+        include = next((tmp / "include").glob("python*"))
+        if drop:
+            header = include / "pyconfig.h"
+            lines = header.read_text().splitlines(True)
+            kept = [ln for ln in lines if not any(ln.startswith((f"#define {m} ", f"#define {m}\n")) for m in drop)]
+            if len(lines) - len(kept) != len(drop):
+                raise BuildError(f"{header} does not define each of {', '.join(drop)}")
+            header.write_text("".join(kept))
+        for rel, text in edit:
+            with open(include / rel, "a") as f:
+                f.write(text)
+        if own_build_id:
+            lib = tmp / "lib" / _libpython(base, version).name
+            lib.unlink()
+            shutil.copy2(_libpython(base, version), lib)
+            other_build_id(lib)
+            own_runpath(_interpreter(tmp, version), str(base / "lib"))
+
+    return _interpreter(_made(dest, f"{_stamp(version, base)} {drop} {edit} {own_build_id}", make), version)
 
 
 def elsewhere(config: str = "release") -> Path:
