@@ -124,8 +124,9 @@ def jobs() -> list[Job]:
                            table_file(e["version"], config, triple, vendor),
                            lambda e=e, c=config, t=triple: _packaged_inputs(e, c, t), dwarf, binaries))
         for config, triple in e.get("upstream", ()):
+            compiled = (lambda e=e, c=config: _compiled_binaries(e["version"], c)) if e.get("compiled") else None
             out.append(Job(f"upstream {e['version']} {config} {triple}", table_file(e["version"], config, triple),
-                           lambda e=e, c=config, t=triple: _upstream_inputs(e, c, t)))
+                           lambda e=e, c=config, t=triple: _upstream_inputs(e, c, t), None, compiled))
     return out
 
 
@@ -201,6 +202,23 @@ def _pyenv_binaries(version: str) -> list:
     if lib is None:
         raise BuildError(f"pyenv's CPython {version} has no shared libpython: install it with --enable-shared")
     return [(lib, f"lib/{lib.name}", f"pyenv {version}")]
+
+
+def _compiled_binaries(version: str, config: str) -> list:
+    """The libpython of python.org's `version` as scripts/build-cpython compiles it (the build `make
+    prove` runs, cached in $OFFSETS_CACHE/build): the table is verified against it and records its
+    build-id (another machine's build of it has another path inside it, so another build-id: its
+    headers then vouch for it, struct by struct)."""
+    script = Path(__file__).resolve().parents[2] / "scripts" / "build-cpython"
+    proc = subprocess.run([str(script), version, config], capture_output=True, text=True)
+    if proc.returncode:
+        raise BuildError(f"scripts/build-cpython {version} {config} failed: {proc.stderr.strip()[-500:]}")
+    prefix = Path(proc.stdout.strip().splitlines()[-1])
+    minor = version.rsplit(".", 1)[0]
+    lib = prefix / "lib" / f"libpython{minor}{'t' if config == 'free-threaded' else ''}.so.1.0"
+    if not lib.is_file():
+        raise BuildError(f"scripts/build-cpython {version} {config} made no {lib.name}")
+    return [(lib, f"lib/{lib.name}", f"python.org {version} ({config}) compiled by scripts/build-cpython")]
 
 
 def packaged_binaries(e: dict, config: str, triple: str) -> list:
