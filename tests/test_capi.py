@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import c_extension_built, missing_input
+from offsets.data_cache import folder as cache_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 JITEXT = ROOT / "tests" / "jitext"
@@ -31,10 +32,6 @@ REQUIRED = {"getters fail before PyOffsets_Import()", "table identity through th
             "no thread state: a miss refused with EPERM, a cached name answered",
             "constants through the capsule: PyLong_SHIFT == sys.int_info.bits_per_digit"}
 LISTITER = "listiterobject.it_index == 3 and it_seq is lst"
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("OFFSETS_CACHE") or Path.home() / ".cache" / "offsets")
 
 
 def package_files() -> list[Path]:
@@ -92,7 +89,7 @@ def prepared_venv(python: Path, version: str) -> tuple[Path, Path]:
 
 def _prepared_venv(python: Path, version: str) -> tuple[Path, Path]:
     """(venv python, directory holding the built jitext), made once per source digest."""
-    venv = cache_dir() / "venvs" / f"{version}-{source_digest()}"
+    venv = cache_folder() / "venvs" / f"{version}-{source_digest()}"
     vpy, ext = venv / "bin" / "python", venv / "jitext-build"
     if (venv / ".ok").exists():
         os.utime(venv)            # in use: kept by the clean-up below

@@ -23,6 +23,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import realbuilds  # noqa: E402
+from offsets.data_cache import folder as cache_folder  # noqa: E402
 import stack_readers  # noqa: E402
 from parked_target import Parked, stacks_of  # noqa: E402
 
@@ -148,6 +149,6 @@ def test_the_readers_side_by_side(targets, contained, tmp_path):
     table += [f"| {name} | {r['offsets']} | {r['py-spy']} | {r['pystack']} |" for name, r in rows]
     text = "\n".join(table) + "\n"
     print("\n" + text)
-    out = Path(os.environ.get("OFFSETS_CACHE") or Path.home() / ".cache" / "offsets") / "remote-readers.md"
+    out = cache_folder() / "remote-readers.md"
     out.write_text(text)
     assert all(r["offsets"] == "ok" for _, r in rows), text
