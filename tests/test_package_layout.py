@@ -137,3 +137,30 @@ def test_every_import_inside_the_package_names_a_module_that_exists():
                 missing += [f"{mod}: import {n}" for n in names
                             if n.startswith("offsets.") and n not in files and n != "offsets._offsets"]
     assert missing == []
+
+
+def test_every_import_of_the_python_the_scripts_run_names_what_exists():
+    """scripts/* and the Makefile run Python given with `-c '...'` only when run (`make prove`, by
+    hand): a module that moved must not leave an import behind there either (scripts/prove-freethreaded
+    imported `offsets.debian` after debian.py moved to `offsets.scan`)."""
+    import importlib
+    import importlib.util
+    import re
+
+    root = PACKAGE.parent
+    snippets = [(path.name, code) for path in sorted((root / "scripts").iterdir()) + [root / "Makefile"]
+                for code in re.findall(r"-c '([^']*)'", path.read_text())]
+    assert len(snippets) >= 5
+    missing = []
+    for where, code in snippets:
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("offsets"):
+                if importlib.util.find_spec(node.module) is None:
+                    missing.append(f"{where}: from {node.module} import ...")
+                    continue
+                mod = importlib.import_module(node.module)
+                missing += [f"{where}: from {node.module} import {a.name}" for a in node.names
+                            if not hasattr(mod, a.name) and importlib.util.find_spec(f"{node.module}.{a.name}") is None]
+            elif isinstance(node, ast.Import):
+                missing += [f"{where}: import {a.name}" for a in node.names if importlib.util.find_spec(a.name) is None]
+    assert missing == []
