@@ -95,3 +95,29 @@ def test_a_changed_header_is_described_anew_with_the_memo_of_the_old_one(tmp_pat
     assert after == fresh
     assert after["inputs"]["headers"] != before["inputs"]["headers"]
     assert after["inputs"]["pyconfig_h"] == before["inputs"]["pyconfig_h"]
+
+
+#: identity.py run as describe runs it, in an interpreter without CPython's builtin sha256 modules
+#: (`_sha256` before 3.12, `_sha2` after: a build that left them out), so hashlib's is used.
+WITHOUT_BUILTIN_SHA = ("import runpy, sys; sys.modules.update(_sha256=None, _sha2=None); sys.argv[1:] = []; "
+                       "runpy.run_path(%r, run_name='__main__')")
+
+
+@pytest.mark.parametrize("minor", ["3.7", "3.11", "3.13"])
+def test_digests_without_the_builtin_sha256_module_are_the_same(minor, tmp_path):
+    """identity.py picks CPython's builtin sha256 module by version and falls back to hashlib's: the
+    committed table's digests either way, in the oldest pyenv build whose hashlib has OpenSSL's
+    (pyenv's 3.6 has none: its builtin module is its only sha256), the last with `_sha256` and the
+    newest (`_sha2`)."""
+    import json
+    import subprocess
+
+    python = pyenv_python(minor)
+    if python is None:
+        missing_input(f"pyenv has no CPython {minor} on this machine")
+    proc = subprocess.run([str(python), "-I", "-S", "-c", WITHOUT_BUILTIN_SHA % identity.__file__],
+                          capture_output=True, text=True, env=dict(os.environ, OFFSETS_CACHE=str(tmp_path / "cache")))
+    assert proc.returncode == 0, proc.stderr
+    me = json.loads(proc.stdout)
+    b = table_of(me).build
+    assert me["inputs"] == {"pyconfig_h": b.inputs["pyconfig_h"], "headers": b.inputs["headers"], "defines": b.defines}

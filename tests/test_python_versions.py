@@ -15,15 +15,18 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from conftest import missing_input, pyenv_python
+import pytest
+
+from conftest import PYENV_MINORS, missing_input, pyenv_python
 from offsets.cli import COMMAND_PYTHON
+from test_describe import files_of
 
 REPO = Path(__file__).resolve().parent.parent
 MINIMUM = ".".join(map(str, COMMAND_PYTHON))
 OLDER = f"{COMMAND_PYTHON[0]}.{COMMAND_PYTHON[1] - 1}"
-#: The scanner's tests that need nothing fetched: the golden fake build, the cache keys, and the DWARF
-#: reader on gcc's fixtures (dwz's included).
-SCANNER_TESTS = ["tests/test_scan_fixtures.py", "tests/test_cache_keys.py",
+#: The scanner's tests that need nothing fetched: the golden fake build, the cache keys, the DWARF
+#: reader on gcc's fixtures (dwz's included), and `offsets scan --python`'s describe step.
+SCANNER_TESTS = ["tests/test_scan_fixtures.py", "tests/test_cache_keys.py", "tests/test_describe.py",
                  "tests/test_dwarf.py::test_fixture_layouts_match_gcc", "tests/test_dwarf.py::test_separate_debug_file",
                  "tests/test_dwarf.py::test_dwz_supplementary_file",
                  "tests/test_dwarf.py::test_fixture_agrees_with_the_libclang_scanner"]
@@ -96,3 +99,36 @@ def test_the_scanners_tests_pass_on_its_minimum_python():
     summary = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert re.fullmatch(r"\d+ passed in .*", summary), summary      # nothing skipped, nothing failed
+
+
+#: The runtime's minimum, as the package declares it (pyproject.toml's requires-python).
+RUNTIME = tuple(int(x) for x in metadata.metadata("offsets")["Requires-Python"].lstrip(">=").split("."))
+RUNTIME_MINORS = [m for m in PYENV_MINORS if tuple(map(int, m.split("."))) >= RUNTIME]
+LOOKUP = ["PyTupleObject.ob_item", "PyListObject", "NoSuch.field"]
+
+
+@pytest.mark.parametrize("minor", RUNTIME_MINORS)
+def test_make_runs_lookup_answers_in_every_python_the_runtime_supports(minor, tmp_path):
+    """`make run`'s second step, `PYTHONPATH=checkout PYTHON -m offsets.runtime NAMES`, run by pyenv's
+    CPython `minor` (the oldest the runtime supports included) with an empty cache, then again with
+    the digests' memo the first run kept (the runtime computes them in the process, not as a
+    script). The truth: the interpreter's own `tuple.__basicsize__` (where ob_item starts) and
+    `list.__basicsize__`; an unknown name is refused, exit 2."""
+    exe = interpreter(minor)
+    truth = subprocess.run([str(exe), "-c", "print(tuple.__basicsize__, list.__basicsize__)"], capture_output=True,
+                           text=True, check=True).stdout.split()
+    env = dict(os.environ, PYTHONPATH=str(REPO), OFFSETS_CACHE=str(tmp_path / "cache"))
+    lookup = lambda: subprocess.run([str(exe), "-m", "offsets.runtime", *LOOKUP], capture_output=True,  # noqa: E731
+                                    text=True, env=env, cwd=tmp_path)
+    cold = lookup()
+    kept = files_of(tmp_path / "cache")
+    assert kept, "the runtime kept nothing in the empty cache"
+    warm = lookup()
+    assert files_of(tmp_path / "cache") == kept, "the second run did not use what the first kept: it wrote again"
+    assert cold.returncode == warm.returncode == 2, cold.stderr + warm.stderr
+    assert warm.stdout == cold.stdout and cold.stderr == warm.stderr == ""
+    lines = cold.stdout.splitlines()
+    assert lines[0].startswith("table: cpython-") and "(exact:" in lines[0], lines[0]
+    assert lines[1].split() == ["PyTupleObject.ob_item", truth[0], "exact"]
+    assert lines[2].split() == ["PyListObject", truth[1], "exact", "(size)"]
+    assert lines[3].split()[:3] == ["NoSuch.field", "-", "refused:"]
