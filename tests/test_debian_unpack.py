@@ -1,0 +1,108 @@
+"""offsets/scan/debian.py unpacks a download only on a cache miss, which a warm machine, and CI (its
+cache holds the downloads and their unpacked trees, .ci/cache.py), never has. Here each unpacking
+step runs in an empty cache that holds only the downloads and apt's indexes, linked from the
+session's cache: `unpacked` (dpkg-deb -x), `source` (dpkg-source -x, Debian's patches applied) and
+`orig` (tar, the pristine tarball inside the source package). Then once more: a hit unpacks nothing.
+
+The truths: dpkg-deb's own listing of the package (`--contents`); and the trees the session's cache
+serves, which the miss must give again file for file, byte for byte.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import fetched, missing_tool
+from offsets import data_cache
+from offsets.scan import debian
+from offsets.tools import matrix
+
+
+def tree(root: Path) -> dict:
+    """relative path -> sha256 of a file's bytes, or `-> TARGET` of a link, for everything under `root`."""
+    out = {}
+    for d, dirs, files in os.walk(root):
+        for n in files + [x for x in dirs if os.path.islink(os.path.join(d, x))]:
+            p = os.path.join(d, n)
+            rel = os.path.relpath(p, root)
+            if os.path.islink(p):
+                out[rel] = "-> " + os.readlink(p)
+            else:
+                with open(p, "rb") as f:
+                    out[rel] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+def downloads_only(tmp_path: Path, monkeypatch, *rels: str) -> Path:
+    """An empty cache, made the one offsets uses, with `rels` of the session's cache linked in
+    (a folder: each of its files)."""
+    session = data_cache.folder()
+    cache = tmp_path / "cache"
+    for rel in rels:
+        src, dest = session / rel, cache / rel
+        if src.is_dir():
+            shutil.copytree(src, dest, copy_function=os.link, ignore=shutil.ignore_patterns("lock"))
+        else:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.link(src, dest)
+    monkeypatch.setenv("OFFSETS_CACHE", str(cache))
+    return cache
+
+
+def complete_stamp(root: Path) -> tuple:
+    st = os.stat(root / ".complete")
+    return st.st_ino, st.st_mtime_ns
+
+
+@pytest.mark.slow
+def test_a_package_unpacked_on_a_miss_holds_what_dpkg_lists(tmp_path, monkeypatch):
+    if shutil.which("dpkg-deb") is None:
+        missing_tool("dpkg-deb", "apt-get install dpkg")
+    pkg, arch, suite = ["libpython3.11-dev"], "amd64", "bookworm"
+    served = fetched("libpython3.11-dev", debian.unpacked, pkg, arch, suite)
+    (deb,) = debian.download(pkg, arch, suite)
+    session = data_cache.folder()
+    cache = downloads_only(tmp_path, monkeypatch, f"apt/{suite}-{arch}", str(deb.relative_to(session)))
+    root = debian.unpacked(pkg, arch, suite)
+    assert root.is_relative_to(cache) and (root / ".complete").is_file()
+    listing = subprocess.run(["dpkg-deb", "--contents", str(deb)], capture_output=True, text=True, check=True).stdout
+    listed = {}
+    for line in listing.splitlines():
+        mode, name = line.split()[0], line.split(None, 5)[5]
+        if mode.startswith("l"):
+            name, target = name.split(" -> ")
+            listed[name[2:]] = "-> " + target
+        elif mode.startswith("-"):
+            listed[name[2:]] = "file"
+    got = tree(root)
+    assert got.pop(".complete") and {k: "file" if not v.startswith("->") else v for k, v in got.items()} == listed
+    assert got == {k: v for k, v in tree(served).items() if k != ".complete"}
+    stamp = complete_stamp(root)
+    assert debian.unpacked(pkg, arch, suite) == root and complete_stamp(root) == stamp      # a hit
+
+
+@pytest.mark.slow
+def test_a_source_package_and_its_pristine_tarball_unpacked_on_a_miss_are_the_trees_a_hit_serves(
+        debian311, tmp_path, monkeypatch):
+    if shutil.which("dpkg-source") is None:
+        missing_tool("dpkg-source", "apt-get install dpkg-dev")
+    e = matrix.entry("3.13.5")
+    served_orig = fetched("the pristine 3.13.5 tarball", debian.orig, e["source"], e["suite"], e["package_version"])
+    session = data_cache.folder()
+    rels = [f"apt/{s}-amd64" for s in ("bookworm", e["suite"])]
+    for tree_dir in (debian311.tree, served_orig):        # the .dsc and its files beside each tree
+        rels += [str(p.relative_to(session)) for p in tree_dir.parent.iterdir() if p.is_file()]
+    downloads_only(tmp_path, monkeypatch, *sorted(set(rels)))
+    for name, made, served in (("source", lambda: debian.source("python3.11", debian311.suite), debian311.tree),
+                               ("orig", lambda: debian.orig(e["source"], e["suite"], e["package_version"]),
+                                served_orig)):
+        got = made()
+        assert got != served and got.name == served.name, name
+        assert tree(got) == tree(served), f"{name}: the tree unpacked on a miss is not the one the cache served"
+        stamp = complete_stamp(got)
+        assert made() == got and complete_stamp(got) == stamp, f"{name}: a hit unpacked again"
