@@ -217,6 +217,27 @@ def gcc_storage_units(so: Path, names) -> dict:
 
 
 @needs_gcc
+@pytest.mark.parametrize("flavour", DWARF_FLAVOURS)
+def test_a_read_the_cache_kept_is_the_read_itself(fixture_dir, flavour, tmp_path, monkeypatch):
+    """The DWARF cache's miss stores a read, its hit decodes it (plain JSON): with an empty cache,
+    the first read and the second (which writes nothing: it used the entry) are the uncached read,
+    for each encoding of the gcc fixture (the bitfields of DWARF 4, strict DWARF 2's expressions)."""
+    from test_describe import files_of
+
+    so = compile_so(fixture_dir, EDGES, DWARF_FLAVOURS[flavour], f"edges_{flavour.replace('-', '_')}")
+    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
+    entries = lambda: {k: v for k, v in files_of(tmp_path / "cache").items() if k.endswith(".json")}  # noqa: E731
+    truth = replace(dwarf.read(so, use_cache=False), seconds=0)
+    assert not entries()
+    first = dwarf.read(so)
+    kept = entries()
+    assert kept and all(rel.startswith("dwarf/") for rel in kept), kept
+    second = dwarf.read(so)
+    assert entries() == kept, "the second read did not use the entry the first kept"
+    assert replace(first, seconds=0) == truth and replace(second, seconds=0) == truth
+
+
+@needs_gcc
 def test_a_bitfield_is_read_from_gccs_storage_unit(fixture_dir, tmp_path):
     """Field.bitfield's window, from both readers, is the storage unit gcc's DWARF 4 names for the
     bitfield, wherever the bits lie inside it; the boundary case is a bitfield that ends exactly at
