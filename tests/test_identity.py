@@ -43,17 +43,21 @@ def entries():
 def running_entry():
     me = runtime.running_identity()
     for e in entries():
-        if runtime.earning(runtime.entry_build(e), me).exact:
+        if runtime.earning(runtime.entry_build(e), me).by == "build-id":
             return e
-    pytest.fail(f"no shipped table is exactly {runtime.describe(me)}: run `make tables`")
+    pytest.fail(f"no shipped table records this interpreter's build-id ({runtime.describe(me)}): run `make tables`")
 
 
-def copy_table(tmp_path, entry, name="copy", **build) -> Path:
-    """A copy of a shipped compact table with its build identity changed (`inputs` merged)."""
+def copy_table(tmp_path, entry, name="copy", binaries=(), depends=None, **build) -> Path:
+    """A copy of a shipped compact table with its build identity changed (`inputs` merged), recording
+    `binaries` (default none: then only its inputs can vouch for it), its dependency data changed
+    by `depends(parts)` (compact_depends.parts' form) when given."""
     head, notes, rows = compact.read_parts(compact.COMPACT_DIR / entry["file"])
     b = dict(head["build"])
     inputs = dict(b["inputs"], **build.pop("inputs", {}))
-    b.update(build, inputs=inputs)
+    b.update(build, inputs=inputs, binaries=[list(x) for x in binaries])
+    if depends is not None:
+        notes["depends"] = depends(notes["depends"])
     out = tmp_path / f"{name}.jsonl"
     out.write_text(compact.text_of(dict(head, build=b), notes, rows))
     return out
@@ -70,24 +74,65 @@ def as_entry(path: Path) -> dict:
     b = t.build
     return {"name": t.name, "file": str(path), "version": b["version"], "hexversion": b["hexversion"],
             "config": b["config"], "triple": b["target"]["triple"], "pointer_size": b["target"]["pointer_size"],
-            "vendor": b["vendor"], "defines": b["defines"], "inputs": b["inputs"], "own": True}
+            "vendor": b["vendor"], "defines": b["defines"], "inputs": b["inputs"], "own": True,
+            "build_ids": [x[0] for x in b.get("binaries") or ()]}
 
 
-def unproven_field(t) -> str:
-    """A field of PyInterpreterState the live check does not read (so only digests can vouch for it)."""
-    key = t.resolve_struct("PyInterpreterState")
+def unproven_field(t, struct="PyInterpreterState") -> str:
+    """A field of `struct` the live check does not read (so only the table's identity can vouch for it)."""
+    key = t.resolve_struct(struct)
     t.prove()
     for path in t.fields(key):
         if (key, path) not in t.earning.proven:
-            return f"PyInterpreterState.{path}"
-    pytest.fail("the live check read every field of PyInterpreterState")
+            return f"{struct}.{path}"
+    pytest.fail(f"the live check read every field of {struct}")
+
+
+def chosen(tmp_path, **copy) -> tuple:
+    """(Loaded, Match) of the runtime's choice with only a changed copy of the running table."""
+    t, m = runtime.select(runtime.running_identity(), [as_entry(copy_table(tmp_path, running_entry(), **copy))],
+                          load=runtime._load_entry)
+    runtime._set(t, m)
+    return t, m
+
+
+def set_of(t, struct: str):
+    return t.dependency_set(t.resolve_struct(struct))
+
+
+def other_digest(file: str):
+    """A change to compact_depends.parts: the digest of installed `file` is another text's."""
+    def change(parts):
+        files = parts["files"].split()
+        i = files.index(file) * 16
+        parts["digests"] = parts["digests"][:i] + "0" * 16 + parts["digests"][i + 16:]
+        return parts
+    return change
+
+
+def other_value(macro: str, value):
+    def change(parts):
+        leaves = parts["leaves"].split()
+        parts["values"][leaves.index(macro)] = value
+        return parts
+    return change
 
 
 # ---------------------------------------------------------------- exact
-def test_the_running_interpreter_is_answered_exactly_by_digest():
+def test_the_running_interpreter_is_exact_by_its_binarys_build_id():
+    """Truth for the build-id: pyelftools reading the note of the libpython sysconfig names."""
+    import sysconfig
+
+    from elftools.elf.elffile import ELFFile
+
     e = running_entry()
     m = offsets.build()
-    assert (m.kind, m.table) == ("exact", e["name"]) and "header digests" in m.detail
+    assert (m.kind, m.table) == ("exact", e["name"]) and "build-id" in m.detail
+    lib = Path(sysconfig.get_config_var("LIBDIR")) / sysconfig.get_config_var("INSTSONAME")
+    with open(lib, "rb") as f:
+        note = next(n for sec in ELFFile(f).iter_sections() if sec.header.sh_type == "SHT_NOTE"
+                    for n in sec.iter_notes() if n["n_type"] == "NT_GNU_BUILD_ID")
+    assert runtime.running_identity()["build_id"] == note["n_desc"]
     f = offsets.field("PyTupleObject.ob_item")
     assert f.earned == "exact" and f.offset == tuple.__basicsize__          # truth: the interpreter
     assert m.earned("PyInterpreterState") == "exact"
@@ -95,34 +140,76 @@ def test_the_running_interpreter_is_answered_exactly_by_digest():
     assert ctypes.c_ssize_t.from_address(id(lst) + offsets.get("PyListObject.ob_base.ob_size")).value == 3
 
 
-def test_a_table_of_other_headers_with_the_same_version_is_not_exact(tmp_path):
-    """An upstream and a Debian 3.13.15 share version, flags and triple; their headers differ."""
-    e = running_entry()
-    other = as_entry(copy_table(tmp_path, e, inputs={"headers": "sha256:" + "0" * 64}, vendor="debian 1.0-1"))
-    t, m = runtime.select(runtime.running_identity(), [other], load=runtime._load_entry)
-    assert m.kind == "proven" and "headers differ" in m.detail
-    runtime._set(t, m)
-    assert offsets.get("PyTupleObject.ob_item") == tuple.__basicsize__       # proven: read live
-    assert offsets.field("PyTupleObject.ob_item").earned == "proven"
-    with pytest.raises(NoMatchingTable, match=r"not answered: .*`offsets scan --python .* --install`"):
+def test_without_its_build_id_each_struct_is_exact_by_its_dependency_set(tmp_path):
+    """The same table recording no binary: only the installed headers vouch, struct by struct."""
+    t, m = chosen(tmp_path)
+    assert m.kind == "exact" and t.earning.by == "inputs"
+    assert offsets.field("PyTupleObject.ob_item").earned == "exact" and offsets.get("PyTupleObject.ob_item") == \
+        tuple.__basicsize__
+    assert m.earned("PyInterpreterState") == "exact" and set_of(t, "PyInterpreterState") is not None
+
+
+def test_a_header_a_struct_reaches_that_differs_makes_it_not_exact_and_no_other(tmp_path):
+    """The digest of cpython/tupleobject.h is another text's: PyTupleObject, whose set holds that
+    file, is answered only where the live check read it; PyListObject's set does not hold it."""
+    t, m = chosen(tmp_path, depends=other_digest("Include/cpython/tupleobject.h"))
+    assert "Include/cpython/tupleobject.h" in set_of(t, "PyTupleObject")[1]
+    assert "Include/cpython/tupleobject.h" not in set_of(t, "PyListObject")[1]
+    assert offsets.field("PyListObject.ob_item").earned == "exact"
+    assert offsets.field("PyTupleObject.ob_item").earned == "proven"        # the live check reads a tuple's items
+    assert offsets.get("PyTupleObject.ob_item") == tuple.__basicsize__
+    assert ("PyTupleObject", None) not in t.earning.proven       # its size: tp_basicsize is ob_item's offset
+    with pytest.raises(NoMatchingTable, match=r"depends on Include/cpython/tupleobject.h, which is another text"):
+        offsets.sizeof("PyTupleObject")
+
+
+def test_a_leaf_macro_that_differs_makes_the_structs_that_depend_on_it_not_exact(tmp_path):
+    """SIZEOF_VOID_P of another value in the table: what depends on it (PyObject, through Py_ssize_t's
+    typedef in pyport.h) is not exact; a struct whose set lacks it stays exact."""
+    t, m = chosen(tmp_path, depends=other_value("SIZEOF_VOID_P", "4"))
+    key = next(k for k in t.order if t.dependency_set(k) and "SIZEOF_VOID_P" not in t.dependency_set(k)[0]
+               and not t.dependency_set(k)[2] and t.fields(k))
+    assert "SIZEOF_VOID_P" in set_of(t, "PyObject")[0]
+    assert not t.exact(t.resolve_struct("PyObject")) and t.exact(key)
+    assert "SIZEOF_VOID_P" in set_of(t, "PyInterpreterState")[0]
+    with pytest.raises(NoMatchingTable, match=r"depends on the macro SIZEOF_VOID_P, which is defined as '4' in the "
+                                              r"table and defined as '8' in this build"):
         offsets.get(unproven_field(t))
 
 
-def test_other_core_defines_are_not_exact(tmp_path):
-    """Debian's 3.15 core is compiled with -D_Py_JIT: a table scanned without it is another build."""
-    e = running_entry()
-    other = as_entry(copy_table(tmp_path, e, defines={"_Py_JIT": ""}))
-    t, m = runtime.select(runtime.running_identity(), [other], load=runtime._load_entry)
-    assert m.kind == "proven" and "_Py_JIT" in m.detail
+def test_a_pyconfig_constant_depends_on_itself(tmp_path):
+    """HAVE_FORK is 1 in this build's pyconfig.h (truth: sysconfig): its constant is exact here; a
+    table giving it another value is never taken for it."""
+    import sysconfig
 
-
-def test_a_vendor_mismatch_leaves_only_c_structs_to_the_live_check(tmp_path):
-    e = running_entry()
-    other = as_entry(copy_table(tmp_path, e, vendor="debian 9.9-1"))
-    t, m = runtime.select(runtime.running_identity(), [other], load=runtime._load_entry)
-    assert m.kind == "exact"
+    assert sysconfig.get_config_var("HAVE_FORK") == 1
+    t, m = chosen(tmp_path)
+    assert offsets.constant("HAVE_FORK") == 1 and offsets.constant_info("HAVE_FORK").earned == "exact"
+    head, notes, rows = compact.read_parts(compact.COMPACT_DIR / running_entry()["file"])
+    row = next(r for r in notes["constants"] if r[0] == "HAVE_FORK")
+    row[1] = 2
+    other = tmp_path / "fork2.jsonl"
+    b = dict(head["build"], binaries=[])
+    other.write_text(compact.text_of(dict(head, build=b), notes, rows))
+    t, m = runtime.select(runtime.running_identity(), [as_entry(other)], load=runtime._load_entry)
     runtime._set(t, m)
-    c_structs = [k for k in t.order if identity.source_dependent(t._row(k)[4], t._row(k)[5])]
+    with pytest.raises(NoMatchingTable, match="HAVE_FORK"):
+        offsets.constant("HAVE_FORK")
+
+
+def test_a_table_without_defines_is_not_exact_by_its_inputs():
+    """Unknown core defines (a table made without the build's Makefile or sysconfig flags): only a
+    build-id vouches for it."""
+    me = dict(runtime.running_identity(), build_id=None)
+    b = dict(runtime.entry_build(running_entry()), defines=None)
+    earn = runtime.earning(b, me)
+    assert not earn.exact and "defines" in earn.why
+
+
+def test_a_vendor_mismatch_leaves_only_source_dependent_structs_to_the_live_check(tmp_path):
+    t, m = chosen(tmp_path, vendor="debian 9.9-1")
+    assert m.kind == "exact"
+    c_structs = [k for k in t.order if identity.source_dependent(t.row(k)[4], t.row(k)[5])]
     assert c_structs, "the running interpreter's table has no .c structs (DWARF-filled): make tables"
     assert offsets.field("PyListObject.ob_item").earned == "exact"
     if t.resolve_struct("listiterobject") in c_structs:      # a .c struct the live check reads
@@ -132,25 +219,16 @@ def test_a_vendor_mismatch_leaves_only_c_structs_to_the_live_check(tmp_path):
         offsets.get(f"{unread}.{next(iter(t.fields(unread)))}")
 
 
-def test_a_pyconfig_h_of_its_own_is_another_build(tmp_path):
-    """Both digests count: the same headers with another pyconfig.h (another configure run) are not
-    this build, even though the headers digest alone agrees."""
-    e = running_entry()
-    other = as_entry(copy_table(tmp_path, e, inputs={"pyconfig_h": "sha256:" + "1" * 64}))
-    assert other["inputs"]["headers"] == e["inputs"]["headers"]
-    t, m = runtime.select(runtime.running_identity(), [other], load=runtime._load_entry)
-    assert m.kind == "proven" and "pyconfig.h or headers differ" in m.detail
-
-
-@pytest.mark.parametrize("table_defines", [{}, None], ids=["none", "unknown"])
-def test_a_table_without_defines_is_not_a_jit_core(table_defines):
-    """Debian's 3.15 core is compiled with -D_Py_JIT: a table whose core had no such define, or whose
-    defines are unknown, is not that build (the other direction: test_other_core_defines_are_not_exact)."""
-    me = runtime.running_identity()
-    b = dict(runtime.entry_build(running_entry()), defines=table_defines)
-    jit = dict(me, inputs=dict(me["inputs"], defines={"_Py_JIT": ""}))
-    earn = runtime.earning(b, jit)
-    assert not earn.exact and "_Py_JIT" in earn.why
+def test_a_table_without_dependency_data_is_exact_only_by_the_whole_builds_inputs(tmp_path):
+    """A table made before dependency sets: every struct needs this build's whole pyconfig.h and
+    headers (the digests its build records): the same ones are exact, one other pyconfig.h none."""
+    drop = lambda parts: None        # noqa: E731
+    t, m = chosen(tmp_path, depends=drop)
+    assert t.depends is None and offsets.field("PyListObject.ob_item").earned == "exact"
+    t, m = chosen(tmp_path, name="other", depends=drop, inputs={"pyconfig_h": "sha256:" + "1" * 64})
+    assert offsets.field("PyTupleObject.ob_item").earned == "proven"
+    with pytest.raises(NoMatchingTable, match="pyconfig.h, headers or core defines are not the table's"):
+        offsets.get(unproven_field(t))
 
 
 @pytest.mark.parametrize("table,mine", [("debian 3.13.5-2", "debian 3.13.5-2+deb13u5"),
@@ -158,11 +236,11 @@ def test_a_table_without_defines_is_not_a_jit_core(table_defines):
                                         ("debian 3.13.5-2", "debian 3.13.5-3")])
 def test_each_package_version_is_its_own_vendor_for_c_structs(table, mine):
     """A security update (+deb13u5) or a new Debian revision may patch a `.c` file: only the same
-    package version vouches for `.c` structs (headers still compare by digest)."""
-    me = dict(runtime.running_identity(), vendor=mine)
+    package version vouches for `.c` structs (headers still compare by their sets)."""
+    me = dict(runtime.running_identity(), vendor=mine, build_id=None)
     earn = runtime.earning(dict(runtime.entry_build(running_entry()), vendor=table), me)
-    assert earn.exact and not earn.sources and f"{table}'s, this is {mine}" in earn.why
-    assert runtime.earning(dict(runtime.entry_build(running_entry()), vendor=mine), me).sources
+    assert earn.by == "inputs" and not earn.same_vendor
+    assert runtime.earning(dict(runtime.entry_build(running_entry()), vendor=mine), me).same_vendor
 
 
 def shipped(name: str) -> dict:
@@ -175,15 +253,15 @@ def shipped(name: str) -> dict:
 def test_a_struct_dwarf_filled_from_a_tree_header_is_not_vouched_for_by_installed_headers():
     """pyenv 3.11.7's table has `AugOperator` from its libpython's DWARF, defined in Parser/pegen.h,
     a header of the source tree that is never installed (the table's own record: origin dwarf):
-    under another vendor the installed headers' digests cannot vouch for it, as for a `.c` struct."""
+    under another vendor the installed headers cannot vouch for it, as for a `.c` struct."""
     e = shipped("cpython-3.11.7-x86_64-linux-gnu")
-    me = {"version": e["version"], "hexversion": e["hexversion"], "config": e["config"], "triple": e["triple"],
-          "pointer_size": e["pointer_size"], "vendor": "debian 3.11.7-1",
-          "inputs": dict(e["inputs"], defines=e["defines"])}
+    me = dict(runtime.running_identity(), vendor="debian 3.11.7-1", build_id=None)
+    if me["version"] != e["version"]:
+        pytest.skip("the tests run on another interpreter than pyenv's 3.11.7")
     t, m = runtime.select(me, [e], load=runtime.load_shipped)
-    assert m.kind == "exact" and not t.earning.sources
+    assert m.kind == "exact" and not t.earning.same_vendor
     key = t.resolve_struct("AugOperator")
-    assert t._row(key)[4].startswith("Parser/pegen.h:") and t._row(key)[5] == "dwarf"
+    assert t.row(key)[4].startswith("Parser/pegen.h:") and t.row(key)[5] == "dwarf"
     assert not t.exact(key) and t.exact(t.resolve_struct("PyListObject"))
     runtime._set(t, m)
     with pytest.raises(NoMatchingTable, match="AugOperator.kind: not answered"):
@@ -197,8 +275,7 @@ def test_debug_interpreters_match_debug_tables_whatever_sysconfig_says_of_py_ref
     assert debug and all(e["config"]["Py_REF_DEBUG"] for e in debug)
     e = debug[0]
     me = {"version": e["version"], "hexversion": e["hexversion"], "triple": e["triple"],
-          "pointer_size": e["pointer_size"], "config": {"Py_DEBUG": True}, "vendor": e["vendor"],
-          "inputs": dict(e["inputs"], defines=e["defines"])}
+          "pointer_size": e["pointer_size"], "config": {"Py_DEBUG": True}, "vendor": e["vendor"], "files": None}
     assert runtime.earning(runtime.entry_build(e), me).exact
 
 
@@ -309,12 +386,12 @@ def test_use_table_of_another_patch_level_answers_only_proven_fields(tmp_path):
         offsets.get(unproven_field(t))
 
 
-def test_use_table_of_another_vendor_answers_only_proven_fields(tmp_path):
+def test_use_table_of_other_headers_answers_only_proven_fields(tmp_path):
     e = running_entry()
-    other = copy_table(tmp_path, e, vendor="debian 3.0-1", inputs={"headers": "sha256:" + "1" * 64})
+    other = copy_table(tmp_path, e, vendor="debian 3.0-1", depends=other_digest("Include/cpython/pystate.h"))
     offsets.use_table(other)
-    with pytest.raises(NoMatchingTable, match="headers differ"):
-        offsets.get(unproven_field(runtime._current()))
+    with pytest.raises(NoMatchingTable, match="cpython/pystate.h, which is another text"):
+        offsets.get(unproven_field(runtime._current(), "PyThreadState"))
 
 
 @pytest.mark.parametrize("change", [{"target": {"triple": "aarch64-linux-gnu", "pointer_size": 8}},
@@ -465,11 +542,11 @@ def test_exact_tables_answer_for_each_other_what_one_lacks(tmp_path):
 
 
 def test_without_headers_only_the_same_distributor_package_is_exact():
-    """No headers installed (a slim container): the package version the distributor recorded is the
-    identity; upstream builds and other package versions are never exact."""
+    """No headers installed (a slim container) and no build-id known: the package version the
+    distributor recorded is the identity; upstream builds and other package versions are never exact."""
     e = running_entry()
     b = runtime.entry_build(dict(e, vendor="debian 3.13.18-1"))
-    me = dict(runtime.running_identity(), inputs=None)
+    me = dict(runtime.running_identity(), files=None, build_id=None)
     assert runtime.earning(b, dict(me, vendor="debian 3.13.18-1")).exact
     assert not runtime.earning(b, dict(me, vendor="debian 3.13.18-2")).exact
     assert not runtime.earning(b, dict(me, vendor=None)).exact

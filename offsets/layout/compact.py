@@ -193,7 +193,7 @@ def unpack(table, note: str, source_sha256: str = None) -> tuple:
     notes = {"names": dict(sorted(table.names.items())), "skipped": list(table.skipped),
              "conflicts": list(table.conflicts), "constants": [constant_row(c) for c in table.constants.values()],
              "constants_left_out": dict(sorted(table.constants_left_out.items())),
-             "depends": compact_depends.parts(table, sorted(table.structs))}
+             "depends": compact_depends.parts(table)}
     return base, notes, {k: struct_row(s) for k, s in table.structs.items()}
 
 
@@ -203,7 +203,10 @@ def read_parts(path) -> tuple:
 
     head, pool = open_table(str(path))
     base = {k: head[k] for k in ("format", "note", "source_sha256", "build", "scanner")}
-    return base, pool.notes(head), {k: pool.row(k, ref) for k, ref in head["structs"].items()}
+    notes = pool.notes(head)
+    if head.get("depends"):
+        notes["depends"] = compact_depends.read(pool.node(head["depends"]), pool.text, pool.node, list(head["structs"]))
+    return base, notes, {k: pool.row(k, ref) for k, ref in head["structs"].items()}
 
 
 def pack(base: dict, notes: dict, rows: dict, pool) -> dict:
@@ -220,7 +223,7 @@ def pack(base: dict, notes: dict, rows: dict, pool) -> dict:
                 struct_keys=pool.put(" ".join(keys)), struct_ids="".join(r if isinstance(r, str) else r[0] for r in refs),
                 struct_lines=pool.put(" ".join("-" if isinstance(r, str) else compact_depends.b36(r[1]) for r in refs)),
                 constants=constants, constant_sizes=sizes, constants_left_out=notes["constants_left_out"],
-                depends=None if depends is None else compact_depends.put(pool, depends))
+                depends=None if depends is None else compact_depends.put(pool, depends, keys))
 
 
 def text_of(base: dict, notes: dict, rows: dict) -> str:

@@ -45,10 +45,10 @@ def b36(n: int) -> str:
             return out
 
 
-def parts(table, struct_keys: list):
-    """(leaves, values, files, digests, sets, struct sets, constant sets) of a `model.Table` (its
-    structs in the order `struct_keys`), as the node's fields hold them before the pool has them;
-    None for a table without dependencies."""
+def parts(table) -> dict:
+    """A `model.Table`'s dependency data as the node's fields hold them before the pool has them
+    (`put`): leaves, values, files, digests, sets, struct_sets (struct key -> set index), and
+    constant_sets; None for a table without dependencies."""
     d = table.dependencies
     if d is None:
         return None
@@ -66,7 +66,8 @@ def parts(table, struct_keys: list):
             out.add(("*", 0))
         return frozenset(out | {("l", li[n]) for n in macros} | ({("+", 0)} if any(f not in fi for f in s.files) else set()))
 
-    wanted = [table.structs[k].depends for k in struct_keys] + [d.constants.get(f) for f in files]
+    keys = sorted(table.structs)
+    wanted = [table.structs[k].depends for k in keys] + [d.constants.get(f) for f in files]
     distinct = sorted({items(s) for s in wanted if s is not None}, key=lambda x: (len(x), sorted(x)))
     index = {x: i for i, x in enumerate(distinct)}
     sets = []
@@ -81,17 +82,32 @@ def parts(table, struct_keys: list):
     def ref(s) -> str:
         return "-" if s is None else b36(index[items(s)])
 
-    return (" ".join(leaves), [d.macros[n] for n in leaves], " ".join(files),
-            "".join(d.files[f][len("sha256:"):][:DIGEST_CHARS] for f in files), sets,
-            " ".join(ref(table.structs[k].depends) for k in struct_keys),
-            " ".join(ref(d.constants.get(f)) for f in files))
+    return {"leaves": " ".join(leaves), "values": [d.macros[n] for n in leaves], "files": " ".join(files),
+            "digests": "".join(d.files[f][len("sha256:"):][:DIGEST_CHARS] for f in files), "sets": sets,
+            "struct_sets": {k: ref(table.structs[k].depends) for k in keys},
+            "constant_sets": " ".join(ref(d.constants.get(f)) for f in files)}
 
 
-def put(pool, found) -> str:
-    """The id of the `["D", ...]` node of `parts`' result in a `compact.PoolWriter`."""
-    leaves, values, files, digests, sets, struct_sets, constant_sets = found
-    return pool.put([NODE, pool.put(leaves), values, pool.put(files), digests, pool.put(sets), pool.put(struct_sets),
-                     constant_sets])
+def put(pool, found: dict, struct_keys: list) -> str:
+    """The id of the `["D", ...]` node of `parts`' result in a `compact.PoolWriter`, its struct sets
+    in the order `struct_keys` (a struct it does not name has none)."""
+    refs = " ".join(found["struct_sets"].get(k, "-") for k in struct_keys)
+    return pool.put([NODE, pool.put(found["leaves"]), found["values"], pool.put(found["files"]), found["digests"],
+                     pool.put(found["sets"]), pool.put(refs), found["constant_sets"]])
+
+
+def read(raw, text, node, struct_keys: list):
+    """A `["D", ...]` node read back into `parts`' form (for tools that rewrite a compact table),
+    or None when it is not one."""
+    try:
+        kind, leaves, values, files, digests, sets, struct_sets, constant_sets = raw
+        if kind != NODE:
+            return None
+        return {"leaves": text(leaves), "values": list(values), "files": text(files), "digests": digests,
+                "sets": list(node(sets)),   # copies: the pool keeps what it decoded, for every reader
+                "struct_sets": dict(zip(struct_keys, text(struct_sets).split())), "constant_sets": constant_sets}
+    except (TypeError, ValueError, CorruptTableError):
+        return None
 
 
 class View:

@@ -86,7 +86,8 @@ def why_not(me: dict) -> str:
         return "OFFSETS_AUTOSCAN is off"
     if os.environ.get("OFFSETS_AUTOSCAN_CHILD"):
         return "this process was started to make a table (OFFSETS_AUTOSCAN_CHILD is set), and makes none itself"
-    if not me.get("inputs"):
+    files = me.get("files")
+    if not (me.get("inputs") or (files is not None and files.available)):
         return (f"its headers are not installed in {me.get('include')} (the python{version(me)}-dev package), so a "
                 f"scan has nothing to read")
     import importlib.util
@@ -156,6 +157,8 @@ def scan_command(me: dict) -> str:
 
 def _key(me: dict) -> str:
     """The name this build's own table is installed under, without `.jsonl`."""
+    if not me.get("inputs") and me.get("whole_inputs"):
+        me["inputs"] = me["whole_inputs"]()       # its headers' digest names the table (hashed once, here only)
     b = {"version": me["version"], "config": me["config"], "target": {"triple": me["triple"]},
          "vendor": me.get("vendor"), "inputs": me.get("inputs")}
     return own_table_file(b)[:-len(".jsonl")]
