@@ -102,7 +102,7 @@ def choose(ident, prove: Optional[Callable] = None, strict: bool = False, candid
         detail = (f"{t.name} records the build-id {ident.build_id} of {ident.binary}" if chosen.by == "build-id"
                   else f"{t.name}: {t.earning.why}")
         return Choice(t, "exact", by, detail)
-    chosen = choice.proven(me, found, settled, _prover(prove), strict, why, where=where,
+    chosen = choice.proven(me, found, settled, _prover(prove), strict, why, check=f"the check {where}",
                            refusal=lambda w: NoMatchingTable(f"no table fits {describe(ident)}: {w}; {how_to_scan(ident)}"))
     t = chosen.table
     _settle(t, t.earning, chosen.proof)

@@ -82,10 +82,10 @@ def exact_chain(me: dict, entries: list, load, prover=None, strict: bool = False
     return Chosen(t, "exact", t.earning.by, f"{describe_build(t.build)} for {describe(me)}: {t.earning.why}"), why
 
 
-def proven(me: dict, entries: list, load, prover=None, strict: bool = False, why=(), where: str = "in this process",
+def proven(me: dict, entries: list, load, prover=None, strict: bool = False, why=(), check: str = "the live check",
            refusal=None) -> Chosen:
-    """Step 3 without a chain: the nearest table whose proof passes, or `refusal(why)` (a
-    NoMatchingTable) saying why none does."""
+    """Step 3 without a chain: the nearest table whose proof (`check`, for people) passes, or
+    `refusal(why)` (a NoMatchingTable) saying why none does."""
     candidates = near(me, entries)
     if candidates and strict:
         raise refusal("OFFSETS_STRICT allows exact tables only, and none is exactly this build "
@@ -100,8 +100,8 @@ def proven(me: dict, entries: list, load, prover=None, strict: bool = False, why
             t.near = candidates[i + 1:]
             return Chosen(t, "proven", "memory", f"table of {describe_build(entry_build(e))} for {describe(me)}: "
                                                  f"not exact ({earn.why}); it answers only the {len(earn.proven)} "
-                                                 f"fields and sizes read {where} ({result.summary()})", result)
-        failures.append(f"{e['name']} failed the check {where}: {result.summary()}")
+                                                 f"fields and sizes {check} read ({result.summary()})", result)
+        failures.append(f"{e['name']} failed {check}: {result.summary()}")
     raise refusal("; ".join(failures + list(why)) or
                   "none is of this minor version with these layout flags, target and pointer size")
 
