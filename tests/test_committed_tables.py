@@ -40,7 +40,11 @@ def test_every_committed_table_is_indexed_and_loads():
 def test_the_largest_tables_read_through_the_yaml_reader_are_the_ones_the_tests_use(name):
     """The YAML reader (schema, strict parsing, the model) on the biggest tables of three kinds;
     every other test here reads the compact table made from the same bytes."""
-    assert table_yaml.load(GENERATED / name) == committed_table(GENERATED / name)
+    from dataclasses import replace
+
+    table = table_yaml.load(GENERATED / name)       # the compact form keeps dependency data only as the runtime reads it
+    assert replace(table, dependencies=None, structs={k: replace(s, depends=None) for k, s in table.structs.items()}) \
+        == committed_table(GENERATED / name)
 
 
 def test_the_matrix_is_what_is_committed():

@@ -145,7 +145,8 @@ def test_a_program_that_embeds_cpython(build, host, tmp_path, mode):
     and neither is what makes the table."""
     counter = tmp_path / "host-runs"
     env = d.clean_env(tmp_path / "tables", EMBED_MODE=mode, EMBED_HOME=str(build.prefix), EMBED_COUNTER=str(counter),
-                      EMBED_APP="import deploy_probe, sys; deploy_probe.main(); deploy_probe.jit()")
+                      EMBED_APP="import deploy_probe, sys; deploy_probe.main(); deploy_probe.jit()",
+                      LD_LIBRARY_PATH=str(build.prefix / "lib"))     # the build's libpython (its own build-id)
     run = d.run(build, [host], env, timeout=TIMEOUT)
     assert d.host_runs(counter) == 1, run.summary()
     main_ran(run)
@@ -277,7 +278,7 @@ def proven_only(run: d.Run, why: str) -> None:
     """The build no table ships, where no table can be made: only what the live check read is answered."""
     assert not run.timed_out and run.returncode == 0, run.summary()
     [a] = run.of("answer")
-    assert a["value"] == a["truth"] and a["kind"] == "proven" and a["earned"] == "proven", a
+    assert a["value"] == a["truth"] and a["earned"] == "proven", a
     assert why in a["detail"] and "its own table was not made now" in a["detail"], a["detail"]
     assert run.launched == [], run.summary()
 

@@ -100,10 +100,15 @@ def test_identify_reads_the_containers_headers(contained):
     assert ident.version == contained.report["version"] and ident.version_from == "Py_Version"
     assert (ident.prefix, ident.include) == ("/opt/py", contained.report["include"])
     if contained.file_link:
-        assert ident.inputs is None and "patchlevel.h" in ident.notes[0]
+        assert ident.files is None and ident.whole_inputs is None and "patchlevel.h" in ident.notes[0]
     else:
         mine = identity.installed_inputs(str(contained.p311 / "include" / "python3.11"), "", "x86_64-linux-gnu")
-        assert ident.inputs["headers"] == mine["headers"] and ident.inputs["pyconfig_h"] == mine["pyconfig_h"]
+        theirs = ident.whole_inputs()
+        assert theirs["headers"] == mine["headers"] and theirs["pyconfig_h"] == mine["pyconfig_h"]
+        pyenv = identity.InstalledFiles(str(contained.p311 / "include" / "python3.11"), "", "x86_64-linux-gnu")
+        for name in ("Include/object.h", "Include/cpython/pystate.h"):     # what a dependency set compares
+            assert ident.files.digest(name) == pyenv.digest(name)
+        assert ident.files.leaf("SIZEOF_VOID_P") == pyenv.leaf("SIZEOF_VOID_P") == "8"
     assert f"`offsets scan --prefix /proc/{contained.pid}/root/opt/py --install`" in choose.how_to_scan(ident)
 
 

@@ -246,6 +246,8 @@ class Struct:
 
     def __post_init__(self) -> None:
         where = f"struct {self.name!r}"
+        if not isinstance(self.name, str) or not self.name or any(c.isspace() for c in self.name):
+            raise ModelError(f"{where}: a struct's name is a C name (or NAME@FILE), without blanks")
         sanity.integer(self.size, f"{where}: size")
         sanity.integer(self.align, f"{where}: align", 1, sanity.MAX_ALIGN)
         if self.kind not in ("struct", "union"):

@@ -278,8 +278,11 @@ def _refused(t: Loaded, name: str) -> NoMatchingTable:
     struct, _ = t.split(name)
     key = t.resolve_struct(struct)
     why = t.earning.why_not(t, key) if key is not None else t.earning.why
+    head = _state[0] if _state is not None else t
+    not_made = getattr(head, "not_made", None)
     return NoMatchingTable(f"{name}: not answered: {t.name} is not exactly this build's table for it ({why}) and "
-                           f"the live check did not read this{seen}; {_how_to_scan()}")
+                           f"the live check did not read this{seen}{'; ' + not_made if not_made else ''}; "
+                           f"{_how_to_scan()}")
 
 
 #: No struct.field name is longer; a longer one is refused at once, quoting only its start.
@@ -352,14 +355,18 @@ def _autoscan_for(head: Loaded):
     scan = getattr(head, "autoscan", None)
     if scan is None:
         return None
+    made = scan()       # under the runtime's lock; a child forked meanwhile keeps `autoscan` and waits for this table
     head.autoscan = None
-    made = scan()
     if isinstance(made, str):
-        head.earning.why += f"; its own table was not made now: {made}"
+        head.not_made = f"its own table was not made now: {made}"
+        if _state is not None and _state[0] is head:
+            _state[1].detail += f"; {head.not_made}"
         return None
     t, earn = made[:2]
+    how = made[2] if len(made) == 3 else "made from this interpreter's own headers now"
     t.earning, t.own = earn, True
-    head.fallbacks.insert(0, t)
+    t.fallbacks, t.near, head.fallbacks = [head] + head.fallbacks, getattr(head, "near", []), []
+    _set(t, Match(t.name, "exact", f"{how}: {earn.why}", t.source, t.build, loaded=t))     # the table in use now
     return t
 
 

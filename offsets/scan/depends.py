@@ -127,7 +127,7 @@ class Closure:
         self._macro_memo[key] = (set(), set(), [])      # a macro naming itself, or a cycle
         leaves, files, types = set(), set(), []
         for site in self.index.macros.get(name, ()):
-            if self._visible(site):
+            if self._visible(site) and site.file != identity.PYCONFIG:   # pyconfig.h's: leaves, valued as such
                 self._site(site, leaves, files, types, typed_all=False)
         got = self._macro_memo[key] = (leaves, files, types)
         return got
@@ -385,7 +385,7 @@ def build_index(b, unit_list: list, files_read: Iterable[str]) -> source_text.In
     roots = []
     for u in unit_list:
         roots += [r for r in u.roots if r not in roots]
-    paths: dict = {}
+    paths: dict = {identity.PYCONFIG: str(b.pyconfig_h)}      # the build's own, not Debian's forwarder
     for p in [*files_read, *map(str, header_files(b))]:
         rel = _relative(os.path.normpath(p), roots)
         if rel is not None and os.path.isfile(p):

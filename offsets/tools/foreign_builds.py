@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Optional
 
 from .. import cache_lock
+from .build_copy import other_build_id, own_runpath
 from ..data_cache import folder
 from ..errors import BuildError
 
@@ -136,38 +137,6 @@ def no_headers(version: str, then=None, name: str = "no-headers") -> Path:
             then(tmp, base)
 
     return _interpreter(_made(dest, _stamp(version, base), make), version)
-
-
-def _replace_once(path: Path, old: bytes, new: bytes) -> None:
-    """Write `new` over the one occurrence of `old` in the file `path` (same length)."""
-    data = path.read_bytes()
-    if len(old) != len(new) or data.count(old) != 1:
-        raise BuildError(f"{path}: {old!r} occurs {data.count(old)} times, expected once")
-    at = data.index(old)
-    with open(path, "r+b") as f:
-        f.seek(at)
-        f.write(new)
-
-
-def other_build_id(path: Path) -> str:
-    """Give the ELF file `path` another GNU build-id (each byte of the note's descriptor inverted):
-    the same code, as if built again. Returns the new build-id in hex."""
-    from ..remote.elf import build_id_of
-
-    old = build_id_of(str(path))
-    if old is None:
-        raise BuildError(f"{path} has no GNU build-id note")
-    new = bytes(b ^ 0xFF for b in bytes.fromhex(old))
-    _replace_once(path, bytes.fromhex(old), new)
-    return new.hex()
-
-
-def own_runpath(path: Path, old: str, runpath: str = "$ORIGIN/../lib") -> None:
-    """Make the RUNPATH `old` of the executable `path` `runpath` (written over the old string in
-    .dynstr, which must be as long or longer)."""
-    if len(runpath) > len(old):
-        raise BuildError(f"{path}: its RUNPATH {old!r} is shorter than {runpath!r}")
-    _replace_once(path, b"\0" + old.encode() + b"\0", b"\0" + runpath.encode() + bytes(len(old) - len(runpath) + 1))
 
 
 def rebuilt(version: str) -> Path:
