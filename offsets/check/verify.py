@@ -147,7 +147,11 @@ def candidate_pythons(table: Table) -> list[str]:
 
 
 def code_binary(info: dict) -> Optional[Path]:
-    """The binary holding an interpreter's code: its shared libpython, else the executable."""
+    """The binary holding an interpreter's code: the file it maps its objects from (identity's
+    `mapped`), else its shared libpython as sysconfig names it, else the executable."""
+    mapped = info.get("mapped")
+    if mapped and Path(mapped).is_file():
+        return Path(mapped).resolve()
     exe = Path(info["executable"]).resolve()
     return shared_libpython(info) or (exe if exe.is_file() else None)
 

@@ -125,24 +125,35 @@ class View:
         self.c_library = tuple(n for n in leaves if n.startswith("_"))
 
     def _set(self, index: str):
+        """A set decoded (and its indices checked) on first use; None when it is malformed."""
         got = self._decoded.get(index)
         if got is None:
-            text = self._sets[int(index, 36)]
-            source = text.endswith("+")
-            macros, _, files = text.rstrip("+").partition("|")
-            names, named = set(), {self.files[int(i, 36)] for i in files.split()}
-            for part in macros.split():
-                if part.startswith("^"):
-                    base = self._set(part[1:])
-                    names.update(base[0])
-                    named.update(base[1])
-                    source = source or base[2]
-                elif part == C_LIBRARY:
-                    names.update(self.c_library)
-                else:
-                    names.add(self.leaves[int(part, 36)])
-            got = self._decoded[index] = (tuple(sorted(names)), tuple(sorted(named)), source)
-        return got
+            try:
+                got = self._decode(index)
+            except (IndexError, ValueError, TypeError, AttributeError, RecursionError):
+                got = False
+            self._decoded[index] = got
+        return got or None
+
+    def _decode(self, index: str):
+        k = _index(index, len(self._sets))
+        text = self._sets[k]
+        source = text.endswith("+")
+        macros, bar, files = text.rstrip("+").partition("|")
+        if bar != "|":
+            raise ValueError("a set without its two parts")
+        names, named = set(), {self.files[_index(i, len(self.files))] for i in files.split()}
+        for part in macros.split():
+            if part.startswith("^"):
+                base = self._set(b36(_index(part[1:], k)))        # an earlier set only
+                names.update(base[0])
+                named.update(base[1])
+                source = source or base[2]
+            elif part == C_LIBRARY:
+                names.update(self.c_library)
+            else:
+                names.add(self.leaves[_index(part, len(self.leaves))])
+        return tuple(sorted(names)), tuple(sorted(named)), source
 
     def struct(self, i: int):
         index = self._struct_sets[i]
@@ -151,6 +162,14 @@ class View:
     def constants(self, file: str):
         index = self._constants.get(file, "-")
         return None if index == "-" else self._set(index)
+
+
+def _index(text: str, below: int) -> int:
+    """A base-36 index, which must be under `below` (ValueError otherwise)."""
+    n = int(text, 36)
+    if not (text.isalnum() and 0 <= n < below):
+        raise ValueError(f"index {text!r} out of range")
+    return n
 
 
 def view(raw, text, node, structs: int):
@@ -163,16 +182,12 @@ def view(raw, text, node, structs: int):
             return None
         leaves, files, sets = text(leaves).split(), text(files).split(), node(sets)
         struct_sets, constant_sets = text(struct_sets).split(), constant_sets.split()
+        # the shape at C speed; each set's indices are checked as it is decoded (View._set)
         ok = (isinstance(values, list) and len(values) == len(leaves) and all(v is None or isinstance(v, str) for v in values)
               and isinstance(digests, str) and len(digests) == DIGEST_CHARS * len(files)
-              and all(c in "0123456789abcdef" for c in digests) and isinstance(sets, list)
+              and not digests.strip("0123456789abcdef") and isinstance(sets, list)
+              and all(isinstance(x, str) for x in sets)
               and len(struct_sets) == structs and len(constant_sets) == len(files))
-        for k, s in enumerate(sets if ok else ()):
-            macros, bar, named = s.rstrip("+").partition("|")
-            ok = ok and bar == "|" and all(p == C_LIBRARY or (int(p[1:], 36) < k if p.startswith("^") else
-                                                              int(p, 36) < len(leaves)) for p in macros.split()) \
-                and all(int(p, 36) < len(files) for p in named.split())
-        ok = ok and all(s == "-" or int(s, 36) < len(sets) for s in struct_sets + constant_sets)
     except (TypeError, ValueError, AttributeError, LookupError, CorruptTableError):
         return None     # damaged: the table's structs are known by no set (a struct's own row is still checked)
     return View(leaves, values, files, digests, sets, struct_sets, constant_sets) if ok else None

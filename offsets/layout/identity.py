@@ -202,7 +202,8 @@ def pyconfig_values(text):
     out = {}
     for define, value, undef in re.findall(_PYCONFIG_LINE, text, re.M):
         if define:
-            value = re.sub(r"/\*.*?\*/|//.*", " ", value)
+            if "/" in value:
+                value = re.sub(r"/\*.*?\*/|//.*", " ", value)
             out[define] = " ".join(value.split())
         elif undef not in out:
             out[undef] = None
@@ -241,8 +242,10 @@ class InstalledFiles(object):
     @property
     def available(self):
         """Whether the headers are there: Python.h and a readable pyconfig.h."""
-        return bool(self.include_dir) and os.path.isfile(self._at(os.path.join(self.include_dir, "Python.h"))) \
-            and self.pyconfig() is not None
+        if not self.include_dir or not os.path.isfile(self._at(os.path.join(self.include_dir, "Python.h"))):
+            return False
+        path = real_pyconfig(self._at(self.include_dir), self.multiarch)     # read only when a leaf is asked
+        return path is not None and os.path.isfile(path)
 
     def pyconfig(self):
         """pyconfig.h's values (`pyconfig_values`), None when it cannot be read."""
@@ -429,6 +432,23 @@ def version_string(vi):
     return "%d.%d.%d" % tuple(vi[:3]) + ("%s%d" % (level, vi[4]) if level else "")
 
 
+def mapped_binary():
+    """The file this process maps its interpreter's objects from (`id(int)`, PyLong_Type's address:
+    libpython, or the executable of a static build), as /proc/self/maps names it; None without /proc.
+    The binary it runs, whatever its sysconfig says (a copy of a prefix still names the original)."""
+    here = id(int)
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                lo, _, hi = parts[0].partition("-")
+                if len(parts) == 6 and int(lo, 16) <= here < int(hi, 16) and parts[5].startswith("/"):
+                    return parts[5].rstrip("\n")
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def running(with_inputs=True):
     """This interpreter's identity in the terms of the tables, plus where its build lives."""
     import sysconfig
@@ -462,4 +482,6 @@ def running(with_inputs=True):
 if __name__ == "__main__":
     import json
 
-    print(json.dumps(running(with_inputs="--no-inputs" not in sys.argv)))
+    described = running(with_inputs="--no-inputs" not in sys.argv)
+    described["mapped"] = mapped_binary()       # for describe() (the runtime reads its binary itself)
+    print(json.dumps(described))

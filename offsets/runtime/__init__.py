@@ -268,8 +268,33 @@ def _unknown_struct(t: Loaded, name: str, struct: str) -> UnknownNameError:
         from ..errors import AmbiguousNameError
 
         return AmbiguousNameError(name, qualified, where=t.where())
+    elsewhere = _tables_having(struct)
+    if elsewhere:
+        return UnknownNameError(name, [], where=f"{t.where()}: no table this build can use has it; {elsewhere}")
     return UnknownNameError(name, close_matches(struct, t.struct_names(), 0.6),
                             where=t.where())
+
+
+def _tables_having(struct: str) -> str:
+    """Which kind of table has `struct` (other shipped tables that have it, and where it is defined),
+    or '' when none does: what a refusal of an unknown name says instead of unrelated names."""
+    found = []
+    try:
+        for e in shipped_index()["tables"]:
+            other = load_shipped(e)
+            key = other.resolve_struct(struct)
+            if key is not None:
+                found.append((e["name"], other.row(key)[4].rsplit(":", 1)[0]))
+    except OffsetsError:
+        return ""
+    if not found:
+        return ""
+    files = sorted({f for _, f in found})
+    kind = ("a struct of the source tree: only a table made with the build's sources (or its libpython's DWARF) has "
+            "it" if not any(f.startswith("Include/") for f in files) else "a struct of its headers")
+    names = [n for n, _ in found]
+    return (f"{struct} is {kind} ({', '.join(files[:3])}); tables that have it: {', '.join(names[:4])}"
+            + (f" and {len(names) - 4} more" if len(names) > 4 else ""))
 
 
 def _refused(t: Loaded, name: str) -> NoMatchingTable:

@@ -35,7 +35,8 @@ def entry_build(e: dict) -> dict:
 
 def _rank(t, me: dict) -> tuple:
     e = t.earning
-    return (e.by == "build-id", bool(getattr(t, "own", False)), e.same_vendor, t.depends is not None, len(t.order))
+    return (e.by == "build-id", bool(getattr(t, "own", False)), e.same_vendor, t.head.get("depends") is not None,
+            len(t.order))
 
 
 def same_build(me: dict, entries: list, load, prover=None) -> tuple:

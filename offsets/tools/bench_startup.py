@@ -10,10 +10,13 @@ which ships a table):
 
 - a shipped build, as first measured (2.27x before the runtime's imports were cut): that interpreter itself, with its own
   site-packages and this checkout on PYTHONPATH (goal: 1.3x);
-- a build no table ships: a copy of it (build_copy.py) with one more line in Python.h, whose
+- a build no table ships: a copy of it (build_copy.py) with one more line in Python.h and a libpython
+  of its own under another build-id, whose
   site-packages runs the base's (so its bare start does the same work) and has this checkout and the
   scanner's packages on its path: its very first run makes its own table (reported in seconds, no
   goal: about a second warm), then the ratio once the table exists (goal: 1.3x);
+- a build matched by its build-id alone: a copy of it whose include directory is removed (as slim
+  images ship it), loading the same libpython (goal: 1.3x);
 - for reference, no goal: a shipped copy whose site-packages holds only this checkout's path, the
   lightest bare start there is, against which every module offsets imports counts.
 
@@ -22,6 +25,7 @@ which ships a table):
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -87,6 +91,10 @@ def run(runs: int = 41) -> dict:
         results["unshipped"].update(first_s=first[1], made=len(made) == 1)
         shipped = build_copy.copy_build(base, work / "shipped", unshipped=False, paths=[CHECKOUT])
         results["bare_site"] = ratio(shipped, _env(work / "t1"), str(work), runs)
+        # the shipped build's own libpython, its headers gone (a slim image): only its build-id vouches
+        slim = build_copy.copy_build(base, work / "slim", unshipped=False, paths=[CHECKOUT], site_dirs=own_site)
+        shutil.rmtree(work / "slim" / "include")
+        results["build_id"] = ratio(slim, _env(work / "t3"), str(work), runs)
     return results
 
 
@@ -100,6 +108,7 @@ def report(r: dict) -> str:
     return "\n".join([
         f"startup: `python -c \"{LOOKUP}\"` over `python -c pass`, CPU time, medians ({sys.version.split()[0]}):",
         line("a shipped build (2.27x when first measured)", r["shipped"]),
+        line("a build matched by its build-id alone (no headers)", r["build_id"]),
         line("a build no table ships, once its table exists", u),
         f"    its very first lookup (makes its table)    {u['first_s']:5.2f} s   "
         f"({'made and installed its table' if u['made'] else 'NO TABLE MADE'}; once per build and machine)",
