@@ -1,6 +1,6 @@
 # Two commands set everything up on a fresh machine: `make run` and `make test`.
 # PYTHON is the interpreter `make run` scans; VENV_PYTHON (3.9+, the scanner's minimum) the one the
-# venv runs on (the runtime alone, `pip install offsets`, runs on 3.8 too).
+# venv runs on (the runtime alone, `pip install cpython-offsets`, runs on 3.8 too).
 PYTHON ?= python3
 VENV_PYTHON ?= python3
 VENV := .venv

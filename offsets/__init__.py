@@ -16,7 +16,7 @@ The package is the pipeline, one subpackage per stage (docs/architecture.md has 
     _offsets.c                     the C API capsule behind headers/pyoffsets.h
 
 The runtime side (runtime/, layout/, the shared modules) imports nothing from scan/, check/, drift/,
-cli/ or tools/ (tests/test_package_layout.py), so `pip install offsets` needs no third-party package.
+cli/ or tools/ (tests/test_package_layout.py), so `pip install cpython-offsets` needs no third-party package.
 """
 __version__ = "0.1.0"
 

@@ -7,7 +7,7 @@ the rest of the standard library linked in. `shipped=True` keeps the headers as 
 shipped table is exact for it); `shipped=False` adds one line to `Python.h`, so that the digests
 differ and no table ships for it: its first lookup must make its own table (a scan of its headers).
 Either way this checkout and the scanner's packages (the test venv's site-packages) are importable
-from it, as after `pip install 'offsets[scan]'`, through a path `.pth`.
+from it, as after `pip install 'cpython-offsets[scan]'`, through a path `.pth`.
 
 Every interpreter that processes the build's `site-packages` imports `deploy_probe` (written there),
 which logs to one file, one JSON line per event, with its pid: `start` (an interpreter started),

@@ -372,7 +372,7 @@ def test_corrupted_shipped_tables_are_refused(damage, match, shipped_copy, capsy
         i = listiter_line(pool)
         pool.write_bytes(b"\n".join(lines[:i]) + b"\n" + lines[i][:40])
     line = refused(capsys, "get", "listiterobject.it_index", match=match)
-    assert "reinstall offsets" in line
+    assert "reinstall cpython-offsets" in line
 
 
 @pytest.mark.parametrize("value,match", [(24.0, "is malformed"), (2 ** 63, "is malformed"), ("24", "is malformed"),

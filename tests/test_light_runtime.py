@@ -1,4 +1,4 @@
-"""The runtime installs and runs alone: `pip install offsets` needs no third-party package.
+"""The runtime installs and runs alone: `pip install cpython-offsets` needs no third-party package.
 
 The truth for the offset is the live interpreter: a list iterator advanced twice holds 2 at the
 offset the runtime gives for `listiterobject.it_index`, read with ctypes in the fresh venv.
@@ -32,13 +32,13 @@ def runtime_wheel() -> Path:
         h.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes() + b"\0")
     out = cache_folder() / "wheels" / f"{sys.implementation.cache_tag}-{h.hexdigest()[:16]}"
     with cache_lock.held("wheels/build"):          # one process builds it
-        wheels = sorted(out.glob("offsets-*.whl"))
+        wheels = sorted(out.glob("cpython_offsets-*.whl"))
         if not wheels:
             tmp = out.with_name(out.name + ".tmp")
             run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index",
                  "-w", tmp, ROOT])
             tmp.rename(out)
-            wheels = sorted(out.glob("offsets-*.whl"))
+            wheels = sorted(out.glob("cpython_offsets-*.whl"))
     (wheel,) = wheels
     return wheel
 
@@ -70,7 +70,7 @@ def test_the_wheel_requires_nothing_and_ships_tables_extension_and_header():
 def test_the_runtime_wheel_answers_in_a_venv_with_nothing_else(tmp_path):
     py, pip = runtime_venv(tmp_path)
     listed = run(pip + ["list", "--format=freeze"]).split()
-    assert [l.split("==")[0] for l in listed] == ["offsets"], listed
+    assert [l.split("==")[0] for l in listed] == ["cpython-offsets"], listed
     offset, value = run([py, "-I", "-c", CHECK], cwd=tmp_path).split()
     assert int(value) == 2, f"it_index read at offset {offset} holds {value}, not 2"
     # the command line answers too, through the alias map (listiterobject is _PyListIterObject in 3.12+)
@@ -99,5 +99,5 @@ def test_a_scan_command_without_the_scan_extra_says_how_to_get_it(tmp_path):
     py, _ = runtime_venv(tmp_path)
     proc = subprocess.run([py.parent / "offsets", "scan", "-o", tmp_path / "t.yaml"], capture_output=True, text=True)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.strip().endswith("pip install 'offsets[scan]'"), proc.stderr
+    assert proc.stderr.strip().endswith("pip install 'cpython-offsets[scan]'"), proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr

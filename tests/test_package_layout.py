@@ -1,7 +1,7 @@
 """The package's layout is its pipeline: the runtime side never imports the scanner side.
 
-`pip install offsets` is what a JIT lists as a run-time dependency; the scanner (libclang), the
-checks (gcc), the drift tools and the regeneration tools are `offsets[scan]`'s. So no module the
+`pip install cpython-offsets` is what a JIT lists as a run-time dependency; the scanner (libclang), the
+checks (gcc), the drift tools and the regeneration tools are `cpython-offsets[scan]`'s. So no module the
 runtime reaches, at import or inside a function, may come from `offsets.scan`, `offsets.check`,
 `offsets.drift`, `offsets.cli` or `offsets.tools`.
 """

@@ -60,10 +60,10 @@ def third_party(extras=("scan", "test")) -> list[str]:
     """The requirements of `extras` as the installed package's metadata lists them (from pyproject.toml),
     without their markers and without this package itself."""
     found = []
-    for req in metadata.requires("offsets") or ():
+    for req in metadata.requires("cpython-offsets") or ():
         spec, _, marker = req.partition(";")
         extra = re.search(r'extra == "([^"]+)"', marker)
-        if extra and extra.group(1) in extras and not spec.strip().startswith("offsets"):
+        if extra and extra.group(1) in extras and not spec.strip().startswith("cpython-offsets"):
             found.append(spec.strip())
     return found
 

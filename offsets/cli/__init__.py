@@ -100,7 +100,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-#: Modules of `pip install 'offsets[scan]'` (pyproject.toml); the runtime alone has none of them.
+#: Modules of `pip install 'cpython-offsets[scan]'` (pyproject.toml); the runtime alone has none of them.
 SCAN_EXTRA = {"clang", "yaml", "jsonschema", "elftools"}
 
 
@@ -135,7 +135,7 @@ def main(argv=None) -> int:
         if e.name not in SCAN_EXTRA:
             raise
         print(f"offsets: error: `offsets {args.command if args else ''}` needs {e.name}, which comes with the scan extra: "
-              f"pip install 'offsets[scan]'", file=sys.stderr)
+              f"pip install 'cpython-offsets[scan]'", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("offsets: interrupted", file=sys.stderr)

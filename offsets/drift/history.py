@@ -41,7 +41,7 @@ def table_paths(directory=None) -> list[Path]:
 
         shipped = sorted(COMPACT_DIR.glob("cpython-*.jsonl"))
         if not shipped:
-            raise TableError(f"the package ships no tables (no {COMPACT_DIR}/cpython-*.jsonl): reinstall offsets, "
+            raise TableError(f"the package ships no tables (no {COMPACT_DIR}/cpython-*.jsonl): reinstall cpython-offsets, "
                              f"or pass --tables DIR (a directory of tables, like a checkout's generated/)")
         return shipped
     d = Path(directory)

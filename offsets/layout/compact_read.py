@@ -81,7 +81,7 @@ HEX_DIGITS = b"0123456789abcdef"
 MAX_DEPTH = 64
 #: A member's values when left out at its end.
 MEMBER_DEFAULTS = (None, None, None, None, None, None, None, 0, None)
-FIX = "reinstall offsets, or in a checkout run `make tables`"
+FIX = "reinstall cpython-offsets, or in a checkout run `make tables`"
 #: A constants node is cut after about one row (or child) in CHUNK.
 CHUNK = 16
 LEAF, INNER, FILE_NODE = "k", "K", "F"

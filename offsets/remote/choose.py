@@ -135,7 +135,7 @@ def how_to_scan(ident) -> str:
         if ident.vendor:
             cmd += f" --vendor '{ident.vendor}'"
         return (f"make its own table from its files with `{cmd}` (in an environment with `pip install "
-                f"'offsets[scan]'`), then run this again")
+                f"'cpython-offsets[scan]'`), then run this again")
     where = f"{root}{ident.prefix}" if ident.prefix else f"the prefix of {root}{ident.binary}"
     pkg = f" (Debian: libpython{minor}-dev={ident.vendor.split()[1]})" if ident.vendor and \
         ident.vendor.startswith(("debian ", "ubuntu ")) else ""

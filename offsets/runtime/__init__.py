@@ -562,7 +562,7 @@ def get_include() -> str:
     for d in (os.path.join(PACKAGE_DIR, "include"), os.path.join(os.path.dirname(PACKAGE_DIR), "headers")):
         if os.path.isfile(os.path.join(d, "pyoffsets.h")):
             return d
-    raise OffsetsError(f"pyoffsets.h is in neither {PACKAGE_DIR}/include nor the checkout's headers/: reinstall offsets")
+    raise OffsetsError(f"pyoffsets.h is in neither {PACKAGE_DIR}/include nor the checkout's headers/: reinstall cpython-offsets")
 
 
 # ---------------------------------------------------------------- constants (constants.py)

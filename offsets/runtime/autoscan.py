@@ -4,7 +4,7 @@ that is a real interpreter of this build and can never be the program again, und
 
 - **When**: no table is exact for this build, `OFFSETS_AUTOSCAN` is not off, this process is not an
   autoscan child itself (`OFFSETS_AUTOSCAN_CHILD`, which every child inherits), the build's headers
-  are installed (the scan reads them), the scanner is importable here (`offsets[scan]`), and the own
+  are installed (the scan reads them), the scanner is importable here (`cpython-offsets[scan]`), and the own
   tables' directory can be written. Otherwise `make` says why, and the runtime answers what is
   proven or refuses with the command to run.
 - **Which interpreter**: the one this build installed, `python3.X` (with its ABI flags) in
@@ -94,7 +94,7 @@ def why_not(me: dict) -> str:
 
     missing = [m for m in SCANNER_MODULES if importlib.util.find_spec(m) is None]
     if missing:
-        return f"the scanner is not importable here ({', '.join(missing)} missing: pip install 'offsets[scan]')"
+        return f"the scanner is not importable here ({', '.join(missing)} missing: pip install 'cpython-offsets[scan]')"
     d = tables_dir()
     if d is None:
         return ("there is no cache directory (HOME is unset and the password database has no home for this user): "

@@ -146,7 +146,7 @@ class Loaded:
 
 
 _index_doc = None
-FIX = "reinstall offsets, or in a checkout run `make tables`"
+FIX = "reinstall cpython-offsets, or in a checkout run `make tables`"
 
 
 def shipped_index() -> dict:
