@@ -315,6 +315,8 @@ def test_fixture_agrees_with_the_libclang_scanner(fixture_dir, flavour):
     assert report.structs == len(table.structs) and report.fields == table.field_count
     assert {s.defined_in for s in info.structs.values() if s.name in table.structs} == \
         {s.defined_in for s in table.structs.values()}
+    # and name each struct in C alike: its tag, else the typedef that defines it
+    assert {k: info.structs[k].c_type for k in table.structs} == {k: s.c_type for k, s in table.structs.items()}
 
 
 #: Compilers for another CPU than the fixture table's x86_64, and what ELF calls that CPU.

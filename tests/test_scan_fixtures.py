@@ -138,3 +138,32 @@ def test_an_unreached_header_is_listed_however_the_tree_is_named(tmp_path):
         t = scanner.scan(build.from_prefix(prefix, target="x86_64-linux-gnu"), scanner.ScanOptions(use_cache=False, jobs=1))
         assert [s for s in t.skipped if "not reached" in s] == \
             ["Include/cpython/unused.h: not reached from Python.h with this config"], prefix
+
+
+def test_each_struct_records_how_c_names_it(table, tmp_path):
+    """The tag where there is one (declared where the body is), else the typedef that defines it; gcc
+    accepts each spelling after the fake Python.h and gives each the table's size."""
+    import subprocess
+
+    got = {k: s.c_type for k, s in table.structs.items()}
+    assert got["PyObject"] == "struct _object"             # typedef struct _object {...} PyObject
+    assert got["PyVarObject"] == "PyVarObject"             # typedef struct {...} PyVarObject: no tag
+    assert got["_expr"] == "struct _expr"                  # a tag alone
+    assert got["PyTypeObject"] == "struct _typeobject"     # its typedef comes before the body
+    src = tmp_path / "spell.c"
+    src.write_text('#include "Python.h"\n' + "".join(
+        f'_Static_assert(sizeof({s.c_type}) == {s.size}, "{k}");\n' for k, s in table.structs.items()))
+    proc = subprocess.run(["gcc", "-std=c11", "-fsyntax-only", f"-I{FAKE / 'include' / 'python3.99'}", str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
+
+
+def test_an_include_guard_is_the_first_ifndef_that_defines_its_own_name():
+    from offsets.scan.macro_text import include_guard
+
+    assert include_guard("#ifndef Py_INTERNAL_LIST_H\n#define Py_INTERNAL_LIST_H\n#endif\n") == "Py_INTERNAL_LIST_H"
+    # 3.13's pycore_bytes_methods.h: a condition first, then the guard
+    assert include_guard("#ifndef Py_LIMITED_API\n#ifndef Py_BYTES_CTYPE_H\n#define Py_BYTES_CTYPE_H\n") == \
+        "Py_BYTES_CTYPE_H"
+    assert include_guard("#ifndef SIZE\n#define SIZE 8\n#endif\n") is None       # a default, not a guard
+    assert include_guard("#pragma once\nstruct s { int a; };\n") is None

@@ -34,10 +34,11 @@ def _dump(value) -> str:
 
 
 def struct_row(s) -> list:
-    """A `model.Struct` as one flat row (the form the caches keep and `compact_read` decodes to)."""
+    """A `model.Struct` as one flat row (the form the caches keep and `compact_read` decodes to);
+    its C type, where known, is an eighth item."""
     return [s.name, s.kind, s.size, s.align, s.defined_in, s.origin,
             [[f.path, f.offset, f.size, f.type, f.bit_offset, f.bit_width, f.array_len, int(f.flexible)]
-             for f in s.fields]]
+             for f in s.fields]] + ([s.c_type] if s.c_type is not None else [])
 
 
 def _parts(rows: list) -> list:
@@ -99,13 +100,13 @@ class PoolWriter:
         """The reference a table header keeps for a struct (a flat row, `struct_row`): its node id,
         or [id, line] when `defined_in` ends in a line number (which changes between patch releases;
         the layout does not)."""
-        name, kind, size, align, defined_in, origin, fields = row
+        name, kind, size, align, defined_in, origin, fields, *c_type = row
         file, line = defined_in, None
         if isinstance(defined_in, str):
             head, _, tail = defined_in.rpartition(":")
             if head and tail.isdigit() and str(int(tail)) == tail:
                 file, line = head, int(tail)
-        key = self.put([kind, size, align, file, origin, self.put([self.members(fields)])])
+        key = self.put([kind, size, align, file, origin, self.put([self.members(fields)]), *c_type])
         return key if line is None else [key, line]
 
     def constants(self, rows: list) -> tuple:
@@ -193,7 +194,9 @@ def unpack(table, note: str, source_sha256: str = None) -> tuple:
     notes = {"names": dict(sorted(table.names.items())), "skipped": list(table.skipped),
              "conflicts": list(table.conflicts), "constants": [constant_row(c) for c in table.constants.values()],
              "constants_left_out": dict(sorted(table.constants_left_out.items())),
-             "depends": compact_depends.parts(table)}
+             "depends": compact_depends.parts(table),
+             "guards": None if table.guards is None else dict(sorted(table.guards.items())),
+             "core_only": None if table.core_only is None else list(table.core_only)}
     return base, notes, {k: struct_row(s) for k, s in table.structs.items()}
 
 
@@ -218,12 +221,15 @@ def pack(base: dict, notes: dict, rows: dict, pool) -> dict:
     if any(not k or " " in k for k in keys):
         raise ValueError("a struct key is empty or has a space: the header's key list cannot hold it")
     refs = [pool.row(rows[k]) for k in keys]
+    visible = {} if notes.get("guards") is None else {"guards": pool.put(notes["guards"])}
+    if notes.get("core_only") is not None:
+        visible["core_only"] = notes["core_only"]
     return dict(base, names=pool.put(dict(sorted(notes["names"].items()))),
                 skipped=[pool.put(s) for s in notes["skipped"]], conflicts=[pool.put(c) for c in notes["conflicts"]],
                 struct_keys=pool.put(" ".join(keys)), struct_ids="".join(r if isinstance(r, str) else r[0] for r in refs),
                 struct_lines=pool.put(" ".join("-" if isinstance(r, str) else compact_depends.b36(r[1]) for r in refs)),
                 constants=constants, constant_sizes=sizes, constants_left_out=notes["constants_left_out"],
-                depends=None if depends is None else compact_depends.put(pool, depends, keys))
+                depends=None if depends is None else compact_depends.put(pool, depends, keys), **visible)
 
 
 def text_of(base: dict, notes: dict, rows: dict) -> str:
@@ -283,8 +289,9 @@ def index_text(entries: list, aliases: dict, pool_sha256: str) -> str:
 def struct_from_row(row):
     from .model import Field, Struct
 
-    name, kind, size, align, defined_in, origin, fields = row
+    name, kind, size, align, defined_in, origin, fields, *c_type = row
     return Struct(name=name, kind=kind, size=size, align=align, defined_in=defined_in, origin=origin,
+                  c_type=c_type[0] if c_type else None,
                   fields=tuple(Field(path=p, offset=o, size=sz, type=t, bit_offset=bo, bit_width=bw,
                                      array_len=al, flexible=bool(fl))
                                for p, o, sz, t, bo, bw, al, fl in fields))
@@ -306,7 +313,9 @@ def table_from_rows(head: dict, notes: dict, rows: list, partial: bool = False):
         constants = {row[0]: constant_from_row(row) for row in notes["constants"]}
         table = Table(build=build, scanner=dict(head["scanner"]), structs=structs, names=dict(names),
                       skipped=tuple(notes["skipped"]), conflicts=tuple(notes["conflicts"]), constants=constants,
-                      constants_left_out=dict(notes["constants_left_out"]))
+                      constants_left_out=dict(notes["constants_left_out"]),
+                      guards=notes.get("guards"), core_only=None if notes.get("core_only") is None
+                      else tuple(notes["core_only"]))
         check_table(table)
         return table
     except (ModelError, ValueError, TypeError) as e:

@@ -10,10 +10,11 @@ nodes in a pool: a node is one JSON line, and its id is the first `ID_CHARS` hex
 line's sha256, so one layout is stored once however many builds share it, and every line read is
 checked against the id it was asked for (a damaged pool is an error, never a wrong number).
 
-    struct node:  [kind, size, align, file, origin, members]   (members: the id of a member node)
+    struct node:  [kind, size, align, file, origin, members(, c_type)]   (members: the id of a member node;
+                  c_type: how C names it, `struct TAG` or a typedef name, where the table records it)
     member node:  [[member, ...]]
     member:       [name, offset, size, type, bit_offset, bit_width, array_len, flexible, child]
-    names node:   {alias: struct key, ...}
+    names node:   {alias: struct key, ...}         (and the header's `guards`: {header: include guard, ...})
     text node:    "a note" (one of a table's `skipped` or `conflicts`)
     depends node: ["D", ...]     the header's `depends`: what each struct depends on (compact_depends.py)
     constants:    ["K", [id, ...]]                       an inner node: file nodes or inner nodes
@@ -265,11 +266,16 @@ class Pool:
     def notes(self, head: dict, constants: bool = True) -> dict:
         """A table's names, skipped units, conflicts and constants (none unless `constants`), from
         the nodes its header names."""
+        core = head.get("core_only")
+        if core is not None and not (isinstance(core, list) and all(isinstance(n, str) for n in core)):
+            raise _corrupt(f"{self.source}: its core_only is not a list of names")
         return {"names": self.names(head["names"]), "skipped": [self.text(n) for n in head["skipped"]],
                 "conflicts": [self.text(n) for n in head["conflicts"]],
                 "constants": self.constants(head.get("constants"), head.get("constant_sizes") or {})
                 if constants else [],
-                "constants_left_out": dict(head.get("constants_left_out") or {})}
+                "constants_left_out": dict(head.get("constants_left_out") or {}),
+                "guards": None if head.get("guards") is None else self.names(head["guards"]),
+                "core_only": core}
 
     def constants(self, root, sizes: dict) -> list:
         """A table's constants as rows [name, value, type, size, defined_in, kind] (file, then name
@@ -318,17 +324,17 @@ class Pool:
             out.append(check_constant_row([name, value, TYPES.get(code), sizes.get(code), file, kind], self.source))
 
     def row(self, name: str, ref) -> list:
-        """The struct `name` as one flat row: [name, kind, size, align, defined_in, origin, fields],
-        each field [path, offset, size, type, bit_offset, bit_width, array_len, flexible]."""
+        """The struct `name` as one flat row: [name, kind, size, align, defined_in, origin, fields(,
+        c_type)], each field [path, offset, size, type, bit_offset, bit_width, array_len, flexible]."""
         node, line = (ref, None) if isinstance(ref, str) else (ref[0], ref[1])
         s = self.node(node)
-        if not (isinstance(s, list) and len(s) == 6):
+        if not (isinstance(s, list) and len(s) in (6, 7)):
             raise _corrupt(f"{self.source}: struct {name[:60]}: layout {node} is not a struct node")
-        kind, size, align, file, origin, members = s
+        kind, size, align, file, origin, members, *c_type = s
         defined_in = file if line is None else f"{file}:{line}"
         fields: list = []
         self._expand(self.members(members, name), "", 0, fields, 0)
-        return check_row([name, kind, size, align, defined_in, origin, fields], name, self.source)
+        return check_row([name, kind, size, align, defined_in, origin, fields, *c_type], name, self.source)
 
     def members(self, node, owner: str) -> list:
         """The members of member node `node` (a struct's, or a member's own: `owner`)."""
@@ -527,9 +533,9 @@ def check_row(row, key: str, origin: str = "compact table") -> list:
     The runtime serves these numbers without the model, so it checks them here."""
     from .sanity import MAX_ALIGN, MAX_BYTES
 
-    if not (isinstance(row, list) and len(row) == 7 and row[0] == key and row[1] in ("struct", "union")
+    if not (isinstance(row, list) and len(row) in (7, 8) and row[0] == key and row[1] in ("struct", "union")
             and _is_int(row[2]) and 0 <= row[2] <= MAX_BYTES and _is_int(row[3]) and 1 <= row[3] <= MAX_ALIGN
-            and isinstance(row[6], list)):
+            and isinstance(row[6], list) and (len(row) == 7 or isinstance(row[7], str))):
         raise _corrupt(f"{origin}: struct {str(key)[:60]}: not a struct of format {FORMAT}")
     for f in row[6]:
         if not (isinstance(f, list) and len(f) == 8 and isinstance(f[0], str) and isinstance(f[3], str)

@@ -19,6 +19,9 @@ CONFIGS = {"release": (), "debug": ("Py_DEBUG",), "free-threaded": ("Py_GIL_DISA
 #: Where a struct's layout came from.
 ORIGINS = ("clang", "dwarf")
 
+#: How C names a struct's type: its tag (`struct _gil_runtime_state`) or a typedef name (`PyListObject`).
+C_TYPE = re.compile(r"(?:(struct|union) )?[A-Za-z_][A-Za-z0-9_]*")
+
 #: What a constant is: an object-like macro or an enumerator.
 CONSTANT_KINDS = ("macro", "enum")
 
@@ -232,7 +235,11 @@ class Field:
 
 @dataclass(frozen=True)
 class Struct:
-    """A complete struct or union: size, alignment, where it is defined, and every field."""
+    """A complete struct or union: size, alignment, where it is defined, and every field; and
+    `c_type`, how C names it where its body is: the tag when it has one (`struct wrapperbase`: a
+    typedef of it may be declared elsewhere, as 3.12's `pytype_slotdef` is in an internal header),
+    else the typedef name that defines it (`_PyListIterObject`); None in a table made before the
+    scanner recorded it."""
 
     name: str
     kind: str
@@ -243,6 +250,7 @@ class Struct:
     origin: str = "clang"
     #: what its layout depends on; None: not known (its text was not at hand), so everything
     depends: Optional[DependencySet] = None
+    c_type: Optional[str] = None
 
     def __post_init__(self) -> None:
         where = f"struct {self.name!r}"
@@ -254,6 +262,11 @@ class Struct:
             raise ModelError(f"{where}: kind {self.kind!r} is not struct or union")
         if self.origin not in ORIGINS:
             raise ModelError(f"{where}: origin {self.origin!r} is not one of {ORIGINS}")
+        if self.c_type is not None:
+            m = C_TYPE.fullmatch(self.c_type) if isinstance(self.c_type, str) else None
+            if m is None or m.group(1) not in (None, self.kind):
+                raise ModelError(f"{where}: C type {sanity.short(self.c_type)} is neither `{self.kind} TAG` "
+                                 "nor a typedef name")
         if self.size < 0 or self.align < 1 or self.align & (self.align - 1):
             raise ModelError(f"{where}: size {self.size} / alignment {self.align} impossible")
         # no `size % align == 0`: a typedef may raise its struct's alignment without padding it
@@ -305,7 +318,14 @@ class Constant:
 
 @dataclass(frozen=True)
 class Table:
-    """One build's layouts: every struct by name, plus other names (tags, typedefs) for them."""
+    """One build's layouts: every struct by name, plus other names (tags, typedefs) for them.
+
+    `guards`: the include guard of each header of `Include/` a struct or constant is defined in
+    (`Include/internal/pycore_list.h` -> `Py_INTERNAL_LIST_H`), which tells a unit that includes the
+    generated header whether that header is there. `core_only`: the constants of `Include/` outside
+    internal/ whose value a unit without `Py_BUILD_CORE` (Python.h and the public headers) does not
+    give as the table does (3.15's `_PyABIInfo_DEFAULT_FLAG_INTERNAL`: 8 with it, 0 without). Both
+    None in a table made before the scanner recorded them."""
 
     build: Build
     scanner: Mapping[str, str]
@@ -318,6 +338,8 @@ class Table:
     constants_left_out: Mapping[str, int] = field(default_factory=dict)
     #: the values of the structs' and constants' dependency sets; None for a table made before them
     dependencies: Optional[Dependencies] = None
+    guards: Optional[Mapping[str, str]] = None
+    core_only: Optional[tuple[str, ...]] = None
 
     def __post_init__(self) -> None:
         for key, s in self.structs.items():
@@ -336,6 +358,12 @@ class Table:
         else:
             for key, s in self.structs.items():
                 self.dependencies.check(s.depends, f"struct {key!r}")
+        for header, guard in (self.guards or {}).items():
+            if not (header.startswith("Include/") and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", guard)):
+                raise ModelError(f"include guard {sanity.short(guard)} of {sanity.short(header)}: not a macro of Include/")
+        for name in self.core_only or ():
+            if name not in self.constants:
+                raise ModelError(f"core-only constant {name!r} is not a constant of the table")
         for alias, target in self.names.items():
             if target not in self.structs:
                 raise ModelError(f"name {alias!r} points at {target!r}, which is not in the table")

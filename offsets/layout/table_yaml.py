@@ -70,6 +70,11 @@ def dumps(table: Table) -> str:
         out += [f"  {_q(a)}: {_q(t)}" for a, t in sorted(table.names.items())]
     sets = dependency_sets(table)
     out += dependency_lines(table, sets)
+    if table.guards is not None:
+        out.append("guards:" if table.guards else "guards: {}")
+        out += [f"  {_q(h)}: {_q(g)}" for h, g in sorted(table.guards.items())]
+    if table.core_only is not None:
+        out.append("core_only: [" + ", ".join(_q(n) for n in table.core_only) + "]")
     out.append("structs:" if table.structs else "structs: {}")
     for name in sorted(table.structs):
         s = table.structs[name]
@@ -79,6 +84,8 @@ def dumps(table: Table) -> str:
             out.append(f"    origin: {s.origin}")
         if s.depends is not None:
             out.append(f"    depends: {sets[s.depends]}")
+        if s.c_type is not None:
+            out.append(f"    c_type: {_q(s.c_type)}")
         out.append("    fields:" if s.fields else "    fields: {}")
         out += [_field_line(f) for f in s.fields]
     return "\n".join(out + constant_lines(table)) + "\n"
@@ -169,7 +176,8 @@ def from_data(data: object, origin: str = "table") -> Table:
             fields = tuple(Field(path=p, **f) for p, f in s["fields"].items())
             structs[name] = Struct(name=name, kind=s["kind"], size=s["size"], align=s["align"],
                                    defined_in=s["defined_in"], fields=fields, origin=s.get("origin", "clang"),
-                                   depends=_set(sets, s.get("depends"), f"struct {name!r}"))
+                                   depends=_set(sets, s.get("depends"), f"struct {name!r}"),
+                                   c_type=s.get("c_type"))
         constants = {}
         for file, named in data.get("constants", {}).items():
             for name, c in named.items():
@@ -179,7 +187,9 @@ def from_data(data: object, origin: str = "table") -> Table:
         table = Table(build=build, scanner=dict(data["scanner"]), structs=structs, names=dict(data.get("names", {})),
                       skipped=tuple(data.get("skipped", ())), conflicts=tuple(data.get("conflicts", ())),
                       constants=constants, constants_left_out=dict(data.get("constants_left_out", {})),
-                      dependencies=dependencies)
+                      dependencies=dependencies,
+                      guards=None if "guards" not in data else dict(data["guards"]),
+                      core_only=None if "core_only" not in data else tuple(data["core_only"]))
         check_table(table)
         return table
     except ModelError as e:

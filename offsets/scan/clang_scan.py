@@ -501,10 +501,12 @@ def _parse_and_walk(unit: Unit, preamble: Optional[Preamble]) -> UnitResult:
         align = named[0][1].get_align() if named else s.align
         if align != s.align:
             s = replace(s, align=align)
-        result.structs[key] = s
-        for alias, alias_type in named[1:] + ([(tag, decl.type)] if tag and tag != key else []):
-            if alias_type.get_align() == align:
-                result.names.setdefault(alias, key)
+        aliases = [alias for alias, alias_type in named[1:] + ([(tag, decl.type)] if tag and tag != key else [])
+                   if alias_type.get_align() == align]
+        # how C names it where its body is: the tag (declared there) unless it means another alignment
+        result.structs[key] = replace(s, c_type=f"{s.kind} {tag}" if tag and (tag == key or tag in aliases) else key)
+        for alias in aliases:
+            result.names.setdefault(alias, key)
     return result
 
 

@@ -462,7 +462,9 @@ class Reader:
                 continue
             out = flatten(self, key, d.where, storage.depth(d.tag))
             # a typedef may carry an alignment of its own (3.13's `} PyGC_Head Py_ALIGNED(4);`)
-            s = Struct(name, d.kind, d.size, d.typedef_align.get(name, d.align), d.where, tuple(out), origin="dwarf")
+            own_align = name in d.typedef_align      # then the tag means another alignment: C names it by `name`
+            s = Struct(name, d.kind, d.size, d.typedef_align.get(name, d.align), d.where, tuple(out), origin="dwarf",
+                       c_type=f"{d.kind} {d.tag}" if d.tag and not own_align else name)
             others = d.typedefs[1:] + ([d.tag] if d.tag and d.tag != name else [])
             entries.append((d.where, {name: s}, {n: name for n in others}))
         structs, names, more = merge(entries, DWARF)

@@ -125,6 +125,18 @@ def definitions(text: str) -> Iterable[Definition]:
                                  line + rest.count("\n", 0, m.start(1)))
 
 
+def include_guard(text: str) -> Optional[str]:
+    """The include guard of a header's text: the macro X of its first `#ifndef X` whose next directive
+    is `#define X` with no body (3.13's pycore_bytes_methods.h has `#ifndef Py_LIMITED_API` first,
+    then its guard); None for a header without one."""
+    found = directives(text)
+    for (_, kind, rest), (_, then, body) in zip(found, found[1:]):
+        name = rest.strip()
+        if kind == "ifndef" and then == "define" and _NAME.fullmatch(name) and _clean(body) == name:
+            return name
+    return None
+
+
 def includes(text: str) -> list:
     """(`<` or `"`, name) of each `#include` of `text` that names a file."""
     out = []

@@ -165,7 +165,7 @@ def merge_constants(results: list[UnitResult]) -> tuple[dict, dict]:
 def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
     """Scan build `b` completely and return its table."""
     header_unit, skipped = units.header_unit(b)
-    unit_list = [header_unit]
+    unit_list = [header_unit, units.outside_core_unit(b)]
     source_digest = None
     if b.source:
         from . import sources
@@ -174,6 +174,8 @@ def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
         unit_list += src_units
         skipped += src_skipped
     results = parse_units(unit_list, opts)
+    outside = results.pop(1)      # what the core context changes: no structs or constants of its own
+    unit_list.pop(1)
     ok = [r for r in results if isinstance(r, UnitResult)]
     skipped += [f"{u.name}: {r}" for u, r in zip(unit_list, results) if isinstance(r, ScanError)]
     head = results[0]
@@ -194,9 +196,51 @@ def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
                           "headers": headers_digest(b.include_dir),
                           "source": source_digest},
                   vendor=b.vendor, defines=b.layout_defines())
+    if not isinstance(outside, UnitResult):
+        skipped.append(f"<headers without Py_BUILD_CORE>: {outside} (so every constant of Include/ counts as core-only)")
     table = Table(build=build, scanner={"offsets": __version__, "libclang": libclang_version()},
                   structs=structs, names=names, skipped=tuple(skipped), conflicts=tuple(conflicts),
-                  constants=constants, constants_left_out=left_out)
+                  constants=constants, constants_left_out=left_out, guards=guards(b, structs, constants),
+                  core_only=core_only(constants, outside if isinstance(outside, UnitResult) else None))
     from . import depends
 
     return depends.annotate(table, b, unit_list, files_read)
+
+
+def _public(where: str) -> bool:
+    return where.startswith("Include/") and not where.startswith("Include/internal/")
+
+
+def core_only(constants: dict, outside) -> tuple:
+    """The constants of the public headers that a unit without `Py_BUILD_CORE` (`outside`, the result
+    of `units.outside_core_unit`; None if it failed: all of them) does not give as the table does: a
+    macro it gives another value or no integer value, an enumerator it lacks or values otherwise.
+    The generated header asserts these only with `Py_BUILD_CORE` (c_header.py)."""
+    out = []
+    for name, c in constants.items():
+        if "@" in name or not _public(c.defined_in):
+            continue
+        seen = None if outside is None else outside.constants.get(name)
+        if seen is not None:
+            differs = seen.value != c.value
+        else:       # a macro it does not define is skipped by `#ifdef`; one it defines otherwise is not
+            differs = outside is None or c.kind == "enum" or name in outside.left_out
+        if differs:
+            out.append(name)
+    return tuple(sorted(out))
+
+
+def guards(b: BuildInputs, structs: dict, constants: dict) -> dict:
+    """The include guard of each header of Include/ that defines one of `structs` or `constants`
+    (`macro_text.include_guard`); a header without one has no entry (its structs stay unasserted)."""
+    from .macro_text import include_guard, read_text
+
+    files = {s.defined_in.rsplit(":", 1)[0] for s in structs.values() if s.origin == "clang"}
+    files |= {c.defined_in for c in constants.values()}
+    out = {}
+    for rel in sorted(f for f in files if f.startswith("Include/")):
+        path = b.pyconfig_h if rel == "Include/pyconfig.h" else b.include_dir / rel[len("Include/"):]
+        guard = include_guard(read_text(str(path)) or "")
+        if guard is not None:
+            out[rel] = guard
+    return out

@@ -50,6 +50,26 @@ def roots(b: BuildInputs) -> tuple[tuple[str, str], ...]:
 
 def header_unit(b: BuildInputs) -> tuple[Unit, list[str]]:
     """The one unit that includes every header, and the headers it leaves out (with why)."""
+    order, skipped = _header_order(b)
+    return _unit(b, "<headers>", order, ["-DPy_BUILD_CORE=1"]), skipped
+
+
+def outside_core_unit(b: BuildInputs) -> Unit:
+    """Python.h and every public header, as an extension includes them: without `Py_BUILD_CORE`. The
+    values its constants take are the ones a unit outside the core sees (scanner.core_only)."""
+    order, _ = _header_order(b)
+    return _unit(b, "<headers without Py_BUILD_CORE>", [h for h in order if not h.startswith("internal/")], [])
+
+
+def _unit(b: BuildInputs, name: str, order: list, defines: list) -> Unit:
+    text = "".join(f'#include "{h}"\n' for h in order)
+    return Unit(name=name, path=str(b.include_dir / "__offsets_headers__.c"), args=tuple(base_args(b) + defines),
+                roots=roots(b), owned=(str(b.include_dir) + "/", str(b.pyconfig_h)), text=text)
+
+
+def _header_order(b: BuildInputs) -> tuple[list, list]:
+    """The headers the header unit includes, in order (Python.h first, each after its prerequisites),
+    and the ones it leaves out (with why)."""
     rules = header_rules()
     skip, prereq = dict(rules["skip"]), rules["prerequisites"]
     sysdirs = (builtin_include(), *system_includes(b.target, b.sysroot))
@@ -70,12 +90,7 @@ def header_unit(b: BuildInputs) -> tuple[Unit, list[str]]:
             if p not in order and p not in skip and (b.include_dir / p).is_file() \
                     and not _only_through_parent(b.include_dir / p):
                 order.append(p)
-    skipped = [f"Include/{h}: {skip[h]}" for h in top if h in skip]
-    text = "".join(f'#include "{h}"\n' for h in order)
-    unit = Unit(name="<headers>", path=str(b.include_dir / "__offsets_headers__.c"),
-                args=tuple(base_args(b) + ["-DPy_BUILD_CORE=1"]), roots=roots(b),
-                owned=(str(b.include_dir) + "/", str(b.pyconfig_h)), text=text)
-    return unit, skipped
+    return order, [f"Include/{h}: {skip[h]}" for h in top if h in skip]
 
 
 _NOT_DIRECTLY = re.compile(r'^\s*#\s*error\s+"this header[^"]*must not be included directly"', re.M)
