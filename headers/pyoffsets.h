@@ -33,9 +33,19 @@
  * -1 / NULL) instead of reading garbage. Repeated lookups of a name cost a string hash and compare
  * (tens of nanoseconds); still, look names up once, when generating code, not per event.
  *
+ * Errors: -1 (NULL, 0) with an exception set. A getter called while an exception is already set
+ * returns its error value at once and leaves that exception in place, so lookups may be checked
+ * together (as below) and the first failure is the one reported.
+ *
+ *     Py_ssize_t a = PyOffsets_Get("listiterobject.it_index"), b = PyOffsets_Get("listiterobject.it_seq");
+ *     if (a < 0 || b < 0)
+ *         return NULL;                // the first failure's exception
+ *
  * Versioning: the capsule holds a PyOffsets_CAPI whose first member is its api_version. New
- * versions only append members, so code compiled against an older pyoffsets.h keeps working with
- * a newer package; PyOffsets_Import() refuses a package older than this header.
+ * versions only append members (or keep a promise more strictly), so code compiled against an older
+ * pyoffsets.h keeps working with a newer package; PyOffsets_Import() refuses a package older than
+ * this header, with ImportError ("upgrade cpython-offsets"). Not installed at all: ImportError from
+ * PyCapsule_Import ("No module named 'offsets'").
  *
  * Compile-time constants for one build live in the generated headers
  * generated/pyoffsets_cpython-<version>-<config>-<triple>.h (see docs/c-api.md).
@@ -53,8 +63,10 @@ extern "C" {
 #endif
 
 /* The API version this header describes. 1: get, size_of, field, table_name, match, hexversion;
- * 2: constant. */
-#define PYOFFSETS_API_VERSION 2
+ * 2: constant; 3: a getter called with an exception already set returns its error value (-1, NULL,
+ * 0) at once and leaves that exception in place (so several lookups checked together report the
+ * first failure). */
+#define PYOFFSETS_API_VERSION 3
 /* Where the capsule lives: the module offsets._offsets, attribute _C_API. */
 #define PYOFFSETS_CAPSULE_NAME "offsets._offsets._C_API"
 
@@ -90,8 +102,10 @@ static PyOffsets_CAPI *PyOffsetsAPI = NULL;
 static inline int
 _PyOffsets_NotImported(void)
 {
-    PyErr_SetString(PyExc_RuntimeError,
-                    "pyoffsets.h: call PyOffsets_Import() (and check it returned 0) before the getters");
+    if (!PyErr_Occurred()) {    /* the first error stays the one reported */
+        PyErr_SetString(PyExc_RuntimeError,
+                        "pyoffsets.h: call PyOffsets_Import() (and check it returned 0) before the getters");
+    }
     return -1;
 }
 
@@ -103,6 +117,9 @@ PyOffsets_Import(void)
     if (PyOffsetsAPI != NULL) {
         return 0;
     }
+    if (PyErr_Occurred()) {     /* an earlier failure: it stays the one reported */
+        return -1;
+    }
     api = (PyOffsets_CAPI *)PyCapsule_Import(PYOFFSETS_CAPSULE_NAME, 0);
     if (api == NULL) {
         return -1;
@@ -110,7 +127,7 @@ PyOffsets_Import(void)
     if (api->api_version < PYOFFSETS_API_VERSION) {
         PyErr_Format(PyExc_ImportError,
                      "offsets C API version %u is older than version %d, which this code was "
-                     "compiled for: upgrade the offsets package", api->api_version,
+                     "compiled for: upgrade it (pip install -U cpython-offsets)", api->api_version,
                      PYOFFSETS_API_VERSION);
         return -1;
     }

@@ -42,6 +42,11 @@
  * so after a use_table() in one interpreter, another one's answers (of its own table) are still
  * given to it but never cached for the others. No PyObject is shared between interpreters.
  *
+ * A getter called with an exception already set (by this thread: an attached thread state holds
+ * it) returns its error value at once and leaves that exception in place, so a caller that makes
+ * several lookups before checking them reports the first failure, not an error of a later call run
+ * with an exception pending (a SystemError, which hid the UnknownNameError before API version 3).
+ *
  * A lookup whose name is cached needs no thread state. A miss must call into Python: from a thread
  * with no attached thread state it is refused with -1 and errno = EPERM, no exception (there is no
  * thread state to hold one). Names longer than PYOFFSETS_MAX_NAME bytes are refused without calling
@@ -239,6 +244,14 @@ attached(void)
 #endif
 }
 
+/* Whether an exception is already set in this thread (then every getter returns its error value at
+ * once and leaves it there). With no attached thread state there is none: nothing could hold one. */
+static inline int
+pending(void)
+{
+    return attached() && PyErr_Occurred() != NULL;
+}
+
 /* The calling interpreter's module state, with a new reference to its module in *mod (imported
  * there if it is not yet: a JIT may call from an interpreter where only the capsule pointer came);
  * NULL with an exception. Needs an attached thread state. */
@@ -361,6 +374,9 @@ lookup(int sizes, const char *name)
     State *st;
     Cache *c;
     Py_ssize_t value;
+    if (pending()) {
+        return -1;
+    }
     if (name == NULL) {
         if (attached()) {
             PyErr_SetString(PyExc_TypeError, "pyoffsets.h: the name is NULL");
@@ -432,6 +448,9 @@ capi_constant(const char *name, long long *value)
     uint64_t h;
     size_t len;
     State *st;
+    if (pending()) {
+        return -1;
+    }
     if (name == NULL || value == NULL) {
         if (attached()) {
             PyErr_SetString(PyExc_TypeError, "PyOffsets_Constant: NULL argument");
@@ -469,6 +488,9 @@ capi_field(const char *name, PyOffsets_FieldInfo *out)
     PyObject *f, *mod = NULL;
     ModState *ms;
     int rc;
+    if (pending()) {
+        return -1;
+    }
     if (name == NULL || out == NULL) {
         if (attached()) {
             PyErr_SetString(PyExc_TypeError, "PyOffsets_Field: NULL argument");
@@ -504,19 +526,19 @@ capi_field(const char *name, PyOffsets_FieldInfo *out)
 static const char *
 capi_table_name(void)
 {
-    return LOAD_ACQ(&current)->table_name;
+    return pending() ? NULL : LOAD_ACQ(&current)->table_name;
 }
 
 static const char *
 capi_match(void)
 {
-    return LOAD_ACQ(&current)->match;
+    return pending() ? NULL : LOAD_ACQ(&current)->match;
 }
 
 static unsigned long
 capi_hexversion(void)
 {
-    return LOAD_ACQ(&current)->hexversion;
+    return pending() ? 0 : LOAD_ACQ(&current)->hexversion;
 }
 
 static PyOffsets_CAPI capi = {
