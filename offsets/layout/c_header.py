@@ -23,16 +23,17 @@ character of names, two different names could spell the same macro (`a_b.c` and 
 emitter checks that every macro of a header is unique and refuses to write one otherwise
 (TableError naming both), so a collision can never reach a header.
 
-The header refuses (#error) another CPU or pointer size, and after Python.h a CPython of another
-version or config. With
-`PYOFFSETS_CHECK_LAYOUT` defined it asserts, with `offsetof` and `sizeof`, every field of every
-struct defined in the public headers (Include/, Include/cpython/); with
-`PYOFFSETS_CHECK_INTERNAL_LAYOUT` also those of Include/internal/ (include them first, with
-Py_BUILD_CORE). Structs of .c files or found only in DWARF, and bitfields, cannot be asserted
-and are listed as such. With either switch and Py_BUILD_CORE (the context the table's constants were
-taken in), every constant of Include/ is asserted against the build's own definition where it is
-visible: a macro where it is defined (`#ifdef`), an enumerator of a header the PYOFFSETS_CHECK_LAYOUT
-block includes in C; a `.c` file's constants and other enumerators are not asserted.
+The header refuses (one #error) another CPU or pointer size, and after Python.h a CPython of another
+version or config; nothing is asserted after it. With `PYOFFSETS_CHECK_LAYOUT` defined it asserts,
+with `offsetof` and `sizeof`, every field of every struct defined in the public headers (Include/,
+Include/cpython/), naming each as the scanner recorded it (`Struct.c_type`); with
+`PYOFFSETS_CHECK_INTERNAL_LAYOUT` also those of each internal header the unit included (its
+include guard, `Table.guards`, is defined). Every constant of Include/ is asserted where its
+definition is visible: a macro where it is defined (`#ifdef`), an enumerator where its header's
+guard is (in C); one whose value differs without Py_BUILD_CORE (`Table.core_only`) only with it.
+Structs of .c files or found only in DWARF, bitfields and a .c file's constants cannot be
+asserted; the last line lists what is not. Every struct and constant is also defined under the
+other names of its group in data/aliases.yaml (`PYOFFSETS_listiterobject_it_index` on 3.12+).
 
 The headers are written by `python -m offsets.tools.regenerate` (`make tables`; `--check` checks them).
 """
@@ -44,6 +45,7 @@ from pathlib import Path
 from ..errors import TableError
 from . import targets
 from .model import Table
+from .names import aliases
 
 _BARE = re.compile(r"\b(?:const|volatile|restrict)\b|[*\[\]0-9]")
 
@@ -86,10 +88,14 @@ def header_name(table: Table) -> str:
 
 
 def c_types(table: Table) -> dict:
-    """struct key -> how C names its type (`PyListObject`, `struct _gil_runtime_state`), for the
-    structs whose spelling the table proves: a field declared with that type, or a typedef alias.
+    """struct key -> how C names its type (`PyListObject`, `struct _gil_runtime_state`): what the
+    scanner recorded (`Struct.c_type`); for a table made before it did, the structs whose spelling
+    the table shows: a field declared with that type, or a typedef alias.
     A tag (`struct wrapperbase`) is preferred to a typedef, since the tag is declared where the body
     is, while a typedef may live elsewhere (3.12's `pytype_slotdef`, declared in an internal header)."""
+    recorded = {k: s.c_type for k, s in table.structs.items() if s.c_type is not None}
+    if len(recorded) == len(table.structs):     # the scanner recorded each one (model.Struct.c_type)
+        return recorded
     seen = set()
     for s in table.structs.values():
         for f in s.fields:
@@ -105,7 +111,7 @@ def c_types(table: Table) -> dict:
             out[key] = tags[0]
         elif key in seen or key in typedef_keys:
             out[key] = key
-    return out
+    return dict(out, **recorded)
 
 
 #: Public headers that need a third-party header first (curses.h, expat.h): never asserted.
@@ -167,23 +173,7 @@ def emit(table: Table, source: str, source_sha256: str = None) -> str:
              f'#define PYOFFSETS_TABLE "{b.table_name}"', f"#define PYOFFSETS_HEXVERSION {b.hexversion:#010x}", "",
              "#ifndef PYOFFSETS_BOOL", "#  ifdef __cplusplus", "#    define PYOFFSETS_BOOL bool", "#  else",
              "#    define PYOFFSETS_BOOL _Bool", "#  endif", "#endif", "",
-             "#ifdef PY_VERSION_HEX",
-             f"#  if PY_VERSION_HEX != {b.hexversion:#010x}",
-             f'#    error "{header_name(table)} is for CPython {b.version}, not the one being compiled against"',
-             "#  endif"]
-    for flag in ("Py_DEBUG", "Py_GIL_DISABLED", "Py_TRACE_REFS"):
-        want = bool(b.config.get(flag))
-        lines += [f"#  if {'!' if want else ''}defined({flag})",
-                  f'#    error "{header_name(table)} is for a build {"with" if want else "without"} {flag}"',
-                  "#  endif"]
-    lines += ["#endif"]
-    abi = targets.abi(b.target.triple)
-    arch = abi and abi.cpu_macro
-    target = f"defined({arch}) && " if arch else ""
-    lines += [f"#if !({target}defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == {b.target.pointer_size})",
-              f'#  error "{header_name(table)} is for {b.target.triple} ({b.target.pointer_size}-byte pointers), '
-              f'not the target being compiled for"',
-              "#endif", ""]
+             ] + _wrong_build(table) + [""]
     names: dict = {}
 
     def define(name: str, value: int, what: str) -> None:
@@ -204,83 +194,191 @@ def emit(table: Table, source: str, source_sha256: str = None) -> str:
     for key in sorted(table.constants):
         c = table.constants[key]
         define(const_macro(key), c_literal(c), f"the constant {key}")
+    _alias_macros(table, define, lines)
     lines += [""] + _asserts(table)
     lines += ["", f"#endif /* {guard} */"]
     return "\n".join(lines) + "\n"
 
 
+def _wrong_build(table: Table) -> list:
+    """The guards: another CPU or pointer size, and after Python.h another version or config, stop
+    the compile at one `#error` (the first that applies), and define PYOFFSETS_WRONG_BUILD so that
+    no assertion adds errors of its own after it."""
+    b = table.build
+    name = header_name(table)
+    abi = targets.abi(b.target.triple)
+    arch = abi and abi.cpu_macro
+    target = f"defined({arch}) && " if arch else ""
+    checks = [(f"!({target}defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == {b.target.pointer_size})",
+               f"{name} is for {b.target.triple} ({b.target.pointer_size}-byte pointers), not the target being "
+               "compiled for"),
+              (f"defined(PY_VERSION_HEX) && PY_VERSION_HEX != {b.hexversion:#010x}",
+               f"{name} is for CPython {b.version}, not the one being compiled against")]
+    for flag in ("Py_DEBUG", "Py_GIL_DISABLED", "Py_TRACE_REFS"):
+        want = bool(b.config.get(flag))
+        checks.append((f"defined(PY_VERSION_HEX) && {'!' if want else ''}defined({flag})",
+                       f"{name} is for a build {'with' if want else 'without'} {flag}"))
+    out = []
+    for i, (cond, why) in enumerate(checks):
+        out += [f"#{'if' if i == 0 else 'elif'} {cond}", f'#  error "{why}"', "#  define PYOFFSETS_WRONG_BUILD 1"]
+    return out + ["#endif"]
+
+
+def _alias_macros(table: Table, define, lines: list) -> list:
+    """The macros of each struct and constant under the other names of its group in
+    `data/aliases.yaml` too (`PYOFFSETS_listiterobject_it_index` where the table's key is 3.12's
+    `_PyListIterObject`, and the other way round), so that one source compiles against every
+    version's header; a name the table gives something else keeps its own meaning. Each group's
+    macros follow a comment line in `lines`; `define` appends the macros."""
+    groups = aliases()
+    for key in sorted(table.structs):
+        others = [a for a in groups.get(key, ()) if a not in table.structs and table.names.get(a, key) == key]
+        if "@" in key or not others:
+            continue
+        s = table.structs[key]
+        for a in others:
+            lines.append(f"/* {a}: {key} (offsets/data/aliases.yaml) */")
+            define(macro(a, prefix="SIZEOF_"), s.size, f"sizeof({a}), {key}'s alias")
+            for f in s.fields:
+                define(macro(a, f.path), f.offset, f"{a}.{f.path}, {key}'s alias")
+                if f.is_bitfield:
+                    define(macro(a, f.path, "BITOFFSET_"), f.bit_offset, f"bit offset of {a}.{f.path}")
+                    define(macro(a, f.path, "BITWIDTH_"), f.bit_width, f"bit width of {a}.{f.path}")
+    for key in sorted(table.constants):
+        for a in groups.get(key, ()):
+            if a not in table.constants and "@" not in key:
+                define(const_macro(a), c_literal(table.constants[key]), f"the constant {a}, {key}'s alias")
+
+
+_ASSERT_MACRO = ["#include <stddef.h>", "#ifdef __cplusplus",
+                 "#  define PYOFFSETS_STATIC_ASSERT(cond, what) static_assert(cond, what)", "#else",
+                 "#  define PYOFFSETS_STATIC_ASSERT(cond, what) _Static_assert(cond, what)", "#endif"]
+_NO_DEPRECATED = ["#if defined(__GNUC__)", "#pragma GCC diagnostic push",
+                  '#pragma GCC diagnostic ignored "-Wdeprecated-declarations"', "#endif"]
+_POP = ["#if defined(__GNUC__)", "#pragma GCC diagnostic pop", "#endif"]
+
+
 def _asserts(table: Table) -> list:
+    """The proof: `sizeof`/`offsetof` of every struct the header defines and every constant, each
+    where its definition is visible. PYOFFSETS_CHECK_LAYOUT: the public headers' structs (the block
+    includes the headers that define them itself); PYOFFSETS_CHECK_INTERNAL_LAYOUT adds the
+    internal headers' structs, each header's under its include guard (`table.guards`), so a unit
+    that includes only the internal headers it uses compiles and still has their structs checked.
+    Nothing after a wrong build's #error (PYOFFSETS_WRONG_BUILD). The last line says what is not
+    asserted, and why."""
     spell = c_types(table)
-    out = ["#if defined(PYOFFSETS_CHECK_LAYOUT) || defined(PYOFFSETS_CHECK_INTERNAL_LAYOUT)",
-           "#include <stddef.h>", "#ifdef __cplusplus",
-           "#  define PYOFFSETS_STATIC_ASSERT(cond, what) static_assert(cond, what)", "#else",
-           "#  define PYOFFSETS_STATIC_ASSERT(cond, what) _Static_assert(cond, what)", "#endif", "#endif"]
-    unprovable = []
-    foreign = 0
+    any_switch = "(defined(PYOFFSETS_CHECK_LAYOUT) || defined(PYOFFSETS_CHECK_INTERNAL_LAYOUT))"
+    out = [f"#if {any_switch} && !defined(PYOFFSETS_WRONG_BUILD)", *_ASSERT_MACRO, "#endif"]
+    left = {"source": [], "spelling": [], "unguarded": [], "bitfields": 0, "foreign": 0}
     for group, switch in (("public", "PYOFFSETS_CHECK_LAYOUT"), ("internal", "PYOFFSETS_CHECK_INTERNAL_LAYOUT")):
-        out += [f"#ifdef {switch}"]
+        out += [f"#if defined({switch}) && !defined(PYOFFSETS_WRONG_BUILD)"]
         if group == "public":
             for h in _public_includes(table):
                 out += ["#if defined(__has_include)", f"#  if __has_include(<{h}>)", f"#    include <{h}>"]
                 if h in _STATICS:
                     out.append(f'PYOFFSETS_STATIC_ASSERT(sizeof({_STATICS[h]}) == sizeof(void *), "{h} included");')
                 out += ["#  endif", "#endif"]
-        out += ["#if defined(__GNUC__)", "#pragma GCC diagnostic push",
-                '#pragma GCC diagnostic ignored "-Wdeprecated-declarations"', "#endif"]
+        out += _NO_DEPRECATED
+        by_file: dict = {}
         for key in sorted(table.structs):
             s = table.structs[key]
-            if _group(s) != group:
+            if _group(s) == group:
+                by_file.setdefault(s.defined_in.split(":", 1)[0], []).append(key)
+        for where in sorted(by_file):
+            guard = (table.guards or {}).get(where)
+            if group == "internal" and table.guards is not None and guard is None:
+                left["unguarded"] += by_file[where]
                 continue
-            t = spell.get(key)
-            if t is None:
-                unprovable.append(f"{key} (its C spelling, typedef or tag, is not known from the table)")
-                continue
-            out.append(f'PYOFFSETS_STATIC_ASSERT(sizeof({t}) == {s.size}, "sizeof({t})");')
-            types = {f.path: f.type for f in s.fields}
-            for f in s.fields:
-                if f.is_bitfield:
-                    continue
-                if not _designator_ok(table, types, f.path):
-                    foreign += 1
-                    continue
-                out.append(f'PYOFFSETS_STATIC_ASSERT(offsetof({t}, {f.path}) == {f.offset}, "{key}.{f.path}");')
-        out += ["#if defined(__GNUC__)", "#pragma GCC diagnostic pop", "#endif", f"#endif /* {switch} */"]
-    out += _constant_asserts(table)
-    source = sorted(k for k, s in table.structs.items() if _group(s) == "source")
-    out.append("/* Not asserted: bitfields (offsetof cannot name them); structs of .c files, of headers that need a "
-               "third-party header (py_curses.h, pyexpat.h) or found in DWARF only: "
-               + (", ".join(source) or "none") + "; structs of unknown spelling: "
-               + (", ".join(unprovable) or "none") + f"; {foreign} fields inside arrays or inside members of "
-               "types the table does not hold (a C library's struct, whose member names may be macros). */")
+            body = []
+            for key in by_file[where]:
+                body += _struct_asserts(table, key, spell.get(key), left)
+            if body and group == "internal" and guard is not None:
+                body = [f"#ifdef {guard}   /* {where} */", *body, "#endif"]
+            out += body
+        out += _POP + [f"#endif /* {switch} */"]
+    constants, skipped = _constant_asserts(table)
+    out += constants
+    left["source"] = sorted(k for k, s in table.structs.items() if _group(s) == "source")
+    out.append(_not_asserted(table, left, skipped))
     return out
 
 
-def _constant_asserts(table: Table) -> list:
-    """Each constant of Include/ against the build's own definition, in the context its value was taken
-    in (the build's core context: with Py_BUILD_CORE, a macro such as 3.15's
-    `_PyABIInfo_DEFAULT_FLAG_INTERNAL` is 8, without it 0): a macro where it is defined (`#ifdef`); an
-    enumerator of a public header that the PYOFFSETS_CHECK_LAYOUT block includes, in C only (in C++
-    an enumerator declared inside a struct, as PyStatus's, is scoped to it). Other enumerators (of a
-    header that block does not include, which may not be included twice, as 3.7's Python-ast.h) and
-    a .c file's constants are not asserted."""
+def _struct_asserts(table: Table, key: str, t, left: dict) -> list:
+    s = table.structs[key]
+    if t is None:
+        left["spelling"].append(key)
+        return []
+    out = [f'PYOFFSETS_STATIC_ASSERT(sizeof({t}) == {s.size}, "sizeof({t})");']
+    types = {f.path: f.type for f in s.fields}
+    for f in s.fields:
+        if f.is_bitfield:
+            left["bitfields"] += 1
+        elif not _designator_ok(table, types, f.path):
+            left["foreign"] += 1
+        else:
+            out.append(f'PYOFFSETS_STATIC_ASSERT(offsetof({t}, {f.path}) == {f.offset}, "{key}.{f.path}");')
+    return out
+
+
+def _not_asserted(table: Table, left: dict, skipped: dict) -> str:
+    """The header's last line: what stays unasserted, and why (docs/c-api.md says the same)."""
+    parts = [f"{left['bitfields']} bitfields (offsetof cannot name them)",
+             f"{left['foreign']} fields inside arrays or inside members of types the table does not hold (a C "
+             "library's struct, whose member names may be macros)",
+             "structs of .c files, of headers that need a third-party header (py_curses.h, pyexpat.h) or found "
+             "in DWARF only: " + (", ".join(left["source"]) or "none"),
+             f"{skipped['source']} constants of .c files",
+             f"{skipped['cxx']} enumerators in C++ (one declared inside a struct is scoped to it there)"]
+    if left["spelling"]:
+        parts.append("structs whose C spelling (typedef or tag) the table does not record: " + ", ".join(left["spelling"]))
+    if left["unguarded"]:
+        parts.append("structs of internal headers without an include guard: " + ", ".join(left["unguarded"]))
+    if skipped["unguarded"]:
+        parts.append(f"{skipped['unguarded']} enumerators of headers " + ("without an include guard" if table.guards
+                     is not None else "the check does not include"))
+    where = ("internal headers' structs and constants only where the unit included that header"
+             if table.guards is not None else "internal headers' structs only with all of them included")
+    core = (f"{len(table.core_only)} constants only with Py_BUILD_CORE (their value differs without it"
+            + (f": {', '.join(table.core_only)})" if 0 < len(table.core_only) <= 8 else ")")
+            if table.core_only is not None else "constants only with Py_BUILD_CORE (their context is not recorded)")
+    return f"/* Not asserted: {'; '.join(parts)}. Asserted where visible: {where}; {core}. */"
+
+
+def _constant_asserts(table: Table) -> tuple:
+    """Each constant of Include/ against the build's own definition, where it is visible: a macro where
+    it is defined (`#ifdef`), an enumerator where its header's include guard is (in C: in C++ an
+    enumerator declared inside a struct, as PyStatus's, is scoped to it). Both in the context its
+    value was taken in: the core's, so a constant whose value differs without Py_BUILD_CORE
+    (`table.core_only`: 3.15's `_PyABIInfo_DEFAULT_FLAG_INTERNAL` is 8 with it, 0 without) only with
+    it. A .c file's constants are not asserted. Returns the lines and the counts left out."""
+    core = None if table.core_only is None else set(table.core_only)
     included = set(_public_includes(table))
-    macros, enums, skipped = [], [], 0
+    macros, enums = [], []
+    skipped = {"source": 0, "cxx": 0, "unguarded": 0}
     for key in sorted(table.constants):
         c = table.constants[key]
         group = _file_group(c.defined_in)
         if "@" in key or group == "source":
+            skipped["source"] += 1
             continue
         check = f'PYOFFSETS_STATIC_ASSERT(({key}) == {const_macro(key)}, "{key}");'
+        needs_core = core is None or key in core
         if c.kind == "macro":
-            macros += [f"#ifdef {key}", check, "#endif"]
-        elif group == "public" and _include_name(c.defined_in) in included:
-            enums.append(check)
-        else:
-            skipped += 1
-    return (["#if (defined(PYOFFSETS_CHECK_LAYOUT) || defined(PYOFFSETS_CHECK_INTERNAL_LAYOUT)) "
-             "&& defined(Py_BUILD_CORE)"] + macros
-            + ["#if defined(PYOFFSETS_CHECK_LAYOUT) && !defined(__cplusplus)"] + enums + ["#endif",
-               f"#endif /* constants: {skipped} enumerators of headers the check does not include not asserted */"])
+            macros += [f"#if defined({key}) && defined(Py_BUILD_CORE)" if needs_core else f"#ifdef {key}", check,
+                       "#endif"]
+            continue
+        guard = (table.guards or {}).get(c.defined_in)
+        if table.guards is None:      # a table that records no guards: the headers the check block includes
+            guard = "PYOFFSETS_CHECK_LAYOUT" if group == "public" and _include_name(c.defined_in) in included else None
+        if guard is None:
+            skipped["unguarded"] += 1
+            continue
+        skipped["cxx"] += 1
+        cond = f"defined({guard})" + (" && defined(Py_BUILD_CORE)" if needs_core else "")
+        enums += [f"#if {cond}", check, "#endif"]
+    return ([f"#if {'(defined(PYOFFSETS_CHECK_LAYOUT) || defined(PYOFFSETS_CHECK_INTERNAL_LAYOUT))'} "
+             "&& !defined(PYOFFSETS_WRONG_BUILD)", *macros, "#ifndef __cplusplus", *enums, "#endif",
+             "#endif /* constants */"], skipped)
 
 
 def _designator_ok(table: Table, types: dict, path: str) -> bool:

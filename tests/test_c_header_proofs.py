@@ -1,0 +1,109 @@
+"""The per-build headers prove what they define where it is visible: gcc, against pyenv's own 3.12.1 and
+3.13.0 headers, compiles each committed generated header in the smallest unit a JIT would write
+(Python.h, and the one internal header concerned with Py_BUILD_CORE) clean, and fails it when one
+number is wrong: an offset of _PyListIterObject (internal), of PyFunctionObject and of PyGenObject
+(public), a public constant and an internal enumerator. A header for another interpreter stops at
+its one #error. The truth is gcc over CPython's headers; the tampered numbers are the header's own,
+changed by one.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import missing_input
+from test_capi import pyenv_python
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATED = ROOT / "generated"
+STRICT = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c", "-o", "/dev/null"]
+
+#: (what is tampered, the units' includes before the generated header, the switch, the assertion's name)
+CASES = [
+    ("_PyListIterObject.it_index", ["#define Py_BUILD_CORE 1", "#include <Python.h>", '#include "internal/pycore_list.h"'],
+     "PYOFFSETS_CHECK_INTERNAL_LAYOUT", "_PyListIterObject.it_index"),
+    ("PyFunctionObject.func_code", ["#include <Python.h>"], "PYOFFSETS_CHECK_LAYOUT", "PyFunctionObject.func_code"),
+    ("PyGenObject.gi_weakreflist", ["#include <Python.h>"], "PYOFFSETS_CHECK_LAYOUT", "PyGenObject.gi_weakreflist"),
+    ("Py_TPFLAGS_HEAPTYPE", ["#include <Python.h>"], "PYOFFSETS_CHECK_LAYOUT", "Py_TPFLAGS_HEAPTYPE"),
+    ("FRAME_OWNED_BY_GENERATOR", ["#define Py_BUILD_CORE 1", "#include <Python.h>", '#include "internal/pycore_frame.h"'],
+     "PYOFFSETS_CHECK_INTERNAL_LAYOUT", "FRAME_OWNED_BY_GENERATOR"),
+]
+VERSIONS = {"3.12": "cpython-3.12.1-x86_64-linux-gnu", "3.13": "cpython-3.13.0-x86_64-linux-gnu"}
+
+
+def include_dir(version: str) -> Path:
+    python = pyenv_python(version)
+    if python is None:
+        missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}`)")
+    return python.parent.parent / "include" / f"python{version}"
+
+
+def compile_unit(tmp: Path, header: str, text: str, includes: list, switch: str, inc: Path) -> str:
+    (tmp / header).write_text(text)
+    src = tmp / "unit.c"
+    src.write_text("\n".join(includes + [f"#define {switch} 1", f'#include "{header}"', "int pyoffsets_unit;", ""]))
+    proc = subprocess.run(["gcc", *STRICT, f"-I{inc}", f"-I{tmp}", str(src)], capture_output=True, text=True)
+    return proc.stderr if proc.returncode or proc.stderr else ""
+
+
+def tampered(text: str, name: str) -> str:
+    """The header with the assertion of `name` (its message) asserting a number one more."""
+    pattern = re.compile(rf'^(PYOFFSETS_STATIC_ASSERT\(.* == )(\w+)(, "{re.escape(name)}"\);)$', re.M)
+    m = pattern.search(text)
+    assert m, f"the header asserts nothing named {name}"
+    value = m.group(2)
+    if value.isdigit():
+        wrong = str(int(value) + 1)
+    else:           # a constant is compared with its macro: give the macro another value
+        macro = re.search(rf"^#define {value} (\S+)$", text, re.M)
+        assert macro, value
+        return text.replace(macro.group(0), f"#define {value} ({macro.group(1)} + 1)", 1)
+    return text[:m.start(2)] + wrong + text[m.end(2):]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_one_wrong_number_fails_the_smallest_unit_and_the_right_header_compiles_clean(version, case, tmp_path):
+    what, includes, switch, name = case
+    inc = include_dir(version)
+    header = f"pyoffsets_{VERSIONS[version]}.h"
+    text = (GENERATED / header).read_text()
+    assert compile_unit(tmp_path, header, text, includes, switch, inc) == ""
+    err = compile_unit(tmp_path, header, tampered(text, name), includes, switch, inc)
+    assert f'"{name}"' in err and "static assert" in err, err[-2000:]
+
+
+def test_a_header_for_another_interpreter_stops_at_its_one_error(tmp_path):
+    inc = include_dir("3.13")
+    header = f"pyoffsets_{VERSIONS['3.12']}.h"
+    err = compile_unit(tmp_path, header, (GENERATED / header).read_text(), ["#include <Python.h>"],
+                       "PYOFFSETS_CHECK_LAYOUT", inc)
+    errors = [line for line in err.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and "is for CPython 3.12.1, not the one being compiled against" in errors[0], err
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_internal_struct_is_asserted_under_its_headers_real_guard(version, tmp_path):
+    """The guards the table recorded are the ones gcc sees: each is defined once its header is included
+    (with every internal header included, as the scan's unit has them), and every struct of the header
+    is asserted (none left unasserted for want of a spelling)."""
+    from offsets.layout import table_yaml
+    from offsets.scan import build_inputs, units
+
+    inc = include_dir(version)
+    table = table_yaml.load(GENERATED / f"{VERSIONS[version]}.yaml")
+    internal = {h: g for h, g in table.guards.items() if h.startswith("Include/internal/")}
+    assert len(internal) > 50, internal
+    b = build_inputs.from_python(str(pyenv_python(version)))
+    text = units.header_unit(b)[0].text
+    src = tmp_path / "guards.c"
+    src.write_text("#define Py_BUILD_CORE 1\n" + text + "".join(f"#ifndef {g}\n#error {h}: no {g}\n#endif\n"
+                                                                for h, g in internal.items()))
+    proc = subprocess.run(["gcc", "-std=gnu11", "-fsyntax-only", "-w", f"-I{inc}", f"-I{inc}/internal", str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    last = (GENERATED / f"pyoffsets_{VERSIONS[version]}.h").read_text().rstrip().splitlines()[-2]
+    assert "C spelling" not in last and "without an include guard" not in last, last
