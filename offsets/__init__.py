@@ -25,6 +25,11 @@ _RUNTIME = ("get", "sizeof", "field", "build", "get_include", "use_table", "cons
 
 
 def __getattr__(name):
+    if name == "include_dirs":   # [pyoffsets.h's directory, this build's header's]: runtime/headers.py
+        from .runtime.headers import include_dirs
+
+        globals()[name] = include_dirs
+        return include_dirs
     if name in _RUNTIME:
         from . import runtime
 
@@ -39,4 +44,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_RUNTIME))
+    return sorted(list(globals()) + list(_RUNTIME) + ["include_dirs"])

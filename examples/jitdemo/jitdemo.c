@@ -1,10 +1,12 @@
 /* jitdemo: what a JIT needs from `offsets`, in one file to copy.
  *
  * Two ways to know where CPython keeps a field, used together:
- *   - compile time: generated/pyoffsets_<table>.h, the header of the exact build this extension is
- *     compiled for (setup.py picks it and passes it as PYOFFSETS_BUILD_HEADER). Its constants can
- *     be baked into generated code; with PYOFFSETS_CHECK_LAYOUT the compiler proves them against
- *     this build's own headers (_Static_assert(offsetof(...) == N)) for every public struct.
+ *   - compile time: pyoffsets_build.h, the generated header of the exact build this extension is
+ *     compiled for (setup.py's offsets.include_dirs() writes it from the table the runtime chose).
+ *     Its constants can be baked into generated code; with PYOFFSETS_CHECK_LAYOUT the compiler
+ *     proves them against this build's own headers (_Static_assert(offsetof(...) == N)) for every
+ *     public struct and every constant visible here. Its macros follow data/aliases.yaml's
+ *     canonical names too, so PYOFFSETS_listiterobject_it_index exists on every version.
  *   - run time: pyoffsets.h (directory: offsets.get_include()), which asks the `offsets` package
  *     about the interpreter that is actually running, for any struct (also .c-private ones such as
  *     the list iterator before 3.12, which no compile-time proof can reach).
@@ -21,7 +23,7 @@
  * enum, it says so (and that the table has no such constant, both ways).
  *
  * Build and run (docs/c-api.md, "A worked example"):
- *     cd examples/jitdemo && python setup.py build_ext --inplace && python demo.py
+ *     cd examples/jitdemo && pip install . && python demo.py
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -29,16 +31,11 @@
 
 #include "pyoffsets.h"                 /* run time */
 #define PYOFFSETS_CHECK_LAYOUT 1       /* compile time, proven against this build's headers */
-#include PYOFFSETS_BUILD_HEADER
+#include "pyoffsets_build.h"           /* the build being compiled for: offsets.include_dirs() */
 
-/* One name per field, whichever struct name the build's table uses. */
-#if defined(PYOFFSETS__PyListIterObject_it_index)              /* 3.12+: Include/internal/pycore_list.h */
-#  define IT_INDEX PYOFFSETS__PyListIterObject_it_index
-#  define IT_SEQ PYOFFSETS__PyListIterObject_it_seq
-#else                                                          /* up to 3.11: Objects/listobject.c */
-#  define IT_INDEX PYOFFSETS_listiterobject_it_index
-#  define IT_SEQ PYOFFSETS_listiterobject_it_seq
-#endif
+/* One name per field on every version: the canonical names (3.12+'s _PyListIterObject included). */
+#define IT_INDEX PYOFFSETS_listiterobject_it_index
+#define IT_SEQ PYOFFSETS_listiterobject_it_seq
 #define TUPLE_ITEMS PYOFFSETS_PyTupleObject_ob_item
 
 /* A suspended generator's frame state: its owner byte (3.11+), its f_state (3.10), or nothing. */

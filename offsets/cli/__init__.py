@@ -89,7 +89,8 @@ def parser() -> argparse.ArgumentParser:
         epilog="examples:\n"
                "  offsets scan                                    scan the running interpreter\n"
                "  offsets get listiterobject.it_index -t t.yaml   one field's offset\n"
-               "  offsets show PyThreadState -t t.yaml            a struct, field by field\n\n"
+               "  offsets show PyThreadState -t t.yaml            a struct, field by field\n"
+               "  offsets --cflags                                -I flags of pyoffsets.h and this build's header\n\n"
                "`offsets COMMAND --help` explains each command.")
     from .. import __version__
 
@@ -119,7 +120,17 @@ def old_python() -> str:
             f"run it with a newer interpreter (`offsets scan --python {sys.executable}` scans this one from there)")
 
 
+#: What `offsets` (and `python -m offsets`) answers with the runtime alone, on any Python 3.8+: the
+#: include flags of the per-build header (runtime/headers.py).
+RUNTIME_OPTIONS = ("--cflags", "--include-dirs")
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in RUNTIME_OPTIONS:
+        from ..runtime.headers import main as headers_main
+
+        return headers_main(argv)
     refusal = old_python()
     if refusal:
         print(refusal, file=sys.stderr)

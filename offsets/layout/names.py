@@ -36,15 +36,18 @@ def aliases() -> dict[str, list[str]]:
 
 
 def _read_aliases() -> dict[str, list[str]]:
-    from importlib import resources
+    import os
 
+    data = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")   # 3.8: no resources.files
     try:
         import yaml
     except ImportError:
         import json
 
-        return json.loads(resources.files("offsets").joinpath("data/compact/index.json").read_text())["aliases"]
-    return alias_groups(yaml.safe_load(resources.files("offsets").joinpath("data/aliases.yaml").read_text()))
+        with open(os.path.join(data, "compact", "index.json"), encoding="utf-8") as f:
+            return json.load(f)["aliases"]
+    with open(os.path.join(data, "aliases.yaml"), encoding="utf-8") as f:
+        return alias_groups(yaml.safe_load(f))
 
 
 def struct_key(name: str, structs, names: dict, groups: dict):
