@@ -1,7 +1,7 @@
 """The build: metadata is in pyproject.toml; this file adds the C extension behind headers/pyoffsets.h.
 
-`pip install .` compiles offsets/_offsets.c (the capsule of the C API) for the interpreter that
-installs it, and puts pyoffsets.h inside the package (offsets/include/, what offsets.get_include()
+`pip install .` compiles offsets/_offsets.c (the capsule of the C API) and offsets/_lookup.c (what
+offsets.get & co. are) for the interpreter that installs it, and puts pyoffsets.h inside the package (offsets/include/, what offsets.get_include()
 returns once installed; a checkout's get_include() is headers/). The shipped tables are already in
 the package as generated data (offsets/data/compact/, made by `python -m offsets.tools.regenerate`).
 """
@@ -33,6 +33,7 @@ class BuildPyWithHeader(build_py):
 
 setup(
     ext_modules=[Extension("offsets._offsets", sources=["offsets/_offsets.c"], include_dirs=["headers"],
-                           depends=[HEADER])],
+                           depends=[HEADER]),
+                 Extension("offsets._lookup", sources=["offsets/_lookup.c"])],   # offsets.get & co.
     cmdclass={"build_py": BuildPyWithHeader},
 )

@@ -22,9 +22,19 @@ __version__ = "0.1.0"
 
 #: The runtime API (runtime/), imported on first use so that `import offsets` stays cheap.
 _RUNTIME = ("get", "sizeof", "field", "build", "get_include", "use_table", "constant", "constant_info")
+#: The errors a caller of the runtime catches (errors.py), as `offsets.NoMatchingTable` & co.;
+#: `OffsetsError` is the base of every one.
+_ERRORS = ("OffsetsError", "NoMatchingTable", "UnknownNameError", "AmbiguousNameError", "TableError",
+           "CorruptTableError", "VerifyError")
 
 
 def __getattr__(name):
+    if name in _ERRORS:
+        from . import errors
+
+        value = getattr(errors, name)
+        globals()[name] = value
+        return value
     if name == "include_dirs":   # [pyoffsets.h's directory, this build's header's]: runtime/headers.py
         from .runtime.headers import include_dirs
 
@@ -44,4 +54,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_RUNTIME) + ["include_dirs"])
+    return sorted(list(globals()) + list(_RUNTIME) + list(_ERRORS) + ["include_dirs"])

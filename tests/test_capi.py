@@ -52,7 +52,7 @@ RUNTIME_FILES = ("setup.py", "pyproject.toml", "MANIFEST.in", "headers/pyoffsets
                  "offsets/runtime/tables.py", "offsets/runtime/earning.py", "offsets/runtime/autoscan.py",
                  "offsets/layout/compact.py", "offsets/_offsets.c", "offsets/data/compact/index.json",
                  "offsets/data/debug_offsets.json", "offsets/runtime/headers.py", "offsets/layout/c_header.py",
-                 "offsets/layout/targets.py", "offsets/atomic_write.py", "offsets/cli/__init__.py")
+                 "offsets/layout/targets.py", "offsets/atomic_write.py", "offsets/cli/__init__.py", "offsets/_lookup.c")
 
 
 def source_digest() -> str:

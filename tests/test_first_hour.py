@@ -20,7 +20,7 @@ from doc_blocks import block
 from test_capi import ROOT, prepared_venv, pyenv_python, run
 
 DOC = "docs/c-api.md"
-FILES = {"pyproject.toml": block(DOC, "toml", "[build-system]"), "setup.py": block(DOC, "python", "include_dirs()"),
+FILES = {"pyproject.toml": block(DOC, "toml", "[build-system]"), "setup.py": block(DOC, "python", "from setuptools import"),
          "myjit.c": block(DOC, "c", "PyInit_myjit")}
 COMMANDS = block(DOC, "", "import myjit").splitlines()
 

@@ -63,12 +63,14 @@ def register(sub) -> None:
 
     k = sub.add_parser("constant", help="print a constant's value (an enumerator or integer macro)",
                        formatter_class=HelpFormatter,
-                       description="Print the value of an enumerator or integer macro of CPython's own files, with "
-                                   "its C type, width and the file that defines it.",
+                       description="Print the value of an enumerator or integer macro of CPython's own files (as "
+                                   "`offsets get` prints an offset); with --verbose also its C type, width, kind, the "
+                                   "file that defines it and how the answer is earned.",
                        epilog="examples:\n  offsets constant FRAME_OWNED_BY_CSTACK           3 on 3.13, 4 on 3.14\n"
-                              "  offsets constant Py_TPFLAGS_HEAPTYPE -t t.yaml\n"
+                              "  offsets constant -v Py_TPFLAGS_HEAPTYPE          512 (unsigned long, 8 bytes, macro, ...)\n"
                               "  offsets constant SIZE@Modules/_decimal/libmpdec/transpose.c -t t.yaml")
     k.add_argument("name", help="the constant (NAME@FILE where the build gives the name two values)")
+    k.add_argument("-v", "--verbose", action="store_true", help="also its type, width, kind, file and how it is earned")
     table_argument(k)
     k.set_defaults(func=run_constant)
 
@@ -238,12 +240,12 @@ def run_constant(args) -> int:
         from .. import runtime
 
         c = runtime.constant_info(args.name)
-        print(f"{c.value} ({c.type}, {c.size} bytes, {c.kind}, {c.defined_in}; {c.earned})")
+        print(f"{c.value} ({c.type}, {c.size} bytes, {c.kind}, {c.defined_in}; {c.earned})" if args.verbose else c.value)
         return 0
     from ..layout.names import find_constant
 
     c = find_constant(load_table(args.table), args.name)
-    print(f"{c.value} ({c.type}, {c.size} bytes, {c.kind}, {c.defined_in})")
+    print(f"{c.value} ({c.type}, {c.size} bytes, {c.kind}, {c.defined_in})" if args.verbose else c.value)
     return 0
 
 

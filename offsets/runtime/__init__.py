@@ -81,6 +81,7 @@ def _earned_field_type():
             earned: str = "exact"
 
         EarnedField.__module__ = __name__
+        EarnedField.__qualname__ = "EarnedField"     # its repr: EarnedField(...), not a local's name
         _earned_field = EarnedField
     return _earned_field
 
@@ -458,12 +459,29 @@ class _Sizes(dict):
 _offsets_index = _Offsets()
 _sizes = _Sizes()
 
-#: get(name) -> int: the byte offset of STRUCT.FIELD (nested paths: PyTypeObject.ob_base.ob_base.ob_type;
-#: a bitfield: the offset of its storage unit, see field()). Raises UnknownNameError (a KeyError), or
-#: NoMatchingTable when the answer is not earned.
-get = _offsets_index.__getitem__
-#: sizeof(struct) -> int: the size of a struct (typedef, tag and alias names work too).
-sizeof = _sizes.__getitem__
+def _public(table: dict, name: str, doc: str):
+    """`table.__getitem__` as offsets.`name`, with `doc`: an `offsets._lookup.Lookup`, which calls it
+    as fast; the bound method itself where that module cannot be imported."""
+    try:
+        from .._lookup import Lookup
+    except ImportError:
+        return table.__getitem__
+    return Lookup(table, name, doc)
+
+
+get = _public(_offsets_index, "get", """get(name) -> int
+
+The byte offset of STRUCT.FIELD in this interpreter (a bitfield: its storage unit's; offsets.field()
+gives its bits). FIELD is the offsetof() designator (PyTypeObject.ob_base.ob_base.ob_type); the
+struct may be named by its typedef, its tag or an alias (listiterobject is 3.12's _PyListIterObject),
+and as NAME@FILE where the build gives the name two layouts.
+
+Raises offsets.UnknownNameError (a KeyError naming the closest names) for a name this build lacks,
+offsets.NoMatchingTable when no table earns the answer for this build (docs/identity.md).""")
+sizeof = _public(_sizes, "sizeof", """sizeof(struct) -> int
+
+The size in bytes of a struct or union in this interpreter (typedef, tag and alias names work).
+Raises offsets.UnknownNameError or offsets.NoMatchingTable as offsets.get() does.""")
 
 
 def field(name: str):
@@ -591,11 +609,12 @@ def _constant(name, what: str):
 
 _constants = _Constants()
 
-#: constant(name) -> int: the value of an enumerator or integer macro of CPython's own files in
-#: this interpreter (`FRAME_OWNED_BY_GENERATOR`, `Py_TPFLAGS_HEAPTYPE`, `PyLong_SHIFT`); `NAME@FILE`
-#: where the build gives one name two values. Raises UnknownNameError (a KeyError), or
-#: NoMatchingTable when the answer is not earned.
-constant = _constants.__getitem__
+constant = _public(_constants, "constant", """constant(name) -> int
+
+The value of an enumerator or integer-constant macro of CPython's own files in this interpreter
+(FRAME_OWNED_BY_GENERATOR, Py_TPFLAGS_HEAPTYPE, PyLong_SHIFT); NAME@FILE where the build gives one
+name two values. offsets.constant_info() adds its C type, width and file. Raises
+offsets.UnknownNameError or offsets.NoMatchingTable as offsets.get() does.""")
 
 
 def constant_info(name: str):
