@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,30 @@ def test_every_internal_struct_is_asserted_under_its_headers_real_guard(version,
     assert proc.returncode == 0, proc.stderr[-3000:]
     last = (GENERATED / f"pyoffsets_{VERSIONS[version]}.h").read_text().rstrip().splitlines()[-2]
     assert "C spelling" not in last and "without an include guard" not in last, last
+
+
+def test_the_header_written_on_demand_is_the_one_make_tables_writes(tmp_path):
+    """`python -m offsets --cflags` writes the running interpreter's header from its compact table: the
+    same text as generated/ holds for that table, the banner's source aside; and a unit of Python.h
+    and pyoffsets_build.h with the proof on compiles clean with those flags."""
+    import sysconfig
+
+    import offsets
+    from offsets.runtime import headers
+
+    name = f"pyoffsets_{offsets.build().table}.h"
+    if not (GENERATED / name).exists():
+        missing_input(f"no generated {name} (`make tables` makes it)")
+    out = subprocess.run([sys.executable, "-m", "offsets", "--cflags", "--header-dir", str(tmp_path / "inc")],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == [f"-I{offsets.get_include()}", f"-I{tmp_path / 'inc'}"]
+    written = (tmp_path / "inc" / name).read_text().splitlines()
+    committed = (GENERATED / name).read_text().splitlines()
+    assert written[3:] == committed[3:] and written[:1] == committed[:1]
+    assert (tmp_path / "inc" / headers.BUILD_HEADER).read_text().endswith(f'#include "{name}"\n')
+    src = tmp_path / "unit.c"
+    src.write_text("#include <Python.h>\n#define PYOFFSETS_CHECK_LAYOUT 1\n#include \"pyoffsets_build.h\"\n"
+                   "int unit = PYOFFSETS_listiterobject_it_index;\n")
+    proc = subprocess.run(["gcc", *STRICT, f"-I{sysconfig.get_paths()['include']}", *out, str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr[-3000:]

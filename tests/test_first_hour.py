@@ -71,6 +71,11 @@ def test_the_docs_first_extension_builds_isolated_and_reads_a_list_iterator(vers
         assert any(i.endswith("offsets/include") for i in includes), line      # the installed pyoffsets.h
     listed = run([py, "-m", "pip", "list", "--format=freeze"], env=env)
     assert re.search(r"^cpython-offsets==", listed, re.M) and re.search(r"^myjit==0\.1$", listed, re.M), listed
+    # what a build system that runs no Python asks: the same directories, from the installed runtime alone
+    flags = run([py, "-m", "offsets", "--cflags"], cwd=tmp_path, env=env).split()
+    dirs = [Path(f[2:]) for f in flags]
+    assert [f[:2] for f in flags] == ["-I", "-I"] and (dirs[0] / "pyoffsets.h").is_file(), flags
+    assert (dirs[1] / "pyoffsets_build.h").is_file() and not any(str(ROOT) in str(d) for d in dirs), flags
     command, _, want = COMMANDS[1].partition("#")
     args = shlex.split(command)
     assert args[:2] == ["python", "-c"], command
