@@ -1,161 +1,84 @@
 /* offsets._lookup: what offsets.get, offsets.sizeof and offsets.constant are, so that they have a
- * docstring and a plain repr of their own at the speed of the bound dict.__getitem__ they were: a
- * call is one vectorcall into PyObject_GetItem() of the runtime's dict (whose __missing__ fills it
- * on first use). A bound builtin method's docstring is its C function's ("Return self[key]."), so
- * only a callable of our own can say what the function does.
+ * docstring of their own at the speed of the bound dict.__getitem__ they were. A bound builtin
+ * method's docstring is its C function's ("Return self[key]."); this module makes the same kind of
+ * object (a builtin function, METH_O, whose self is the runtime's dict) with the docstring given:
+ * the interpreter calls it as it calls d.__getitem__ (3.11+ specializes both alike), and the call is
+ * the dict's own subscript (whose __missing__ fills it on first use).
  *
- * The runtime falls back to the bound method where this module cannot be imported (an isolated
- * sub-interpreter with its own GIL: the type is static, one per process).
+ * The runtime falls back to the bound method where this module cannot be imported.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <structmember.h>
+#include <string.h>
 
-#if PY_VERSION_HEX >= 0x03090000
-#  define LOOKUP_VECTORCALL_FLAG Py_TPFLAGS_HAVE_VECTORCALL
-#else
-#  define LOOKUP_VECTORCALL_FLAG _Py_TPFLAGS_HAVE_VECTORCALL
-#endif
-
-typedef struct {
-    PyObject_HEAD
-    PyObject *map;      /* the runtime's dict: name -> answer, __missing__ filling it */
-    PyObject *name;     /* "get" */
-    PyObject *doc;
-    vectorcallfunc vectorcall;
-} Lookup;
-
+/* dict.__getitem__(map, name): dict's own subscript (which calls a subclass's __missing__), not the
+ * subclass's slot, which is the generic one (dict's __getitem__ is a method, not a slot wrapper). */
 static PyObject *
-lookup_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+subscript(PyObject *map, PyObject *name)
 {
-    Lookup *lk = (Lookup *)self;
-    if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
-        return PyErr_Format(PyExc_TypeError, "offsets.%U() takes exactly one argument, the name", lk->name);
-    }
-    return PyObject_GetItem(lk->map, args[0]);
+    return PyDict_Type.tp_as_mapping->mp_subscript(map, name);
 }
 
-static PyObject *
-lookup_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+static char *
+copy(PyObject *s)
 {
-    PyObject *map, *name, *doc;
-    Lookup *lk;
-    if (!PyArg_ParseTuple(args, "O!UU:Lookup", &PyDict_Type, &map, &name, &doc)) {
+    const char *text = PyUnicode_AsUTF8(s);
+    char *out = text ? (char *)PyMem_RawMalloc(strlen(text) + 1) : NULL;
+    if (text && out == NULL) {
+        PyErr_NoMemory();
+    }
+    return out ? strcpy(out, text) : NULL;
+}
+
+/* function(map, name, doc) -> a builtin function `name` with docstring `doc` calling map[arg]. Its
+ * method definition lives as long as the process (a few per interpreter that imports the runtime). */
+static PyObject *
+function(PyObject *self, PyObject *args)
+{
+    PyObject *map, *name, *doc, *module, *fn;
+    PyMethodDef *def;
+    if (!PyArg_ParseTuple(args, "O!UU:function", &PyDict_Type, &map, &name, &doc)) {
         return NULL;
     }
-    lk = (Lookup *)type->tp_alloc(type, 0);
-    if (lk == NULL) {
+    def = (PyMethodDef *)PyMem_RawCalloc(1, sizeof(PyMethodDef));
+    if (def == NULL) {
+        return PyErr_NoMemory();
+    }
+    def->ml_name = copy(name);
+    def->ml_doc = def->ml_name ? copy(doc) : NULL;
+    if (def->ml_doc == NULL) {
+        PyMem_RawFree((void *)def->ml_name);
+        PyMem_RawFree(def);
         return NULL;
     }
-    Py_INCREF(map);
-    Py_INCREF(name);
-    Py_INCREF(doc);
-    lk->map = map;
-    lk->name = name;
-    lk->doc = doc;
-    lk->vectorcall = lookup_vectorcall;
-    return (PyObject *)lk;
+    def->ml_meth = subscript;
+    def->ml_flags = METH_O;
+    module = PyUnicode_FromString("offsets");
+    fn = module ? PyCFunction_NewEx(def, map, module) : NULL;
+    Py_XDECREF(module);
+    return fn;      /* on failure def is kept: nothing else points at it, and it is small */
 }
 
-static int
-lookup_traverse(Lookup *lk, visitproc visit, void *arg)
-{
-    Py_VISIT(lk->map);
-    return 0;
-}
-
-static int
-lookup_clear(Lookup *lk)
-{
-    Py_CLEAR(lk->map);
-    return 0;
-}
-
-static void
-lookup_dealloc(Lookup *lk)
-{
-    PyObject_GC_UnTrack(lk);
-    (void)lookup_clear(lk);
-    Py_CLEAR(lk->name);
-    Py_CLEAR(lk->doc);
-    Py_TYPE(lk)->tp_free((PyObject *)lk);
-}
-
-static PyObject *
-lookup_repr(Lookup *lk)
-{
-    return PyUnicode_FromFormat("<function offsets.%U>", lk->name);
-}
-
-static PyMemberDef lookup_members[] = {
-    {"__doc__", T_OBJECT, offsetof(Lookup, doc), READONLY, NULL},
-    {"__name__", T_OBJECT, offsetof(Lookup, name), READONLY, NULL},
-    {"__qualname__", T_OBJECT, offsetof(Lookup, name), READONLY, NULL},
-    {NULL, 0, 0, 0, NULL},
+static PyMethodDef methods[] = {
+    {"function", function, METH_VARARGS,
+     "function(map, name, doc): a builtin function `name`, documented by `doc`, that returns map[arg]."},
+    {NULL, NULL, 0, NULL},
 };
-
-static PyObject *
-lookup_module(PyObject *self, void *unused)
-{
-    return PyUnicode_FromString("offsets");
-}
-
-static PyGetSetDef lookup_getset[] = {
-    {"__module__", lookup_module, NULL, NULL, NULL},
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-static PyTypeObject LookupType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    "offsets._lookup.Lookup",                   /* tp_name */
-    sizeof(Lookup),                             /* tp_basicsize */
-    0,                                          /* tp_itemsize */
-    (destructor)lookup_dealloc,                 /* tp_dealloc */
-    offsetof(Lookup, vectorcall),               /* tp_vectorcall_offset */
-    0, 0, 0,                                    /* tp_getattr, tp_setattr, tp_as_async */
-    (reprfunc)lookup_repr,                      /* tp_repr */
-    0, 0, 0, 0,                                 /* tp_as_number, tp_as_sequence, tp_as_mapping, tp_hash */
-    PyVectorcall_Call,                          /* tp_call */
-    0,                                          /* tp_str */
-    0, 0, 0,                                    /* tp_getattro, tp_setattro, tp_as_buffer */
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | LOOKUP_VECTORCALL_FLAG,   /* tp_flags */
-    "Lookup(dict, name, doc): dict[name], with a docstring of its own (offsets.get & co.)",   /* tp_doc */
-    (traverseproc)lookup_traverse,              /* tp_traverse */
-    (inquiry)lookup_clear,                      /* tp_clear */
-    0, 0, 0, 0,                                 /* tp_richcompare, tp_weaklistoffset, tp_iter, tp_iternext */
-    0,                                          /* tp_methods */
-    lookup_members,                             /* tp_members */
-    lookup_getset,                              /* tp_getset */
-    0, 0, 0, 0, 0, 0, 0,                        /* tp_base ... tp_alloc */
-    lookup_new,                                 /* tp_new */
-};
-
-static int
-module_exec(PyObject *m)
-{
-    if (PyType_Ready(&LookupType) < 0) {
-        return -1;
-    }
-    Py_INCREF(&LookupType);
-    if (PyModule_AddObject(m, "Lookup", (PyObject *)&LookupType) < 0) {
-        Py_DECREF(&LookupType);
-        return -1;
-    }
-    return 0;
-}
 
 static PyModuleDef_Slot module_slots[] = {
-    {Py_mod_exec, (void *)module_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},   /* no state at all */
+#endif
 #ifdef Py_mod_gil
-    {Py_mod_gil, Py_MOD_GIL_NOT_USED},   /* no state: a call is the dict's own lookup */
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},   /* a call is the dict's own subscript */
 #endif
     {0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "offsets._lookup",
-    "The callables offsets.get, offsets.sizeof and offsets.constant (a docstring at dict speed).",
-    0, NULL, module_slots, NULL, NULL, NULL,
+    "The functions offsets.get, offsets.sizeof and offsets.constant: a docstring at dict speed.",
+    0, methods, module_slots, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC

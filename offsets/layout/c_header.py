@@ -292,8 +292,8 @@ def _asserts(table: Table) -> list:
             body = []
             for key in by_file[where]:
                 body += _struct_asserts(table, key, spell.get(key), left)
-            if body and group == "internal" and guard is not None:
-                body = [f"#ifdef {guard}   /* {where} */", *body, "#endif"]
+            if body and group == "internal" and guard is not None:     # internal headers need the core
+                body = [f"#if defined({guard}) && defined(Py_BUILD_CORE)   /* {where} */", *body, "#endif"]
             out += body
         out += _POP + [f"#endif /* {switch} */"]
     constants, skipped = _constant_asserts(table)
@@ -374,7 +374,7 @@ def _constant_asserts(table: Table) -> tuple:
             skipped["unguarded"] += 1
             continue
         skipped["cxx"] += 1
-        cond = f"defined({guard})" + (" && defined(Py_BUILD_CORE)" if needs_core else "")
+        cond = f"defined({guard})" + (" && defined(Py_BUILD_CORE)" if needs_core or group == "internal" else "")
         enums += [f"#if {cond}", check, "#endif"]
     return ([f"#if {'(defined(PYOFFSETS_CHECK_LAYOUT) || defined(PYOFFSETS_CHECK_INTERNAL_LAYOUT))'} "
              "&& !defined(PYOFFSETS_WRONG_BUILD)", *macros, "#ifndef __cplusplus", *enums, "#endif",

@@ -460,13 +460,13 @@ _offsets_index = _Offsets()
 _sizes = _Sizes()
 
 def _public(table: dict, name: str, doc: str):
-    """`table.__getitem__` as offsets.`name`, with `doc`: an `offsets._lookup.Lookup`, which calls it
-    as fast; the bound method itself where that module cannot be imported."""
+    """`table.__getitem__` as offsets.`name`, with `doc`: the same kind of builtin function, made by
+    `offsets._lookup` (called as fast); the bound method itself where that module cannot be imported."""
     try:
-        from .._lookup import Lookup
+        from .._lookup import function
     except ImportError:
         return table.__getitem__
-    return Lookup(table, name, doc)
+    return function(table, name, doc)
 
 
 get = _public(_offsets_index, "get", """get(name) -> int

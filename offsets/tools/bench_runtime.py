@@ -66,18 +66,22 @@ def get_ratio(number: int = 1_000_000, repeat: int = 7) -> dict:
 
     import offsets
 
+    from offsets import runtime
+
     get, constant = offsets.get, offsets.constant
     get(NAME)
     constant(CONSTANT)
     d = {NAME: get(NAME)}
-    env = {"get": get, "constant": constant, "d": d, "n": NAME, "k": CONSTANT, "offsets": offsets}
+    bound = runtime._offsets_index.__getitem__     # what get was before it had a docstring (_lookup.c)
+    env = {"get": get, "constant": constant, "d": d, "n": NAME, "k": CONSTANT, "offsets": offsets, "bound": bound}
     best = {}
     for label, stmt in (("dict", "d[n]"), ("get", "get(n)"), ("offsets.get", "offsets.get(n)"),
-                        ("constant", "constant(k)")):
+                        ("constant", "constant(k)"), ("bound", "bound(n)")):
         best[label] = min(timeit.repeat(stmt, globals=env, number=number, repeat=repeat)) / number * 1e9
     return {"dict_ns": best["dict"], "get_ns": best["get"], "attr_get_ns": best["offsets.get"],
             "get_ratio": best["get"] / best["dict"], "attr_get_ratio": best["offsets.get"] / best["dict"],
-            "constant_ns": best["constant"], "constant_ratio": best["constant"] / best["dict"]}
+            "constant_ns": best["constant"], "constant_ratio": best["constant"] / best["dict"],
+            "bound_ns": best["bound"], "get_vs_bound": best["get"] / best["bound"]}
 
 
 def c_get(number: int = 5_000_000, repeat: int = 5) -> dict:
@@ -139,7 +143,8 @@ def report(r: dict) -> str:
              f"  first lookup (picks, loads table)  {r['first_get_ms']:7.2f} ms",
              f"  offsets.get() / dict lookup        {r['get_ratio']:7.2f} x    (goal < {GOALS['get_ratio']:g}x: "
              f"{verdict('get_ratio')}; {r['get_ns']:.1f} ns vs {r['dict_ns']:.1f} ns; as offsets.get(...) with the "
-             f"attribute lookup {r['attr_get_ratio']:.2f}x)",
+             f"attribute lookup {r['attr_get_ratio']:.2f}x; {r['get_vs_bound']:.2f}x the bound dict.__getitem__ "
+             f"it is as fast as, {r['bound_ns']:.1f} ns)",
              f"  offsets.constant() / dict lookup   {r['constant_ratio']:7.2f} x    (goal < {GOALS['constant_ratio']:g}x: "
              f"{verdict('constant_ratio')}; {r['constant_ns']:.1f} ns, {CONSTANT})"]
     if r["c_get_ns"] == r["c_get_ns"]:
