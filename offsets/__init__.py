@@ -14,6 +14,7 @@ The package is the pipeline, one subpackage per stage (docs/architecture.md has 
     data_cache.py, cache_lock.py   the cache's folder, checked JSON entries, generations; one process fills a folder
     progress.py                    the one progress line on standard error
     _offsets.c                     the C API capsule behind headers/pyoffsets.h
+    _lookup.c                      what offsets.get, sizeof and constant are: dict lookups with a docstring
 
 The runtime side (runtime/, layout/, the shared modules) imports nothing from scan/, check/, drift/,
 cli/ or tools/ (tests/test_package_layout.py), so `pip install cpython-offsets` needs no third-party package.
