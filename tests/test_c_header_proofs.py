@@ -135,3 +135,35 @@ def test_the_header_written_on_demand_is_the_one_make_tables_writes(tmp_path):
     proc = subprocess.run(["gcc", *STRICT, f"-I{sysconfig.get_paths()['include']}", *out, str(src)],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and not proc.stderr, proc.stderr[-3000:]
+
+
+def test_the_core_only_constants_are_those_gcc_values_otherwise_without_the_core(tmp_path):
+    """3.15 (Debian sid's headers): with the table's `core_only` ignored, a unit without Py_BUILD_CORE
+    fails exactly on those constants (gcc's static assertions); with it, the header compiles clean."""
+    from dataclasses import replace
+
+    from offsets.layout import c_header, table_yaml
+    from test_c_headers_strict import _build_inputs
+
+    name = "cpython-3.15.2-debian-x86_64-linux-gnu"
+    b = _build_inputs().get(name)
+    if b is None:
+        missing_input(f"the inputs of {name} are not fetched (`make tables` fetches them)")
+    table = table_yaml.load(GENERATED / f"{name}.yaml")
+    assert "_PyABIInfo_DEFAULT_FLAG_INTERNAL" in table.core_only     # 8 with Py_BUILD_CORE, 0 without
+    flags = [f"-I{b.include_dir}", f"-I{b.include_root}", f"-I{b.pyconfig.parent}", f"-I{tmp_path}", *b.defines()]
+    src = tmp_path / "unit.c"
+    src.write_text(f'#include <Python.h>\n#define PYOFFSETS_CHECK_LAYOUT 1\n#include "{c_header.header_name(table)}"\n'
+                   "int unit;\n")
+
+    def failures(t) -> set:
+        (tmp_path / c_header.header_name(t)).write_text(c_header.emit(t, "test"))
+        proc = subprocess.run(["gcc", "-std=c11", "-c", "-o", "/dev/null", "-fmax-errors=0", *flags, str(src)],
+                              capture_output=True, text=True)
+        errors = [line for line in proc.stderr.splitlines() if ": error: " in line]
+        named = set(re.findall(r'static assertion failed: "([^"]+)"', proc.stderr))
+        assert len(named) == len(errors), proc.stderr[-3000:]
+        return named
+
+    assert failures(table) == set()
+    assert failures(replace(table, core_only=())) == set(table.core_only)
