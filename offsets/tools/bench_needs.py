@@ -1,5 +1,5 @@
 """`make bench`'s JIT-needs figures: on each foreign build (foreign_builds.py), what the runtime alone
-(`pip install offsets`: no scanner importable, no own tables, `OFFSETS_AUTOSCAN=0`) answers of the
+(`pip install cpython-offsets`: no scanner importable, no own tables, `OFFSETS_AUTOSCAN=0`) answers of the
 JIT-needs list of that version (tests/data/jit_needs.yaml: the fields real JITs and C extensions
 read, and the constants they compile in), as counts: exact / proven / refused / absent in that
 version; and every answered number checked against the build's own (its binary's DWARF, gcc over
