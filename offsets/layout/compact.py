@@ -315,7 +315,7 @@ def table_from_rows(head: dict, notes: dict, rows: list, partial: bool = False):
                       skipped=tuple(notes["skipped"]), conflicts=tuple(notes["conflicts"]), constants=constants,
                       constants_left_out=dict(notes["constants_left_out"]),
                       guards=notes.get("guards"), core_only=None if notes.get("core_only") is None
-                      else tuple(notes["core_only"]))
+                      else tuple(n for n in notes["core_only"] if n in constants))   # a partial table: its own
         check_table(table)
         return table
     except (ModelError, ValueError, TypeError) as e:
