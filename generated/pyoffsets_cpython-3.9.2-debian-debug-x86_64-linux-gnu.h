@@ -16,22 +16,21 @@
 #  endif
 #endif
 
-#ifdef PY_VERSION_HEX
-#  if PY_VERSION_HEX != 0x030902f0
-#    error "pyoffsets_cpython-3.9.2-debian-debug-x86_64-linux-gnu.h is for CPython 3.9.2, not the one being compiled against"
-#  endif
-#  if !defined(Py_DEBUG)
-#    error "pyoffsets_cpython-3.9.2-debian-debug-x86_64-linux-gnu.h is for a build with Py_DEBUG"
-#  endif
-#  if defined(Py_GIL_DISABLED)
-#    error "pyoffsets_cpython-3.9.2-debian-debug-x86_64-linux-gnu.h is for a build without Py_GIL_DISABLED"
-#  endif
-#  if defined(Py_TRACE_REFS)
-#    error "pyoffsets_cpython-3.9.2-debian-debug-x86_64-linux-gnu.h is for a build without Py_TRACE_REFS"
-#  endif
-#endif
 #if !(defined(__x86_64__) && defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8)
 #  error "pyoffsets_cpython-3.9.2-debian-debug-x86_64-linux-gnu.h is for x86_64-linux-gnu (8-byte pointers), not the target being compiled for"
+#  define PYOFFSETS_WRONG_BUILD 1
+#elif defined(PY_VERSION_HEX) && PY_VERSION_HEX != 0x030902f0
+#  error "pyoffsets_cpython-3.9.2-debian-debug-x86_64-linux-gnu.h is for CPython 3.9.2, not the one being compiled against"
+#  define PYOFFSETS_WRONG_BUILD 1
+#elif defined(PY_VERSION_HEX) && !defined(Py_DEBUG)
+#  error "pyoffsets_cpython-3.9.2-debian-debug-x86_64-linux-gnu.h is for a build with Py_DEBUG"
+#  define PYOFFSETS_WRONG_BUILD 1
+#elif defined(PY_VERSION_HEX) && defined(Py_GIL_DISABLED)
+#  error "pyoffsets_cpython-3.9.2-debian-debug-x86_64-linux-gnu.h is for a build without Py_GIL_DISABLED"
+#  define PYOFFSETS_WRONG_BUILD 1
+#elif defined(PY_VERSION_HEX) && defined(Py_TRACE_REFS)
+#  error "pyoffsets_cpython-3.9.2-debian-debug-x86_64-linux-gnu.h is for a build without Py_TRACE_REFS"
+#  define PYOFFSETS_WRONG_BUILD 1
 #endif
 
 #define PYOFFSETS_SIZEOF_AST_object 24
@@ -8027,8 +8026,26 @@
 #define PYOFFSETS_CONST_yield_expr_type 1121
 #define PYOFFSETS_CONST_yield_stmt 282
 #define PYOFFSETS_CONST_yield_stmt_type 1016
+/* _PyListIterObject: listiterobject (offsets/data/aliases.yaml) */
+#define PYOFFSETS_SIZEOF__PyListIterObject 32
+#define PYOFFSETS__PyListIterObject_ob_base 0
+#define PYOFFSETS__PyListIterObject_ob_base__ob_refcnt 0
+#define PYOFFSETS__PyListIterObject_ob_base__ob_type 8
+#define PYOFFSETS__PyListIterObject_it_index 16
+#define PYOFFSETS__PyListIterObject_it_seq 24
+/* _PyRangeIterObject: rangeiterobject (offsets/data/aliases.yaml) */
+#define PYOFFSETS_SIZEOF__PyRangeIterObject 48
+#define PYOFFSETS__PyRangeIterObject_ob_base 0
+#define PYOFFSETS__PyRangeIterObject_ob_base__ob_refcnt 0
+#define PYOFFSETS__PyRangeIterObject_ob_base__ob_type 8
+#define PYOFFSETS__PyRangeIterObject_index 16
+#define PYOFFSETS__PyRangeIterObject_start 24
+#define PYOFFSETS__PyRangeIterObject_step 32
+#define PYOFFSETS__PyRangeIterObject_len 40
+#define PYOFFSETS_CONST_PyTime_MAX 9223372036854775807L
+#define PYOFFSETS_CONST_PyTime_MIN (-9223372036854775807L - 1)
 
-#if defined(PYOFFSETS_CHECK_LAYOUT) || defined(PYOFFSETS_CHECK_INTERNAL_LAYOUT)
+#if (defined(PYOFFSETS_CHECK_LAYOUT) || defined(PYOFFSETS_CHECK_INTERNAL_LAYOUT)) && !defined(PYOFFSETS_WRONG_BUILD)
 #include <stddef.h>
 #ifdef __cplusplus
 #  define PYOFFSETS_STATIC_ASSERT(cond, what) static_assert(cond, what)
@@ -8036,7 +8053,7 @@
 #  define PYOFFSETS_STATIC_ASSERT(cond, what) _Static_assert(cond, what)
 #endif
 #endif
-#ifdef PYOFFSETS_CHECK_LAYOUT
+#if defined(PYOFFSETS_CHECK_LAYOUT) && !defined(PYOFFSETS_WRONG_BUILD)
 #if defined(__has_include)
 #  if __has_include(<Python-ast.h>)
 #    include <Python-ast.h>
@@ -8267,43 +8284,21 @@ PYOFFSETS_STATIC_ASSERT(sizeof(PyDateTimeAPI) == sizeof(void *), "datetime.h inc
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #endif
-PYOFFSETS_STATIC_ASSERT(sizeof(PyASCIIObject) == 48, "sizeof(PyASCIIObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, ob_base) == 0, "PyASCIIObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, ob_base.ob_refcnt) == 0, "PyASCIIObject.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, ob_base.ob_type) == 8, "PyASCIIObject.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, length) == 16, "PyASCIIObject.length");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, hash) == 24, "PyASCIIObject.hash");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, state) == 32, "PyASCIIObject.state");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, wstr) == 40, "PyASCIIObject.wstr");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyAddrPair) == 8, "sizeof(PyAddrPair)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAddrPair, ap_lower) == 0, "PyAddrPair.ap_lower");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAddrPair, ap_upper) == 4, "PyAddrPair.ap_upper");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyAsyncGenObject) == 120, "sizeof(PyAsyncGenObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ob_base) == 0, "PyAsyncGenObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ob_base.ob_refcnt) == 0, "PyAsyncGenObject.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ob_base.ob_type) == 8, "PyAsyncGenObject.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_frame) == 16, "PyAsyncGenObject.ag_frame");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_running) == 24, "PyAsyncGenObject.ag_running");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_code) == 32, "PyAsyncGenObject.ag_code");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_weakreflist) == 40, "PyAsyncGenObject.ag_weakreflist");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_name) == 48, "PyAsyncGenObject.ag_name");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_qualname) == 56, "PyAsyncGenObject.ag_qualname");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state) == 64, "PyAsyncGenObject.ag_exc_state");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state.exc_type) == 64, "PyAsyncGenObject.ag_exc_state.exc_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state.exc_value) == 72, "PyAsyncGenObject.ag_exc_state.exc_value");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state.exc_traceback) == 80, "PyAsyncGenObject.ag_exc_state.exc_traceback");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state.previous_item) == 88, "PyAsyncGenObject.ag_exc_state.previous_item");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_finalizer) == 96, "PyAsyncGenObject.ag_finalizer");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_hooks_inited) == 104, "PyAsyncGenObject.ag_hooks_inited");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_closed) == 108, "PyAsyncGenObject.ag_closed");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_running_async) == 112, "PyAsyncGenObject.ag_running_async");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyAsyncMethods) == 24, "sizeof(PyAsyncMethods)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncMethods, am_await) == 0, "PyAsyncMethods.am_await");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncMethods, am_aiter) == 8, "PyAsyncMethods.am_aiter");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncMethods, am_anext) == 16, "PyAsyncMethods.am_anext");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyBufferProcs) == 16, "sizeof(PyBufferProcs)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyBufferProcs, bf_getbuffer) == 0, "PyBufferProcs.bf_getbuffer");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyBufferProcs, bf_releasebuffer) == 8, "PyBufferProcs.bf_releasebuffer");
+PYOFFSETS_STATIC_ASSERT(sizeof(asdl_int_seq) == 16, "sizeof(asdl_int_seq)");
+PYOFFSETS_STATIC_ASSERT(offsetof(asdl_int_seq, size) == 0, "asdl_int_seq.size");
+PYOFFSETS_STATIC_ASSERT(offsetof(asdl_int_seq, elements) == 8, "asdl_int_seq.elements");
+PYOFFSETS_STATIC_ASSERT(sizeof(asdl_seq) == 16, "sizeof(asdl_seq)");
+PYOFFSETS_STATIC_ASSERT(offsetof(asdl_seq, size) == 0, "asdl_seq.size");
+PYOFFSETS_STATIC_ASSERT(offsetof(asdl_seq, elements) == 8, "asdl_seq.elements");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyCompilerFlags) == 8, "sizeof(PyCompilerFlags)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompilerFlags, cf_flags) == 0, "PyCompilerFlags.cf_flags");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompilerFlags, cf_feature_version) == 4, "PyCompilerFlags.cf_feature_version");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyFutureFeatures) == 8, "sizeof(PyFutureFeatures)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyFutureFeatures, ff_features) == 0, "PyFutureFeatures.ff_features");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyFutureFeatures, ff_lineno) == 4, "PyFutureFeatures.ff_lineno");
+PYOFFSETS_STATIC_ASSERT(sizeof(Py_complex) == 16, "sizeof(Py_complex)");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_complex, real) == 0, "Py_complex.real");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_complex, imag) == 8, "Py_complex.imag");
 PYOFFSETS_STATIC_ASSERT(sizeof(PyByteArrayObject) == 56, "sizeof(PyByteArrayObject)");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyByteArrayObject, ob_base) == 0, "PyByteArrayObject.ob_base");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyByteArrayObject, ob_base.ob_base) == 0, "PyByteArrayObject.ob_base.ob_base");
@@ -8322,15 +8317,9 @@ PYOFFSETS_STATIC_ASSERT(offsetof(PyBytesObject, ob_base.ob_base.ob_type) == 8, "
 PYOFFSETS_STATIC_ASSERT(offsetof(PyBytesObject, ob_base.ob_size) == 16, "PyBytesObject.ob_base.ob_size");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyBytesObject, ob_shash) == 24, "PyBytesObject.ob_shash");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyBytesObject, ob_sval) == 32, "PyBytesObject.ob_sval");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyCFunctionObject) == 56, "sizeof(PyCFunctionObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, ob_base) == 0, "PyCFunctionObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, ob_base.ob_refcnt) == 0, "PyCFunctionObject.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, ob_base.ob_type) == 8, "PyCFunctionObject.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, m_ml) == 16, "PyCFunctionObject.m_ml");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, m_self) == 24, "PyCFunctionObject.m_self");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, m_module) == 32, "PyCFunctionObject.m_module");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, m_weakreflist) == 40, "PyCFunctionObject.m_weakreflist");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, vectorcall) == 48, "PyCFunctionObject.vectorcall");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyAddrPair) == 8, "sizeof(PyAddrPair)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAddrPair, ap_lower) == 0, "PyAddrPair.ap_lower");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAddrPair, ap_upper) == 4, "PyAddrPair.ap_upper");
 PYOFFSETS_STATIC_ASSERT(sizeof(PyCodeObject) == 176, "sizeof(PyCodeObject)");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, ob_base) == 0, "PyCodeObject.ob_base");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, ob_base.ob_refcnt) == 0, "PyCodeObject.ob_base.ob_refcnt");
@@ -8359,21 +8348,41 @@ PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_opcache_map) == 152, "PyCodeOb
 PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_opcache) == 160, "PyCodeObject.co_opcache");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_opcache_flag) == 168, "PyCodeObject.co_opcache_flag");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyCodeObject, co_opcache_size) == 172, "PyCodeObject.co_opcache_size");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyCompactUnicodeObject) == 72, "sizeof(PyCompactUnicodeObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base) == 0, "PyCompactUnicodeObject._base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.ob_base) == 0, "PyCompactUnicodeObject._base.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.ob_base.ob_refcnt) == 0, "PyCompactUnicodeObject._base.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.ob_base.ob_type) == 8, "PyCompactUnicodeObject._base.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.length) == 16, "PyCompactUnicodeObject._base.length");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.hash) == 24, "PyCompactUnicodeObject._base.hash");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.state) == 32, "PyCompactUnicodeObject._base.state");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.wstr) == 40, "PyCompactUnicodeObject._base.wstr");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, utf8_length) == 48, "PyCompactUnicodeObject.utf8_length");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, utf8) == 56, "PyCompactUnicodeObject.utf8");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, wstr_length) == 64, "PyCompactUnicodeObject.wstr_length");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyCompilerFlags) == 8, "sizeof(PyCompilerFlags)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCompilerFlags, cf_flags) == 0, "PyCompilerFlags.cf_flags");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCompilerFlags, cf_feature_version) == 4, "PyCompilerFlags.cf_feature_version");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyDictObject) == 48, "sizeof(PyDictObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ob_base) == 0, "PyDictObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ob_base.ob_refcnt) == 0, "PyDictObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ob_base.ob_type) == 8, "PyDictObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ma_used) == 16, "PyDictObject.ma_used");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ma_version_tag) == 24, "PyDictObject.ma_version_tag");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ma_keys) == 32, "PyDictObject.ma_keys");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ma_values) == 40, "PyDictObject.ma_values");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _frame) == 368, "sizeof(struct _frame)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base) == 0, "PyFrameObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base.ob_base) == 0, "PyFrameObject.ob_base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base.ob_base.ob_refcnt) == 0, "PyFrameObject.ob_base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base.ob_base.ob_type) == 8, "PyFrameObject.ob_base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base.ob_size) == 16, "PyFrameObject.ob_base.ob_size");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_back) == 24, "PyFrameObject.f_back");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_code) == 32, "PyFrameObject.f_code");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_builtins) == 40, "PyFrameObject.f_builtins");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_globals) == 48, "PyFrameObject.f_globals");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_locals) == 56, "PyFrameObject.f_locals");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_valuestack) == 64, "PyFrameObject.f_valuestack");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_stacktop) == 72, "PyFrameObject.f_stacktop");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_trace) == 80, "PyFrameObject.f_trace");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_trace_lines) == 88, "PyFrameObject.f_trace_lines");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_trace_opcodes) == 89, "PyFrameObject.f_trace_opcodes");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_gen) == 96, "PyFrameObject.f_gen");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_lasti) == 104, "PyFrameObject.f_lasti");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_lineno) == 108, "PyFrameObject.f_lineno");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_iblock) == 112, "PyFrameObject.f_iblock");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_executing) == 116, "PyFrameObject.f_executing");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_blockstack) == 120, "PyFrameObject.f_blockstack");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_localsplus) == 360, "PyFrameObject.f_localsplus");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyTryBlock) == 12, "sizeof(PyTryBlock)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTryBlock, b_type) == 0, "PyTryBlock.b_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTryBlock, b_handler) == 4, "PyTryBlock.b_handler");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTryBlock, b_level) == 8, "PyTryBlock.b_level");
 PYOFFSETS_STATIC_ASSERT(sizeof(PyConfig) == 392, "sizeof(PyConfig)");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyConfig, _config_init) == 0, "PyConfig._config_init");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyConfig, isolated) == 4, "PyConfig.isolated");
@@ -8442,73 +8451,44 @@ PYOFFSETS_STATIC_ASSERT(offsetof(PyConfig, _isolated_interpreter) == 368, "PyCon
 PYOFFSETS_STATIC_ASSERT(offsetof(PyConfig, _orig_argv) == 376, "PyConfig._orig_argv");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyConfig, _orig_argv.length) == 376, "PyConfig._orig_argv.length");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyConfig, _orig_argv.items) == 384, "PyConfig._orig_argv.items");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyCoroObject) == 104, "sizeof(PyCoroObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, ob_base) == 0, "PyCoroObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, ob_base.ob_refcnt) == 0, "PyCoroObject.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, ob_base.ob_type) == 8, "PyCoroObject.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_frame) == 16, "PyCoroObject.cr_frame");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_running) == 24, "PyCoroObject.cr_running");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_code) == 32, "PyCoroObject.cr_code");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_weakreflist) == 40, "PyCoroObject.cr_weakreflist");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_name) == 48, "PyCoroObject.cr_name");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_qualname) == 56, "PyCoroObject.cr_qualname");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state) == 64, "PyCoroObject.cr_exc_state");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state.exc_type) == 64, "PyCoroObject.cr_exc_state.exc_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state.exc_value) == 72, "PyCoroObject.cr_exc_state.exc_value");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state.exc_traceback) == 80, "PyCoroObject.cr_exc_state.exc_traceback");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state.previous_item) == 88, "PyCoroObject.cr_exc_state.previous_item");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_origin) == 96, "PyCoroObject.cr_origin");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyDateTime_TZInfo) == 16, "sizeof(PyDateTime_TZInfo)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDateTime_TZInfo, ob_base) == 0, "PyDateTime_TZInfo.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDateTime_TZInfo, ob_base.ob_refcnt) == 0, "PyDateTime_TZInfo.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDateTime_TZInfo, ob_base.ob_type) == 8, "PyDateTime_TZInfo.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyDescrObject) == 40, "sizeof(PyDescrObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, ob_base) == 0, "PyDescrObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, ob_base.ob_refcnt) == 0, "PyDescrObject.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, ob_base.ob_type) == 8, "PyDescrObject.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, d_type) == 16, "PyDescrObject.d_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, d_name) == 24, "PyDescrObject.d_name");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, d_qualname) == 32, "PyDescrObject.d_qualname");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyDictObject) == 48, "sizeof(PyDictObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ob_base) == 0, "PyDictObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ob_base.ob_refcnt) == 0, "PyDictObject.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ob_base.ob_type) == 8, "PyDictObject.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ma_used) == 16, "PyDictObject.ma_used");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ma_version_tag) == 24, "PyDictObject.ma_version_tag");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ma_keys) == 32, "PyDictObject.ma_keys");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyDictObject, ma_values) == 40, "PyDictObject.ma_values");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _frame) == 368, "sizeof(struct _frame)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base) == 0, "PyFrameObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base.ob_base) == 0, "PyFrameObject.ob_base.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base.ob_base.ob_refcnt) == 0, "PyFrameObject.ob_base.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base.ob_base.ob_type) == 8, "PyFrameObject.ob_base.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, ob_base.ob_size) == 16, "PyFrameObject.ob_base.ob_size");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_back) == 24, "PyFrameObject.f_back");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_code) == 32, "PyFrameObject.f_code");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_builtins) == 40, "PyFrameObject.f_builtins");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_globals) == 48, "PyFrameObject.f_globals");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_locals) == 56, "PyFrameObject.f_locals");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_valuestack) == 64, "PyFrameObject.f_valuestack");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_stacktop) == 72, "PyFrameObject.f_stacktop");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_trace) == 80, "PyFrameObject.f_trace");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_trace_lines) == 88, "PyFrameObject.f_trace_lines");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_trace_opcodes) == 89, "PyFrameObject.f_trace_opcodes");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_gen) == 96, "PyFrameObject.f_gen");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_lasti) == 104, "PyFrameObject.f_lasti");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_lineno) == 108, "PyFrameObject.f_lineno");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_iblock) == 112, "PyFrameObject.f_iblock");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_executing) == 116, "PyFrameObject.f_executing");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_blockstack) == 120, "PyFrameObject.f_blockstack");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _frame, f_localsplus) == 360, "PyFrameObject.f_localsplus");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyFutureFeatures) == 8, "sizeof(PyFutureFeatures)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyFutureFeatures, ff_features) == 0, "PyFutureFeatures.ff_features");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyFutureFeatures, ff_lineno) == 4, "PyFutureFeatures.ff_lineno");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct PyGetSetDef) == 40, "sizeof(struct PyGetSetDef)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, name) == 0, "PyGetSetDef.name");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, get) == 8, "PyGetSetDef.get");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, set) == 16, "PyGetSetDef.set");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, doc) == 24, "PyGetSetDef.doc");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, closure) == 32, "PyGetSetDef.closure");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyPreConfig) == 40, "sizeof(PyPreConfig)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, _config_init) == 0, "PyPreConfig._config_init");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, parse_argv) == 4, "PyPreConfig.parse_argv");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, isolated) == 8, "PyPreConfig.isolated");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, use_environment) == 12, "PyPreConfig.use_environment");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, configure_locale) == 16, "PyPreConfig.configure_locale");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, coerce_c_locale) == 20, "PyPreConfig.coerce_c_locale");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, coerce_c_locale_warn) == 24, "PyPreConfig.coerce_c_locale_warn");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, utf8_mode) == 28, "PyPreConfig.utf8_mode");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, dev_mode) == 32, "PyPreConfig.dev_mode");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, allocator) == 36, "PyPreConfig.allocator");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyWideStringList) == 16, "sizeof(PyWideStringList)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWideStringList, length) == 0, "PyWideStringList.length");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWideStringList, items) == 8, "PyWideStringList.items");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyListObject) == 40, "sizeof(PyListObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base) == 0, "PyListObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base.ob_base) == 0, "PyListObject.ob_base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base.ob_base.ob_refcnt) == 0, "PyListObject.ob_base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base.ob_base.ob_type) == 8, "PyListObject.ob_base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base.ob_size) == 16, "PyListObject.ob_base.ob_size");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_item) == 24, "PyListObject.ob_item");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, allocated) == 32, "PyListObject.allocated");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyCFunctionObject) == 56, "sizeof(PyCFunctionObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, ob_base) == 0, "PyCFunctionObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, ob_base.ob_refcnt) == 0, "PyCFunctionObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, ob_base.ob_type) == 8, "PyCFunctionObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, m_ml) == 16, "PyCFunctionObject.m_ml");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, m_self) == 24, "PyCFunctionObject.m_self");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, m_module) == 32, "PyCFunctionObject.m_module");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, m_weakreflist) == 40, "PyCFunctionObject.m_weakreflist");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCFunctionObject, vectorcall) == 48, "PyCFunctionObject.vectorcall");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyAsyncMethods) == 24, "sizeof(PyAsyncMethods)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncMethods, am_await) == 0, "PyAsyncMethods.am_await");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncMethods, am_aiter) == 8, "PyAsyncMethods.am_aiter");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncMethods, am_anext) == 16, "PyAsyncMethods.am_anext");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyBufferProcs) == 16, "sizeof(PyBufferProcs)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyBufferProcs, bf_getbuffer) == 0, "PyBufferProcs.bf_getbuffer");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyBufferProcs, bf_releasebuffer) == 8, "PyBufferProcs.bf_releasebuffer");
 PYOFFSETS_STATIC_ASSERT(sizeof(PyHeapTypeObject) == 880, "sizeof(PyHeapTypeObject)");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type) == 0, "PyHeapTypeObject.ht_type");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_type.ob_base) == 0, "PyHeapTypeObject.ht_type.ob_base");
@@ -8628,68 +8608,10 @@ PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_slots) == 848, "PyHeapType
 PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_qualname) == 856, "PyHeapTypeObject.ht_qualname");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_cached_keys) == 864, "PyHeapTypeObject.ht_cached_keys");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyHeapTypeObject, ht_module) == 872, "PyHeapTypeObject.ht_module");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyListObject) == 40, "sizeof(PyListObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base) == 0, "PyListObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base.ob_base) == 0, "PyListObject.ob_base.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base.ob_base.ob_refcnt) == 0, "PyListObject.ob_base.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base.ob_base.ob_type) == 8, "PyListObject.ob_base.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_base.ob_size) == 16, "PyListObject.ob_base.ob_size");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_item) == 24, "PyListObject.ob_item");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, allocated) == 32, "PyListObject.allocated");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyLongObject) == 32, "sizeof(PyLongObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base) == 0, "PyLongObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base.ob_base) == 0, "PyLongObject.ob_base.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base.ob_base.ob_refcnt) == 0, "PyLongObject.ob_base.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base.ob_base.ob_type) == 8, "PyLongObject.ob_base.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base.ob_size) == 16, "PyLongObject.ob_base.ob_size");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_digit) == 24, "PyLongObject.ob_digit");
 PYOFFSETS_STATIC_ASSERT(sizeof(PyMappingMethods) == 24, "sizeof(PyMappingMethods)");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyMappingMethods, mp_length) == 0, "PyMappingMethods.mp_length");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyMappingMethods, mp_subscript) == 8, "PyMappingMethods.mp_subscript");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyMappingMethods, mp_ass_subscript) == 16, "PyMappingMethods.mp_ass_subscript");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyMemAllocatorEx) == 40, "sizeof(PyMemAllocatorEx)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, ctx) == 0, "PyMemAllocatorEx.ctx");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, malloc) == 8, "PyMemAllocatorEx.malloc");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, calloc) == 16, "PyMemAllocatorEx.calloc");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, realloc) == 24, "PyMemAllocatorEx.realloc");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, free) == 32, "PyMemAllocatorEx.free");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct PyMemberDef) == 40, "sizeof(struct PyMemberDef)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, name) == 0, "PyMemberDef.name");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, type) == 8, "PyMemberDef.type");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, offset) == 16, "PyMemberDef.offset");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, flags) == 24, "PyMemberDef.flags");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, doc) == 32, "PyMemberDef.doc");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct PyMethodDef) == 32, "sizeof(struct PyMethodDef)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMethodDef, ml_name) == 0, "PyMethodDef.ml_name");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMethodDef, ml_meth) == 8, "PyMethodDef.ml_meth");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMethodDef, ml_flags) == 16, "PyMethodDef.ml_flags");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMethodDef, ml_doc) == 24, "PyMethodDef.ml_doc");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct PyModuleDef) == 104, "sizeof(struct PyModuleDef)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base) == 0, "PyModuleDef.m_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.ob_base) == 0, "PyModuleDef.m_base.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.ob_base.ob_refcnt) == 0, "PyModuleDef.m_base.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.ob_base.ob_type) == 8, "PyModuleDef.m_base.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.m_init) == 16, "PyModuleDef.m_base.m_init");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.m_index) == 24, "PyModuleDef.m_base.m_index");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.m_copy) == 32, "PyModuleDef.m_base.m_copy");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_name) == 40, "PyModuleDef.m_name");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_doc) == 48, "PyModuleDef.m_doc");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_size) == 56, "PyModuleDef.m_size");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_methods) == 64, "PyModuleDef.m_methods");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_slots) == 72, "PyModuleDef.m_slots");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_traverse) == 80, "PyModuleDef.m_traverse");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_clear) == 88, "PyModuleDef.m_clear");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_free) == 96, "PyModuleDef.m_free");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyModuleDef_Base) == 40, "sizeof(PyModuleDef_Base)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, ob_base) == 0, "PyModuleDef_Base.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, ob_base.ob_refcnt) == 0, "PyModuleDef_Base.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, ob_base.ob_type) == 8, "PyModuleDef_Base.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, m_init) == 16, "PyModuleDef_Base.m_init");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, m_index) == 24, "PyModuleDef_Base.m_index");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, m_copy) == 32, "PyModuleDef_Base.m_copy");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct PyModuleDef_Slot) == 16, "sizeof(struct PyModuleDef_Slot)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef_Slot, slot) == 0, "PyModuleDef_Slot.slot");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef_Slot, value) == 8, "PyModuleDef_Slot.value");
 PYOFFSETS_STATIC_ASSERT(sizeof(PyNumberMethods) == 288, "sizeof(PyNumberMethods)");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_add) == 0, "PyNumberMethods.nb_add");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_subtract) == 8, "PyNumberMethods.nb_subtract");
@@ -8727,53 +8649,6 @@ PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_true_divide) == 256
 PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_index) == 264, "PyNumberMethods.nb_index");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_matrix_multiply) == 272, "PyNumberMethods.nb_matrix_multiply");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyNumberMethods, nb_inplace_matrix_multiply) == 280, "PyNumberMethods.nb_inplace_matrix_multiply");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyOSErrorObject) == 104, "sizeof(PyOSErrorObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, ob_base) == 0, "PyOSErrorObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, ob_base.ob_refcnt) == 0, "PyOSErrorObject.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, ob_base.ob_type) == 8, "PyOSErrorObject.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, dict) == 16, "PyOSErrorObject.dict");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, args) == 24, "PyOSErrorObject.args");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, traceback) == 32, "PyOSErrorObject.traceback");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, context) == 40, "PyOSErrorObject.context");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, cause) == 48, "PyOSErrorObject.cause");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, suppress_context) == 56, "PyOSErrorObject.suppress_context");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, myerrno) == 64, "PyOSErrorObject.myerrno");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, strerror) == 72, "PyOSErrorObject.strerror");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, filename) == 80, "PyOSErrorObject.filename");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, filename2) == 88, "PyOSErrorObject.filename2");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, written) == 96, "PyOSErrorObject.written");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyObject) == 16, "sizeof(PyObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyObject, ob_refcnt) == 0, "PyObject.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyObject, ob_type) == 8, "PyObject.ob_type");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyPreConfig) == 40, "sizeof(PyPreConfig)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, _config_init) == 0, "PyPreConfig._config_init");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, parse_argv) == 4, "PyPreConfig.parse_argv");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, isolated) == 8, "PyPreConfig.isolated");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, use_environment) == 12, "PyPreConfig.use_environment");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, configure_locale) == 16, "PyPreConfig.configure_locale");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, coerce_c_locale) == 20, "PyPreConfig.coerce_c_locale");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, coerce_c_locale_warn) == 24, "PyPreConfig.coerce_c_locale_warn");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, utf8_mode) == 28, "PyPreConfig.utf8_mode");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, dev_mode) == 32, "PyPreConfig.dev_mode");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyPreConfig, allocator) == 36, "PyPreConfig.allocator");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _symtable_entry) == 104, "sizeof(struct _symtable_entry)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ob_base) == 0, "PySTEntryObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ob_base.ob_refcnt) == 0, "PySTEntryObject.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ob_base.ob_type) == 8, "PySTEntryObject.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_id) == 16, "PySTEntryObject.ste_id");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_symbols) == 24, "PySTEntryObject.ste_symbols");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_name) == 32, "PySTEntryObject.ste_name");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_varnames) == 40, "PySTEntryObject.ste_varnames");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_children) == 48, "PySTEntryObject.ste_children");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_directives) == 56, "PySTEntryObject.ste_directives");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_type) == 64, "PySTEntryObject.ste_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_nested) == 68, "PySTEntryObject.ste_nested");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_comp_iter_expr) == 76, "PySTEntryObject.ste_comp_iter_expr");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_lineno) == 80, "PySTEntryObject.ste_lineno");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_col_offset) == 84, "PySTEntryObject.ste_col_offset");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_opt_lineno) == 88, "PySTEntryObject.ste_opt_lineno");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_opt_col_offset) == 92, "PySTEntryObject.ste_opt_col_offset");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_table) == 96, "PySTEntryObject.ste_table");
 PYOFFSETS_STATIC_ASSERT(sizeof(PySequenceMethods) == 80, "sizeof(PySequenceMethods)");
 PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, sq_length) == 0, "PySequenceMethods.sq_length");
 PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, sq_concat) == 8, "PySequenceMethods.sq_concat");
@@ -8785,78 +8660,6 @@ PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, was_sq_ass_slice) == 48, "Py
 PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, sq_contains) == 56, "PySequenceMethods.sq_contains");
 PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, sq_inplace_concat) == 64, "PySequenceMethods.sq_inplace_concat");
 PYOFFSETS_STATIC_ASSERT(offsetof(PySequenceMethods, sq_inplace_repeat) == 72, "PySequenceMethods.sq_inplace_repeat");
-PYOFFSETS_STATIC_ASSERT(sizeof(PySetObject) == 200, "sizeof(PySetObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, ob_base) == 0, "PySetObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, ob_base.ob_refcnt) == 0, "PySetObject.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, ob_base.ob_type) == 8, "PySetObject.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, fill) == 16, "PySetObject.fill");
-PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, used) == 24, "PySetObject.used");
-PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, mask) == 32, "PySetObject.mask");
-PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, table) == 40, "PySetObject.table");
-PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, hash) == 48, "PySetObject.hash");
-PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, finger) == 56, "PySetObject.finger");
-PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, smalltable) == 64, "PySetObject.smalltable");
-PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, weakreflist) == 192, "PySetObject.weakreflist");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct PyStructSequence_Field) == 16, "sizeof(struct PyStructSequence_Field)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyStructSequence_Field, name) == 0, "PyStructSequence_Field.name");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct PyStructSequence_Field, doc) == 8, "PyStructSequence_Field.doc");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _ts) == 264, "sizeof(struct _ts)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, prev) == 0, "PyThreadState.prev");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, next) == 8, "PyThreadState.next");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, interp) == 16, "PyThreadState.interp");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, frame) == 24, "PyThreadState.frame");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, recursion_depth) == 32, "PyThreadState.recursion_depth");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, overflowed) == 36, "PyThreadState.overflowed");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, recursion_critical) == 37, "PyThreadState.recursion_critical");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, stackcheck_counter) == 40, "PyThreadState.stackcheck_counter");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, tracing) == 44, "PyThreadState.tracing");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, use_tracing) == 48, "PyThreadState.use_tracing");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, c_profilefunc) == 56, "PyThreadState.c_profilefunc");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, c_tracefunc) == 64, "PyThreadState.c_tracefunc");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, c_profileobj) == 72, "PyThreadState.c_profileobj");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, c_traceobj) == 80, "PyThreadState.c_traceobj");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, curexc_type) == 88, "PyThreadState.curexc_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, curexc_value) == 96, "PyThreadState.curexc_value");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, curexc_traceback) == 104, "PyThreadState.curexc_traceback");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state) == 112, "PyThreadState.exc_state");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state.exc_type) == 112, "PyThreadState.exc_state.exc_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state.exc_value) == 120, "PyThreadState.exc_state.exc_value");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state.exc_traceback) == 128, "PyThreadState.exc_state.exc_traceback");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state.previous_item) == 136, "PyThreadState.exc_state.previous_item");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_info) == 144, "PyThreadState.exc_info");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, dict) == 152, "PyThreadState.dict");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, gilstate_counter) == 160, "PyThreadState.gilstate_counter");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, async_exc) == 168, "PyThreadState.async_exc");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, thread_id) == 176, "PyThreadState.thread_id");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, trash_delete_nesting) == 184, "PyThreadState.trash_delete_nesting");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, trash_delete_later) == 192, "PyThreadState.trash_delete_later");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, on_delete) == 200, "PyThreadState.on_delete");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, on_delete_data) == 208, "PyThreadState.on_delete_data");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, coroutine_origin_tracking_depth) == 216, "PyThreadState.coroutine_origin_tracking_depth");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, async_gen_firstiter) == 224, "PyThreadState.async_gen_firstiter");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, async_gen_finalizer) == 232, "PyThreadState.async_gen_finalizer");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, context) == 240, "PyThreadState.context");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, context_ver) == 248, "PyThreadState.context_ver");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, id) == 256, "PyThreadState.id");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _traceback) == 40, "sizeof(struct _traceback)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, ob_base) == 0, "PyTracebackObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, ob_base.ob_refcnt) == 0, "PyTracebackObject.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, ob_base.ob_type) == 8, "PyTracebackObject.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, tb_next) == 16, "PyTracebackObject.tb_next");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, tb_frame) == 24, "PyTracebackObject.tb_frame");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, tb_lasti) == 32, "PyTracebackObject.tb_lasti");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, tb_lineno) == 36, "PyTracebackObject.tb_lineno");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyTryBlock) == 12, "sizeof(PyTryBlock)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyTryBlock, b_type) == 0, "PyTryBlock.b_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyTryBlock, b_handler) == 4, "PyTryBlock.b_handler");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyTryBlock, b_level) == 8, "PyTryBlock.b_level");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyTupleObject) == 32, "sizeof(PyTupleObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base) == 0, "PyTupleObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base.ob_base) == 0, "PyTupleObject.ob_base.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base.ob_base.ob_refcnt) == 0, "PyTupleObject.ob_base.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base.ob_base.ob_type) == 8, "PyTupleObject.ob_base.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base.ob_size) == 16, "PyTupleObject.ob_base.ob_size");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_item) == 24, "PyTupleObject.ob_item");
 PYOFFSETS_STATIC_ASSERT(sizeof(struct _typeobject) == 408, "sizeof(struct _typeobject)");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, ob_base) == 0, "PyTypeObject.ob_base");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, ob_base.ob_base) == 0, "PyTypeObject.ob_base.ob_base");
@@ -8911,36 +8714,6 @@ PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_del) == 376, "PyTypeObje
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_version_tag) == 384, "PyTypeObject.tp_version_tag");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_finalize) == 392, "PyTypeObject.tp_finalize");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _typeobject, tp_vectorcall) == 400, "PyTypeObject.tp_vectorcall");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyType_Slot) == 16, "sizeof(PyType_Slot)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyType_Slot, slot) == 0, "PyType_Slot.slot");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyType_Slot, pfunc) == 8, "PyType_Slot.pfunc");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyVarObject) == 24, "sizeof(PyVarObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyVarObject, ob_base) == 0, "PyVarObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyVarObject, ob_base.ob_refcnt) == 0, "PyVarObject.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyVarObject, ob_base.ob_type) == 8, "PyVarObject.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyVarObject, ob_size) == 16, "PyVarObject.ob_size");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyWeakReference) == 56, "sizeof(PyWeakReference)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, ob_base) == 0, "PyWeakReference.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, ob_base.ob_refcnt) == 0, "PyWeakReference.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, ob_base.ob_type) == 8, "PyWeakReference.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, wr_object) == 16, "PyWeakReference.wr_object");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, wr_callback) == 24, "PyWeakReference.wr_callback");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, hash) == 32, "PyWeakReference.hash");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, wr_prev) == 40, "PyWeakReference.wr_prev");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, wr_next) == 48, "PyWeakReference.wr_next");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyWideStringList) == 16, "sizeof(PyWideStringList)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWideStringList, length) == 0, "PyWideStringList.length");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWideStringList, items) == 8, "PyWideStringList.items");
-PYOFFSETS_STATIC_ASSERT(sizeof(PyWrapperDescrObject) == 56, "sizeof(PyWrapperDescrObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common) == 0, "PyWrapperDescrObject.d_common");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.ob_base) == 0, "PyWrapperDescrObject.d_common.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.ob_base.ob_refcnt) == 0, "PyWrapperDescrObject.d_common.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.ob_base.ob_type) == 8, "PyWrapperDescrObject.d_common.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.d_type) == 16, "PyWrapperDescrObject.d_common.d_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.d_name) == 24, "PyWrapperDescrObject.d_common.d_name");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.d_qualname) == 32, "PyWrapperDescrObject.d_common.d_qualname");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_base) == 40, "PyWrapperDescrObject.d_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_wrapped) == 48, "PyWrapperDescrObject.d_wrapped");
 PYOFFSETS_STATIC_ASSERT(sizeof(Py_buffer) == 80, "sizeof(Py_buffer)");
 PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, buf) == 0, "Py_buffer.buf");
 PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, obj) == 8, "Py_buffer.obj");
@@ -8953,22 +8726,69 @@ PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, shape) == 48, "Py_buffer.shape");
 PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, strides) == 56, "Py_buffer.strides");
 PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, suboffsets) == 64, "Py_buffer.suboffsets");
 PYOFFSETS_STATIC_ASSERT(offsetof(Py_buffer, internal) == 72, "Py_buffer.internal");
-PYOFFSETS_STATIC_ASSERT(sizeof(Py_complex) == 16, "sizeof(Py_complex)");
-PYOFFSETS_STATIC_ASSERT(offsetof(Py_complex, real) == 0, "Py_complex.real");
-PYOFFSETS_STATIC_ASSERT(offsetof(Py_complex, imag) == 8, "Py_complex.imag");
-PYOFFSETS_STATIC_ASSERT(sizeof(Py_tss_t) == 8, "sizeof(Py_tss_t)");
-PYOFFSETS_STATIC_ASSERT(offsetof(Py_tss_t, _is_initialized) == 0, "Py_tss_t._is_initialized");
-PYOFFSETS_STATIC_ASSERT(offsetof(Py_tss_t, _key) == 4, "Py_tss_t._key");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _PyArg_Parser) == 64, "sizeof(struct _PyArg_Parser)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, format) == 0, "_PyArg_Parser.format");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, keywords) == 8, "_PyArg_Parser.keywords");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, fname) == 16, "_PyArg_Parser.fname");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, custom_msg) == 24, "_PyArg_Parser.custom_msg");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, pos) == 32, "_PyArg_Parser.pos");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, min) == 36, "_PyArg_Parser.min");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, max) == 40, "_PyArg_Parser.max");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, kwtuple) == 48, "_PyArg_Parser.kwtuple");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, next) == 56, "_PyArg_Parser.next");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _Py_Identifier) == 24, "sizeof(struct _Py_Identifier)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_Identifier, next) == 0, "_Py_Identifier.next");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_Identifier, string) == 8, "_Py_Identifier.string");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_Identifier, object) == 16, "_Py_Identifier.object");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyOSErrorObject) == 104, "sizeof(PyOSErrorObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, ob_base) == 0, "PyOSErrorObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, ob_base.ob_refcnt) == 0, "PyOSErrorObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, ob_base.ob_type) == 8, "PyOSErrorObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, dict) == 16, "PyOSErrorObject.dict");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, args) == 24, "PyOSErrorObject.args");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, traceback) == 32, "PyOSErrorObject.traceback");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, context) == 40, "PyOSErrorObject.context");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, cause) == 48, "PyOSErrorObject.cause");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, suppress_context) == 56, "PyOSErrorObject.suppress_context");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, myerrno) == 64, "PyOSErrorObject.myerrno");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, strerror) == 72, "PyOSErrorObject.strerror");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, filename) == 80, "PyOSErrorObject.filename");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, filename2) == 88, "PyOSErrorObject.filename2");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyOSErrorObject, written) == 96, "PyOSErrorObject.written");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyMemAllocatorEx) == 40, "sizeof(PyMemAllocatorEx)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, ctx) == 0, "PyMemAllocatorEx.ctx");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, malloc) == 8, "PyMemAllocatorEx.malloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, calloc) == 16, "PyMemAllocatorEx.calloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, realloc) == 24, "PyMemAllocatorEx.realloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyMemAllocatorEx, free) == 32, "PyMemAllocatorEx.free");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _ts) == 264, "sizeof(struct _ts)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, prev) == 0, "PyThreadState.prev");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, next) == 8, "PyThreadState.next");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, interp) == 16, "PyThreadState.interp");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, frame) == 24, "PyThreadState.frame");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, recursion_depth) == 32, "PyThreadState.recursion_depth");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, overflowed) == 36, "PyThreadState.overflowed");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, recursion_critical) == 37, "PyThreadState.recursion_critical");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, stackcheck_counter) == 40, "PyThreadState.stackcheck_counter");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, tracing) == 44, "PyThreadState.tracing");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, use_tracing) == 48, "PyThreadState.use_tracing");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, c_profilefunc) == 56, "PyThreadState.c_profilefunc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, c_tracefunc) == 64, "PyThreadState.c_tracefunc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, c_profileobj) == 72, "PyThreadState.c_profileobj");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, c_traceobj) == 80, "PyThreadState.c_traceobj");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, curexc_type) == 88, "PyThreadState.curexc_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, curexc_value) == 96, "PyThreadState.curexc_value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, curexc_traceback) == 104, "PyThreadState.curexc_traceback");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state) == 112, "PyThreadState.exc_state");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state.exc_type) == 112, "PyThreadState.exc_state.exc_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state.exc_value) == 120, "PyThreadState.exc_state.exc_value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state.exc_traceback) == 128, "PyThreadState.exc_state.exc_traceback");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_state.previous_item) == 136, "PyThreadState.exc_state.previous_item");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, exc_info) == 144, "PyThreadState.exc_info");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, dict) == 152, "PyThreadState.dict");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, gilstate_counter) == 160, "PyThreadState.gilstate_counter");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, async_exc) == 168, "PyThreadState.async_exc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, thread_id) == 176, "PyThreadState.thread_id");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, trash_delete_nesting) == 184, "PyThreadState.trash_delete_nesting");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, trash_delete_later) == 192, "PyThreadState.trash_delete_later");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, on_delete) == 200, "PyThreadState.on_delete");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, on_delete_data) == 208, "PyThreadState.on_delete_data");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, coroutine_origin_tracking_depth) == 216, "PyThreadState.coroutine_origin_tracking_depth");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, async_gen_firstiter) == 224, "PyThreadState.async_gen_firstiter");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, async_gen_finalizer) == 232, "PyThreadState.async_gen_finalizer");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, context) == 240, "PyThreadState.context");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, context_ver) == 248, "PyThreadState.context_ver");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ts, id) == 256, "PyThreadState.id");
 PYOFFSETS_STATIC_ASSERT(sizeof(_PyCrossInterpreterData) == 40, "sizeof(_PyCrossInterpreterData)");
 PYOFFSETS_STATIC_ASSERT(offsetof(_PyCrossInterpreterData, data) == 0, "_PyCrossInterpreterData.data");
 PYOFFSETS_STATIC_ASSERT(offsetof(_PyCrossInterpreterData, obj) == 8, "_PyCrossInterpreterData.obj");
@@ -8980,24 +8800,41 @@ PYOFFSETS_STATIC_ASSERT(offsetof(struct _err_stackitem, exc_type) == 0, "_PyErr_
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _err_stackitem, exc_value) == 8, "_PyErr_StackItem.exc_value");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _err_stackitem, exc_traceback) == 16, "_PyErr_StackItem.exc_traceback");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _err_stackitem, previous_item) == 24, "_PyErr_StackItem.previous_item");
-PYOFFSETS_STATIC_ASSERT(sizeof(_PyManagedBufferObject) == 112, "sizeof(_PyManagedBufferObject)");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, ob_base) == 0, "_PyManagedBufferObject.ob_base");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, ob_base.ob_refcnt) == 0, "_PyManagedBufferObject.ob_base.ob_refcnt");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, ob_base.ob_type) == 8, "_PyManagedBufferObject.ob_base.ob_type");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, flags) == 16, "_PyManagedBufferObject.flags");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, exports) == 24, "_PyManagedBufferObject.exports");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master) == 32, "_PyManagedBufferObject.master");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.buf) == 32, "_PyManagedBufferObject.master.buf");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.obj) == 40, "_PyManagedBufferObject.master.obj");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.len) == 48, "_PyManagedBufferObject.master.len");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.itemsize) == 56, "_PyManagedBufferObject.master.itemsize");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.readonly) == 64, "_PyManagedBufferObject.master.readonly");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.ndim) == 68, "_PyManagedBufferObject.master.ndim");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.format) == 72, "_PyManagedBufferObject.master.format");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.shape) == 80, "_PyManagedBufferObject.master.shape");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.strides) == 88, "_PyManagedBufferObject.master.strides");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.suboffsets) == 96, "_PyManagedBufferObject.master.suboffsets");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.internal) == 104, "_PyManagedBufferObject.master.internal");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _traceback) == 40, "sizeof(struct _traceback)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, ob_base) == 0, "PyTracebackObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, ob_base.ob_refcnt) == 0, "PyTracebackObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, ob_base.ob_type) == 8, "PyTracebackObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, tb_next) == 16, "PyTracebackObject.tb_next");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, tb_frame) == 24, "PyTracebackObject.tb_frame");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, tb_lasti) == 32, "PyTracebackObject.tb_lasti");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _traceback, tb_lineno) == 36, "PyTracebackObject.tb_lineno");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyTupleObject) == 32, "sizeof(PyTupleObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base) == 0, "PyTupleObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base.ob_base) == 0, "PyTupleObject.ob_base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base.ob_base.ob_refcnt) == 0, "PyTupleObject.ob_base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base.ob_base.ob_type) == 8, "PyTupleObject.ob_base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_base.ob_size) == 16, "PyTupleObject.ob_base.ob_size");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyTupleObject, ob_item) == 24, "PyTupleObject.ob_item");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyASCIIObject) == 48, "sizeof(PyASCIIObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, ob_base) == 0, "PyASCIIObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, ob_base.ob_refcnt) == 0, "PyASCIIObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, ob_base.ob_type) == 8, "PyASCIIObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, length) == 16, "PyASCIIObject.length");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, hash) == 24, "PyASCIIObject.hash");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, state) == 32, "PyASCIIObject.state");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyASCIIObject, wstr) == 40, "PyASCIIObject.wstr");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyCompactUnicodeObject) == 72, "sizeof(PyCompactUnicodeObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base) == 0, "PyCompactUnicodeObject._base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.ob_base) == 0, "PyCompactUnicodeObject._base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.ob_base.ob_refcnt) == 0, "PyCompactUnicodeObject._base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.ob_base.ob_type) == 8, "PyCompactUnicodeObject._base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.length) == 16, "PyCompactUnicodeObject._base.length");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.hash) == 24, "PyCompactUnicodeObject._base.hash");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.state) == 32, "PyCompactUnicodeObject._base.state");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, _base.wstr) == 40, "PyCompactUnicodeObject._base.wstr");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, utf8_length) == 48, "PyCompactUnicodeObject.utf8_length");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, utf8) == 56, "PyCompactUnicodeObject.utf8");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCompactUnicodeObject, wstr_length) == 64, "PyCompactUnicodeObject.wstr_length");
 PYOFFSETS_STATIC_ASSERT(sizeof(_PyUnicodeWriter) == 56, "sizeof(_PyUnicodeWriter)");
 PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, buffer) == 0, "_PyUnicodeWriter.buffer");
 PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, data) == 8, "_PyUnicodeWriter.data");
@@ -9009,19 +8846,79 @@ PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, min_length) == 40, "_PyUnicod
 PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, min_char) == 48, "_PyUnicodeWriter.min_char");
 PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, overallocate) == 52, "_PyUnicodeWriter.overallocate");
 PYOFFSETS_STATIC_ASSERT(offsetof(_PyUnicodeWriter, readonly) == 53, "_PyUnicodeWriter.readonly");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _Py_Identifier) == 24, "sizeof(struct _Py_Identifier)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_Identifier, next) == 0, "_Py_Identifier.next");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_Identifier, string) == 8, "_Py_Identifier.string");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_Identifier, object) == 16, "_Py_Identifier.object");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyDateTime_TZInfo) == 16, "sizeof(PyDateTime_TZInfo)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDateTime_TZInfo, ob_base) == 0, "PyDateTime_TZInfo.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDateTime_TZInfo, ob_base.ob_refcnt) == 0, "PyDateTime_TZInfo.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDateTime_TZInfo, ob_base.ob_type) == 8, "PyDateTime_TZInfo.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyDescrObject) == 40, "sizeof(PyDescrObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, ob_base) == 0, "PyDescrObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, ob_base.ob_refcnt) == 0, "PyDescrObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, ob_base.ob_type) == 8, "PyDescrObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, d_type) == 16, "PyDescrObject.d_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, d_name) == 24, "PyDescrObject.d_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyDescrObject, d_qualname) == 32, "PyDescrObject.d_qualname");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct PyGetSetDef) == 40, "sizeof(struct PyGetSetDef)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, name) == 0, "PyGetSetDef.name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, get) == 8, "PyGetSetDef.get");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, set) == 16, "PyGetSetDef.set");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, doc) == 24, "PyGetSetDef.doc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyGetSetDef, closure) == 32, "PyGetSetDef.closure");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyWrapperDescrObject) == 56, "sizeof(PyWrapperDescrObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common) == 0, "PyWrapperDescrObject.d_common");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.ob_base) == 0, "PyWrapperDescrObject.d_common.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.ob_base.ob_refcnt) == 0, "PyWrapperDescrObject.d_common.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.ob_base.ob_type) == 8, "PyWrapperDescrObject.d_common.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.d_type) == 16, "PyWrapperDescrObject.d_common.d_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.d_name) == 24, "PyWrapperDescrObject.d_common.d_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_common.d_qualname) == 32, "PyWrapperDescrObject.d_common.d_qualname");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_base) == 40, "PyWrapperDescrObject.d_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWrapperDescrObject, d_wrapped) == 48, "PyWrapperDescrObject.d_wrapped");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct wrapperbase) == 56, "sizeof(struct wrapperbase)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, name) == 0, "wrapperbase.name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, offset) == 8, "wrapperbase.offset");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, function) == 16, "wrapperbase.function");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, wrapper) == 24, "wrapperbase.wrapper");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, doc) == 32, "wrapperbase.doc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, flags) == 40, "wrapperbase.flags");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, name_strobj) == 48, "wrapperbase.name_strobj");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyAsyncGenObject) == 120, "sizeof(PyAsyncGenObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ob_base) == 0, "PyAsyncGenObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ob_base.ob_refcnt) == 0, "PyAsyncGenObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ob_base.ob_type) == 8, "PyAsyncGenObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_frame) == 16, "PyAsyncGenObject.ag_frame");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_running) == 24, "PyAsyncGenObject.ag_running");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_code) == 32, "PyAsyncGenObject.ag_code");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_weakreflist) == 40, "PyAsyncGenObject.ag_weakreflist");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_name) == 48, "PyAsyncGenObject.ag_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_qualname) == 56, "PyAsyncGenObject.ag_qualname");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state) == 64, "PyAsyncGenObject.ag_exc_state");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state.exc_type) == 64, "PyAsyncGenObject.ag_exc_state.exc_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state.exc_value) == 72, "PyAsyncGenObject.ag_exc_state.exc_value");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state.exc_traceback) == 80, "PyAsyncGenObject.ag_exc_state.exc_traceback");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_exc_state.previous_item) == 88, "PyAsyncGenObject.ag_exc_state.previous_item");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_finalizer) == 96, "PyAsyncGenObject.ag_finalizer");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_hooks_inited) == 104, "PyAsyncGenObject.ag_hooks_inited");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_closed) == 108, "PyAsyncGenObject.ag_closed");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyAsyncGenObject, ag_running_async) == 112, "PyAsyncGenObject.ag_running_async");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyCoroObject) == 104, "sizeof(PyCoroObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, ob_base) == 0, "PyCoroObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, ob_base.ob_refcnt) == 0, "PyCoroObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, ob_base.ob_type) == 8, "PyCoroObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_frame) == 16, "PyCoroObject.cr_frame");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_running) == 24, "PyCoroObject.cr_running");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_code) == 32, "PyCoroObject.cr_code");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_weakreflist) == 40, "PyCoroObject.cr_weakreflist");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_name) == 48, "PyCoroObject.cr_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_qualname) == 56, "PyCoroObject.cr_qualname");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state) == 64, "PyCoroObject.cr_exc_state");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state.exc_type) == 64, "PyCoroObject.cr_exc_state.exc_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state.exc_value) == 72, "PyCoroObject.cr_exc_state.exc_value");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state.exc_traceback) == 80, "PyCoroObject.cr_exc_state.exc_traceback");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_exc_state.previous_item) == 88, "PyCoroObject.cr_exc_state.previous_item");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyCoroObject, cr_origin) == 96, "PyCoroObject.cr_origin");
 PYOFFSETS_STATIC_ASSERT(sizeof(arc) == 4, "sizeof(arc)");
 PYOFFSETS_STATIC_ASSERT(offsetof(arc, a_lbl) == 0, "arc.a_lbl");
 PYOFFSETS_STATIC_ASSERT(offsetof(arc, a_arrow) == 2, "arc.a_arrow");
-PYOFFSETS_STATIC_ASSERT(sizeof(asdl_int_seq) == 16, "sizeof(asdl_int_seq)");
-PYOFFSETS_STATIC_ASSERT(offsetof(asdl_int_seq, size) == 0, "asdl_int_seq.size");
-PYOFFSETS_STATIC_ASSERT(offsetof(asdl_int_seq, elements) == 8, "asdl_int_seq.elements");
-PYOFFSETS_STATIC_ASSERT(sizeof(asdl_seq) == 16, "sizeof(asdl_seq)");
-PYOFFSETS_STATIC_ASSERT(offsetof(asdl_seq, size) == 0, "asdl_seq.size");
-PYOFFSETS_STATIC_ASSERT(offsetof(asdl_seq, elements) == 8, "asdl_seq.elements");
 PYOFFSETS_STATIC_ASSERT(sizeof(dfa) == 40, "sizeof(dfa)");
 PYOFFSETS_STATIC_ASSERT(offsetof(dfa, d_type) == 0, "dfa.d_type");
 PYOFFSETS_STATIC_ASSERT(offsetof(dfa, d_name) == 8, "dfa.d_name");
@@ -9042,6 +8939,79 @@ PYOFFSETS_STATIC_ASSERT(offsetof(label, lb_str) == 8, "label.lb_str");
 PYOFFSETS_STATIC_ASSERT(sizeof(labellist) == 16, "sizeof(labellist)");
 PYOFFSETS_STATIC_ASSERT(offsetof(labellist, ll_nlabels) == 0, "labellist.ll_nlabels");
 PYOFFSETS_STATIC_ASSERT(offsetof(labellist, ll_label) == 8, "labellist.ll_label");
+PYOFFSETS_STATIC_ASSERT(sizeof(state) == 40, "sizeof(state)");
+PYOFFSETS_STATIC_ASSERT(offsetof(state, s_narcs) == 0, "state.s_narcs");
+PYOFFSETS_STATIC_ASSERT(offsetof(state, s_arc) == 8, "state.s_arc");
+PYOFFSETS_STATIC_ASSERT(offsetof(state, s_lower) == 16, "state.s_lower");
+PYOFFSETS_STATIC_ASSERT(offsetof(state, s_upper) == 20, "state.s_upper");
+PYOFFSETS_STATIC_ASSERT(offsetof(state, s_accel) == 24, "state.s_accel");
+PYOFFSETS_STATIC_ASSERT(offsetof(state, s_accept) == 32, "state.s_accept");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyLongObject) == 32, "sizeof(PyLongObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base) == 0, "PyLongObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base.ob_base) == 0, "PyLongObject.ob_base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base.ob_base.ob_refcnt) == 0, "PyLongObject.ob_base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base.ob_base.ob_type) == 8, "PyLongObject.ob_base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_base.ob_size) == 16, "PyLongObject.ob_base.ob_size");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyLongObject, ob_digit) == 24, "PyLongObject.ob_digit");
+PYOFFSETS_STATIC_ASSERT(sizeof(_PyManagedBufferObject) == 112, "sizeof(_PyManagedBufferObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, ob_base) == 0, "_PyManagedBufferObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, ob_base.ob_refcnt) == 0, "_PyManagedBufferObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, ob_base.ob_type) == 8, "_PyManagedBufferObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, flags) == 16, "_PyManagedBufferObject.flags");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, exports) == 24, "_PyManagedBufferObject.exports");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master) == 32, "_PyManagedBufferObject.master");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.buf) == 32, "_PyManagedBufferObject.master.buf");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.obj) == 40, "_PyManagedBufferObject.master.obj");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.len) == 48, "_PyManagedBufferObject.master.len");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.itemsize) == 56, "_PyManagedBufferObject.master.itemsize");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.readonly) == 64, "_PyManagedBufferObject.master.readonly");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.ndim) == 68, "_PyManagedBufferObject.master.ndim");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.format) == 72, "_PyManagedBufferObject.master.format");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.shape) == 80, "_PyManagedBufferObject.master.shape");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.strides) == 88, "_PyManagedBufferObject.master.strides");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.suboffsets) == 96, "_PyManagedBufferObject.master.suboffsets");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyManagedBufferObject, master.internal) == 104, "_PyManagedBufferObject.master.internal");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct PyMethodDef) == 32, "sizeof(struct PyMethodDef)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMethodDef, ml_name) == 0, "PyMethodDef.ml_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMethodDef, ml_meth) == 8, "PyMethodDef.ml_meth");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMethodDef, ml_flags) == 16, "PyMethodDef.ml_flags");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMethodDef, ml_doc) == 24, "PyMethodDef.ml_doc");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _PyArg_Parser) == 64, "sizeof(struct _PyArg_Parser)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, format) == 0, "_PyArg_Parser.format");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, keywords) == 8, "_PyArg_Parser.keywords");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, fname) == 16, "_PyArg_Parser.fname");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, custom_msg) == 24, "_PyArg_Parser.custom_msg");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, pos) == 32, "_PyArg_Parser.pos");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, min) == 36, "_PyArg_Parser.min");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, max) == 40, "_PyArg_Parser.max");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, kwtuple) == 48, "_PyArg_Parser.kwtuple");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _PyArg_Parser, next) == 56, "_PyArg_Parser.next");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct PyModuleDef) == 104, "sizeof(struct PyModuleDef)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base) == 0, "PyModuleDef.m_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.ob_base) == 0, "PyModuleDef.m_base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.ob_base.ob_refcnt) == 0, "PyModuleDef.m_base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.ob_base.ob_type) == 8, "PyModuleDef.m_base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.m_init) == 16, "PyModuleDef.m_base.m_init");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.m_index) == 24, "PyModuleDef.m_base.m_index");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_base.m_copy) == 32, "PyModuleDef.m_base.m_copy");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_name) == 40, "PyModuleDef.m_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_doc) == 48, "PyModuleDef.m_doc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_size) == 56, "PyModuleDef.m_size");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_methods) == 64, "PyModuleDef.m_methods");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_slots) == 72, "PyModuleDef.m_slots");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_traverse) == 80, "PyModuleDef.m_traverse");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_clear) == 88, "PyModuleDef.m_clear");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef, m_free) == 96, "PyModuleDef.m_free");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyModuleDef_Base) == 40, "sizeof(PyModuleDef_Base)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, ob_base) == 0, "PyModuleDef_Base.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, ob_base.ob_refcnt) == 0, "PyModuleDef_Base.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, ob_base.ob_type) == 8, "PyModuleDef_Base.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, m_init) == 16, "PyModuleDef_Base.m_init");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, m_index) == 24, "PyModuleDef_Base.m_index");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyModuleDef_Base, m_copy) == 32, "PyModuleDef_Base.m_copy");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct PyModuleDef_Slot) == 16, "sizeof(struct PyModuleDef_Slot)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef_Slot, slot) == 0, "PyModuleDef_Slot.slot");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyModuleDef_Slot, value) == 8, "PyModuleDef_Slot.value");
 PYOFFSETS_STATIC_ASSERT(sizeof(struct _node) == 48, "sizeof(struct _node)");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _node, n_type) == 0, "node.n_type");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _node, n_str) == 8, "node.n_str");
@@ -9051,16 +9021,62 @@ PYOFFSETS_STATIC_ASSERT(offsetof(struct _node, n_nchildren) == 24, "node.n_nchil
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _node, n_child) == 32, "node.n_child");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _node, n_end_lineno) == 40, "node.n_end_lineno");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _node, n_end_col_offset) == 44, "node.n_end_col_offset");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyObject) == 16, "sizeof(PyObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyObject, ob_refcnt) == 0, "PyObject.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyObject, ob_type) == 8, "PyObject.ob_type");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyType_Slot) == 16, "sizeof(PyType_Slot)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyType_Slot, slot) == 0, "PyType_Slot.slot");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyType_Slot, pfunc) == 8, "PyType_Slot.pfunc");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyVarObject) == 24, "sizeof(PyVarObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyVarObject, ob_base) == 0, "PyVarObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyVarObject, ob_base.ob_refcnt) == 0, "PyVarObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyVarObject, ob_base.ob_type) == 8, "PyVarObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyVarObject, ob_size) == 16, "PyVarObject.ob_size");
+PYOFFSETS_STATIC_ASSERT(sizeof(Py_tss_t) == 8, "sizeof(Py_tss_t)");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_tss_t, _is_initialized) == 0, "Py_tss_t._is_initialized");
+PYOFFSETS_STATIC_ASSERT(offsetof(Py_tss_t, _key) == 4, "Py_tss_t._key");
+PYOFFSETS_STATIC_ASSERT(sizeof(PySetObject) == 200, "sizeof(PySetObject)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, ob_base) == 0, "PySetObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, ob_base.ob_refcnt) == 0, "PySetObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, ob_base.ob_type) == 8, "PySetObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, fill) == 16, "PySetObject.fill");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, used) == 24, "PySetObject.used");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, mask) == 32, "PySetObject.mask");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, table) == 40, "PySetObject.table");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, hash) == 48, "PySetObject.hash");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, finger) == 56, "PySetObject.finger");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, smalltable) == 64, "PySetObject.smalltable");
+PYOFFSETS_STATIC_ASSERT(offsetof(PySetObject, weakreflist) == 192, "PySetObject.weakreflist");
 PYOFFSETS_STATIC_ASSERT(sizeof(setentry) == 16, "sizeof(setentry)");
 PYOFFSETS_STATIC_ASSERT(offsetof(setentry, key) == 0, "setentry.key");
 PYOFFSETS_STATIC_ASSERT(offsetof(setentry, hash) == 8, "setentry.hash");
-PYOFFSETS_STATIC_ASSERT(sizeof(state) == 40, "sizeof(state)");
-PYOFFSETS_STATIC_ASSERT(offsetof(state, s_narcs) == 0, "state.s_narcs");
-PYOFFSETS_STATIC_ASSERT(offsetof(state, s_arc) == 8, "state.s_arc");
-PYOFFSETS_STATIC_ASSERT(offsetof(state, s_lower) == 16, "state.s_lower");
-PYOFFSETS_STATIC_ASSERT(offsetof(state, s_upper) == 20, "state.s_upper");
-PYOFFSETS_STATIC_ASSERT(offsetof(state, s_accel) == 24, "state.s_accel");
-PYOFFSETS_STATIC_ASSERT(offsetof(state, s_accept) == 32, "state.s_accept");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct PyMemberDef) == 40, "sizeof(struct PyMemberDef)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, name) == 0, "PyMemberDef.name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, type) == 8, "PyMemberDef.type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, offset) == 16, "PyMemberDef.offset");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, flags) == 24, "PyMemberDef.flags");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyMemberDef, doc) == 32, "PyMemberDef.doc");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct PyStructSequence_Field) == 16, "sizeof(struct PyStructSequence_Field)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyStructSequence_Field, name) == 0, "PyStructSequence_Field.name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct PyStructSequence_Field, doc) == 8, "PyStructSequence_Field.doc");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _symtable_entry) == 104, "sizeof(struct _symtable_entry)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ob_base) == 0, "PySTEntryObject.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ob_base.ob_refcnt) == 0, "PySTEntryObject.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ob_base.ob_type) == 8, "PySTEntryObject.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_id) == 16, "PySTEntryObject.ste_id");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_symbols) == 24, "PySTEntryObject.ste_symbols");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_name) == 32, "PySTEntryObject.ste_name");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_varnames) == 40, "PySTEntryObject.ste_varnames");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_children) == 48, "PySTEntryObject.ste_children");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_directives) == 56, "PySTEntryObject.ste_directives");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_type) == 64, "PySTEntryObject.ste_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_nested) == 68, "PySTEntryObject.ste_nested");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_comp_iter_expr) == 76, "PySTEntryObject.ste_comp_iter_expr");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_lineno) == 80, "PySTEntryObject.ste_lineno");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_col_offset) == 84, "PySTEntryObject.ste_col_offset");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_opt_lineno) == 88, "PySTEntryObject.ste_opt_lineno");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_opt_col_offset) == 92, "PySTEntryObject.ste_opt_col_offset");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _symtable_entry, ste_table) == 96, "PySTEntryObject.ste_table");
 PYOFFSETS_STATIC_ASSERT(sizeof(struct symtable) == 80, "sizeof(struct symtable)");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, st_filename) == 0, "symtable.st_filename");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, st_cur) == 8, "symtable.st_cur");
@@ -9073,23 +9089,42 @@ PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, st_private) == 56, "symtable.s
 PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, st_future) == 64, "symtable.st_future");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, recursion_depth) == 72, "symtable.recursion_depth");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct symtable, recursion_limit) == 76, "symtable.recursion_limit");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct wrapperbase) == 56, "sizeof(struct wrapperbase)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, name) == 0, "wrapperbase.name");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, offset) == 8, "wrapperbase.offset");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, function) == 16, "wrapperbase.function");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, wrapper) == 24, "wrapperbase.wrapper");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, doc) == 32, "wrapperbase.doc");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, flags) == 40, "wrapperbase.flags");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct wrapperbase, name_strobj) == 48, "wrapperbase.name_strobj");
+PYOFFSETS_STATIC_ASSERT(sizeof(PyWeakReference) == 56, "sizeof(PyWeakReference)");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, ob_base) == 0, "PyWeakReference.ob_base");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, ob_base.ob_refcnt) == 0, "PyWeakReference.ob_base.ob_refcnt");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, ob_base.ob_type) == 8, "PyWeakReference.ob_base.ob_type");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, wr_object) == 16, "PyWeakReference.wr_object");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, wr_callback) == 24, "PyWeakReference.wr_callback");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, hash) == 32, "PyWeakReference.hash");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, wr_prev) == 40, "PyWeakReference.wr_prev");
+PYOFFSETS_STATIC_ASSERT(offsetof(PyWeakReference, wr_next) == 48, "PyWeakReference.wr_next");
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
 #endif /* PYOFFSETS_CHECK_LAYOUT */
-#ifdef PYOFFSETS_CHECK_INTERNAL_LAYOUT
+#if defined(PYOFFSETS_CHECK_INTERNAL_LAYOUT) && !defined(PYOFFSETS_WRONG_BUILD)
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #endif
+PYOFFSETS_STATIC_ASSERT(sizeof(_PyAccu) == 16, "sizeof(_PyAccu)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyAccu, large) == 0, "_PyAccu.large");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyAccu, small) == 8, "_PyAccu.small");
+PYOFFSETS_STATIC_ASSERT(sizeof(_Py_atomic_address) == 8, "sizeof(_Py_atomic_address)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_atomic_address, _value) == 0, "_Py_atomic_address._value");
+PYOFFSETS_STATIC_ASSERT(sizeof(_Py_atomic_int) == 4, "sizeof(_Py_atomic_int)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_atomic_int, _value) == 0, "_Py_atomic_int._value");
+PYOFFSETS_STATIC_ASSERT(sizeof(_PyOpcache) == 32, "sizeof(_PyOpcache)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache, u) == 0, "_PyOpcache.u");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache, u.lg) == 0, "_PyOpcache.u.lg");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache, u.lg.ptr) == 0, "_PyOpcache.u.lg.ptr");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache, u.lg.globals_ver) == 8, "_PyOpcache.u.lg.globals_ver");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache, u.lg.builtins_ver) == 16, "_PyOpcache.u.lg.builtins_ver");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache, optimized) == 24, "_PyOpcache.optimized");
+PYOFFSETS_STATIC_ASSERT(sizeof(_PyOpcache_LoadGlobal) == 24, "sizeof(_PyOpcache_LoadGlobal)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache_LoadGlobal, ptr) == 0, "_PyOpcache_LoadGlobal.ptr");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache_LoadGlobal, globals_ver) == 8, "_PyOpcache_LoadGlobal.globals_ver");
+PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache_LoadGlobal, builtins_ver) == 16, "_PyOpcache_LoadGlobal.builtins_ver");
 PYOFFSETS_STATIC_ASSERT(sizeof(PyContext) == 48, "sizeof(PyContext)");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyContext, ob_base) == 0, "PyContext.ob_base");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyContext, ob_base.ob_refcnt) == 0, "PyContext.ob_base.ob_refcnt");
@@ -9119,6 +9154,46 @@ PYOFFSETS_STATIC_ASSERT(offsetof(PyContextVar, var_hash) == 56, "PyContextVar.va
 PYOFFSETS_STATIC_ASSERT(sizeof(PyGC_Head) == 16, "sizeof(PyGC_Head)");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyGC_Head, _gc_next) == 0, "PyGC_Head._gc_next");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyGC_Head, _gc_prev) == 8, "PyGC_Head._gc_prev");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _gc_runtime_state) == 240, "sizeof(struct _gc_runtime_state)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, trash_delete_later) == 0, "_gc_runtime_state.trash_delete_later");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, trash_delete_nesting) == 8, "_gc_runtime_state.trash_delete_nesting");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, enabled) == 12, "_gc_runtime_state.enabled");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, debug) == 16, "_gc_runtime_state.debug");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, generations) == 24, "_gc_runtime_state.generations");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, generation0) == 96, "_gc_runtime_state.generation0");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation) == 104, "_gc_runtime_state.permanent_generation");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.head) == 104, "_gc_runtime_state.permanent_generation.head");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.head._gc_next) == 104, "_gc_runtime_state.permanent_generation.head._gc_next");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.head._gc_prev) == 112, "_gc_runtime_state.permanent_generation.head._gc_prev");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.threshold) == 120, "_gc_runtime_state.permanent_generation.threshold");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.count) == 124, "_gc_runtime_state.permanent_generation.count");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, generation_stats) == 128, "_gc_runtime_state.generation_stats");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, collecting) == 200, "_gc_runtime_state.collecting");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, garbage) == 208, "_gc_runtime_state.garbage");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, callbacks) == 216, "_gc_runtime_state.callbacks");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, long_lived_total) == 224, "_gc_runtime_state.long_lived_total");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, long_lived_pending) == 232, "_gc_runtime_state.long_lived_pending");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct gc_generation) == 24, "sizeof(struct gc_generation)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, head) == 0, "gc_generation.head");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, head._gc_next) == 0, "gc_generation.head._gc_next");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, head._gc_prev) == 8, "gc_generation.head._gc_prev");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, threshold) == 16, "gc_generation.threshold");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, count) == 20, "gc_generation.count");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct gc_generation_stats) == 24, "sizeof(struct gc_generation_stats)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation_stats, collections) == 0, "gc_generation_stats.collections");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation_stats, collected) == 8, "gc_generation_stats.collected");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation_stats, uncollectable) == 16, "gc_generation_stats.uncollectable");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _gil_runtime_state) == 208, "sizeof(struct _gil_runtime_state)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, interval) == 0, "_gil_runtime_state.interval");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, last_holder) == 8, "_gil_runtime_state.last_holder");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, last_holder._value) == 8, "_gil_runtime_state.last_holder._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, locked) == 16, "_gil_runtime_state.locked");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, locked._value) == 16, "_gil_runtime_state.locked._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, switch_number) == 24, "_gil_runtime_state.switch_number");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, cond) == 32, "_gil_runtime_state.cond");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, mutex) == 80, "_gil_runtime_state.mutex");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, switch_cond) == 120, "_gil_runtime_state.switch_cond");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, switch_mutex) == 168, "_gil_runtime_state.switch_mutex");
 PYOFFSETS_STATIC_ASSERT(sizeof(PyHamtIteratorState) == 120, "sizeof(PyHamtIteratorState)");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtIteratorState, i_nodes) == 0, "PyHamtIteratorState.i_nodes");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtIteratorState, i_pos) == 56, "PyHamtIteratorState.i_pos");
@@ -9134,6 +9209,25 @@ PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtObject, ob_base.ob_type) == 8, "PyHamtObj
 PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtObject, h_root) == 16, "PyHamtObject.h_root");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtObject, h_weakreflist) == 24, "PyHamtObject.h_weakreflist");
 PYOFFSETS_STATIC_ASSERT(offsetof(PyHamtObject, h_count) == 32, "PyHamtObject.h_count");
+PYOFFSETS_STATIC_ASSERT(sizeof(_Py_hashtable_allocator_t) == 16, "sizeof(_Py_hashtable_allocator_t)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_allocator_t, malloc) == 0, "_Py_hashtable_allocator_t.malloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_allocator_t, free) == 8, "_Py_hashtable_allocator_t.free");
+PYOFFSETS_STATIC_ASSERT(sizeof(_Py_hashtable_t) == 80, "sizeof(_Py_hashtable_t)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, nentries) == 0, "_Py_hashtable_t.nentries");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, nbuckets) == 8, "_Py_hashtable_t.nbuckets");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, buckets) == 16, "_Py_hashtable_t.buckets");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, get_entry_func) == 24, "_Py_hashtable_t.get_entry_func");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, hash_func) == 32, "_Py_hashtable_t.hash_func");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, compare_func) == 40, "_Py_hashtable_t.compare_func");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, key_destroy_func) == 48, "_Py_hashtable_t.key_destroy_func");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, value_destroy_func) == 56, "_Py_hashtable_t.value_destroy_func");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, alloc) == 64, "_Py_hashtable_t.alloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, alloc.malloc) == 64, "_Py_hashtable_t.alloc.malloc");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, alloc.free) == 72, "_Py_hashtable_t.alloc.free");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _Py_slist_item_s) == 8, "sizeof(struct _Py_slist_item_s)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_slist_item_s, next) == 0, "_Py_slist_item_t.next");
+PYOFFSETS_STATIC_ASSERT(sizeof(_Py_slist_t) == 8, "sizeof(_Py_slist_t)");
+PYOFFSETS_STATIC_ASSERT(offsetof(_Py_slist_t, head) == 0, "_Py_slist_t.head");
 PYOFFSETS_STATIC_ASSERT(sizeof(struct _is) == 5648, "sizeof(struct _is)");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, next) == 0, "PyInterpreterState.next");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, tstate_head) == 8, "PyInterpreterState.tstate_head");
@@ -9286,20 +9380,44 @@ PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, parser.listnode) == 3544, "PyInterp
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, parser.listnode.level) == 3544, "PyInterpreterState.parser.listnode.level");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, parser.listnode.atbol) == 3548, "PyInterpreterState.parser.listnode.atbol");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _is, small_ints) == 3552, "PyInterpreterState.small_ints");
-PYOFFSETS_STATIC_ASSERT(sizeof(_PyAccu) == 16, "sizeof(_PyAccu)");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyAccu, large) == 0, "_PyAccu.large");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyAccu, small) == 8, "_PyAccu.small");
-PYOFFSETS_STATIC_ASSERT(sizeof(_PyOpcache) == 32, "sizeof(_PyOpcache)");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache, u) == 0, "_PyOpcache.u");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache, u.lg) == 0, "_PyOpcache.u.lg");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache, u.lg.ptr) == 0, "_PyOpcache.u.lg.ptr");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache, u.lg.globals_ver) == 8, "_PyOpcache.u.lg.globals_ver");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache, u.lg.builtins_ver) == 16, "_PyOpcache.u.lg.builtins_ver");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache, optimized) == 24, "_PyOpcache.optimized");
-PYOFFSETS_STATIC_ASSERT(sizeof(_PyOpcache_LoadGlobal) == 24, "sizeof(_PyOpcache_LoadGlobal)");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache_LoadGlobal, ptr) == 0, "_PyOpcache_LoadGlobal.ptr");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache_LoadGlobal, globals_ver) == 8, "_PyOpcache_LoadGlobal.globals_ver");
-PYOFFSETS_STATIC_ASSERT(offsetof(_PyOpcache_LoadGlobal, builtins_ver) == 16, "_PyOpcache_LoadGlobal.builtins_ver");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _Py_unicode_fs_codec) == 32, "sizeof(struct _Py_unicode_fs_codec)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_fs_codec, encoding) == 0, "_Py_unicode_fs_codec.encoding");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_fs_codec, utf8) == 8, "_Py_unicode_fs_codec.utf8");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_fs_codec, errors) == 16, "_Py_unicode_fs_codec.errors");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_fs_codec, error_handler) == 24, "_Py_unicode_fs_codec.error_handler");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _Py_unicode_state) == 32, "sizeof(struct _Py_unicode_state)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_state, fs_codec) == 0, "_Py_unicode_state.fs_codec");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_state, fs_codec.encoding) == 0, "_Py_unicode_state.fs_codec.encoding");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_state, fs_codec.utf8) == 8, "_Py_unicode_state.fs_codec.utf8");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_state, fs_codec.errors) == 16, "_Py_unicode_state.fs_codec.errors");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_state, fs_codec.error_handler) == 24, "_Py_unicode_state.fs_codec.error_handler");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _ceval_state) == 552, "sizeof(struct _ceval_state)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, recursion_limit) == 0, "_ceval_state.recursion_limit");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, tracing_possible) == 4, "_ceval_state.tracing_possible");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, eval_breaker) == 8, "_ceval_state.eval_breaker");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, eval_breaker._value) == 8, "_ceval_state.eval_breaker._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, gil_drop_request) == 12, "_ceval_state.gil_drop_request");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, gil_drop_request._value) == 12, "_ceval_state.gil_drop_request._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending) == 16, "_ceval_state.pending");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending.lock) == 16, "_ceval_state.pending.lock");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending.calls_to_do) == 24, "_ceval_state.pending.calls_to_do");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending.calls_to_do._value) == 24, "_ceval_state.pending.calls_to_do._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending.async_exc) == 28, "_ceval_state.pending.async_exc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending.calls) == 32, "_ceval_state.pending.calls");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending.first) == 544, "_ceval_state.pending.first");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending.last) == 548, "_ceval_state.pending.last");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _pending_calls) == 536, "sizeof(struct _pending_calls)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, lock) == 0, "_pending_calls.lock");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, calls_to_do) == 8, "_pending_calls.calls_to_do");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, calls_to_do._value) == 8, "_pending_calls.calls_to_do._value");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, async_exc) == 12, "_pending_calls.async_exc");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, calls) == 16, "_pending_calls.calls");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, first) == 528, "_pending_calls.first");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, last) == 532, "_pending_calls.last");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _xidregitem) == 24, "sizeof(struct _xidregitem)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _xidregitem, cls) == 0, "_xidregitem.cls");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _xidregitem, getdata) == 8, "_xidregitem.getdata");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _xidregitem, next) == 16, "_xidregitem.next");
 PYOFFSETS_STATIC_ASSERT(sizeof(struct pyruntimestate) == 656, "sizeof(struct pyruntimestate)");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct pyruntimestate, preinitializing) == 0, "_PyRuntimeState.preinitializing");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct pyruntimestate, preinitialized) == 4, "_PyRuntimeState.preinitialized");
@@ -9358,40 +9476,6 @@ PYOFFSETS_STATIC_ASSERT(sizeof(struct _Py_AuditHookEntry) == 24, "sizeof(struct 
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_AuditHookEntry, next) == 0, "_Py_AuditHookEntry.next");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_AuditHookEntry, hookCFunction) == 8, "_Py_AuditHookEntry.hookCFunction");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_AuditHookEntry, userData) == 16, "_Py_AuditHookEntry.userData");
-PYOFFSETS_STATIC_ASSERT(sizeof(_Py_atomic_address) == 8, "sizeof(_Py_atomic_address)");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_atomic_address, _value) == 0, "_Py_atomic_address._value");
-PYOFFSETS_STATIC_ASSERT(sizeof(_Py_atomic_int) == 4, "sizeof(_Py_atomic_int)");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_atomic_int, _value) == 0, "_Py_atomic_int._value");
-PYOFFSETS_STATIC_ASSERT(sizeof(_Py_hashtable_allocator_t) == 16, "sizeof(_Py_hashtable_allocator_t)");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_allocator_t, malloc) == 0, "_Py_hashtable_allocator_t.malloc");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_allocator_t, free) == 8, "_Py_hashtable_allocator_t.free");
-PYOFFSETS_STATIC_ASSERT(sizeof(_Py_hashtable_t) == 80, "sizeof(_Py_hashtable_t)");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, nentries) == 0, "_Py_hashtable_t.nentries");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, nbuckets) == 8, "_Py_hashtable_t.nbuckets");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, buckets) == 16, "_Py_hashtable_t.buckets");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, get_entry_func) == 24, "_Py_hashtable_t.get_entry_func");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, hash_func) == 32, "_Py_hashtable_t.hash_func");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, compare_func) == 40, "_Py_hashtable_t.compare_func");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, key_destroy_func) == 48, "_Py_hashtable_t.key_destroy_func");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, value_destroy_func) == 56, "_Py_hashtable_t.value_destroy_func");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, alloc) == 64, "_Py_hashtable_t.alloc");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, alloc.malloc) == 64, "_Py_hashtable_t.alloc.malloc");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_hashtable_t, alloc.free) == 72, "_Py_hashtable_t.alloc.free");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _Py_slist_item_s) == 8, "sizeof(struct _Py_slist_item_s)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_slist_item_s, next) == 0, "_Py_slist_item_t.next");
-PYOFFSETS_STATIC_ASSERT(sizeof(_Py_slist_t) == 8, "sizeof(_Py_slist_t)");
-PYOFFSETS_STATIC_ASSERT(offsetof(_Py_slist_t, head) == 0, "_Py_slist_t.head");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _Py_unicode_fs_codec) == 32, "sizeof(struct _Py_unicode_fs_codec)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_fs_codec, encoding) == 0, "_Py_unicode_fs_codec.encoding");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_fs_codec, utf8) == 8, "_Py_unicode_fs_codec.utf8");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_fs_codec, errors) == 16, "_Py_unicode_fs_codec.errors");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_fs_codec, error_handler) == 24, "_Py_unicode_fs_codec.error_handler");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _Py_unicode_state) == 32, "sizeof(struct _Py_unicode_state)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_state, fs_codec) == 0, "_Py_unicode_state.fs_codec");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_state, fs_codec.encoding) == 0, "_Py_unicode_state.fs_codec.encoding");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_state, fs_codec.utf8) == 8, "_Py_unicode_state.fs_codec.utf8");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_state, fs_codec.errors) == 16, "_Py_unicode_state.fs_codec.errors");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _Py_unicode_state, fs_codec.error_handler) == 24, "_Py_unicode_state.fs_codec.error_handler");
 PYOFFSETS_STATIC_ASSERT(sizeof(struct _ceval_runtime_state) == 216, "sizeof(struct _ceval_runtime_state)");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, signals_pending) == 0, "_ceval_runtime_state.signals_pending");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, signals_pending._value) == 0, "_ceval_runtime_state.signals_pending._value");
@@ -9406,51 +9490,6 @@ PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil.cond) == 40, "
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil.mutex) == 88, "_ceval_runtime_state.gil.mutex");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil.switch_cond) == 128, "_ceval_runtime_state.gil.switch_cond");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_runtime_state, gil.switch_mutex) == 176, "_ceval_runtime_state.gil.switch_mutex");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _ceval_state) == 552, "sizeof(struct _ceval_state)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, recursion_limit) == 0, "_ceval_state.recursion_limit");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, tracing_possible) == 4, "_ceval_state.tracing_possible");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, eval_breaker) == 8, "_ceval_state.eval_breaker");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, eval_breaker._value) == 8, "_ceval_state.eval_breaker._value");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, gil_drop_request) == 12, "_ceval_state.gil_drop_request");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, gil_drop_request._value) == 12, "_ceval_state.gil_drop_request._value");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending) == 16, "_ceval_state.pending");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending.lock) == 16, "_ceval_state.pending.lock");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending.calls_to_do) == 24, "_ceval_state.pending.calls_to_do");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending.calls_to_do._value) == 24, "_ceval_state.pending.calls_to_do._value");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending.async_exc) == 28, "_ceval_state.pending.async_exc");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending.calls) == 32, "_ceval_state.pending.calls");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending.first) == 544, "_ceval_state.pending.first");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _ceval_state, pending.last) == 548, "_ceval_state.pending.last");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _gc_runtime_state) == 240, "sizeof(struct _gc_runtime_state)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, trash_delete_later) == 0, "_gc_runtime_state.trash_delete_later");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, trash_delete_nesting) == 8, "_gc_runtime_state.trash_delete_nesting");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, enabled) == 12, "_gc_runtime_state.enabled");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, debug) == 16, "_gc_runtime_state.debug");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, generations) == 24, "_gc_runtime_state.generations");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, generation0) == 96, "_gc_runtime_state.generation0");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation) == 104, "_gc_runtime_state.permanent_generation");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.head) == 104, "_gc_runtime_state.permanent_generation.head");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.head._gc_next) == 104, "_gc_runtime_state.permanent_generation.head._gc_next");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.head._gc_prev) == 112, "_gc_runtime_state.permanent_generation.head._gc_prev");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.threshold) == 120, "_gc_runtime_state.permanent_generation.threshold");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, permanent_generation.count) == 124, "_gc_runtime_state.permanent_generation.count");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, generation_stats) == 128, "_gc_runtime_state.generation_stats");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, collecting) == 200, "_gc_runtime_state.collecting");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, garbage) == 208, "_gc_runtime_state.garbage");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, callbacks) == 216, "_gc_runtime_state.callbacks");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, long_lived_total) == 224, "_gc_runtime_state.long_lived_total");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gc_runtime_state, long_lived_pending) == 232, "_gc_runtime_state.long_lived_pending");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _gil_runtime_state) == 208, "sizeof(struct _gil_runtime_state)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, interval) == 0, "_gil_runtime_state.interval");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, last_holder) == 8, "_gil_runtime_state.last_holder");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, last_holder._value) == 8, "_gil_runtime_state.last_holder._value");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, locked) == 16, "_gil_runtime_state.locked");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, locked._value) == 16, "_gil_runtime_state.locked._value");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, switch_number) == 24, "_gil_runtime_state.switch_number");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, cond) == 32, "_gil_runtime_state.cond");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, mutex) == 80, "_gil_runtime_state.mutex");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, switch_cond) == 120, "_gil_runtime_state.switch_cond");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _gil_runtime_state, switch_mutex) == 168, "_gil_runtime_state.switch_mutex");
 PYOFFSETS_STATIC_ASSERT(sizeof(struct _gilstate_runtime_state) == 32, "sizeof(struct _gilstate_runtime_state)");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _gilstate_runtime_state, check_enabled) == 0, "_gilstate_runtime_state.check_enabled");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _gilstate_runtime_state, tstate_current) == 8, "_gilstate_runtime_state.tstate_current");
@@ -9459,3289 +9498,3507 @@ PYOFFSETS_STATIC_ASSERT(offsetof(struct _gilstate_runtime_state, autoInterpreter
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _gilstate_runtime_state, autoTSSkey) == 24, "_gilstate_runtime_state.autoTSSkey");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _gilstate_runtime_state, autoTSSkey._is_initialized) == 24, "_gilstate_runtime_state.autoTSSkey._is_initialized");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _gilstate_runtime_state, autoTSSkey._key) == 28, "_gilstate_runtime_state.autoTSSkey._key");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _pending_calls) == 536, "sizeof(struct _pending_calls)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, lock) == 0, "_pending_calls.lock");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, calls_to_do) == 8, "_pending_calls.calls_to_do");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, calls_to_do._value) == 8, "_pending_calls.calls_to_do._value");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, async_exc) == 12, "_pending_calls.async_exc");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, calls) == 16, "_pending_calls.calls");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, first) == 528, "_pending_calls.first");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _pending_calls, last) == 532, "_pending_calls.last");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _warnings_runtime_state) == 32, "sizeof(struct _warnings_runtime_state)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _warnings_runtime_state, filters) == 0, "_warnings_runtime_state.filters");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _warnings_runtime_state, once_registry) == 8, "_warnings_runtime_state.once_registry");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _warnings_runtime_state, default_action) == 16, "_warnings_runtime_state.default_action");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _warnings_runtime_state, filters_version) == 24, "_warnings_runtime_state.filters_version");
 PYOFFSETS_STATIC_ASSERT(sizeof(struct _xidregistry) == 16, "sizeof(struct _xidregistry)");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _xidregistry, mutex) == 0, "_xidregistry.mutex");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct _xidregistry, head) == 8, "_xidregistry.head");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct _xidregitem) == 24, "sizeof(struct _xidregitem)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _xidregitem, cls) == 0, "_xidregitem.cls");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _xidregitem, getdata) == 8, "_xidregitem.getdata");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct _xidregitem, next) == 16, "_xidregitem.next");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct gc_generation) == 24, "sizeof(struct gc_generation)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, head) == 0, "gc_generation.head");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, head._gc_next) == 0, "gc_generation.head._gc_next");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, head._gc_prev) == 8, "gc_generation.head._gc_prev");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, threshold) == 16, "gc_generation.threshold");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation, count) == 20, "gc_generation.count");
-PYOFFSETS_STATIC_ASSERT(sizeof(struct gc_generation_stats) == 24, "sizeof(struct gc_generation_stats)");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation_stats, collections) == 0, "gc_generation_stats.collections");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation_stats, collected) == 8, "gc_generation_stats.collected");
-PYOFFSETS_STATIC_ASSERT(offsetof(struct gc_generation_stats, uncollectable) == 16, "gc_generation_stats.uncollectable");
 PYOFFSETS_STATIC_ASSERT(sizeof(struct pyinterpreters) == 32, "sizeof(struct pyinterpreters)");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct pyinterpreters, mutex) == 0, "pyinterpreters.mutex");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct pyinterpreters, head) == 8, "pyinterpreters.head");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct pyinterpreters, main) == 16, "pyinterpreters.main");
 PYOFFSETS_STATIC_ASSERT(offsetof(struct pyinterpreters, next_id) == 24, "pyinterpreters.next_id");
+PYOFFSETS_STATIC_ASSERT(sizeof(struct _warnings_runtime_state) == 32, "sizeof(struct _warnings_runtime_state)");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _warnings_runtime_state, filters) == 0, "_warnings_runtime_state.filters");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _warnings_runtime_state, once_registry) == 8, "_warnings_runtime_state.once_registry");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _warnings_runtime_state, default_action) == 16, "_warnings_runtime_state.default_action");
+PYOFFSETS_STATIC_ASSERT(offsetof(struct _warnings_runtime_state, filters_version) == 24, "_warnings_runtime_state.filters_version");
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
 #endif /* PYOFFSETS_CHECK_INTERNAL_LAYOUT */
-#if (defined(PYOFFSETS_CHECK_LAYOUT) || defined(PYOFFSETS_CHECK_INTERNAL_LAYOUT)) && defined(Py_BUILD_CORE)
-#ifdef AMPER
+#if (defined(PYOFFSETS_CHECK_LAYOUT) || defined(PYOFFSETS_CHECK_INTERNAL_LAYOUT)) && !defined(PYOFFSETS_WRONG_BUILD)
+#if defined(AMPER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((AMPER) == PYOFFSETS_CONST_AMPER, "AMPER");
 #endif
-#ifdef AMPEREQUAL
+#if defined(AMPEREQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((AMPEREQUAL) == PYOFFSETS_CONST_AMPEREQUAL, "AMPEREQUAL");
 #endif
-#ifdef ASYNC
+#if defined(ASYNC) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ASYNC) == PYOFFSETS_CONST_ASYNC, "ASYNC");
 #endif
-#ifdef AT
+#if defined(AT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((AT) == PYOFFSETS_CONST_AT, "AT");
 #endif
-#ifdef ATEQUAL
+#if defined(ATEQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ATEQUAL) == PYOFFSETS_CONST_ATEQUAL, "ATEQUAL");
 #endif
-#ifdef AWAIT
+#if defined(AWAIT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((AWAIT) == PYOFFSETS_CONST_AWAIT, "AWAIT");
 #endif
-#ifdef BEFORE_ASYNC_WITH
+#if defined(BEFORE_ASYNC_WITH) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BEFORE_ASYNC_WITH) == PYOFFSETS_CONST_BEFORE_ASYNC_WITH, "BEFORE_ASYNC_WITH");
 #endif
-#ifdef BINARY_ADD
+#if defined(BINARY_ADD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BINARY_ADD) == PYOFFSETS_CONST_BINARY_ADD, "BINARY_ADD");
 #endif
-#ifdef BINARY_AND
+#if defined(BINARY_AND) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BINARY_AND) == PYOFFSETS_CONST_BINARY_AND, "BINARY_AND");
 #endif
-#ifdef BINARY_FLOOR_DIVIDE
+#if defined(BINARY_FLOOR_DIVIDE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BINARY_FLOOR_DIVIDE) == PYOFFSETS_CONST_BINARY_FLOOR_DIVIDE, "BINARY_FLOOR_DIVIDE");
 #endif
-#ifdef BINARY_LSHIFT
+#if defined(BINARY_LSHIFT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BINARY_LSHIFT) == PYOFFSETS_CONST_BINARY_LSHIFT, "BINARY_LSHIFT");
 #endif
-#ifdef BINARY_MATRIX_MULTIPLY
+#if defined(BINARY_MATRIX_MULTIPLY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BINARY_MATRIX_MULTIPLY) == PYOFFSETS_CONST_BINARY_MATRIX_MULTIPLY, "BINARY_MATRIX_MULTIPLY");
 #endif
-#ifdef BINARY_MODULO
+#if defined(BINARY_MODULO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BINARY_MODULO) == PYOFFSETS_CONST_BINARY_MODULO, "BINARY_MODULO");
 #endif
-#ifdef BINARY_MULTIPLY
+#if defined(BINARY_MULTIPLY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BINARY_MULTIPLY) == PYOFFSETS_CONST_BINARY_MULTIPLY, "BINARY_MULTIPLY");
 #endif
-#ifdef BINARY_OR
+#if defined(BINARY_OR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BINARY_OR) == PYOFFSETS_CONST_BINARY_OR, "BINARY_OR");
 #endif
-#ifdef BINARY_POWER
+#if defined(BINARY_POWER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BINARY_POWER) == PYOFFSETS_CONST_BINARY_POWER, "BINARY_POWER");
 #endif
-#ifdef BINARY_RSHIFT
+#if defined(BINARY_RSHIFT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BINARY_RSHIFT) == PYOFFSETS_CONST_BINARY_RSHIFT, "BINARY_RSHIFT");
 #endif
-#ifdef BINARY_SUBSCR
+#if defined(BINARY_SUBSCR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BINARY_SUBSCR) == PYOFFSETS_CONST_BINARY_SUBSCR, "BINARY_SUBSCR");
 #endif
-#ifdef BINARY_SUBTRACT
+#if defined(BINARY_SUBTRACT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BINARY_SUBTRACT) == PYOFFSETS_CONST_BINARY_SUBTRACT, "BINARY_SUBTRACT");
 #endif
-#ifdef BINARY_TRUE_DIVIDE
+#if defined(BINARY_TRUE_DIVIDE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BINARY_TRUE_DIVIDE) == PYOFFSETS_CONST_BINARY_TRUE_DIVIDE, "BINARY_TRUE_DIVIDE");
 #endif
-#ifdef BINARY_XOR
+#if defined(BINARY_XOR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BINARY_XOR) == PYOFFSETS_CONST_BINARY_XOR, "BINARY_XOR");
 #endif
-#ifdef BITSPERBYTE
+#if defined(BITSPERBYTE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BITSPERBYTE) == PYOFFSETS_CONST_BITSPERBYTE, "BITSPERBYTE");
 #endif
-#ifdef BUILD_CONST_KEY_MAP
+#if defined(BUILD_CONST_KEY_MAP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BUILD_CONST_KEY_MAP) == PYOFFSETS_CONST_BUILD_CONST_KEY_MAP, "BUILD_CONST_KEY_MAP");
 #endif
-#ifdef BUILD_LIST
+#if defined(BUILD_LIST) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BUILD_LIST) == PYOFFSETS_CONST_BUILD_LIST, "BUILD_LIST");
 #endif
-#ifdef BUILD_MAP
+#if defined(BUILD_MAP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BUILD_MAP) == PYOFFSETS_CONST_BUILD_MAP, "BUILD_MAP");
 #endif
-#ifdef BUILD_SET
+#if defined(BUILD_SET) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BUILD_SET) == PYOFFSETS_CONST_BUILD_SET, "BUILD_SET");
 #endif
-#ifdef BUILD_SLICE
+#if defined(BUILD_SLICE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BUILD_SLICE) == PYOFFSETS_CONST_BUILD_SLICE, "BUILD_SLICE");
 #endif
-#ifdef BUILD_STRING
+#if defined(BUILD_STRING) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BUILD_STRING) == PYOFFSETS_CONST_BUILD_STRING, "BUILD_STRING");
 #endif
-#ifdef BUILD_TUPLE
+#if defined(BUILD_TUPLE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BUILD_TUPLE) == PYOFFSETS_CONST_BUILD_TUPLE, "BUILD_TUPLE");
 #endif
-#ifdef CALL_FUNCTION
+#if defined(CALL_FUNCTION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CALL_FUNCTION) == PYOFFSETS_CONST_CALL_FUNCTION, "CALL_FUNCTION");
 #endif
-#ifdef CALL_FUNCTION_EX
+#if defined(CALL_FUNCTION_EX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CALL_FUNCTION_EX) == PYOFFSETS_CONST_CALL_FUNCTION_EX, "CALL_FUNCTION_EX");
 #endif
-#ifdef CALL_FUNCTION_KW
+#if defined(CALL_FUNCTION_KW) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CALL_FUNCTION_KW) == PYOFFSETS_CONST_CALL_FUNCTION_KW, "CALL_FUNCTION_KW");
 #endif
-#ifdef CALL_METHOD
+#if defined(CALL_METHOD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CALL_METHOD) == PYOFFSETS_CONST_CALL_METHOD, "CALL_METHOD");
 #endif
-#ifdef CELL
+#if defined(CELL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CELL) == PYOFFSETS_CONST_CELL, "CELL");
 #endif
-#ifdef CIRCUMFLEX
+#if defined(CIRCUMFLEX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CIRCUMFLEX) == PYOFFSETS_CONST_CIRCUMFLEX, "CIRCUMFLEX");
 #endif
-#ifdef CIRCUMFLEXEQUAL
+#if defined(CIRCUMFLEXEQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CIRCUMFLEXEQUAL) == PYOFFSETS_CONST_CIRCUMFLEXEQUAL, "CIRCUMFLEXEQUAL");
 #endif
-#ifdef COLON
+#if defined(COLON) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((COLON) == PYOFFSETS_CONST_COLON, "COLON");
 #endif
-#ifdef COLONEQUAL
+#if defined(COLONEQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((COLONEQUAL) == PYOFFSETS_CONST_COLONEQUAL, "COLONEQUAL");
 #endif
-#ifdef COMMA
+#if defined(COMMA) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((COMMA) == PYOFFSETS_CONST_COMMA, "COMMA");
 #endif
-#ifdef COMPARE_OP
+#if defined(COMPARE_OP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((COMPARE_OP) == PYOFFSETS_CONST_COMPARE_OP, "COMPARE_OP");
 #endif
-#ifdef CONTAINS_OP
+#if defined(CONTAINS_OP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CONTAINS_OP) == PYOFFSETS_CONST_CONTAINS_OP, "CONTAINS_OP");
 #endif
-#ifdef CO_ASYNC_GENERATOR
+#if defined(CO_ASYNC_GENERATOR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_ASYNC_GENERATOR) == PYOFFSETS_CONST_CO_ASYNC_GENERATOR, "CO_ASYNC_GENERATOR");
 #endif
-#ifdef CO_CELL_NOT_AN_ARG
+#if defined(CO_CELL_NOT_AN_ARG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_CELL_NOT_AN_ARG) == PYOFFSETS_CONST_CO_CELL_NOT_AN_ARG, "CO_CELL_NOT_AN_ARG");
 #endif
-#ifdef CO_COROUTINE
+#if defined(CO_COROUTINE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_COROUTINE) == PYOFFSETS_CONST_CO_COROUTINE, "CO_COROUTINE");
 #endif
-#ifdef CO_FUTURE_ABSOLUTE_IMPORT
+#if defined(CO_FUTURE_ABSOLUTE_IMPORT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_FUTURE_ABSOLUTE_IMPORT) == PYOFFSETS_CONST_CO_FUTURE_ABSOLUTE_IMPORT, "CO_FUTURE_ABSOLUTE_IMPORT");
 #endif
-#ifdef CO_FUTURE_ANNOTATIONS
+#if defined(CO_FUTURE_ANNOTATIONS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_FUTURE_ANNOTATIONS) == PYOFFSETS_CONST_CO_FUTURE_ANNOTATIONS, "CO_FUTURE_ANNOTATIONS");
 #endif
-#ifdef CO_FUTURE_BARRY_AS_BDFL
+#if defined(CO_FUTURE_BARRY_AS_BDFL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_FUTURE_BARRY_AS_BDFL) == PYOFFSETS_CONST_CO_FUTURE_BARRY_AS_BDFL, "CO_FUTURE_BARRY_AS_BDFL");
 #endif
-#ifdef CO_FUTURE_DIVISION
+#if defined(CO_FUTURE_DIVISION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_FUTURE_DIVISION) == PYOFFSETS_CONST_CO_FUTURE_DIVISION, "CO_FUTURE_DIVISION");
 #endif
-#ifdef CO_FUTURE_GENERATOR_STOP
+#if defined(CO_FUTURE_GENERATOR_STOP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_FUTURE_GENERATOR_STOP) == PYOFFSETS_CONST_CO_FUTURE_GENERATOR_STOP, "CO_FUTURE_GENERATOR_STOP");
 #endif
-#ifdef CO_FUTURE_PRINT_FUNCTION
+#if defined(CO_FUTURE_PRINT_FUNCTION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_FUTURE_PRINT_FUNCTION) == PYOFFSETS_CONST_CO_FUTURE_PRINT_FUNCTION, "CO_FUTURE_PRINT_FUNCTION");
 #endif
-#ifdef CO_FUTURE_UNICODE_LITERALS
+#if defined(CO_FUTURE_UNICODE_LITERALS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_FUTURE_UNICODE_LITERALS) == PYOFFSETS_CONST_CO_FUTURE_UNICODE_LITERALS, "CO_FUTURE_UNICODE_LITERALS");
 #endif
-#ifdef CO_FUTURE_WITH_STATEMENT
+#if defined(CO_FUTURE_WITH_STATEMENT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_FUTURE_WITH_STATEMENT) == PYOFFSETS_CONST_CO_FUTURE_WITH_STATEMENT, "CO_FUTURE_WITH_STATEMENT");
 #endif
-#ifdef CO_GENERATOR
+#if defined(CO_GENERATOR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_GENERATOR) == PYOFFSETS_CONST_CO_GENERATOR, "CO_GENERATOR");
 #endif
-#ifdef CO_ITERABLE_COROUTINE
+#if defined(CO_ITERABLE_COROUTINE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_ITERABLE_COROUTINE) == PYOFFSETS_CONST_CO_ITERABLE_COROUTINE, "CO_ITERABLE_COROUTINE");
 #endif
-#ifdef CO_MAXBLOCKS
+#if defined(CO_MAXBLOCKS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_MAXBLOCKS) == PYOFFSETS_CONST_CO_MAXBLOCKS, "CO_MAXBLOCKS");
 #endif
-#ifdef CO_NESTED
+#if defined(CO_NESTED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_NESTED) == PYOFFSETS_CONST_CO_NESTED, "CO_NESTED");
 #endif
-#ifdef CO_NEWLOCALS
+#if defined(CO_NEWLOCALS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_NEWLOCALS) == PYOFFSETS_CONST_CO_NEWLOCALS, "CO_NEWLOCALS");
 #endif
-#ifdef CO_NOFREE
+#if defined(CO_NOFREE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_NOFREE) == PYOFFSETS_CONST_CO_NOFREE, "CO_NOFREE");
 #endif
-#ifdef CO_OPTIMIZED
+#if defined(CO_OPTIMIZED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_OPTIMIZED) == PYOFFSETS_CONST_CO_OPTIMIZED, "CO_OPTIMIZED");
 #endif
-#ifdef CO_VARARGS
+#if defined(CO_VARARGS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_VARARGS) == PYOFFSETS_CONST_CO_VARARGS, "CO_VARARGS");
 #endif
-#ifdef CO_VARKEYWORDS
+#if defined(CO_VARKEYWORDS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((CO_VARKEYWORDS) == PYOFFSETS_CONST_CO_VARKEYWORDS, "CO_VARKEYWORDS");
 #endif
-#ifdef DEDENT
+#if defined(DEDENT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DEDENT) == PYOFFSETS_CONST_DEDENT, "DEDENT");
 #endif
-#ifdef DEF_ANNOT
+#if defined(DEF_ANNOT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DEF_ANNOT) == PYOFFSETS_CONST_DEF_ANNOT, "DEF_ANNOT");
 #endif
-#ifdef DEF_BOUND
+#if defined(DEF_BOUND) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DEF_BOUND) == PYOFFSETS_CONST_DEF_BOUND, "DEF_BOUND");
 #endif
-#ifdef DEF_COMP_ITER
+#if defined(DEF_COMP_ITER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DEF_COMP_ITER) == PYOFFSETS_CONST_DEF_COMP_ITER, "DEF_COMP_ITER");
 #endif
-#ifdef DEF_FREE
+#if defined(DEF_FREE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DEF_FREE) == PYOFFSETS_CONST_DEF_FREE, "DEF_FREE");
 #endif
-#ifdef DEF_FREE_CLASS
+#if defined(DEF_FREE_CLASS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DEF_FREE_CLASS) == PYOFFSETS_CONST_DEF_FREE_CLASS, "DEF_FREE_CLASS");
 #endif
-#ifdef DEF_GLOBAL
+#if defined(DEF_GLOBAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DEF_GLOBAL) == PYOFFSETS_CONST_DEF_GLOBAL, "DEF_GLOBAL");
 #endif
-#ifdef DEF_IMPORT
+#if defined(DEF_IMPORT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DEF_IMPORT) == PYOFFSETS_CONST_DEF_IMPORT, "DEF_IMPORT");
 #endif
-#ifdef DEF_LOCAL
+#if defined(DEF_LOCAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DEF_LOCAL) == PYOFFSETS_CONST_DEF_LOCAL, "DEF_LOCAL");
 #endif
-#ifdef DEF_NONLOCAL
+#if defined(DEF_NONLOCAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DEF_NONLOCAL) == PYOFFSETS_CONST_DEF_NONLOCAL, "DEF_NONLOCAL");
 #endif
-#ifdef DEF_PARAM
+#if defined(DEF_PARAM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DEF_PARAM) == PYOFFSETS_CONST_DEF_PARAM, "DEF_PARAM");
 #endif
-#ifdef DELETE_ATTR
+#if defined(DELETE_ATTR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DELETE_ATTR) == PYOFFSETS_CONST_DELETE_ATTR, "DELETE_ATTR");
 #endif
-#ifdef DELETE_DEREF
+#if defined(DELETE_DEREF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DELETE_DEREF) == PYOFFSETS_CONST_DELETE_DEREF, "DELETE_DEREF");
 #endif
-#ifdef DELETE_FAST
+#if defined(DELETE_FAST) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DELETE_FAST) == PYOFFSETS_CONST_DELETE_FAST, "DELETE_FAST");
 #endif
-#ifdef DELETE_GLOBAL
+#if defined(DELETE_GLOBAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DELETE_GLOBAL) == PYOFFSETS_CONST_DELETE_GLOBAL, "DELETE_GLOBAL");
 #endif
-#ifdef DELETE_NAME
+#if defined(DELETE_NAME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DELETE_NAME) == PYOFFSETS_CONST_DELETE_NAME, "DELETE_NAME");
 #endif
-#ifdef DELETE_SUBSCR
+#if defined(DELETE_SUBSCR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DELETE_SUBSCR) == PYOFFSETS_CONST_DELETE_SUBSCR, "DELETE_SUBSCR");
 #endif
-#ifdef DICT_MERGE
+#if defined(DICT_MERGE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DICT_MERGE) == PYOFFSETS_CONST_DICT_MERGE, "DICT_MERGE");
 #endif
-#ifdef DICT_UPDATE
+#if defined(DICT_UPDATE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DICT_UPDATE) == PYOFFSETS_CONST_DICT_UPDATE, "DICT_UPDATE");
 #endif
-#ifdef DOT
+#if defined(DOT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DOT) == PYOFFSETS_CONST_DOT, "DOT");
 #endif
-#ifdef DOUBLESLASH
+#if defined(DOUBLESLASH) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DOUBLESLASH) == PYOFFSETS_CONST_DOUBLESLASH, "DOUBLESLASH");
 #endif
-#ifdef DOUBLESLASHEQUAL
+#if defined(DOUBLESLASHEQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DOUBLESLASHEQUAL) == PYOFFSETS_CONST_DOUBLESLASHEQUAL, "DOUBLESLASHEQUAL");
 #endif
-#ifdef DOUBLESTAR
+#if defined(DOUBLESTAR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DOUBLESTAR) == PYOFFSETS_CONST_DOUBLESTAR, "DOUBLESTAR");
 #endif
-#ifdef DOUBLESTAREQUAL
+#if defined(DOUBLESTAREQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DOUBLESTAREQUAL) == PYOFFSETS_CONST_DOUBLESTAREQUAL, "DOUBLESTAREQUAL");
 #endif
-#ifdef DOUBLE_IS_LITTLE_ENDIAN_IEEE754
+#if defined(DOUBLE_IS_LITTLE_ENDIAN_IEEE754) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DOUBLE_IS_LITTLE_ENDIAN_IEEE754) == PYOFFSETS_CONST_DOUBLE_IS_LITTLE_ENDIAN_IEEE754, "DOUBLE_IS_LITTLE_ENDIAN_IEEE754");
 #endif
-#ifdef DUP_TOP
+#if defined(DUP_TOP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DUP_TOP) == PYOFFSETS_CONST_DUP_TOP, "DUP_TOP");
 #endif
-#ifdef DUP_TOP_TWO
+#if defined(DUP_TOP_TWO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DUP_TOP_TWO) == PYOFFSETS_CONST_DUP_TOP_TWO, "DUP_TOP_TWO");
 #endif
-#ifdef DYNAMIC_ANNOTATIONS_ENABLED
+#if defined(DYNAMIC_ANNOTATIONS_ENABLED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DYNAMIC_ANNOTATIONS_ENABLED) == PYOFFSETS_CONST_DYNAMIC_ANNOTATIONS_ENABLED, "DYNAMIC_ANNOTATIONS_ENABLED");
 #endif
-#ifdef ELLIPSIS
+#if defined(ELLIPSIS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ELLIPSIS) == PYOFFSETS_CONST_ELLIPSIS, "ELLIPSIS");
 #endif
-#ifdef EMPTY
+#if defined(EMPTY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((EMPTY) == PYOFFSETS_CONST_EMPTY, "EMPTY");
 #endif
-#ifdef ENABLE_IPV6
+#if defined(ENABLE_IPV6) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ENABLE_IPV6) == PYOFFSETS_CONST_ENABLE_IPV6, "ENABLE_IPV6");
 #endif
-#ifdef ENDMARKER
+#if defined(ENDMARKER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ENDMARKER) == PYOFFSETS_CONST_ENDMARKER, "ENDMARKER");
 #endif
-#ifdef END_ASYNC_FOR
+#if defined(END_ASYNC_FOR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((END_ASYNC_FOR) == PYOFFSETS_CONST_END_ASYNC_FOR, "END_ASYNC_FOR");
 #endif
-#ifdef EQEQUAL
+#if defined(EQEQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((EQEQUAL) == PYOFFSETS_CONST_EQEQUAL, "EQEQUAL");
 #endif
-#ifdef EQUAL
+#if defined(EQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((EQUAL) == PYOFFSETS_CONST_EQUAL, "EQUAL");
 #endif
-#ifdef ERRORTOKEN
+#if defined(ERRORTOKEN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ERRORTOKEN) == PYOFFSETS_CONST_ERRORTOKEN, "ERRORTOKEN");
 #endif
-#ifdef EXCEPT_HANDLER
+#if defined(EXCEPT_HANDLER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((EXCEPT_HANDLER) == PYOFFSETS_CONST_EXCEPT_HANDLER, "EXCEPT_HANDLER");
 #endif
-#ifdef EXTENDED_ARG
+#if defined(EXTENDED_ARG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((EXTENDED_ARG) == PYOFFSETS_CONST_EXTENDED_ARG, "EXTENDED_ARG");
 #endif
-#ifdef E_BADSINGLE
+#if defined(E_BADSINGLE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_BADSINGLE) == PYOFFSETS_CONST_E_BADSINGLE, "E_BADSINGLE");
 #endif
-#ifdef E_DECODE
+#if defined(E_DECODE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_DECODE) == PYOFFSETS_CONST_E_DECODE, "E_DECODE");
 #endif
-#ifdef E_DEDENT
+#if defined(E_DEDENT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_DEDENT) == PYOFFSETS_CONST_E_DEDENT, "E_DEDENT");
 #endif
-#ifdef E_DONE
+#if defined(E_DONE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_DONE) == PYOFFSETS_CONST_E_DONE, "E_DONE");
 #endif
-#ifdef E_EOF
+#if defined(E_EOF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_EOF) == PYOFFSETS_CONST_E_EOF, "E_EOF");
 #endif
-#ifdef E_EOFS
+#if defined(E_EOFS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_EOFS) == PYOFFSETS_CONST_E_EOFS, "E_EOFS");
 #endif
-#ifdef E_EOLS
+#if defined(E_EOLS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_EOLS) == PYOFFSETS_CONST_E_EOLS, "E_EOLS");
 #endif
-#ifdef E_ERROR
+#if defined(E_ERROR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_ERROR) == PYOFFSETS_CONST_E_ERROR, "E_ERROR");
 #endif
-#ifdef E_INTR
+#if defined(E_INTR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_INTR) == PYOFFSETS_CONST_E_INTR, "E_INTR");
 #endif
-#ifdef E_LINECONT
+#if defined(E_LINECONT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_LINECONT) == PYOFFSETS_CONST_E_LINECONT, "E_LINECONT");
 #endif
-#ifdef E_NOMEM
+#if defined(E_NOMEM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_NOMEM) == PYOFFSETS_CONST_E_NOMEM, "E_NOMEM");
 #endif
-#ifdef E_OK
+#if defined(E_OK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_OK) == PYOFFSETS_CONST_E_OK, "E_OK");
 #endif
-#ifdef E_OVERFLOW
+#if defined(E_OVERFLOW) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_OVERFLOW) == PYOFFSETS_CONST_E_OVERFLOW, "E_OVERFLOW");
 #endif
-#ifdef E_SYNTAX
+#if defined(E_SYNTAX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_SYNTAX) == PYOFFSETS_CONST_E_SYNTAX, "E_SYNTAX");
 #endif
-#ifdef E_TABSPACE
+#if defined(E_TABSPACE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_TABSPACE) == PYOFFSETS_CONST_E_TABSPACE, "E_TABSPACE");
 #endif
-#ifdef E_TOKEN
+#if defined(E_TOKEN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_TOKEN) == PYOFFSETS_CONST_E_TOKEN, "E_TOKEN");
 #endif
-#ifdef E_TOODEEP
+#if defined(E_TOODEEP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((E_TOODEEP) == PYOFFSETS_CONST_E_TOODEEP, "E_TOODEEP");
 #endif
-#ifdef FORMAT_VALUE
+#if defined(FORMAT_VALUE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FORMAT_VALUE) == PYOFFSETS_CONST_FORMAT_VALUE, "FORMAT_VALUE");
 #endif
-#ifdef FOR_ITER
+#if defined(FOR_ITER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FOR_ITER) == PYOFFSETS_CONST_FOR_ITER, "FOR_ITER");
 #endif
-#ifdef FREE
+#if defined(FREE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FREE) == PYOFFSETS_CONST_FREE, "FREE");
 #endif
-#ifdef FVC_ASCII
+#if defined(FVC_ASCII) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FVC_ASCII) == PYOFFSETS_CONST_FVC_ASCII, "FVC_ASCII");
 #endif
-#ifdef FVC_MASK
+#if defined(FVC_MASK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FVC_MASK) == PYOFFSETS_CONST_FVC_MASK, "FVC_MASK");
 #endif
-#ifdef FVC_NONE
+#if defined(FVC_NONE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FVC_NONE) == PYOFFSETS_CONST_FVC_NONE, "FVC_NONE");
 #endif
-#ifdef FVC_REPR
+#if defined(FVC_REPR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FVC_REPR) == PYOFFSETS_CONST_FVC_REPR, "FVC_REPR");
 #endif
-#ifdef FVC_STR
+#if defined(FVC_STR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FVC_STR) == PYOFFSETS_CONST_FVC_STR, "FVC_STR");
 #endif
-#ifdef FVS_HAVE_SPEC
+#if defined(FVS_HAVE_SPEC) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FVS_HAVE_SPEC) == PYOFFSETS_CONST_FVS_HAVE_SPEC, "FVS_HAVE_SPEC");
 #endif
-#ifdef FVS_MASK
+#if defined(FVS_MASK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FVS_MASK) == PYOFFSETS_CONST_FVS_MASK, "FVS_MASK");
 #endif
-#ifdef F_ALT
+#if defined(F_ALT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((F_ALT) == PYOFFSETS_CONST_F_ALT, "F_ALT");
 #endif
-#ifdef F_BLANK
+#if defined(F_BLANK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((F_BLANK) == PYOFFSETS_CONST_F_BLANK, "F_BLANK");
 #endif
-#ifdef F_LJUST
+#if defined(F_LJUST) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((F_LJUST) == PYOFFSETS_CONST_F_LJUST, "F_LJUST");
 #endif
-#ifdef F_SIGN
+#if defined(F_SIGN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((F_SIGN) == PYOFFSETS_CONST_F_SIGN, "F_SIGN");
 #endif
-#ifdef F_ZERO
+#if defined(F_ZERO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((F_ZERO) == PYOFFSETS_CONST_F_ZERO, "F_ZERO");
 #endif
-#ifdef GENERATOR
+#if defined(GENERATOR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((GENERATOR) == PYOFFSETS_CONST_GENERATOR, "GENERATOR");
 #endif
-#ifdef GENERATOR_EXPRESSION
+#if defined(GENERATOR_EXPRESSION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((GENERATOR_EXPRESSION) == PYOFFSETS_CONST_GENERATOR_EXPRESSION, "GENERATOR_EXPRESSION");
 #endif
-#ifdef GET_AITER
+#if defined(GET_AITER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((GET_AITER) == PYOFFSETS_CONST_GET_AITER, "GET_AITER");
 #endif
-#ifdef GET_ANEXT
+#if defined(GET_ANEXT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((GET_ANEXT) == PYOFFSETS_CONST_GET_ANEXT, "GET_ANEXT");
 #endif
-#ifdef GET_AWAITABLE
+#if defined(GET_AWAITABLE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((GET_AWAITABLE) == PYOFFSETS_CONST_GET_AWAITABLE, "GET_AWAITABLE");
 #endif
-#ifdef GET_ITER
+#if defined(GET_ITER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((GET_ITER) == PYOFFSETS_CONST_GET_ITER, "GET_ITER");
 #endif
-#ifdef GET_YIELD_FROM_ITER
+#if defined(GET_YIELD_FROM_ITER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((GET_YIELD_FROM_ITER) == PYOFFSETS_CONST_GET_YIELD_FROM_ITER, "GET_YIELD_FROM_ITER");
 #endif
-#ifdef GLOBAL_EXPLICIT
+#if defined(GLOBAL_EXPLICIT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((GLOBAL_EXPLICIT) == PYOFFSETS_CONST_GLOBAL_EXPLICIT, "GLOBAL_EXPLICIT");
 #endif
-#ifdef GLOBAL_IMPLICIT
+#if defined(GLOBAL_IMPLICIT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((GLOBAL_IMPLICIT) == PYOFFSETS_CONST_GLOBAL_IMPLICIT, "GLOBAL_IMPLICIT");
 #endif
-#ifdef GREATER
+#if defined(GREATER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((GREATER) == PYOFFSETS_CONST_GREATER, "GREATER");
 #endif
-#ifdef GREATEREQUAL
+#if defined(GREATEREQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((GREATEREQUAL) == PYOFFSETS_CONST_GREATEREQUAL, "GREATEREQUAL");
 #endif
-#ifdef HAVE_ACCEPT4
+#if defined(HAVE_ACCEPT4) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ACCEPT4) == PYOFFSETS_CONST_HAVE_ACCEPT4, "HAVE_ACCEPT4");
 #endif
-#ifdef HAVE_ACOSH
+#if defined(HAVE_ACOSH) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ACOSH) == PYOFFSETS_CONST_HAVE_ACOSH, "HAVE_ACOSH");
 #endif
-#ifdef HAVE_ADDRINFO
+#if defined(HAVE_ADDRINFO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ADDRINFO) == PYOFFSETS_CONST_HAVE_ADDRINFO, "HAVE_ADDRINFO");
 #endif
-#ifdef HAVE_ALARM
+#if defined(HAVE_ALARM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ALARM) == PYOFFSETS_CONST_HAVE_ALARM, "HAVE_ALARM");
 #endif
-#ifdef HAVE_ALLOCA_H
+#if defined(HAVE_ALLOCA_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ALLOCA_H) == PYOFFSETS_CONST_HAVE_ALLOCA_H, "HAVE_ALLOCA_H");
 #endif
-#ifdef HAVE_ARGUMENT
+#if defined(HAVE_ARGUMENT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ARGUMENT) == PYOFFSETS_CONST_HAVE_ARGUMENT, "HAVE_ARGUMENT");
 #endif
-#ifdef HAVE_ASINH
+#if defined(HAVE_ASINH) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ASINH) == PYOFFSETS_CONST_HAVE_ASINH, "HAVE_ASINH");
 #endif
-#ifdef HAVE_ASM_TYPES_H
+#if defined(HAVE_ASM_TYPES_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ASM_TYPES_H) == PYOFFSETS_CONST_HAVE_ASM_TYPES_H, "HAVE_ASM_TYPES_H");
 #endif
-#ifdef HAVE_ATANH
+#if defined(HAVE_ATANH) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ATANH) == PYOFFSETS_CONST_HAVE_ATANH, "HAVE_ATANH");
 #endif
-#ifdef HAVE_BIND_TEXTDOMAIN_CODESET
+#if defined(HAVE_BIND_TEXTDOMAIN_CODESET) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_BIND_TEXTDOMAIN_CODESET) == PYOFFSETS_CONST_HAVE_BIND_TEXTDOMAIN_CODESET, "HAVE_BIND_TEXTDOMAIN_CODESET");
 #endif
-#ifdef HAVE_BLUETOOTH_BLUETOOTH_H
+#if defined(HAVE_BLUETOOTH_BLUETOOTH_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_BLUETOOTH_BLUETOOTH_H) == PYOFFSETS_CONST_HAVE_BLUETOOTH_BLUETOOTH_H, "HAVE_BLUETOOTH_BLUETOOTH_H");
 #endif
-#ifdef HAVE_BUILTIN_ATOMIC
+#if defined(HAVE_BUILTIN_ATOMIC) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_BUILTIN_ATOMIC) == PYOFFSETS_CONST_HAVE_BUILTIN_ATOMIC, "HAVE_BUILTIN_ATOMIC");
 #endif
-#ifdef HAVE_CHOWN
+#if defined(HAVE_CHOWN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CHOWN) == PYOFFSETS_CONST_HAVE_CHOWN, "HAVE_CHOWN");
 #endif
-#ifdef HAVE_CHROOT
+#if defined(HAVE_CHROOT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CHROOT) == PYOFFSETS_CONST_HAVE_CHROOT, "HAVE_CHROOT");
 #endif
-#ifdef HAVE_CLOCK
+#if defined(HAVE_CLOCK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CLOCK) == PYOFFSETS_CONST_HAVE_CLOCK, "HAVE_CLOCK");
 #endif
-#ifdef HAVE_CLOCK_GETRES
+#if defined(HAVE_CLOCK_GETRES) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CLOCK_GETRES) == PYOFFSETS_CONST_HAVE_CLOCK_GETRES, "HAVE_CLOCK_GETRES");
 #endif
-#ifdef HAVE_CLOCK_GETTIME
+#if defined(HAVE_CLOCK_GETTIME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CLOCK_GETTIME) == PYOFFSETS_CONST_HAVE_CLOCK_GETTIME, "HAVE_CLOCK_GETTIME");
 #endif
-#ifdef HAVE_CLOCK_SETTIME
+#if defined(HAVE_CLOCK_SETTIME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CLOCK_SETTIME) == PYOFFSETS_CONST_HAVE_CLOCK_SETTIME, "HAVE_CLOCK_SETTIME");
 #endif
-#ifdef HAVE_COMPUTED_GOTOS
+#if defined(HAVE_COMPUTED_GOTOS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_COMPUTED_GOTOS) == PYOFFSETS_CONST_HAVE_COMPUTED_GOTOS, "HAVE_COMPUTED_GOTOS");
 #endif
-#ifdef HAVE_CONFSTR
+#if defined(HAVE_CONFSTR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CONFSTR) == PYOFFSETS_CONST_HAVE_CONFSTR, "HAVE_CONFSTR");
 #endif
-#ifdef HAVE_COPYSIGN
+#if defined(HAVE_COPYSIGN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_COPYSIGN) == PYOFFSETS_CONST_HAVE_COPYSIGN, "HAVE_COPYSIGN");
 #endif
-#ifdef HAVE_COPY_FILE_RANGE
+#if defined(HAVE_COPY_FILE_RANGE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_COPY_FILE_RANGE) == PYOFFSETS_CONST_HAVE_COPY_FILE_RANGE, "HAVE_COPY_FILE_RANGE");
 #endif
-#ifdef HAVE_CRYPT_H
+#if defined(HAVE_CRYPT_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CRYPT_H) == PYOFFSETS_CONST_HAVE_CRYPT_H, "HAVE_CRYPT_H");
 #endif
-#ifdef HAVE_CRYPT_R
+#if defined(HAVE_CRYPT_R) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CRYPT_R) == PYOFFSETS_CONST_HAVE_CRYPT_R, "HAVE_CRYPT_R");
 #endif
-#ifdef HAVE_CTERMID
+#if defined(HAVE_CTERMID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CTERMID) == PYOFFSETS_CONST_HAVE_CTERMID, "HAVE_CTERMID");
 #endif
-#ifdef HAVE_CURSES_FILTER
+#if defined(HAVE_CURSES_FILTER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CURSES_FILTER) == PYOFFSETS_CONST_HAVE_CURSES_FILTER, "HAVE_CURSES_FILTER");
 #endif
-#ifdef HAVE_CURSES_H
+#if defined(HAVE_CURSES_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CURSES_H) == PYOFFSETS_CONST_HAVE_CURSES_H, "HAVE_CURSES_H");
 #endif
-#ifdef HAVE_CURSES_HAS_KEY
+#if defined(HAVE_CURSES_HAS_KEY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CURSES_HAS_KEY) == PYOFFSETS_CONST_HAVE_CURSES_HAS_KEY, "HAVE_CURSES_HAS_KEY");
 #endif
-#ifdef HAVE_CURSES_IMMEDOK
+#if defined(HAVE_CURSES_IMMEDOK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CURSES_IMMEDOK) == PYOFFSETS_CONST_HAVE_CURSES_IMMEDOK, "HAVE_CURSES_IMMEDOK");
 #endif
-#ifdef HAVE_CURSES_IS_PAD
+#if defined(HAVE_CURSES_IS_PAD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CURSES_IS_PAD) == PYOFFSETS_CONST_HAVE_CURSES_IS_PAD, "HAVE_CURSES_IS_PAD");
 #endif
-#ifdef HAVE_CURSES_IS_TERM_RESIZED
+#if defined(HAVE_CURSES_IS_TERM_RESIZED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CURSES_IS_TERM_RESIZED) == PYOFFSETS_CONST_HAVE_CURSES_IS_TERM_RESIZED, "HAVE_CURSES_IS_TERM_RESIZED");
 #endif
-#ifdef HAVE_CURSES_RESIZETERM
+#if defined(HAVE_CURSES_RESIZETERM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CURSES_RESIZETERM) == PYOFFSETS_CONST_HAVE_CURSES_RESIZETERM, "HAVE_CURSES_RESIZETERM");
 #endif
-#ifdef HAVE_CURSES_RESIZE_TERM
+#if defined(HAVE_CURSES_RESIZE_TERM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CURSES_RESIZE_TERM) == PYOFFSETS_CONST_HAVE_CURSES_RESIZE_TERM, "HAVE_CURSES_RESIZE_TERM");
 #endif
-#ifdef HAVE_CURSES_SYNCOK
+#if defined(HAVE_CURSES_SYNCOK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CURSES_SYNCOK) == PYOFFSETS_CONST_HAVE_CURSES_SYNCOK, "HAVE_CURSES_SYNCOK");
 #endif
-#ifdef HAVE_CURSES_TYPEAHEAD
+#if defined(HAVE_CURSES_TYPEAHEAD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CURSES_TYPEAHEAD) == PYOFFSETS_CONST_HAVE_CURSES_TYPEAHEAD, "HAVE_CURSES_TYPEAHEAD");
 #endif
-#ifdef HAVE_CURSES_USE_ENV
+#if defined(HAVE_CURSES_USE_ENV) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CURSES_USE_ENV) == PYOFFSETS_CONST_HAVE_CURSES_USE_ENV, "HAVE_CURSES_USE_ENV");
 #endif
-#ifdef HAVE_CURSES_WCHGAT
+#if defined(HAVE_CURSES_WCHGAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_CURSES_WCHGAT) == PYOFFSETS_CONST_HAVE_CURSES_WCHGAT, "HAVE_CURSES_WCHGAT");
 #endif
-#ifdef HAVE_DECL_ISFINITE
+#if defined(HAVE_DECL_ISFINITE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DECL_ISFINITE) == PYOFFSETS_CONST_HAVE_DECL_ISFINITE, "HAVE_DECL_ISFINITE");
 #endif
-#ifdef HAVE_DECL_ISINF
+#if defined(HAVE_DECL_ISINF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DECL_ISINF) == PYOFFSETS_CONST_HAVE_DECL_ISINF, "HAVE_DECL_ISINF");
 #endif
-#ifdef HAVE_DECL_ISNAN
+#if defined(HAVE_DECL_ISNAN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DECL_ISNAN) == PYOFFSETS_CONST_HAVE_DECL_ISNAN, "HAVE_DECL_ISNAN");
 #endif
-#ifdef HAVE_DECL_RTLD_DEEPBIND
+#if defined(HAVE_DECL_RTLD_DEEPBIND) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DECL_RTLD_DEEPBIND) == PYOFFSETS_CONST_HAVE_DECL_RTLD_DEEPBIND, "HAVE_DECL_RTLD_DEEPBIND");
 #endif
-#ifdef HAVE_DECL_RTLD_GLOBAL
+#if defined(HAVE_DECL_RTLD_GLOBAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DECL_RTLD_GLOBAL) == PYOFFSETS_CONST_HAVE_DECL_RTLD_GLOBAL, "HAVE_DECL_RTLD_GLOBAL");
 #endif
-#ifdef HAVE_DECL_RTLD_LAZY
+#if defined(HAVE_DECL_RTLD_LAZY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DECL_RTLD_LAZY) == PYOFFSETS_CONST_HAVE_DECL_RTLD_LAZY, "HAVE_DECL_RTLD_LAZY");
 #endif
-#ifdef HAVE_DECL_RTLD_LOCAL
+#if defined(HAVE_DECL_RTLD_LOCAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DECL_RTLD_LOCAL) == PYOFFSETS_CONST_HAVE_DECL_RTLD_LOCAL, "HAVE_DECL_RTLD_LOCAL");
 #endif
-#ifdef HAVE_DECL_RTLD_MEMBER
+#if defined(HAVE_DECL_RTLD_MEMBER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DECL_RTLD_MEMBER) == PYOFFSETS_CONST_HAVE_DECL_RTLD_MEMBER, "HAVE_DECL_RTLD_MEMBER");
 #endif
-#ifdef HAVE_DECL_RTLD_NODELETE
+#if defined(HAVE_DECL_RTLD_NODELETE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DECL_RTLD_NODELETE) == PYOFFSETS_CONST_HAVE_DECL_RTLD_NODELETE, "HAVE_DECL_RTLD_NODELETE");
 #endif
-#ifdef HAVE_DECL_RTLD_NOLOAD
+#if defined(HAVE_DECL_RTLD_NOLOAD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DECL_RTLD_NOLOAD) == PYOFFSETS_CONST_HAVE_DECL_RTLD_NOLOAD, "HAVE_DECL_RTLD_NOLOAD");
 #endif
-#ifdef HAVE_DECL_RTLD_NOW
+#if defined(HAVE_DECL_RTLD_NOW) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DECL_RTLD_NOW) == PYOFFSETS_CONST_HAVE_DECL_RTLD_NOW, "HAVE_DECL_RTLD_NOW");
 #endif
-#ifdef HAVE_DEVICE_MACROS
+#if defined(HAVE_DEVICE_MACROS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DEVICE_MACROS) == PYOFFSETS_CONST_HAVE_DEVICE_MACROS, "HAVE_DEVICE_MACROS");
 #endif
-#ifdef HAVE_DEV_PTMX
+#if defined(HAVE_DEV_PTMX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DEV_PTMX) == PYOFFSETS_CONST_HAVE_DEV_PTMX, "HAVE_DEV_PTMX");
 #endif
-#ifdef HAVE_DIRENT_D_TYPE
+#if defined(HAVE_DIRENT_D_TYPE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DIRENT_D_TYPE) == PYOFFSETS_CONST_HAVE_DIRENT_D_TYPE, "HAVE_DIRENT_D_TYPE");
 #endif
-#ifdef HAVE_DIRENT_H
+#if defined(HAVE_DIRENT_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DIRENT_H) == PYOFFSETS_CONST_HAVE_DIRENT_H, "HAVE_DIRENT_H");
 #endif
-#ifdef HAVE_DIRFD
+#if defined(HAVE_DIRFD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DIRFD) == PYOFFSETS_CONST_HAVE_DIRFD, "HAVE_DIRFD");
 #endif
-#ifdef HAVE_DLFCN_H
+#if defined(HAVE_DLFCN_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DLFCN_H) == PYOFFSETS_CONST_HAVE_DLFCN_H, "HAVE_DLFCN_H");
 #endif
-#ifdef HAVE_DLOPEN
+#if defined(HAVE_DLOPEN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DLOPEN) == PYOFFSETS_CONST_HAVE_DLOPEN, "HAVE_DLOPEN");
 #endif
-#ifdef HAVE_DUP2
+#if defined(HAVE_DUP2) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DUP2) == PYOFFSETS_CONST_HAVE_DUP2, "HAVE_DUP2");
 #endif
-#ifdef HAVE_DUP3
+#if defined(HAVE_DUP3) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DUP3) == PYOFFSETS_CONST_HAVE_DUP3, "HAVE_DUP3");
 #endif
-#ifdef HAVE_DYNAMIC_LOADING
+#if defined(HAVE_DYNAMIC_LOADING) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_DYNAMIC_LOADING) == PYOFFSETS_CONST_HAVE_DYNAMIC_LOADING, "HAVE_DYNAMIC_LOADING");
 #endif
-#ifdef HAVE_ENDIAN_H
+#if defined(HAVE_ENDIAN_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ENDIAN_H) == PYOFFSETS_CONST_HAVE_ENDIAN_H, "HAVE_ENDIAN_H");
 #endif
-#ifdef HAVE_EPOLL
+#if defined(HAVE_EPOLL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_EPOLL) == PYOFFSETS_CONST_HAVE_EPOLL, "HAVE_EPOLL");
 #endif
-#ifdef HAVE_EPOLL_CREATE1
+#if defined(HAVE_EPOLL_CREATE1) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_EPOLL_CREATE1) == PYOFFSETS_CONST_HAVE_EPOLL_CREATE1, "HAVE_EPOLL_CREATE1");
 #endif
-#ifdef HAVE_ERF
+#if defined(HAVE_ERF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ERF) == PYOFFSETS_CONST_HAVE_ERF, "HAVE_ERF");
 #endif
-#ifdef HAVE_ERFC
+#if defined(HAVE_ERFC) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ERFC) == PYOFFSETS_CONST_HAVE_ERFC, "HAVE_ERFC");
 #endif
-#ifdef HAVE_ERRNO_H
+#if defined(HAVE_ERRNO_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ERRNO_H) == PYOFFSETS_CONST_HAVE_ERRNO_H, "HAVE_ERRNO_H");
 #endif
-#ifdef HAVE_EXECV
+#if defined(HAVE_EXECV) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_EXECV) == PYOFFSETS_CONST_HAVE_EXECV, "HAVE_EXECV");
 #endif
-#ifdef HAVE_EXPLICIT_BZERO
+#if defined(HAVE_EXPLICIT_BZERO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_EXPLICIT_BZERO) == PYOFFSETS_CONST_HAVE_EXPLICIT_BZERO, "HAVE_EXPLICIT_BZERO");
 #endif
-#ifdef HAVE_EXPM1
+#if defined(HAVE_EXPM1) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_EXPM1) == PYOFFSETS_CONST_HAVE_EXPM1, "HAVE_EXPM1");
 #endif
-#ifdef HAVE_FACCESSAT
+#if defined(HAVE_FACCESSAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FACCESSAT) == PYOFFSETS_CONST_HAVE_FACCESSAT, "HAVE_FACCESSAT");
 #endif
-#ifdef HAVE_FCHDIR
+#if defined(HAVE_FCHDIR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FCHDIR) == PYOFFSETS_CONST_HAVE_FCHDIR, "HAVE_FCHDIR");
 #endif
-#ifdef HAVE_FCHMOD
+#if defined(HAVE_FCHMOD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FCHMOD) == PYOFFSETS_CONST_HAVE_FCHMOD, "HAVE_FCHMOD");
 #endif
-#ifdef HAVE_FCHMODAT
+#if defined(HAVE_FCHMODAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FCHMODAT) == PYOFFSETS_CONST_HAVE_FCHMODAT, "HAVE_FCHMODAT");
 #endif
-#ifdef HAVE_FCHOWN
+#if defined(HAVE_FCHOWN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FCHOWN) == PYOFFSETS_CONST_HAVE_FCHOWN, "HAVE_FCHOWN");
 #endif
-#ifdef HAVE_FCHOWNAT
+#if defined(HAVE_FCHOWNAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FCHOWNAT) == PYOFFSETS_CONST_HAVE_FCHOWNAT, "HAVE_FCHOWNAT");
 #endif
-#ifdef HAVE_FCNTL_H
+#if defined(HAVE_FCNTL_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FCNTL_H) == PYOFFSETS_CONST_HAVE_FCNTL_H, "HAVE_FCNTL_H");
 #endif
-#ifdef HAVE_FDATASYNC
+#if defined(HAVE_FDATASYNC) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FDATASYNC) == PYOFFSETS_CONST_HAVE_FDATASYNC, "HAVE_FDATASYNC");
 #endif
-#ifdef HAVE_FDOPENDIR
+#if defined(HAVE_FDOPENDIR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FDOPENDIR) == PYOFFSETS_CONST_HAVE_FDOPENDIR, "HAVE_FDOPENDIR");
 #endif
-#ifdef HAVE_FEXECVE
+#if defined(HAVE_FEXECVE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FEXECVE) == PYOFFSETS_CONST_HAVE_FEXECVE, "HAVE_FEXECVE");
 #endif
-#ifdef HAVE_FINITE
+#if defined(HAVE_FINITE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FINITE) == PYOFFSETS_CONST_HAVE_FINITE, "HAVE_FINITE");
 #endif
-#ifdef HAVE_FLOCK
+#if defined(HAVE_FLOCK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FLOCK) == PYOFFSETS_CONST_HAVE_FLOCK, "HAVE_FLOCK");
 #endif
-#ifdef HAVE_FORK
+#if defined(HAVE_FORK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FORK) == PYOFFSETS_CONST_HAVE_FORK, "HAVE_FORK");
 #endif
-#ifdef HAVE_FORKPTY
+#if defined(HAVE_FORKPTY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FORKPTY) == PYOFFSETS_CONST_HAVE_FORKPTY, "HAVE_FORKPTY");
 #endif
-#ifdef HAVE_FPATHCONF
+#if defined(HAVE_FPATHCONF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FPATHCONF) == PYOFFSETS_CONST_HAVE_FPATHCONF, "HAVE_FPATHCONF");
 #endif
-#ifdef HAVE_FSEEKO
+#if defined(HAVE_FSEEKO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FSEEKO) == PYOFFSETS_CONST_HAVE_FSEEKO, "HAVE_FSEEKO");
 #endif
-#ifdef HAVE_FSTATAT
+#if defined(HAVE_FSTATAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FSTATAT) == PYOFFSETS_CONST_HAVE_FSTATAT, "HAVE_FSTATAT");
 #endif
-#ifdef HAVE_FSTATVFS
+#if defined(HAVE_FSTATVFS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FSTATVFS) == PYOFFSETS_CONST_HAVE_FSTATVFS, "HAVE_FSTATVFS");
 #endif
-#ifdef HAVE_FSYNC
+#if defined(HAVE_FSYNC) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FSYNC) == PYOFFSETS_CONST_HAVE_FSYNC, "HAVE_FSYNC");
 #endif
-#ifdef HAVE_FTELLO
+#if defined(HAVE_FTELLO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FTELLO) == PYOFFSETS_CONST_HAVE_FTELLO, "HAVE_FTELLO");
 #endif
-#ifdef HAVE_FTIME
+#if defined(HAVE_FTIME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FTIME) == PYOFFSETS_CONST_HAVE_FTIME, "HAVE_FTIME");
 #endif
-#ifdef HAVE_FTRUNCATE
+#if defined(HAVE_FTRUNCATE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FTRUNCATE) == PYOFFSETS_CONST_HAVE_FTRUNCATE, "HAVE_FTRUNCATE");
 #endif
-#ifdef HAVE_FUTIMENS
+#if defined(HAVE_FUTIMENS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FUTIMENS) == PYOFFSETS_CONST_HAVE_FUTIMENS, "HAVE_FUTIMENS");
 #endif
-#ifdef HAVE_FUTIMES
+#if defined(HAVE_FUTIMES) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FUTIMES) == PYOFFSETS_CONST_HAVE_FUTIMES, "HAVE_FUTIMES");
 #endif
-#ifdef HAVE_FUTIMESAT
+#if defined(HAVE_FUTIMESAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_FUTIMESAT) == PYOFFSETS_CONST_HAVE_FUTIMESAT, "HAVE_FUTIMESAT");
 #endif
-#ifdef HAVE_GAI_STRERROR
+#if defined(HAVE_GAI_STRERROR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GAI_STRERROR) == PYOFFSETS_CONST_HAVE_GAI_STRERROR, "HAVE_GAI_STRERROR");
 #endif
-#ifdef HAVE_GAMMA
+#if defined(HAVE_GAMMA) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GAMMA) == PYOFFSETS_CONST_HAVE_GAMMA, "HAVE_GAMMA");
 #endif
-#ifdef HAVE_GCC_ASM_FOR_X64
+#if defined(HAVE_GCC_ASM_FOR_X64) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GCC_ASM_FOR_X64) == PYOFFSETS_CONST_HAVE_GCC_ASM_FOR_X64, "HAVE_GCC_ASM_FOR_X64");
 #endif
-#ifdef HAVE_GCC_ASM_FOR_X87
+#if defined(HAVE_GCC_ASM_FOR_X87) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GCC_ASM_FOR_X87) == PYOFFSETS_CONST_HAVE_GCC_ASM_FOR_X87, "HAVE_GCC_ASM_FOR_X87");
 #endif
-#ifdef HAVE_GCC_UINT128_T
+#if defined(HAVE_GCC_UINT128_T) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GCC_UINT128_T) == PYOFFSETS_CONST_HAVE_GCC_UINT128_T, "HAVE_GCC_UINT128_T");
 #endif
-#ifdef HAVE_GETADDRINFO
+#if defined(HAVE_GETADDRINFO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETADDRINFO) == PYOFFSETS_CONST_HAVE_GETADDRINFO, "HAVE_GETADDRINFO");
 #endif
-#ifdef HAVE_GETC_UNLOCKED
+#if defined(HAVE_GETC_UNLOCKED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETC_UNLOCKED) == PYOFFSETS_CONST_HAVE_GETC_UNLOCKED, "HAVE_GETC_UNLOCKED");
 #endif
-#ifdef HAVE_GETENTROPY
+#if defined(HAVE_GETENTROPY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETENTROPY) == PYOFFSETS_CONST_HAVE_GETENTROPY, "HAVE_GETENTROPY");
 #endif
-#ifdef HAVE_GETGRGID_R
+#if defined(HAVE_GETGRGID_R) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETGRGID_R) == PYOFFSETS_CONST_HAVE_GETGRGID_R, "HAVE_GETGRGID_R");
 #endif
-#ifdef HAVE_GETGRNAM_R
+#if defined(HAVE_GETGRNAM_R) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETGRNAM_R) == PYOFFSETS_CONST_HAVE_GETGRNAM_R, "HAVE_GETGRNAM_R");
 #endif
-#ifdef HAVE_GETGROUPLIST
+#if defined(HAVE_GETGROUPLIST) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETGROUPLIST) == PYOFFSETS_CONST_HAVE_GETGROUPLIST, "HAVE_GETGROUPLIST");
 #endif
-#ifdef HAVE_GETGROUPS
+#if defined(HAVE_GETGROUPS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETGROUPS) == PYOFFSETS_CONST_HAVE_GETGROUPS, "HAVE_GETGROUPS");
 #endif
-#ifdef HAVE_GETHOSTBYNAME_R
+#if defined(HAVE_GETHOSTBYNAME_R) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETHOSTBYNAME_R) == PYOFFSETS_CONST_HAVE_GETHOSTBYNAME_R, "HAVE_GETHOSTBYNAME_R");
 #endif
-#ifdef HAVE_GETHOSTBYNAME_R_6_ARG
+#if defined(HAVE_GETHOSTBYNAME_R_6_ARG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETHOSTBYNAME_R_6_ARG) == PYOFFSETS_CONST_HAVE_GETHOSTBYNAME_R_6_ARG, "HAVE_GETHOSTBYNAME_R_6_ARG");
 #endif
-#ifdef HAVE_GETITIMER
+#if defined(HAVE_GETITIMER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETITIMER) == PYOFFSETS_CONST_HAVE_GETITIMER, "HAVE_GETITIMER");
 #endif
-#ifdef HAVE_GETLOADAVG
+#if defined(HAVE_GETLOADAVG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETLOADAVG) == PYOFFSETS_CONST_HAVE_GETLOADAVG, "HAVE_GETLOADAVG");
 #endif
-#ifdef HAVE_GETLOGIN
+#if defined(HAVE_GETLOGIN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETLOGIN) == PYOFFSETS_CONST_HAVE_GETLOGIN, "HAVE_GETLOGIN");
 #endif
-#ifdef HAVE_GETNAMEINFO
+#if defined(HAVE_GETNAMEINFO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETNAMEINFO) == PYOFFSETS_CONST_HAVE_GETNAMEINFO, "HAVE_GETNAMEINFO");
 #endif
-#ifdef HAVE_GETPAGESIZE
+#if defined(HAVE_GETPAGESIZE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETPAGESIZE) == PYOFFSETS_CONST_HAVE_GETPAGESIZE, "HAVE_GETPAGESIZE");
 #endif
-#ifdef HAVE_GETPEERNAME
+#if defined(HAVE_GETPEERNAME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETPEERNAME) == PYOFFSETS_CONST_HAVE_GETPEERNAME, "HAVE_GETPEERNAME");
 #endif
-#ifdef HAVE_GETPGID
+#if defined(HAVE_GETPGID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETPGID) == PYOFFSETS_CONST_HAVE_GETPGID, "HAVE_GETPGID");
 #endif
-#ifdef HAVE_GETPGRP
+#if defined(HAVE_GETPGRP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETPGRP) == PYOFFSETS_CONST_HAVE_GETPGRP, "HAVE_GETPGRP");
 #endif
-#ifdef HAVE_GETPID
+#if defined(HAVE_GETPID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETPID) == PYOFFSETS_CONST_HAVE_GETPID, "HAVE_GETPID");
 #endif
-#ifdef HAVE_GETPRIORITY
+#if defined(HAVE_GETPRIORITY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETPRIORITY) == PYOFFSETS_CONST_HAVE_GETPRIORITY, "HAVE_GETPRIORITY");
 #endif
-#ifdef HAVE_GETPWENT
+#if defined(HAVE_GETPWENT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETPWENT) == PYOFFSETS_CONST_HAVE_GETPWENT, "HAVE_GETPWENT");
 #endif
-#ifdef HAVE_GETPWNAM_R
+#if defined(HAVE_GETPWNAM_R) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETPWNAM_R) == PYOFFSETS_CONST_HAVE_GETPWNAM_R, "HAVE_GETPWNAM_R");
 #endif
-#ifdef HAVE_GETPWUID_R
+#if defined(HAVE_GETPWUID_R) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETPWUID_R) == PYOFFSETS_CONST_HAVE_GETPWUID_R, "HAVE_GETPWUID_R");
 #endif
-#ifdef HAVE_GETRANDOM
+#if defined(HAVE_GETRANDOM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETRANDOM) == PYOFFSETS_CONST_HAVE_GETRANDOM, "HAVE_GETRANDOM");
 #endif
-#ifdef HAVE_GETRANDOM_SYSCALL
+#if defined(HAVE_GETRANDOM_SYSCALL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETRANDOM_SYSCALL) == PYOFFSETS_CONST_HAVE_GETRANDOM_SYSCALL, "HAVE_GETRANDOM_SYSCALL");
 #endif
-#ifdef HAVE_GETRESGID
+#if defined(HAVE_GETRESGID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETRESGID) == PYOFFSETS_CONST_HAVE_GETRESGID, "HAVE_GETRESGID");
 #endif
-#ifdef HAVE_GETRESUID
+#if defined(HAVE_GETRESUID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETRESUID) == PYOFFSETS_CONST_HAVE_GETRESUID, "HAVE_GETRESUID");
 #endif
-#ifdef HAVE_GETSID
+#if defined(HAVE_GETSID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETSID) == PYOFFSETS_CONST_HAVE_GETSID, "HAVE_GETSID");
 #endif
-#ifdef HAVE_GETSPENT
+#if defined(HAVE_GETSPENT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETSPENT) == PYOFFSETS_CONST_HAVE_GETSPENT, "HAVE_GETSPENT");
 #endif
-#ifdef HAVE_GETSPNAM
+#if defined(HAVE_GETSPNAM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETSPNAM) == PYOFFSETS_CONST_HAVE_GETSPNAM, "HAVE_GETSPNAM");
 #endif
-#ifdef HAVE_GETWD
+#if defined(HAVE_GETWD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GETWD) == PYOFFSETS_CONST_HAVE_GETWD, "HAVE_GETWD");
 #endif
-#ifdef HAVE_GRP_H
+#if defined(HAVE_GRP_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_GRP_H) == PYOFFSETS_CONST_HAVE_GRP_H, "HAVE_GRP_H");
 #endif
-#ifdef HAVE_HSTRERROR
+#if defined(HAVE_HSTRERROR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_HSTRERROR) == PYOFFSETS_CONST_HAVE_HSTRERROR, "HAVE_HSTRERROR");
 #endif
-#ifdef HAVE_HTOLE64
+#if defined(HAVE_HTOLE64) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_HTOLE64) == PYOFFSETS_CONST_HAVE_HTOLE64, "HAVE_HTOLE64");
 #endif
-#ifdef HAVE_HYPOT
+#if defined(HAVE_HYPOT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_HYPOT) == PYOFFSETS_CONST_HAVE_HYPOT, "HAVE_HYPOT");
 #endif
-#ifdef HAVE_IF_NAMEINDEX
+#if defined(HAVE_IF_NAMEINDEX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_IF_NAMEINDEX) == PYOFFSETS_CONST_HAVE_IF_NAMEINDEX, "HAVE_IF_NAMEINDEX");
 #endif
-#ifdef HAVE_INET_ATON
+#if defined(HAVE_INET_ATON) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_INET_ATON) == PYOFFSETS_CONST_HAVE_INET_ATON, "HAVE_INET_ATON");
 #endif
-#ifdef HAVE_INET_PTON
+#if defined(HAVE_INET_PTON) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_INET_PTON) == PYOFFSETS_CONST_HAVE_INET_PTON, "HAVE_INET_PTON");
 #endif
-#ifdef HAVE_INITGROUPS
+#if defined(HAVE_INITGROUPS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_INITGROUPS) == PYOFFSETS_CONST_HAVE_INITGROUPS, "HAVE_INITGROUPS");
 #endif
-#ifdef HAVE_INTTYPES_H
+#if defined(HAVE_INTTYPES_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_INTTYPES_H) == PYOFFSETS_CONST_HAVE_INTTYPES_H, "HAVE_INTTYPES_H");
 #endif
-#ifdef HAVE_KILL
+#if defined(HAVE_KILL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_KILL) == PYOFFSETS_CONST_HAVE_KILL, "HAVE_KILL");
 #endif
-#ifdef HAVE_KILLPG
+#if defined(HAVE_KILLPG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_KILLPG) == PYOFFSETS_CONST_HAVE_KILLPG, "HAVE_KILLPG");
 #endif
-#ifdef HAVE_LANGINFO_H
+#if defined(HAVE_LANGINFO_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LANGINFO_H) == PYOFFSETS_CONST_HAVE_LANGINFO_H, "HAVE_LANGINFO_H");
 #endif
-#ifdef HAVE_LCHOWN
+#if defined(HAVE_LCHOWN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LCHOWN) == PYOFFSETS_CONST_HAVE_LCHOWN, "HAVE_LCHOWN");
 #endif
-#ifdef HAVE_LGAMMA
+#if defined(HAVE_LGAMMA) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LGAMMA) == PYOFFSETS_CONST_HAVE_LGAMMA, "HAVE_LGAMMA");
 #endif
-#ifdef HAVE_LIBDL
+#if defined(HAVE_LIBDL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LIBDL) == PYOFFSETS_CONST_HAVE_LIBDL, "HAVE_LIBDL");
 #endif
-#ifdef HAVE_LIBINTL_H
+#if defined(HAVE_LIBINTL_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LIBINTL_H) == PYOFFSETS_CONST_HAVE_LIBINTL_H, "HAVE_LIBINTL_H");
 #endif
-#ifdef HAVE_LIBREADLINE
+#if defined(HAVE_LIBREADLINE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LIBREADLINE) == PYOFFSETS_CONST_HAVE_LIBREADLINE, "HAVE_LIBREADLINE");
 #endif
-#ifdef HAVE_LINK
+#if defined(HAVE_LINK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINK) == PYOFFSETS_CONST_HAVE_LINK, "HAVE_LINK");
 #endif
-#ifdef HAVE_LINKAT
+#if defined(HAVE_LINKAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINKAT) == PYOFFSETS_CONST_HAVE_LINKAT, "HAVE_LINKAT");
 #endif
-#ifdef HAVE_LINUX_CAN_BCM_H
+#if defined(HAVE_LINUX_CAN_BCM_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINUX_CAN_BCM_H) == PYOFFSETS_CONST_HAVE_LINUX_CAN_BCM_H, "HAVE_LINUX_CAN_BCM_H");
 #endif
-#ifdef HAVE_LINUX_CAN_H
+#if defined(HAVE_LINUX_CAN_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINUX_CAN_H) == PYOFFSETS_CONST_HAVE_LINUX_CAN_H, "HAVE_LINUX_CAN_H");
 #endif
-#ifdef HAVE_LINUX_CAN_J1939_H
+#if defined(HAVE_LINUX_CAN_J1939_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINUX_CAN_J1939_H) == PYOFFSETS_CONST_HAVE_LINUX_CAN_J1939_H, "HAVE_LINUX_CAN_J1939_H");
 #endif
-#ifdef HAVE_LINUX_CAN_RAW_FD_FRAMES
+#if defined(HAVE_LINUX_CAN_RAW_FD_FRAMES) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINUX_CAN_RAW_FD_FRAMES) == PYOFFSETS_CONST_HAVE_LINUX_CAN_RAW_FD_FRAMES, "HAVE_LINUX_CAN_RAW_FD_FRAMES");
 #endif
-#ifdef HAVE_LINUX_CAN_RAW_H
+#if defined(HAVE_LINUX_CAN_RAW_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINUX_CAN_RAW_H) == PYOFFSETS_CONST_HAVE_LINUX_CAN_RAW_H, "HAVE_LINUX_CAN_RAW_H");
 #endif
-#ifdef HAVE_LINUX_CAN_RAW_JOIN_FILTERS
+#if defined(HAVE_LINUX_CAN_RAW_JOIN_FILTERS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINUX_CAN_RAW_JOIN_FILTERS) == PYOFFSETS_CONST_HAVE_LINUX_CAN_RAW_JOIN_FILTERS, "HAVE_LINUX_CAN_RAW_JOIN_FILTERS");
 #endif
-#ifdef HAVE_LINUX_MEMFD_H
+#if defined(HAVE_LINUX_MEMFD_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINUX_MEMFD_H) == PYOFFSETS_CONST_HAVE_LINUX_MEMFD_H, "HAVE_LINUX_MEMFD_H");
 #endif
-#ifdef HAVE_LINUX_NETLINK_H
+#if defined(HAVE_LINUX_NETLINK_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINUX_NETLINK_H) == PYOFFSETS_CONST_HAVE_LINUX_NETLINK_H, "HAVE_LINUX_NETLINK_H");
 #endif
-#ifdef HAVE_LINUX_QRTR_H
+#if defined(HAVE_LINUX_QRTR_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINUX_QRTR_H) == PYOFFSETS_CONST_HAVE_LINUX_QRTR_H, "HAVE_LINUX_QRTR_H");
 #endif
-#ifdef HAVE_LINUX_RANDOM_H
+#if defined(HAVE_LINUX_RANDOM_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINUX_RANDOM_H) == PYOFFSETS_CONST_HAVE_LINUX_RANDOM_H, "HAVE_LINUX_RANDOM_H");
 #endif
-#ifdef HAVE_LINUX_TIPC_H
+#if defined(HAVE_LINUX_TIPC_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINUX_TIPC_H) == PYOFFSETS_CONST_HAVE_LINUX_TIPC_H, "HAVE_LINUX_TIPC_H");
 #endif
-#ifdef HAVE_LINUX_VM_SOCKETS_H
+#if defined(HAVE_LINUX_VM_SOCKETS_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINUX_VM_SOCKETS_H) == PYOFFSETS_CONST_HAVE_LINUX_VM_SOCKETS_H, "HAVE_LINUX_VM_SOCKETS_H");
 #endif
-#ifdef HAVE_LINUX_WAIT_H
+#if defined(HAVE_LINUX_WAIT_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LINUX_WAIT_H) == PYOFFSETS_CONST_HAVE_LINUX_WAIT_H, "HAVE_LINUX_WAIT_H");
 #endif
-#ifdef HAVE_LOCKF
+#if defined(HAVE_LOCKF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LOCKF) == PYOFFSETS_CONST_HAVE_LOCKF, "HAVE_LOCKF");
 #endif
-#ifdef HAVE_LOG1P
+#if defined(HAVE_LOG1P) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LOG1P) == PYOFFSETS_CONST_HAVE_LOG1P, "HAVE_LOG1P");
 #endif
-#ifdef HAVE_LOG2
+#if defined(HAVE_LOG2) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LOG2) == PYOFFSETS_CONST_HAVE_LOG2, "HAVE_LOG2");
 #endif
-#ifdef HAVE_LONG_DOUBLE
+#if defined(HAVE_LONG_DOUBLE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LONG_DOUBLE) == PYOFFSETS_CONST_HAVE_LONG_DOUBLE, "HAVE_LONG_DOUBLE");
 #endif
-#ifdef HAVE_LONG_LONG
+#if defined(HAVE_LONG_LONG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LONG_LONG) == PYOFFSETS_CONST_HAVE_LONG_LONG, "HAVE_LONG_LONG");
 #endif
-#ifdef HAVE_LSTAT
+#if defined(HAVE_LSTAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LSTAT) == PYOFFSETS_CONST_HAVE_LSTAT, "HAVE_LSTAT");
 #endif
-#ifdef HAVE_LUTIMES
+#if defined(HAVE_LUTIMES) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_LUTIMES) == PYOFFSETS_CONST_HAVE_LUTIMES, "HAVE_LUTIMES");
 #endif
-#ifdef HAVE_MADVISE
+#if defined(HAVE_MADVISE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_MADVISE) == PYOFFSETS_CONST_HAVE_MADVISE, "HAVE_MADVISE");
 #endif
-#ifdef HAVE_MAKEDEV
+#if defined(HAVE_MAKEDEV) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_MAKEDEV) == PYOFFSETS_CONST_HAVE_MAKEDEV, "HAVE_MAKEDEV");
 #endif
-#ifdef HAVE_MBRTOWC
+#if defined(HAVE_MBRTOWC) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_MBRTOWC) == PYOFFSETS_CONST_HAVE_MBRTOWC, "HAVE_MBRTOWC");
 #endif
-#ifdef HAVE_MEMFD_CREATE
+#if defined(HAVE_MEMFD_CREATE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_MEMFD_CREATE) == PYOFFSETS_CONST_HAVE_MEMFD_CREATE, "HAVE_MEMFD_CREATE");
 #endif
-#ifdef HAVE_MEMORY_H
+#if defined(HAVE_MEMORY_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_MEMORY_H) == PYOFFSETS_CONST_HAVE_MEMORY_H, "HAVE_MEMORY_H");
 #endif
-#ifdef HAVE_MEMRCHR
+#if defined(HAVE_MEMRCHR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_MEMRCHR) == PYOFFSETS_CONST_HAVE_MEMRCHR, "HAVE_MEMRCHR");
 #endif
-#ifdef HAVE_MKDIRAT
+#if defined(HAVE_MKDIRAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_MKDIRAT) == PYOFFSETS_CONST_HAVE_MKDIRAT, "HAVE_MKDIRAT");
 #endif
-#ifdef HAVE_MKFIFO
+#if defined(HAVE_MKFIFO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_MKFIFO) == PYOFFSETS_CONST_HAVE_MKFIFO, "HAVE_MKFIFO");
 #endif
-#ifdef HAVE_MKFIFOAT
+#if defined(HAVE_MKFIFOAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_MKFIFOAT) == PYOFFSETS_CONST_HAVE_MKFIFOAT, "HAVE_MKFIFOAT");
 #endif
-#ifdef HAVE_MKNOD
+#if defined(HAVE_MKNOD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_MKNOD) == PYOFFSETS_CONST_HAVE_MKNOD, "HAVE_MKNOD");
 #endif
-#ifdef HAVE_MKNODAT
+#if defined(HAVE_MKNODAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_MKNODAT) == PYOFFSETS_CONST_HAVE_MKNODAT, "HAVE_MKNODAT");
 #endif
-#ifdef HAVE_MKTIME
+#if defined(HAVE_MKTIME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_MKTIME) == PYOFFSETS_CONST_HAVE_MKTIME, "HAVE_MKTIME");
 #endif
-#ifdef HAVE_MMAP
+#if defined(HAVE_MMAP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_MMAP) == PYOFFSETS_CONST_HAVE_MMAP, "HAVE_MMAP");
 #endif
-#ifdef HAVE_MREMAP
+#if defined(HAVE_MREMAP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_MREMAP) == PYOFFSETS_CONST_HAVE_MREMAP, "HAVE_MREMAP");
 #endif
-#ifdef HAVE_NCURSES_H
+#if defined(HAVE_NCURSES_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_NCURSES_H) == PYOFFSETS_CONST_HAVE_NCURSES_H, "HAVE_NCURSES_H");
 #endif
-#ifdef HAVE_NETPACKET_PACKET_H
+#if defined(HAVE_NETPACKET_PACKET_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_NETPACKET_PACKET_H) == PYOFFSETS_CONST_HAVE_NETPACKET_PACKET_H, "HAVE_NETPACKET_PACKET_H");
 #endif
-#ifdef HAVE_NET_IF_H
+#if defined(HAVE_NET_IF_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_NET_IF_H) == PYOFFSETS_CONST_HAVE_NET_IF_H, "HAVE_NET_IF_H");
 #endif
-#ifdef HAVE_NICE
+#if defined(HAVE_NICE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_NICE) == PYOFFSETS_CONST_HAVE_NICE, "HAVE_NICE");
 #endif
-#ifdef HAVE_OPENAT
+#if defined(HAVE_OPENAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_OPENAT) == PYOFFSETS_CONST_HAVE_OPENAT, "HAVE_OPENAT");
 #endif
-#ifdef HAVE_OPENPTY
+#if defined(HAVE_OPENPTY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_OPENPTY) == PYOFFSETS_CONST_HAVE_OPENPTY, "HAVE_OPENPTY");
 #endif
-#ifdef HAVE_PATHCONF
+#if defined(HAVE_PATHCONF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PATHCONF) == PYOFFSETS_CONST_HAVE_PATHCONF, "HAVE_PATHCONF");
 #endif
-#ifdef HAVE_PAUSE
+#if defined(HAVE_PAUSE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PAUSE) == PYOFFSETS_CONST_HAVE_PAUSE, "HAVE_PAUSE");
 #endif
-#ifdef HAVE_PIPE2
+#if defined(HAVE_PIPE2) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PIPE2) == PYOFFSETS_CONST_HAVE_PIPE2, "HAVE_PIPE2");
 #endif
-#ifdef HAVE_POLL
+#if defined(HAVE_POLL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_POLL) == PYOFFSETS_CONST_HAVE_POLL, "HAVE_POLL");
 #endif
-#ifdef HAVE_POLL_H
+#if defined(HAVE_POLL_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_POLL_H) == PYOFFSETS_CONST_HAVE_POLL_H, "HAVE_POLL_H");
 #endif
-#ifdef HAVE_POSIX_FADVISE
+#if defined(HAVE_POSIX_FADVISE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_POSIX_FADVISE) == PYOFFSETS_CONST_HAVE_POSIX_FADVISE, "HAVE_POSIX_FADVISE");
 #endif
-#ifdef HAVE_POSIX_FALLOCATE
+#if defined(HAVE_POSIX_FALLOCATE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_POSIX_FALLOCATE) == PYOFFSETS_CONST_HAVE_POSIX_FALLOCATE, "HAVE_POSIX_FALLOCATE");
 #endif
-#ifdef HAVE_POSIX_SPAWN
+#if defined(HAVE_POSIX_SPAWN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_POSIX_SPAWN) == PYOFFSETS_CONST_HAVE_POSIX_SPAWN, "HAVE_POSIX_SPAWN");
 #endif
-#ifdef HAVE_POSIX_SPAWNP
+#if defined(HAVE_POSIX_SPAWNP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_POSIX_SPAWNP) == PYOFFSETS_CONST_HAVE_POSIX_SPAWNP, "HAVE_POSIX_SPAWNP");
 #endif
-#ifdef HAVE_PREAD
+#if defined(HAVE_PREAD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PREAD) == PYOFFSETS_CONST_HAVE_PREAD, "HAVE_PREAD");
 #endif
-#ifdef HAVE_PREADV
+#if defined(HAVE_PREADV) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PREADV) == PYOFFSETS_CONST_HAVE_PREADV, "HAVE_PREADV");
 #endif
-#ifdef HAVE_PREADV2
+#if defined(HAVE_PREADV2) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PREADV2) == PYOFFSETS_CONST_HAVE_PREADV2, "HAVE_PREADV2");
 #endif
-#ifdef HAVE_PRLIMIT
+#if defined(HAVE_PRLIMIT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PRLIMIT) == PYOFFSETS_CONST_HAVE_PRLIMIT, "HAVE_PRLIMIT");
 #endif
-#ifdef HAVE_PROTOTYPES
+#if defined(HAVE_PROTOTYPES) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PROTOTYPES) == PYOFFSETS_CONST_HAVE_PROTOTYPES, "HAVE_PROTOTYPES");
 #endif
-#ifdef HAVE_PTHREAD_CONDATTR_SETCLOCK
+#if defined(HAVE_PTHREAD_CONDATTR_SETCLOCK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PTHREAD_CONDATTR_SETCLOCK) == PYOFFSETS_CONST_HAVE_PTHREAD_CONDATTR_SETCLOCK, "HAVE_PTHREAD_CONDATTR_SETCLOCK");
 #endif
-#ifdef HAVE_PTHREAD_GETCPUCLOCKID
+#if defined(HAVE_PTHREAD_GETCPUCLOCKID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PTHREAD_GETCPUCLOCKID) == PYOFFSETS_CONST_HAVE_PTHREAD_GETCPUCLOCKID, "HAVE_PTHREAD_GETCPUCLOCKID");
 #endif
-#ifdef HAVE_PTHREAD_H
+#if defined(HAVE_PTHREAD_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PTHREAD_H) == PYOFFSETS_CONST_HAVE_PTHREAD_H, "HAVE_PTHREAD_H");
 #endif
-#ifdef HAVE_PTHREAD_KILL
+#if defined(HAVE_PTHREAD_KILL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PTHREAD_KILL) == PYOFFSETS_CONST_HAVE_PTHREAD_KILL, "HAVE_PTHREAD_KILL");
 #endif
-#ifdef HAVE_PTHREAD_SIGMASK
+#if defined(HAVE_PTHREAD_SIGMASK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PTHREAD_SIGMASK) == PYOFFSETS_CONST_HAVE_PTHREAD_SIGMASK, "HAVE_PTHREAD_SIGMASK");
 #endif
-#ifdef HAVE_PTY_H
+#if defined(HAVE_PTY_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PTY_H) == PYOFFSETS_CONST_HAVE_PTY_H, "HAVE_PTY_H");
 #endif
-#ifdef HAVE_PWRITE
+#if defined(HAVE_PWRITE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PWRITE) == PYOFFSETS_CONST_HAVE_PWRITE, "HAVE_PWRITE");
 #endif
-#ifdef HAVE_PWRITEV
+#if defined(HAVE_PWRITEV) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PWRITEV) == PYOFFSETS_CONST_HAVE_PWRITEV, "HAVE_PWRITEV");
 #endif
-#ifdef HAVE_PWRITEV2
+#if defined(HAVE_PWRITEV2) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PWRITEV2) == PYOFFSETS_CONST_HAVE_PWRITEV2, "HAVE_PWRITEV2");
 #endif
-#ifdef HAVE_PY_SET_53BIT_PRECISION
+#if defined(HAVE_PY_SET_53BIT_PRECISION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_PY_SET_53BIT_PRECISION) == PYOFFSETS_CONST_HAVE_PY_SET_53BIT_PRECISION, "HAVE_PY_SET_53BIT_PRECISION");
 #endif
-#ifdef HAVE_READLINK
+#if defined(HAVE_READLINK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_READLINK) == PYOFFSETS_CONST_HAVE_READLINK, "HAVE_READLINK");
 #endif
-#ifdef HAVE_READLINKAT
+#if defined(HAVE_READLINKAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_READLINKAT) == PYOFFSETS_CONST_HAVE_READLINKAT, "HAVE_READLINKAT");
 #endif
-#ifdef HAVE_READV
+#if defined(HAVE_READV) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_READV) == PYOFFSETS_CONST_HAVE_READV, "HAVE_READV");
 #endif
-#ifdef HAVE_REALPATH
+#if defined(HAVE_REALPATH) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_REALPATH) == PYOFFSETS_CONST_HAVE_REALPATH, "HAVE_REALPATH");
 #endif
-#ifdef HAVE_RENAMEAT
+#if defined(HAVE_RENAMEAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_RENAMEAT) == PYOFFSETS_CONST_HAVE_RENAMEAT, "HAVE_RENAMEAT");
 #endif
-#ifdef HAVE_RL_APPEND_HISTORY
+#if defined(HAVE_RL_APPEND_HISTORY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_RL_APPEND_HISTORY) == PYOFFSETS_CONST_HAVE_RL_APPEND_HISTORY, "HAVE_RL_APPEND_HISTORY");
 #endif
-#ifdef HAVE_RL_CATCH_SIGNAL
+#if defined(HAVE_RL_CATCH_SIGNAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_RL_CATCH_SIGNAL) == PYOFFSETS_CONST_HAVE_RL_CATCH_SIGNAL, "HAVE_RL_CATCH_SIGNAL");
 #endif
-#ifdef HAVE_RL_COMPLETION_APPEND_CHARACTER
+#if defined(HAVE_RL_COMPLETION_APPEND_CHARACTER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_RL_COMPLETION_APPEND_CHARACTER) == PYOFFSETS_CONST_HAVE_RL_COMPLETION_APPEND_CHARACTER, "HAVE_RL_COMPLETION_APPEND_CHARACTER");
 #endif
-#ifdef HAVE_RL_COMPLETION_DISPLAY_MATCHES_HOOK
+#if defined(HAVE_RL_COMPLETION_DISPLAY_MATCHES_HOOK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_RL_COMPLETION_DISPLAY_MATCHES_HOOK) == PYOFFSETS_CONST_HAVE_RL_COMPLETION_DISPLAY_MATCHES_HOOK, "HAVE_RL_COMPLETION_DISPLAY_MATCHES_HOOK");
 #endif
-#ifdef HAVE_RL_COMPLETION_MATCHES
+#if defined(HAVE_RL_COMPLETION_MATCHES) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_RL_COMPLETION_MATCHES) == PYOFFSETS_CONST_HAVE_RL_COMPLETION_MATCHES, "HAVE_RL_COMPLETION_MATCHES");
 #endif
-#ifdef HAVE_RL_COMPLETION_SUPPRESS_APPEND
+#if defined(HAVE_RL_COMPLETION_SUPPRESS_APPEND) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_RL_COMPLETION_SUPPRESS_APPEND) == PYOFFSETS_CONST_HAVE_RL_COMPLETION_SUPPRESS_APPEND, "HAVE_RL_COMPLETION_SUPPRESS_APPEND");
 #endif
-#ifdef HAVE_RL_PRE_INPUT_HOOK
+#if defined(HAVE_RL_PRE_INPUT_HOOK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_RL_PRE_INPUT_HOOK) == PYOFFSETS_CONST_HAVE_RL_PRE_INPUT_HOOK, "HAVE_RL_PRE_INPUT_HOOK");
 #endif
-#ifdef HAVE_RL_RESIZE_TERMINAL
+#if defined(HAVE_RL_RESIZE_TERMINAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_RL_RESIZE_TERMINAL) == PYOFFSETS_CONST_HAVE_RL_RESIZE_TERMINAL, "HAVE_RL_RESIZE_TERMINAL");
 #endif
-#ifdef HAVE_ROUND
+#if defined(HAVE_ROUND) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ROUND) == PYOFFSETS_CONST_HAVE_ROUND, "HAVE_ROUND");
 #endif
-#ifdef HAVE_SCHED_GET_PRIORITY_MAX
+#if defined(HAVE_SCHED_GET_PRIORITY_MAX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SCHED_GET_PRIORITY_MAX) == PYOFFSETS_CONST_HAVE_SCHED_GET_PRIORITY_MAX, "HAVE_SCHED_GET_PRIORITY_MAX");
 #endif
-#ifdef HAVE_SCHED_H
+#if defined(HAVE_SCHED_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SCHED_H) == PYOFFSETS_CONST_HAVE_SCHED_H, "HAVE_SCHED_H");
 #endif
-#ifdef HAVE_SCHED_RR_GET_INTERVAL
+#if defined(HAVE_SCHED_RR_GET_INTERVAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SCHED_RR_GET_INTERVAL) == PYOFFSETS_CONST_HAVE_SCHED_RR_GET_INTERVAL, "HAVE_SCHED_RR_GET_INTERVAL");
 #endif
-#ifdef HAVE_SCHED_SETAFFINITY
+#if defined(HAVE_SCHED_SETAFFINITY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SCHED_SETAFFINITY) == PYOFFSETS_CONST_HAVE_SCHED_SETAFFINITY, "HAVE_SCHED_SETAFFINITY");
 #endif
-#ifdef HAVE_SCHED_SETPARAM
+#if defined(HAVE_SCHED_SETPARAM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SCHED_SETPARAM) == PYOFFSETS_CONST_HAVE_SCHED_SETPARAM, "HAVE_SCHED_SETPARAM");
 #endif
-#ifdef HAVE_SCHED_SETSCHEDULER
+#if defined(HAVE_SCHED_SETSCHEDULER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SCHED_SETSCHEDULER) == PYOFFSETS_CONST_HAVE_SCHED_SETSCHEDULER, "HAVE_SCHED_SETSCHEDULER");
 #endif
-#ifdef HAVE_SEM_GETVALUE
+#if defined(HAVE_SEM_GETVALUE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SEM_GETVALUE) == PYOFFSETS_CONST_HAVE_SEM_GETVALUE, "HAVE_SEM_GETVALUE");
 #endif
-#ifdef HAVE_SEM_OPEN
+#if defined(HAVE_SEM_OPEN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SEM_OPEN) == PYOFFSETS_CONST_HAVE_SEM_OPEN, "HAVE_SEM_OPEN");
 #endif
-#ifdef HAVE_SEM_TIMEDWAIT
+#if defined(HAVE_SEM_TIMEDWAIT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SEM_TIMEDWAIT) == PYOFFSETS_CONST_HAVE_SEM_TIMEDWAIT, "HAVE_SEM_TIMEDWAIT");
 #endif
-#ifdef HAVE_SEM_UNLINK
+#if defined(HAVE_SEM_UNLINK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SEM_UNLINK) == PYOFFSETS_CONST_HAVE_SEM_UNLINK, "HAVE_SEM_UNLINK");
 #endif
-#ifdef HAVE_SENDFILE
+#if defined(HAVE_SENDFILE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SENDFILE) == PYOFFSETS_CONST_HAVE_SENDFILE, "HAVE_SENDFILE");
 #endif
-#ifdef HAVE_SETEGID
+#if defined(HAVE_SETEGID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETEGID) == PYOFFSETS_CONST_HAVE_SETEGID, "HAVE_SETEGID");
 #endif
-#ifdef HAVE_SETEUID
+#if defined(HAVE_SETEUID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETEUID) == PYOFFSETS_CONST_HAVE_SETEUID, "HAVE_SETEUID");
 #endif
-#ifdef HAVE_SETGID
+#if defined(HAVE_SETGID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETGID) == PYOFFSETS_CONST_HAVE_SETGID, "HAVE_SETGID");
 #endif
-#ifdef HAVE_SETGROUPS
+#if defined(HAVE_SETGROUPS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETGROUPS) == PYOFFSETS_CONST_HAVE_SETGROUPS, "HAVE_SETGROUPS");
 #endif
-#ifdef HAVE_SETHOSTNAME
+#if defined(HAVE_SETHOSTNAME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETHOSTNAME) == PYOFFSETS_CONST_HAVE_SETHOSTNAME, "HAVE_SETHOSTNAME");
 #endif
-#ifdef HAVE_SETITIMER
+#if defined(HAVE_SETITIMER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETITIMER) == PYOFFSETS_CONST_HAVE_SETITIMER, "HAVE_SETITIMER");
 #endif
-#ifdef HAVE_SETLOCALE
+#if defined(HAVE_SETLOCALE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETLOCALE) == PYOFFSETS_CONST_HAVE_SETLOCALE, "HAVE_SETLOCALE");
 #endif
-#ifdef HAVE_SETPGID
+#if defined(HAVE_SETPGID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETPGID) == PYOFFSETS_CONST_HAVE_SETPGID, "HAVE_SETPGID");
 #endif
-#ifdef HAVE_SETPGRP
+#if defined(HAVE_SETPGRP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETPGRP) == PYOFFSETS_CONST_HAVE_SETPGRP, "HAVE_SETPGRP");
 #endif
-#ifdef HAVE_SETPRIORITY
+#if defined(HAVE_SETPRIORITY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETPRIORITY) == PYOFFSETS_CONST_HAVE_SETPRIORITY, "HAVE_SETPRIORITY");
 #endif
-#ifdef HAVE_SETREGID
+#if defined(HAVE_SETREGID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETREGID) == PYOFFSETS_CONST_HAVE_SETREGID, "HAVE_SETREGID");
 #endif
-#ifdef HAVE_SETRESGID
+#if defined(HAVE_SETRESGID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETRESGID) == PYOFFSETS_CONST_HAVE_SETRESGID, "HAVE_SETRESGID");
 #endif
-#ifdef HAVE_SETRESUID
+#if defined(HAVE_SETRESUID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETRESUID) == PYOFFSETS_CONST_HAVE_SETRESUID, "HAVE_SETRESUID");
 #endif
-#ifdef HAVE_SETREUID
+#if defined(HAVE_SETREUID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETREUID) == PYOFFSETS_CONST_HAVE_SETREUID, "HAVE_SETREUID");
 #endif
-#ifdef HAVE_SETSID
+#if defined(HAVE_SETSID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETSID) == PYOFFSETS_CONST_HAVE_SETSID, "HAVE_SETSID");
 #endif
-#ifdef HAVE_SETUID
+#if defined(HAVE_SETUID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETUID) == PYOFFSETS_CONST_HAVE_SETUID, "HAVE_SETUID");
 #endif
-#ifdef HAVE_SETVBUF
+#if defined(HAVE_SETVBUF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SETVBUF) == PYOFFSETS_CONST_HAVE_SETVBUF, "HAVE_SETVBUF");
 #endif
-#ifdef HAVE_SHADOW_H
+#if defined(HAVE_SHADOW_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SHADOW_H) == PYOFFSETS_CONST_HAVE_SHADOW_H, "HAVE_SHADOW_H");
 #endif
-#ifdef HAVE_SHM_OPEN
+#if defined(HAVE_SHM_OPEN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SHM_OPEN) == PYOFFSETS_CONST_HAVE_SHM_OPEN, "HAVE_SHM_OPEN");
 #endif
-#ifdef HAVE_SHM_UNLINK
+#if defined(HAVE_SHM_UNLINK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SHM_UNLINK) == PYOFFSETS_CONST_HAVE_SHM_UNLINK, "HAVE_SHM_UNLINK");
 #endif
-#ifdef HAVE_SIGACTION
+#if defined(HAVE_SIGACTION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SIGACTION) == PYOFFSETS_CONST_HAVE_SIGACTION, "HAVE_SIGACTION");
 #endif
-#ifdef HAVE_SIGALTSTACK
+#if defined(HAVE_SIGALTSTACK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SIGALTSTACK) == PYOFFSETS_CONST_HAVE_SIGALTSTACK, "HAVE_SIGALTSTACK");
 #endif
-#ifdef HAVE_SIGFILLSET
+#if defined(HAVE_SIGFILLSET) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SIGFILLSET) == PYOFFSETS_CONST_HAVE_SIGFILLSET, "HAVE_SIGFILLSET");
 #endif
-#ifdef HAVE_SIGINFO_T_SI_BAND
+#if defined(HAVE_SIGINFO_T_SI_BAND) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SIGINFO_T_SI_BAND) == PYOFFSETS_CONST_HAVE_SIGINFO_T_SI_BAND, "HAVE_SIGINFO_T_SI_BAND");
 #endif
-#ifdef HAVE_SIGINTERRUPT
+#if defined(HAVE_SIGINTERRUPT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SIGINTERRUPT) == PYOFFSETS_CONST_HAVE_SIGINTERRUPT, "HAVE_SIGINTERRUPT");
 #endif
-#ifdef HAVE_SIGNAL_H
+#if defined(HAVE_SIGNAL_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SIGNAL_H) == PYOFFSETS_CONST_HAVE_SIGNAL_H, "HAVE_SIGNAL_H");
 #endif
-#ifdef HAVE_SIGPENDING
+#if defined(HAVE_SIGPENDING) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SIGPENDING) == PYOFFSETS_CONST_HAVE_SIGPENDING, "HAVE_SIGPENDING");
 #endif
-#ifdef HAVE_SIGRELSE
+#if defined(HAVE_SIGRELSE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SIGRELSE) == PYOFFSETS_CONST_HAVE_SIGRELSE, "HAVE_SIGRELSE");
 #endif
-#ifdef HAVE_SIGTIMEDWAIT
+#if defined(HAVE_SIGTIMEDWAIT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SIGTIMEDWAIT) == PYOFFSETS_CONST_HAVE_SIGTIMEDWAIT, "HAVE_SIGTIMEDWAIT");
 #endif
-#ifdef HAVE_SIGWAIT
+#if defined(HAVE_SIGWAIT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SIGWAIT) == PYOFFSETS_CONST_HAVE_SIGWAIT, "HAVE_SIGWAIT");
 #endif
-#ifdef HAVE_SIGWAITINFO
+#if defined(HAVE_SIGWAITINFO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SIGWAITINFO) == PYOFFSETS_CONST_HAVE_SIGWAITINFO, "HAVE_SIGWAITINFO");
 #endif
-#ifdef HAVE_SNPRINTF
+#if defined(HAVE_SNPRINTF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SNPRINTF) == PYOFFSETS_CONST_HAVE_SNPRINTF, "HAVE_SNPRINTF");
 #endif
-#ifdef HAVE_SOCKADDR_ALG
+#if defined(HAVE_SOCKADDR_ALG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SOCKADDR_ALG) == PYOFFSETS_CONST_HAVE_SOCKADDR_ALG, "HAVE_SOCKADDR_ALG");
 #endif
-#ifdef HAVE_SOCKADDR_STORAGE
+#if defined(HAVE_SOCKADDR_STORAGE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SOCKADDR_STORAGE) == PYOFFSETS_CONST_HAVE_SOCKADDR_STORAGE, "HAVE_SOCKADDR_STORAGE");
 #endif
-#ifdef HAVE_SOCKETPAIR
+#if defined(HAVE_SOCKETPAIR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SOCKETPAIR) == PYOFFSETS_CONST_HAVE_SOCKETPAIR, "HAVE_SOCKETPAIR");
 #endif
-#ifdef HAVE_SPAWN_H
+#if defined(HAVE_SPAWN_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SPAWN_H) == PYOFFSETS_CONST_HAVE_SPAWN_H, "HAVE_SPAWN_H");
 #endif
-#ifdef HAVE_SSIZE_T
+#if defined(HAVE_SSIZE_T) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SSIZE_T) == PYOFFSETS_CONST_HAVE_SSIZE_T, "HAVE_SSIZE_T");
 #endif
-#ifdef HAVE_STATVFS
+#if defined(HAVE_STATVFS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STATVFS) == PYOFFSETS_CONST_HAVE_STATVFS, "HAVE_STATVFS");
 #endif
-#ifdef HAVE_STAT_TV_NSEC
+#if defined(HAVE_STAT_TV_NSEC) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STAT_TV_NSEC) == PYOFFSETS_CONST_HAVE_STAT_TV_NSEC, "HAVE_STAT_TV_NSEC");
 #endif
-#ifdef HAVE_STDARG_PROTOTYPES
+#if defined(HAVE_STDARG_PROTOTYPES) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STDARG_PROTOTYPES) == PYOFFSETS_CONST_HAVE_STDARG_PROTOTYPES, "HAVE_STDARG_PROTOTYPES");
 #endif
-#ifdef HAVE_STDINT_H
+#if defined(HAVE_STDINT_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STDINT_H) == PYOFFSETS_CONST_HAVE_STDINT_H, "HAVE_STDINT_H");
 #endif
-#ifdef HAVE_STDLIB_H
+#if defined(HAVE_STDLIB_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STDLIB_H) == PYOFFSETS_CONST_HAVE_STDLIB_H, "HAVE_STDLIB_H");
 #endif
-#ifdef HAVE_STD_ATOMIC
+#if defined(HAVE_STD_ATOMIC) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STD_ATOMIC) == PYOFFSETS_CONST_HAVE_STD_ATOMIC, "HAVE_STD_ATOMIC");
 #endif
-#ifdef HAVE_STRDUP
+#if defined(HAVE_STRDUP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STRDUP) == PYOFFSETS_CONST_HAVE_STRDUP, "HAVE_STRDUP");
 #endif
-#ifdef HAVE_STRFTIME
+#if defined(HAVE_STRFTIME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STRFTIME) == PYOFFSETS_CONST_HAVE_STRFTIME, "HAVE_STRFTIME");
 #endif
-#ifdef HAVE_STRINGS_H
+#if defined(HAVE_STRINGS_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STRINGS_H) == PYOFFSETS_CONST_HAVE_STRINGS_H, "HAVE_STRINGS_H");
 #endif
-#ifdef HAVE_STRING_H
+#if defined(HAVE_STRING_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STRING_H) == PYOFFSETS_CONST_HAVE_STRING_H, "HAVE_STRING_H");
 #endif
-#ifdef HAVE_STRSIGNAL
+#if defined(HAVE_STRSIGNAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STRSIGNAL) == PYOFFSETS_CONST_HAVE_STRSIGNAL, "HAVE_STRSIGNAL");
 #endif
-#ifdef HAVE_STRUCT_PASSWD_PW_GECOS
+#if defined(HAVE_STRUCT_PASSWD_PW_GECOS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STRUCT_PASSWD_PW_GECOS) == PYOFFSETS_CONST_HAVE_STRUCT_PASSWD_PW_GECOS, "HAVE_STRUCT_PASSWD_PW_GECOS");
 #endif
-#ifdef HAVE_STRUCT_PASSWD_PW_PASSWD
+#if defined(HAVE_STRUCT_PASSWD_PW_PASSWD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STRUCT_PASSWD_PW_PASSWD) == PYOFFSETS_CONST_HAVE_STRUCT_PASSWD_PW_PASSWD, "HAVE_STRUCT_PASSWD_PW_PASSWD");
 #endif
-#ifdef HAVE_STRUCT_STAT_ST_BLKSIZE
+#if defined(HAVE_STRUCT_STAT_ST_BLKSIZE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STRUCT_STAT_ST_BLKSIZE) == PYOFFSETS_CONST_HAVE_STRUCT_STAT_ST_BLKSIZE, "HAVE_STRUCT_STAT_ST_BLKSIZE");
 #endif
-#ifdef HAVE_STRUCT_STAT_ST_BLOCKS
+#if defined(HAVE_STRUCT_STAT_ST_BLOCKS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STRUCT_STAT_ST_BLOCKS) == PYOFFSETS_CONST_HAVE_STRUCT_STAT_ST_BLOCKS, "HAVE_STRUCT_STAT_ST_BLOCKS");
 #endif
-#ifdef HAVE_STRUCT_STAT_ST_RDEV
+#if defined(HAVE_STRUCT_STAT_ST_RDEV) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STRUCT_STAT_ST_RDEV) == PYOFFSETS_CONST_HAVE_STRUCT_STAT_ST_RDEV, "HAVE_STRUCT_STAT_ST_RDEV");
 #endif
-#ifdef HAVE_STRUCT_TM_TM_ZONE
+#if defined(HAVE_STRUCT_TM_TM_ZONE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_STRUCT_TM_TM_ZONE) == PYOFFSETS_CONST_HAVE_STRUCT_TM_TM_ZONE, "HAVE_STRUCT_TM_TM_ZONE");
 #endif
-#ifdef HAVE_SYMLINK
+#if defined(HAVE_SYMLINK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYMLINK) == PYOFFSETS_CONST_HAVE_SYMLINK, "HAVE_SYMLINK");
 #endif
-#ifdef HAVE_SYMLINKAT
+#if defined(HAVE_SYMLINKAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYMLINKAT) == PYOFFSETS_CONST_HAVE_SYMLINKAT, "HAVE_SYMLINKAT");
 #endif
-#ifdef HAVE_SYNC
+#if defined(HAVE_SYNC) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYNC) == PYOFFSETS_CONST_HAVE_SYNC, "HAVE_SYNC");
 #endif
-#ifdef HAVE_SYSCONF
+#if defined(HAVE_SYSCONF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYSCONF) == PYOFFSETS_CONST_HAVE_SYSCONF, "HAVE_SYSCONF");
 #endif
-#ifdef HAVE_SYSEXITS_H
+#if defined(HAVE_SYSEXITS_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYSEXITS_H) == PYOFFSETS_CONST_HAVE_SYSEXITS_H, "HAVE_SYSEXITS_H");
 #endif
-#ifdef HAVE_SYS_EPOLL_H
+#if defined(HAVE_SYS_EPOLL_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_EPOLL_H) == PYOFFSETS_CONST_HAVE_SYS_EPOLL_H, "HAVE_SYS_EPOLL_H");
 #endif
-#ifdef HAVE_SYS_FILE_H
+#if defined(HAVE_SYS_FILE_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_FILE_H) == PYOFFSETS_CONST_HAVE_SYS_FILE_H, "HAVE_SYS_FILE_H");
 #endif
-#ifdef HAVE_SYS_IOCTL_H
+#if defined(HAVE_SYS_IOCTL_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_IOCTL_H) == PYOFFSETS_CONST_HAVE_SYS_IOCTL_H, "HAVE_SYS_IOCTL_H");
 #endif
-#ifdef HAVE_SYS_MMAN_H
+#if defined(HAVE_SYS_MMAN_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_MMAN_H) == PYOFFSETS_CONST_HAVE_SYS_MMAN_H, "HAVE_SYS_MMAN_H");
 #endif
-#ifdef HAVE_SYS_PARAM_H
+#if defined(HAVE_SYS_PARAM_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_PARAM_H) == PYOFFSETS_CONST_HAVE_SYS_PARAM_H, "HAVE_SYS_PARAM_H");
 #endif
-#ifdef HAVE_SYS_POLL_H
+#if defined(HAVE_SYS_POLL_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_POLL_H) == PYOFFSETS_CONST_HAVE_SYS_POLL_H, "HAVE_SYS_POLL_H");
 #endif
-#ifdef HAVE_SYS_RANDOM_H
+#if defined(HAVE_SYS_RANDOM_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_RANDOM_H) == PYOFFSETS_CONST_HAVE_SYS_RANDOM_H, "HAVE_SYS_RANDOM_H");
 #endif
-#ifdef HAVE_SYS_RESOURCE_H
+#if defined(HAVE_SYS_RESOURCE_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_RESOURCE_H) == PYOFFSETS_CONST_HAVE_SYS_RESOURCE_H, "HAVE_SYS_RESOURCE_H");
 #endif
-#ifdef HAVE_SYS_SELECT_H
+#if defined(HAVE_SYS_SELECT_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_SELECT_H) == PYOFFSETS_CONST_HAVE_SYS_SELECT_H, "HAVE_SYS_SELECT_H");
 #endif
-#ifdef HAVE_SYS_SENDFILE_H
+#if defined(HAVE_SYS_SENDFILE_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_SENDFILE_H) == PYOFFSETS_CONST_HAVE_SYS_SENDFILE_H, "HAVE_SYS_SENDFILE_H");
 #endif
-#ifdef HAVE_SYS_SOCKET_H
+#if defined(HAVE_SYS_SOCKET_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_SOCKET_H) == PYOFFSETS_CONST_HAVE_SYS_SOCKET_H, "HAVE_SYS_SOCKET_H");
 #endif
-#ifdef HAVE_SYS_STATVFS_H
+#if defined(HAVE_SYS_STATVFS_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_STATVFS_H) == PYOFFSETS_CONST_HAVE_SYS_STATVFS_H, "HAVE_SYS_STATVFS_H");
 #endif
-#ifdef HAVE_SYS_STAT_H
+#if defined(HAVE_SYS_STAT_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_STAT_H) == PYOFFSETS_CONST_HAVE_SYS_STAT_H, "HAVE_SYS_STAT_H");
 #endif
-#ifdef HAVE_SYS_SYSCALL_H
+#if defined(HAVE_SYS_SYSCALL_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_SYSCALL_H) == PYOFFSETS_CONST_HAVE_SYS_SYSCALL_H, "HAVE_SYS_SYSCALL_H");
 #endif
-#ifdef HAVE_SYS_SYSMACROS_H
+#if defined(HAVE_SYS_SYSMACROS_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_SYSMACROS_H) == PYOFFSETS_CONST_HAVE_SYS_SYSMACROS_H, "HAVE_SYS_SYSMACROS_H");
 #endif
-#ifdef HAVE_SYS_TIMES_H
+#if defined(HAVE_SYS_TIMES_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_TIMES_H) == PYOFFSETS_CONST_HAVE_SYS_TIMES_H, "HAVE_SYS_TIMES_H");
 #endif
-#ifdef HAVE_SYS_TIME_H
+#if defined(HAVE_SYS_TIME_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_TIME_H) == PYOFFSETS_CONST_HAVE_SYS_TIME_H, "HAVE_SYS_TIME_H");
 #endif
-#ifdef HAVE_SYS_TYPES_H
+#if defined(HAVE_SYS_TYPES_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_TYPES_H) == PYOFFSETS_CONST_HAVE_SYS_TYPES_H, "HAVE_SYS_TYPES_H");
 #endif
-#ifdef HAVE_SYS_UIO_H
+#if defined(HAVE_SYS_UIO_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_UIO_H) == PYOFFSETS_CONST_HAVE_SYS_UIO_H, "HAVE_SYS_UIO_H");
 #endif
-#ifdef HAVE_SYS_UN_H
+#if defined(HAVE_SYS_UN_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_UN_H) == PYOFFSETS_CONST_HAVE_SYS_UN_H, "HAVE_SYS_UN_H");
 #endif
-#ifdef HAVE_SYS_UTSNAME_H
+#if defined(HAVE_SYS_UTSNAME_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_UTSNAME_H) == PYOFFSETS_CONST_HAVE_SYS_UTSNAME_H, "HAVE_SYS_UTSNAME_H");
 #endif
-#ifdef HAVE_SYS_WAIT_H
+#if defined(HAVE_SYS_WAIT_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_WAIT_H) == PYOFFSETS_CONST_HAVE_SYS_WAIT_H, "HAVE_SYS_WAIT_H");
 #endif
-#ifdef HAVE_SYS_XATTR_H
+#if defined(HAVE_SYS_XATTR_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_SYS_XATTR_H) == PYOFFSETS_CONST_HAVE_SYS_XATTR_H, "HAVE_SYS_XATTR_H");
 #endif
-#ifdef HAVE_TCGETPGRP
+#if defined(HAVE_TCGETPGRP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_TCGETPGRP) == PYOFFSETS_CONST_HAVE_TCGETPGRP, "HAVE_TCGETPGRP");
 #endif
-#ifdef HAVE_TCSETPGRP
+#if defined(HAVE_TCSETPGRP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_TCSETPGRP) == PYOFFSETS_CONST_HAVE_TCSETPGRP, "HAVE_TCSETPGRP");
 #endif
-#ifdef HAVE_TEMPNAM
+#if defined(HAVE_TEMPNAM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_TEMPNAM) == PYOFFSETS_CONST_HAVE_TEMPNAM, "HAVE_TEMPNAM");
 #endif
-#ifdef HAVE_TERMIOS_H
+#if defined(HAVE_TERMIOS_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_TERMIOS_H) == PYOFFSETS_CONST_HAVE_TERMIOS_H, "HAVE_TERMIOS_H");
 #endif
-#ifdef HAVE_TERM_H
+#if defined(HAVE_TERM_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_TERM_H) == PYOFFSETS_CONST_HAVE_TERM_H, "HAVE_TERM_H");
 #endif
-#ifdef HAVE_TGAMMA
+#if defined(HAVE_TGAMMA) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_TGAMMA) == PYOFFSETS_CONST_HAVE_TGAMMA, "HAVE_TGAMMA");
 #endif
-#ifdef HAVE_TIMEGM
+#if defined(HAVE_TIMEGM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_TIMEGM) == PYOFFSETS_CONST_HAVE_TIMEGM, "HAVE_TIMEGM");
 #endif
-#ifdef HAVE_TIMES
+#if defined(HAVE_TIMES) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_TIMES) == PYOFFSETS_CONST_HAVE_TIMES, "HAVE_TIMES");
 #endif
-#ifdef HAVE_TMPFILE
+#if defined(HAVE_TMPFILE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_TMPFILE) == PYOFFSETS_CONST_HAVE_TMPFILE, "HAVE_TMPFILE");
 #endif
-#ifdef HAVE_TMPNAM
+#if defined(HAVE_TMPNAM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_TMPNAM) == PYOFFSETS_CONST_HAVE_TMPNAM, "HAVE_TMPNAM");
 #endif
-#ifdef HAVE_TMPNAM_R
+#if defined(HAVE_TMPNAM_R) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_TMPNAM_R) == PYOFFSETS_CONST_HAVE_TMPNAM_R, "HAVE_TMPNAM_R");
 #endif
-#ifdef HAVE_TM_ZONE
+#if defined(HAVE_TM_ZONE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_TM_ZONE) == PYOFFSETS_CONST_HAVE_TM_ZONE, "HAVE_TM_ZONE");
 #endif
-#ifdef HAVE_TRUNCATE
+#if defined(HAVE_TRUNCATE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_TRUNCATE) == PYOFFSETS_CONST_HAVE_TRUNCATE, "HAVE_TRUNCATE");
 #endif
-#ifdef HAVE_UNAME
+#if defined(HAVE_UNAME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_UNAME) == PYOFFSETS_CONST_HAVE_UNAME, "HAVE_UNAME");
 #endif
-#ifdef HAVE_UNISTD_H
+#if defined(HAVE_UNISTD_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_UNISTD_H) == PYOFFSETS_CONST_HAVE_UNISTD_H, "HAVE_UNISTD_H");
 #endif
-#ifdef HAVE_UNLINKAT
+#if defined(HAVE_UNLINKAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_UNLINKAT) == PYOFFSETS_CONST_HAVE_UNLINKAT, "HAVE_UNLINKAT");
 #endif
-#ifdef HAVE_UTIMENSAT
+#if defined(HAVE_UTIMENSAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_UTIMENSAT) == PYOFFSETS_CONST_HAVE_UTIMENSAT, "HAVE_UTIMENSAT");
 #endif
-#ifdef HAVE_UTIMES
+#if defined(HAVE_UTIMES) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_UTIMES) == PYOFFSETS_CONST_HAVE_UTIMES, "HAVE_UTIMES");
 #endif
-#ifdef HAVE_UTIME_H
+#if defined(HAVE_UTIME_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_UTIME_H) == PYOFFSETS_CONST_HAVE_UTIME_H, "HAVE_UTIME_H");
 #endif
-#ifdef HAVE_UUID_GENERATE_TIME_SAFE
+#if defined(HAVE_UUID_GENERATE_TIME_SAFE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_UUID_GENERATE_TIME_SAFE) == PYOFFSETS_CONST_HAVE_UUID_GENERATE_TIME_SAFE, "HAVE_UUID_GENERATE_TIME_SAFE");
 #endif
-#ifdef HAVE_UUID_UUID_H
+#if defined(HAVE_UUID_UUID_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_UUID_UUID_H) == PYOFFSETS_CONST_HAVE_UUID_UUID_H, "HAVE_UUID_UUID_H");
 #endif
-#ifdef HAVE_WAIT3
+#if defined(HAVE_WAIT3) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_WAIT3) == PYOFFSETS_CONST_HAVE_WAIT3, "HAVE_WAIT3");
 #endif
-#ifdef HAVE_WAIT4
+#if defined(HAVE_WAIT4) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_WAIT4) == PYOFFSETS_CONST_HAVE_WAIT4, "HAVE_WAIT4");
 #endif
-#ifdef HAVE_WAITID
+#if defined(HAVE_WAITID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_WAITID) == PYOFFSETS_CONST_HAVE_WAITID, "HAVE_WAITID");
 #endif
-#ifdef HAVE_WAITPID
+#if defined(HAVE_WAITPID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_WAITPID) == PYOFFSETS_CONST_HAVE_WAITPID, "HAVE_WAITPID");
 #endif
-#ifdef HAVE_WCHAR_H
+#if defined(HAVE_WCHAR_H) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_WCHAR_H) == PYOFFSETS_CONST_HAVE_WCHAR_H, "HAVE_WCHAR_H");
 #endif
-#ifdef HAVE_WCSCOLL
+#if defined(HAVE_WCSCOLL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_WCSCOLL) == PYOFFSETS_CONST_HAVE_WCSCOLL, "HAVE_WCSCOLL");
 #endif
-#ifdef HAVE_WCSFTIME
+#if defined(HAVE_WCSFTIME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_WCSFTIME) == PYOFFSETS_CONST_HAVE_WCSFTIME, "HAVE_WCSFTIME");
 #endif
-#ifdef HAVE_WCSXFRM
+#if defined(HAVE_WCSXFRM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_WCSXFRM) == PYOFFSETS_CONST_HAVE_WCSXFRM, "HAVE_WCSXFRM");
 #endif
-#ifdef HAVE_WMEMCMP
+#if defined(HAVE_WMEMCMP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_WMEMCMP) == PYOFFSETS_CONST_HAVE_WMEMCMP, "HAVE_WMEMCMP");
 #endif
-#ifdef HAVE_WORKING_TZSET
+#if defined(HAVE_WORKING_TZSET) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_WORKING_TZSET) == PYOFFSETS_CONST_HAVE_WORKING_TZSET, "HAVE_WORKING_TZSET");
 #endif
-#ifdef HAVE_WRITEV
+#if defined(HAVE_WRITEV) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_WRITEV) == PYOFFSETS_CONST_HAVE_WRITEV, "HAVE_WRITEV");
 #endif
-#ifdef HAVE_X509_VERIFY_PARAM_SET1_HOST
+#if defined(HAVE_X509_VERIFY_PARAM_SET1_HOST) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_X509_VERIFY_PARAM_SET1_HOST) == PYOFFSETS_CONST_HAVE_X509_VERIFY_PARAM_SET1_HOST, "HAVE_X509_VERIFY_PARAM_SET1_HOST");
 #endif
-#ifdef HAVE_ZLIB_COPY
+#if defined(HAVE_ZLIB_COPY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((HAVE_ZLIB_COPY) == PYOFFSETS_CONST_HAVE_ZLIB_COPY, "HAVE_ZLIB_COPY");
 #endif
-#ifdef IMPORT_FROM
+#if defined(IMPORT_FROM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((IMPORT_FROM) == PYOFFSETS_CONST_IMPORT_FROM, "IMPORT_FROM");
 #endif
-#ifdef IMPORT_NAME
+#if defined(IMPORT_NAME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((IMPORT_NAME) == PYOFFSETS_CONST_IMPORT_NAME, "IMPORT_NAME");
 #endif
-#ifdef IMPORT_STAR
+#if defined(IMPORT_STAR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((IMPORT_STAR) == PYOFFSETS_CONST_IMPORT_STAR, "IMPORT_STAR");
 #endif
-#ifdef INDENT
+#if defined(INDENT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((INDENT) == PYOFFSETS_CONST_INDENT, "INDENT");
 #endif
-#ifdef INPLACE_ADD
+#if defined(INPLACE_ADD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((INPLACE_ADD) == PYOFFSETS_CONST_INPLACE_ADD, "INPLACE_ADD");
 #endif
-#ifdef INPLACE_AND
+#if defined(INPLACE_AND) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((INPLACE_AND) == PYOFFSETS_CONST_INPLACE_AND, "INPLACE_AND");
 #endif
-#ifdef INPLACE_FLOOR_DIVIDE
+#if defined(INPLACE_FLOOR_DIVIDE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((INPLACE_FLOOR_DIVIDE) == PYOFFSETS_CONST_INPLACE_FLOOR_DIVIDE, "INPLACE_FLOOR_DIVIDE");
 #endif
-#ifdef INPLACE_LSHIFT
+#if defined(INPLACE_LSHIFT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((INPLACE_LSHIFT) == PYOFFSETS_CONST_INPLACE_LSHIFT, "INPLACE_LSHIFT");
 #endif
-#ifdef INPLACE_MATRIX_MULTIPLY
+#if defined(INPLACE_MATRIX_MULTIPLY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((INPLACE_MATRIX_MULTIPLY) == PYOFFSETS_CONST_INPLACE_MATRIX_MULTIPLY, "INPLACE_MATRIX_MULTIPLY");
 #endif
-#ifdef INPLACE_MODULO
+#if defined(INPLACE_MODULO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((INPLACE_MODULO) == PYOFFSETS_CONST_INPLACE_MODULO, "INPLACE_MODULO");
 #endif
-#ifdef INPLACE_MULTIPLY
+#if defined(INPLACE_MULTIPLY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((INPLACE_MULTIPLY) == PYOFFSETS_CONST_INPLACE_MULTIPLY, "INPLACE_MULTIPLY");
 #endif
-#ifdef INPLACE_OR
+#if defined(INPLACE_OR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((INPLACE_OR) == PYOFFSETS_CONST_INPLACE_OR, "INPLACE_OR");
 #endif
-#ifdef INPLACE_POWER
+#if defined(INPLACE_POWER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((INPLACE_POWER) == PYOFFSETS_CONST_INPLACE_POWER, "INPLACE_POWER");
 #endif
-#ifdef INPLACE_RSHIFT
+#if defined(INPLACE_RSHIFT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((INPLACE_RSHIFT) == PYOFFSETS_CONST_INPLACE_RSHIFT, "INPLACE_RSHIFT");
 #endif
-#ifdef INPLACE_SUBTRACT
+#if defined(INPLACE_SUBTRACT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((INPLACE_SUBTRACT) == PYOFFSETS_CONST_INPLACE_SUBTRACT, "INPLACE_SUBTRACT");
 #endif
-#ifdef INPLACE_TRUE_DIVIDE
+#if defined(INPLACE_TRUE_DIVIDE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((INPLACE_TRUE_DIVIDE) == PYOFFSETS_CONST_INPLACE_TRUE_DIVIDE, "INPLACE_TRUE_DIVIDE");
 #endif
-#ifdef INPLACE_XOR
+#if defined(INPLACE_XOR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((INPLACE_XOR) == PYOFFSETS_CONST_INPLACE_XOR, "INPLACE_XOR");
 #endif
-#ifdef IS_OP
+#if defined(IS_OP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((IS_OP) == PYOFFSETS_CONST_IS_OP, "IS_OP");
 #endif
-#ifdef JUMP_ABSOLUTE
+#if defined(JUMP_ABSOLUTE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((JUMP_ABSOLUTE) == PYOFFSETS_CONST_JUMP_ABSOLUTE, "JUMP_ABSOLUTE");
 #endif
-#ifdef JUMP_FORWARD
+#if defined(JUMP_FORWARD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((JUMP_FORWARD) == PYOFFSETS_CONST_JUMP_FORWARD, "JUMP_FORWARD");
 #endif
-#ifdef JUMP_IF_FALSE_OR_POP
+#if defined(JUMP_IF_FALSE_OR_POP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((JUMP_IF_FALSE_OR_POP) == PYOFFSETS_CONST_JUMP_IF_FALSE_OR_POP, "JUMP_IF_FALSE_OR_POP");
 #endif
-#ifdef JUMP_IF_NOT_EXC_MATCH
+#if defined(JUMP_IF_NOT_EXC_MATCH) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((JUMP_IF_NOT_EXC_MATCH) == PYOFFSETS_CONST_JUMP_IF_NOT_EXC_MATCH, "JUMP_IF_NOT_EXC_MATCH");
 #endif
-#ifdef JUMP_IF_TRUE_OR_POP
+#if defined(JUMP_IF_TRUE_OR_POP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((JUMP_IF_TRUE_OR_POP) == PYOFFSETS_CONST_JUMP_IF_TRUE_OR_POP, "JUMP_IF_TRUE_OR_POP");
 #endif
-#ifdef LBRACE
+#if defined(LBRACE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LBRACE) == PYOFFSETS_CONST_LBRACE, "LBRACE");
 #endif
-#ifdef LEFTSHIFT
+#if defined(LEFTSHIFT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LEFTSHIFT) == PYOFFSETS_CONST_LEFTSHIFT, "LEFTSHIFT");
 #endif
-#ifdef LEFTSHIFTEQUAL
+#if defined(LEFTSHIFTEQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LEFTSHIFTEQUAL) == PYOFFSETS_CONST_LEFTSHIFTEQUAL, "LEFTSHIFTEQUAL");
 #endif
-#ifdef LESS
+#if defined(LESS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LESS) == PYOFFSETS_CONST_LESS, "LESS");
 #endif
-#ifdef LESSEQUAL
+#if defined(LESSEQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LESSEQUAL) == PYOFFSETS_CONST_LESSEQUAL, "LESSEQUAL");
 #endif
-#ifdef LIST_APPEND
+#if defined(LIST_APPEND) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LIST_APPEND) == PYOFFSETS_CONST_LIST_APPEND, "LIST_APPEND");
 #endif
-#ifdef LIST_EXTEND
+#if defined(LIST_EXTEND) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LIST_EXTEND) == PYOFFSETS_CONST_LIST_EXTEND, "LIST_EXTEND");
 #endif
-#ifdef LIST_TO_TUPLE
+#if defined(LIST_TO_TUPLE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LIST_TO_TUPLE) == PYOFFSETS_CONST_LIST_TO_TUPLE, "LIST_TO_TUPLE");
 #endif
-#ifdef LOAD_ASSERTION_ERROR
+#if defined(LOAD_ASSERTION_ERROR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LOAD_ASSERTION_ERROR) == PYOFFSETS_CONST_LOAD_ASSERTION_ERROR, "LOAD_ASSERTION_ERROR");
 #endif
-#ifdef LOAD_ATTR
+#if defined(LOAD_ATTR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LOAD_ATTR) == PYOFFSETS_CONST_LOAD_ATTR, "LOAD_ATTR");
 #endif
-#ifdef LOAD_BUILD_CLASS
+#if defined(LOAD_BUILD_CLASS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LOAD_BUILD_CLASS) == PYOFFSETS_CONST_LOAD_BUILD_CLASS, "LOAD_BUILD_CLASS");
 #endif
-#ifdef LOAD_CLASSDEREF
+#if defined(LOAD_CLASSDEREF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LOAD_CLASSDEREF) == PYOFFSETS_CONST_LOAD_CLASSDEREF, "LOAD_CLASSDEREF");
 #endif
-#ifdef LOAD_CLOSURE
+#if defined(LOAD_CLOSURE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LOAD_CLOSURE) == PYOFFSETS_CONST_LOAD_CLOSURE, "LOAD_CLOSURE");
 #endif
-#ifdef LOAD_CONST
+#if defined(LOAD_CONST) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LOAD_CONST) == PYOFFSETS_CONST_LOAD_CONST, "LOAD_CONST");
 #endif
-#ifdef LOAD_DEREF
+#if defined(LOAD_DEREF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LOAD_DEREF) == PYOFFSETS_CONST_LOAD_DEREF, "LOAD_DEREF");
 #endif
-#ifdef LOAD_FAST
+#if defined(LOAD_FAST) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LOAD_FAST) == PYOFFSETS_CONST_LOAD_FAST, "LOAD_FAST");
 #endif
-#ifdef LOAD_GLOBAL
+#if defined(LOAD_GLOBAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LOAD_GLOBAL) == PYOFFSETS_CONST_LOAD_GLOBAL, "LOAD_GLOBAL");
 #endif
-#ifdef LOAD_METHOD
+#if defined(LOAD_METHOD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LOAD_METHOD) == PYOFFSETS_CONST_LOAD_METHOD, "LOAD_METHOD");
 #endif
-#ifdef LOAD_NAME
+#if defined(LOAD_NAME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LOAD_NAME) == PYOFFSETS_CONST_LOAD_NAME, "LOAD_NAME");
 #endif
-#ifdef LOCAL
+#if defined(LOCAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LOCAL) == PYOFFSETS_CONST_LOCAL, "LOCAL");
 #endif
-#ifdef LPAR
+#if defined(LPAR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LPAR) == PYOFFSETS_CONST_LPAR, "LPAR");
 #endif
-#ifdef LSQB
+#if defined(LSQB) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LSQB) == PYOFFSETS_CONST_LSQB, "LSQB");
 #endif
-#ifdef MAJOR_IN_SYSMACROS
+#if defined(MAJOR_IN_SYSMACROS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((MAJOR_IN_SYSMACROS) == PYOFFSETS_CONST_MAJOR_IN_SYSMACROS, "MAJOR_IN_SYSMACROS");
 #endif
-#ifdef MAKE_FUNCTION
+#if defined(MAKE_FUNCTION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((MAKE_FUNCTION) == PYOFFSETS_CONST_MAKE_FUNCTION, "MAKE_FUNCTION");
 #endif
-#ifdef MAP_ADD
+#if defined(MAP_ADD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((MAP_ADD) == PYOFFSETS_CONST_MAP_ADD, "MAP_ADD");
 #endif
-#ifdef MAXPATHLEN
+#if defined(MAXPATHLEN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((MAXPATHLEN) == PYOFFSETS_CONST_MAXPATHLEN, "MAXPATHLEN");
 #endif
-#ifdef MAX_CO_EXTRA_USERS
+#if defined(MAX_CO_EXTRA_USERS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((MAX_CO_EXTRA_USERS) == PYOFFSETS_CONST_MAX_CO_EXTRA_USERS, "MAX_CO_EXTRA_USERS");
 #endif
-#ifdef METH_CLASS
+#if defined(METH_CLASS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((METH_CLASS) == PYOFFSETS_CONST_METH_CLASS, "METH_CLASS");
 #endif
-#ifdef METH_COEXIST
+#if defined(METH_COEXIST) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((METH_COEXIST) == PYOFFSETS_CONST_METH_COEXIST, "METH_COEXIST");
 #endif
-#ifdef METH_FASTCALL
+#if defined(METH_FASTCALL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((METH_FASTCALL) == PYOFFSETS_CONST_METH_FASTCALL, "METH_FASTCALL");
 #endif
-#ifdef METH_KEYWORDS
+#if defined(METH_KEYWORDS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((METH_KEYWORDS) == PYOFFSETS_CONST_METH_KEYWORDS, "METH_KEYWORDS");
 #endif
-#ifdef METH_METHOD
+#if defined(METH_METHOD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((METH_METHOD) == PYOFFSETS_CONST_METH_METHOD, "METH_METHOD");
 #endif
-#ifdef METH_NOARGS
+#if defined(METH_NOARGS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((METH_NOARGS) == PYOFFSETS_CONST_METH_NOARGS, "METH_NOARGS");
 #endif
-#ifdef METH_O
+#if defined(METH_O) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((METH_O) == PYOFFSETS_CONST_METH_O, "METH_O");
 #endif
-#ifdef METH_STACKLESS
+#if defined(METH_STACKLESS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((METH_STACKLESS) == PYOFFSETS_CONST_METH_STACKLESS, "METH_STACKLESS");
 #endif
-#ifdef METH_STATIC
+#if defined(METH_STATIC) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((METH_STATIC) == PYOFFSETS_CONST_METH_STATIC, "METH_STATIC");
 #endif
-#ifdef METH_VARARGS
+#if defined(METH_VARARGS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((METH_VARARGS) == PYOFFSETS_CONST_METH_VARARGS, "METH_VARARGS");
 #endif
-#ifdef MINEQUAL
+#if defined(MINEQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((MINEQUAL) == PYOFFSETS_CONST_MINEQUAL, "MINEQUAL");
 #endif
-#ifdef MINUS
+#if defined(MINUS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((MINUS) == PYOFFSETS_CONST_MINUS, "MINUS");
 #endif
-#ifdef MVWDELCH_IS_EXPRESSION
+#if defined(MVWDELCH_IS_EXPRESSION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((MVWDELCH_IS_EXPRESSION) == PYOFFSETS_CONST_MVWDELCH_IS_EXPRESSION, "MVWDELCH_IS_EXPRESSION");
 #endif
-#ifdef NAME
+#if defined(NAME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((NAME) == PYOFFSETS_CONST_NAME, "NAME");
 #endif
-#ifdef NEWLINE
+#if defined(NEWLINE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((NEWLINE) == PYOFFSETS_CONST_NEWLINE, "NEWLINE");
 #endif
-#ifdef NEXITFUNCS
+#if defined(NEXITFUNCS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((NEXITFUNCS) == PYOFFSETS_CONST_NEXITFUNCS, "NEXITFUNCS");
 #endif
-#ifdef NOP
+#if defined(NOP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((NOP) == PYOFFSETS_CONST_NOP, "NOP");
 #endif
-#ifdef NOTEQUAL
+#if defined(NOTEQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((NOTEQUAL) == PYOFFSETS_CONST_NOTEQUAL, "NOTEQUAL");
 #endif
-#ifdef NOWAIT_LOCK
+#if defined(NOWAIT_LOCK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((NOWAIT_LOCK) == PYOFFSETS_CONST_NOWAIT_LOCK, "NOWAIT_LOCK");
 #endif
-#ifdef NPENDINGCALLS
+#if defined(NPENDINGCALLS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((NPENDINGCALLS) == PYOFFSETS_CONST_NPENDINGCALLS, "NPENDINGCALLS");
 #endif
-#ifdef NT_OFFSET
+#if defined(NT_OFFSET) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((NT_OFFSET) == PYOFFSETS_CONST_NT_OFFSET, "NT_OFFSET");
 #endif
-#ifdef NUMBER
+#if defined(NUMBER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((NUMBER) == PYOFFSETS_CONST_NUMBER, "NUMBER");
 #endif
-#ifdef NUM_GENERATIONS
+#if defined(NUM_GENERATIONS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((NUM_GENERATIONS) == PYOFFSETS_CONST_NUM_GENERATIONS, "NUM_GENERATIONS");
 #endif
-#ifdef N_TOKENS
+#if defined(N_TOKENS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((N_TOKENS) == PYOFFSETS_CONST_N_TOKENS, "N_TOKENS");
 #endif
-#ifdef OP
+#if defined(OP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((OP) == PYOFFSETS_CONST_OP, "OP");
 #endif
-#ifdef PERCENT
+#if defined(PERCENT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PERCENT) == PYOFFSETS_CONST_PERCENT, "PERCENT");
 #endif
-#ifdef PERCENTEQUAL
+#if defined(PERCENTEQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PERCENTEQUAL) == PYOFFSETS_CONST_PERCENTEQUAL, "PERCENTEQUAL");
 #endif
-#ifdef PLUS
+#if defined(PLUS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PLUS) == PYOFFSETS_CONST_PLUS, "PLUS");
 #endif
-#ifdef PLUSEQUAL
+#if defined(PLUSEQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PLUSEQUAL) == PYOFFSETS_CONST_PLUSEQUAL, "PLUSEQUAL");
 #endif
-#ifdef POP_BLOCK
+#if defined(POP_BLOCK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((POP_BLOCK) == PYOFFSETS_CONST_POP_BLOCK, "POP_BLOCK");
 #endif
-#ifdef POP_EXCEPT
+#if defined(POP_EXCEPT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((POP_EXCEPT) == PYOFFSETS_CONST_POP_EXCEPT, "POP_EXCEPT");
 #endif
-#ifdef POP_JUMP_IF_FALSE
+#if defined(POP_JUMP_IF_FALSE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((POP_JUMP_IF_FALSE) == PYOFFSETS_CONST_POP_JUMP_IF_FALSE, "POP_JUMP_IF_FALSE");
 #endif
-#ifdef POP_JUMP_IF_TRUE
+#if defined(POP_JUMP_IF_TRUE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((POP_JUMP_IF_TRUE) == PYOFFSETS_CONST_POP_JUMP_IF_TRUE, "POP_JUMP_IF_TRUE");
 #endif
-#ifdef POP_TOP
+#if defined(POP_TOP) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((POP_TOP) == PYOFFSETS_CONST_POP_TOP, "POP_TOP");
 #endif
-#ifdef PRINT_EXPR
+#if defined(PRINT_EXPR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PRINT_EXPR) == PYOFFSETS_CONST_PRINT_EXPR, "PRINT_EXPR");
 #endif
-#ifdef PTHREAD_KEY_T_IS_COMPATIBLE_WITH_INT
+#if defined(PTHREAD_KEY_T_IS_COMPATIBLE_WITH_INT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PTHREAD_KEY_T_IS_COMPATIBLE_WITH_INT) == PYOFFSETS_CONST_PTHREAD_KEY_T_IS_COMPATIBLE_WITH_INT, "PTHREAD_KEY_T_IS_COMPATIBLE_WITH_INT");
 #endif
-#ifdef PTHREAD_SYSTEM_SCHED_SUPPORTED
+#if defined(PTHREAD_SYSTEM_SCHED_SUPPORTED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PTHREAD_SYSTEM_SCHED_SUPPORTED) == PYOFFSETS_CONST_PTHREAD_SYSTEM_SCHED_SUPPORTED, "PTHREAD_SYSTEM_SCHED_SUPPORTED");
 #endif
-#ifdef PYLONG_BITS_IN_DIGIT
+#if defined(PYLONG_BITS_IN_DIGIT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYLONG_BITS_IN_DIGIT) == PYOFFSETS_CONST_PYLONG_BITS_IN_DIGIT, "PYLONG_BITS_IN_DIGIT");
 #endif
-#ifdef PYMEM_CLEANBYTE
+#if defined(PYMEM_CLEANBYTE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYMEM_CLEANBYTE) == PYOFFSETS_CONST_PYMEM_CLEANBYTE, "PYMEM_CLEANBYTE");
 #endif
-#ifdef PYMEM_DEADBYTE
+#if defined(PYMEM_DEADBYTE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYMEM_DEADBYTE) == PYOFFSETS_CONST_PYMEM_DEADBYTE, "PYMEM_DEADBYTE");
 #endif
-#ifdef PYMEM_FORBIDDENBYTE
+#if defined(PYMEM_FORBIDDENBYTE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYMEM_FORBIDDENBYTE) == PYOFFSETS_CONST_PYMEM_FORBIDDENBYTE, "PYMEM_FORBIDDENBYTE");
 #endif
-#ifdef PYOS_STACK_MARGIN
+#if defined(PYOS_STACK_MARGIN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYOS_STACK_MARGIN) == PYOFFSETS_CONST_PYOS_STACK_MARGIN, "PYOS_STACK_MARGIN");
 #endif
-#ifdef PYTHON_ABI_VERSION
+#if defined(PYTHON_ABI_VERSION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYTHON_ABI_VERSION) == PYOFFSETS_CONST_PYTHON_ABI_VERSION, "PYTHON_ABI_VERSION");
 #endif
-#ifdef PYTHON_API_VERSION
+#if defined(PYTHON_API_VERSION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYTHON_API_VERSION) == PYOFFSETS_CONST_PYTHON_API_VERSION, "PYTHON_API_VERSION");
 #endif
-#ifdef PYTHREAD_INVALID_THREAD_ID
+#if defined(PYTHREAD_INVALID_THREAD_ID) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYTHREAD_INVALID_THREAD_ID) == PYOFFSETS_CONST_PYTHREAD_INVALID_THREAD_ID, "PYTHREAD_INVALID_THREAD_ID");
 #endif
-#ifdef PY_BIG_ENDIAN
+#if defined(PY_BIG_ENDIAN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_BIG_ENDIAN) == PYOFFSETS_CONST_PY_BIG_ENDIAN, "PY_BIG_ENDIAN");
 #endif
-#ifdef PY_COERCE_C_LOCALE
+#if defined(PY_COERCE_C_LOCALE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_COERCE_C_LOCALE) == PYOFFSETS_CONST_PY_COERCE_C_LOCALE, "PY_COERCE_C_LOCALE");
 #endif
-#ifdef PY_CTF_ALNUM
+#if defined(PY_CTF_ALNUM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_CTF_ALNUM) == PYOFFSETS_CONST_PY_CTF_ALNUM, "PY_CTF_ALNUM");
 #endif
-#ifdef PY_CTF_ALPHA
+#if defined(PY_CTF_ALPHA) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_CTF_ALPHA) == PYOFFSETS_CONST_PY_CTF_ALPHA, "PY_CTF_ALPHA");
 #endif
-#ifdef PY_CTF_DIGIT
+#if defined(PY_CTF_DIGIT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_CTF_DIGIT) == PYOFFSETS_CONST_PY_CTF_DIGIT, "PY_CTF_DIGIT");
 #endif
-#ifdef PY_CTF_LOWER
+#if defined(PY_CTF_LOWER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_CTF_LOWER) == PYOFFSETS_CONST_PY_CTF_LOWER, "PY_CTF_LOWER");
 #endif
-#ifdef PY_CTF_SPACE
+#if defined(PY_CTF_SPACE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_CTF_SPACE) == PYOFFSETS_CONST_PY_CTF_SPACE, "PY_CTF_SPACE");
 #endif
-#ifdef PY_CTF_UPPER
+#if defined(PY_CTF_UPPER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_CTF_UPPER) == PYOFFSETS_CONST_PY_CTF_UPPER, "PY_CTF_UPPER");
 #endif
-#ifdef PY_CTF_XDIGIT
+#if defined(PY_CTF_XDIGIT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_CTF_XDIGIT) == PYOFFSETS_CONST_PY_CTF_XDIGIT, "PY_CTF_XDIGIT");
 #endif
-#ifdef PY_DWORD_MAX
+#if defined(PY_DWORD_MAX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_DWORD_MAX) == PYOFFSETS_CONST_PY_DWORD_MAX, "PY_DWORD_MAX");
 #endif
-#ifdef PY_INVALID_STACK_EFFECT
+#if defined(PY_INVALID_STACK_EFFECT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_INVALID_STACK_EFFECT) == PYOFFSETS_CONST_PY_INVALID_STACK_EFFECT, "PY_INVALID_STACK_EFFECT");
 #endif
-#ifdef PY_ITERSEARCH_CONTAINS
+#if defined(PY_ITERSEARCH_CONTAINS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_ITERSEARCH_CONTAINS) == PYOFFSETS_CONST_PY_ITERSEARCH_CONTAINS, "PY_ITERSEARCH_CONTAINS");
 #endif
-#ifdef PY_ITERSEARCH_COUNT
+#if defined(PY_ITERSEARCH_COUNT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_ITERSEARCH_COUNT) == PYOFFSETS_CONST_PY_ITERSEARCH_COUNT, "PY_ITERSEARCH_COUNT");
 #endif
-#ifdef PY_ITERSEARCH_INDEX
+#if defined(PY_ITERSEARCH_INDEX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_ITERSEARCH_INDEX) == PYOFFSETS_CONST_PY_ITERSEARCH_INDEX, "PY_ITERSEARCH_INDEX");
 #endif
-#ifdef PY_LITTLE_ENDIAN
+#if defined(PY_LITTLE_ENDIAN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_LITTLE_ENDIAN) == PYOFFSETS_CONST_PY_LITTLE_ENDIAN, "PY_LITTLE_ENDIAN");
 #endif
-#ifdef PY_LLONG_MAX
+#if defined(PY_LLONG_MAX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_LLONG_MAX) == PYOFFSETS_CONST_PY_LLONG_MAX, "PY_LLONG_MAX");
 #endif
-#ifdef PY_LLONG_MIN
+#if defined(PY_LLONG_MIN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_LLONG_MIN) == PYOFFSETS_CONST_PY_LLONG_MIN, "PY_LLONG_MIN");
 #endif
-#ifdef PY_MAJOR_VERSION
+#if defined(PY_MAJOR_VERSION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_MAJOR_VERSION) == PYOFFSETS_CONST_PY_MAJOR_VERSION, "PY_MAJOR_VERSION");
 #endif
-#ifdef PY_MICRO_VERSION
+#if defined(PY_MICRO_VERSION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_MICRO_VERSION) == PYOFFSETS_CONST_PY_MICRO_VERSION, "PY_MICRO_VERSION");
 #endif
-#ifdef PY_MINOR_VERSION
+#if defined(PY_MINOR_VERSION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_MINOR_VERSION) == PYOFFSETS_CONST_PY_MINOR_VERSION, "PY_MINOR_VERSION");
 #endif
-#ifdef PY_RELEASE_LEVEL
+#if defined(PY_RELEASE_LEVEL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_RELEASE_LEVEL) == PYOFFSETS_CONST_PY_RELEASE_LEVEL, "PY_RELEASE_LEVEL");
 #endif
-#ifdef PY_RELEASE_LEVEL_ALPHA
+#if defined(PY_RELEASE_LEVEL_ALPHA) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_RELEASE_LEVEL_ALPHA) == PYOFFSETS_CONST_PY_RELEASE_LEVEL_ALPHA, "PY_RELEASE_LEVEL_ALPHA");
 #endif
-#ifdef PY_RELEASE_LEVEL_BETA
+#if defined(PY_RELEASE_LEVEL_BETA) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_RELEASE_LEVEL_BETA) == PYOFFSETS_CONST_PY_RELEASE_LEVEL_BETA, "PY_RELEASE_LEVEL_BETA");
 #endif
-#ifdef PY_RELEASE_LEVEL_FINAL
+#if defined(PY_RELEASE_LEVEL_FINAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_RELEASE_LEVEL_FINAL) == PYOFFSETS_CONST_PY_RELEASE_LEVEL_FINAL, "PY_RELEASE_LEVEL_FINAL");
 #endif
-#ifdef PY_RELEASE_LEVEL_GAMMA
+#if defined(PY_RELEASE_LEVEL_GAMMA) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_RELEASE_LEVEL_GAMMA) == PYOFFSETS_CONST_PY_RELEASE_LEVEL_GAMMA, "PY_RELEASE_LEVEL_GAMMA");
 #endif
-#ifdef PY_RELEASE_SERIAL
+#if defined(PY_RELEASE_SERIAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_RELEASE_SERIAL) == PYOFFSETS_CONST_PY_RELEASE_SERIAL, "PY_RELEASE_SERIAL");
 #endif
-#ifdef PY_SIZE_MAX
+#if defined(PY_SIZE_MAX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_SIZE_MAX) == PYOFFSETS_CONST_PY_SIZE_MAX, "PY_SIZE_MAX");
 #endif
-#ifdef PY_SSIZE_T_MAX
+#if defined(PY_SSIZE_T_MAX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_SSIZE_T_MAX) == PYOFFSETS_CONST_PY_SSIZE_T_MAX, "PY_SSIZE_T_MAX");
 #endif
-#ifdef PY_SSIZE_T_MIN
+#if defined(PY_SSIZE_T_MIN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_SSIZE_T_MIN) == PYOFFSETS_CONST_PY_SSIZE_T_MIN, "PY_SSIZE_T_MIN");
 #endif
-#ifdef PY_SSL_DEFAULT_CIPHERS
+#if defined(PY_SSL_DEFAULT_CIPHERS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_SSL_DEFAULT_CIPHERS) == PYOFFSETS_CONST_PY_SSL_DEFAULT_CIPHERS, "PY_SSL_DEFAULT_CIPHERS");
 #endif
-#ifdef PY_TIMEOUT_MAX
+#if defined(PY_TIMEOUT_MAX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_TIMEOUT_MAX) == PYOFFSETS_CONST_PY_TIMEOUT_MAX, "PY_TIMEOUT_MAX");
 #endif
-#ifdef PY_ULLONG_MAX
+#if defined(PY_ULLONG_MAX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_ULLONG_MAX) == PYOFFSETS_CONST_PY_ULLONG_MAX, "PY_ULLONG_MAX");
 #endif
-#ifdef PY_VECTORCALL_ARGUMENTS_OFFSET
+#if defined(PY_VECTORCALL_ARGUMENTS_OFFSET) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_VECTORCALL_ARGUMENTS_OFFSET) == PYOFFSETS_CONST_PY_VECTORCALL_ARGUMENTS_OFFSET, "PY_VECTORCALL_ARGUMENTS_OFFSET");
 #endif
-#ifdef PY_VERSION_HEX
+#if defined(PY_VERSION_HEX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_VERSION_HEX) == PYOFFSETS_CONST_PY_VERSION_HEX, "PY_VERSION_HEX");
 #endif
-#ifdef PY_WRITE_RESTRICTED
+#if defined(PY_WRITE_RESTRICTED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_WRITE_RESTRICTED) == PYOFFSETS_CONST_PY_WRITE_RESTRICTED, "PY_WRITE_RESTRICTED");
 #endif
-#ifdef PyBUF_ANY_CONTIGUOUS
+#if defined(PyBUF_ANY_CONTIGUOUS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_ANY_CONTIGUOUS) == PYOFFSETS_CONST_PyBUF_ANY_CONTIGUOUS, "PyBUF_ANY_CONTIGUOUS");
 #endif
-#ifdef PyBUF_CONTIG
+#if defined(PyBUF_CONTIG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_CONTIG) == PYOFFSETS_CONST_PyBUF_CONTIG, "PyBUF_CONTIG");
 #endif
-#ifdef PyBUF_CONTIG_RO
+#if defined(PyBUF_CONTIG_RO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_CONTIG_RO) == PYOFFSETS_CONST_PyBUF_CONTIG_RO, "PyBUF_CONTIG_RO");
 #endif
-#ifdef PyBUF_C_CONTIGUOUS
+#if defined(PyBUF_C_CONTIGUOUS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_C_CONTIGUOUS) == PYOFFSETS_CONST_PyBUF_C_CONTIGUOUS, "PyBUF_C_CONTIGUOUS");
 #endif
-#ifdef PyBUF_FORMAT
+#if defined(PyBUF_FORMAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_FORMAT) == PYOFFSETS_CONST_PyBUF_FORMAT, "PyBUF_FORMAT");
 #endif
-#ifdef PyBUF_FULL
+#if defined(PyBUF_FULL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_FULL) == PYOFFSETS_CONST_PyBUF_FULL, "PyBUF_FULL");
 #endif
-#ifdef PyBUF_FULL_RO
+#if defined(PyBUF_FULL_RO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_FULL_RO) == PYOFFSETS_CONST_PyBUF_FULL_RO, "PyBUF_FULL_RO");
 #endif
-#ifdef PyBUF_F_CONTIGUOUS
+#if defined(PyBUF_F_CONTIGUOUS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_F_CONTIGUOUS) == PYOFFSETS_CONST_PyBUF_F_CONTIGUOUS, "PyBUF_F_CONTIGUOUS");
 #endif
-#ifdef PyBUF_INDIRECT
+#if defined(PyBUF_INDIRECT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_INDIRECT) == PYOFFSETS_CONST_PyBUF_INDIRECT, "PyBUF_INDIRECT");
 #endif
-#ifdef PyBUF_MAX_NDIM
+#if defined(PyBUF_MAX_NDIM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_MAX_NDIM) == PYOFFSETS_CONST_PyBUF_MAX_NDIM, "PyBUF_MAX_NDIM");
 #endif
-#ifdef PyBUF_ND
+#if defined(PyBUF_ND) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_ND) == PYOFFSETS_CONST_PyBUF_ND, "PyBUF_ND");
 #endif
-#ifdef PyBUF_READ
+#if defined(PyBUF_READ) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_READ) == PYOFFSETS_CONST_PyBUF_READ, "PyBUF_READ");
 #endif
-#ifdef PyBUF_RECORDS
+#if defined(PyBUF_RECORDS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_RECORDS) == PYOFFSETS_CONST_PyBUF_RECORDS, "PyBUF_RECORDS");
 #endif
-#ifdef PyBUF_RECORDS_RO
+#if defined(PyBUF_RECORDS_RO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_RECORDS_RO) == PYOFFSETS_CONST_PyBUF_RECORDS_RO, "PyBUF_RECORDS_RO");
 #endif
-#ifdef PyBUF_SIMPLE
+#if defined(PyBUF_SIMPLE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_SIMPLE) == PYOFFSETS_CONST_PyBUF_SIMPLE, "PyBUF_SIMPLE");
 #endif
-#ifdef PyBUF_STRIDED
+#if defined(PyBUF_STRIDED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_STRIDED) == PYOFFSETS_CONST_PyBUF_STRIDED, "PyBUF_STRIDED");
 #endif
-#ifdef PyBUF_STRIDED_RO
+#if defined(PyBUF_STRIDED_RO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_STRIDED_RO) == PYOFFSETS_CONST_PyBUF_STRIDED_RO, "PyBUF_STRIDED_RO");
 #endif
-#ifdef PyBUF_STRIDES
+#if defined(PyBUF_STRIDES) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_STRIDES) == PYOFFSETS_CONST_PyBUF_STRIDES, "PyBUF_STRIDES");
 #endif
-#ifdef PyBUF_WRITABLE
+#if defined(PyBUF_WRITABLE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_WRITABLE) == PYOFFSETS_CONST_PyBUF_WRITABLE, "PyBUF_WRITABLE");
 #endif
-#ifdef PyBUF_WRITE
+#if defined(PyBUF_WRITE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_WRITE) == PYOFFSETS_CONST_PyBUF_WRITE, "PyBUF_WRITE");
 #endif
-#ifdef PyBUF_WRITEABLE
+#if defined(PyBUF_WRITEABLE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyBUF_WRITEABLE) == PYOFFSETS_CONST_PyBUF_WRITEABLE, "PyBUF_WRITEABLE");
 #endif
-#ifdef PyCF_ALLOW_TOP_LEVEL_AWAIT
+#if defined(PyCF_ALLOW_TOP_LEVEL_AWAIT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyCF_ALLOW_TOP_LEVEL_AWAIT) == PYOFFSETS_CONST_PyCF_ALLOW_TOP_LEVEL_AWAIT, "PyCF_ALLOW_TOP_LEVEL_AWAIT");
 #endif
-#ifdef PyCF_COMPILE_MASK
+#if defined(PyCF_COMPILE_MASK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyCF_COMPILE_MASK) == PYOFFSETS_CONST_PyCF_COMPILE_MASK, "PyCF_COMPILE_MASK");
 #endif
-#ifdef PyCF_DONT_IMPLY_DEDENT
+#if defined(PyCF_DONT_IMPLY_DEDENT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyCF_DONT_IMPLY_DEDENT) == PYOFFSETS_CONST_PyCF_DONT_IMPLY_DEDENT, "PyCF_DONT_IMPLY_DEDENT");
 #endif
-#ifdef PyCF_IGNORE_COOKIE
+#if defined(PyCF_IGNORE_COOKIE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyCF_IGNORE_COOKIE) == PYOFFSETS_CONST_PyCF_IGNORE_COOKIE, "PyCF_IGNORE_COOKIE");
 #endif
-#ifdef PyCF_MASK
+#if defined(PyCF_MASK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyCF_MASK) == PYOFFSETS_CONST_PyCF_MASK, "PyCF_MASK");
 #endif
-#ifdef PyCF_MASK_OBSOLETE
+#if defined(PyCF_MASK_OBSOLETE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyCF_MASK_OBSOLETE) == PYOFFSETS_CONST_PyCF_MASK_OBSOLETE, "PyCF_MASK_OBSOLETE");
 #endif
-#ifdef PyCF_ONLY_AST
+#if defined(PyCF_ONLY_AST) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyCF_ONLY_AST) == PYOFFSETS_CONST_PyCF_ONLY_AST, "PyCF_ONLY_AST");
 #endif
-#ifdef PyCF_SOURCE_IS_UTF8
+#if defined(PyCF_SOURCE_IS_UTF8) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyCF_SOURCE_IS_UTF8) == PYOFFSETS_CONST_PyCF_SOURCE_IS_UTF8, "PyCF_SOURCE_IS_UTF8");
 #endif
-#ifdef PyCF_TYPE_COMMENTS
+#if defined(PyCF_TYPE_COMMENTS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyCF_TYPE_COMMENTS) == PYOFFSETS_CONST_PyCF_TYPE_COMMENTS, "PyCF_TYPE_COMMENTS");
 #endif
-#ifdef PyLong_BASE
+#if defined(PyLong_BASE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyLong_BASE) == PYOFFSETS_CONST_PyLong_BASE, "PyLong_BASE");
 #endif
-#ifdef PyLong_MASK
+#if defined(PyLong_MASK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyLong_MASK) == PYOFFSETS_CONST_PyLong_MASK, "PyLong_MASK");
 #endif
-#ifdef PyLong_SHIFT
+#if defined(PyLong_SHIFT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyLong_SHIFT) == PYOFFSETS_CONST_PyLong_SHIFT, "PyLong_SHIFT");
 #endif
-#ifdef PyPARSE_ASYNC_HACKS
+#if defined(PyPARSE_ASYNC_HACKS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyPARSE_ASYNC_HACKS) == PYOFFSETS_CONST_PyPARSE_ASYNC_HACKS, "PyPARSE_ASYNC_HACKS");
 #endif
-#ifdef PyPARSE_BARRY_AS_BDFL
+#if defined(PyPARSE_BARRY_AS_BDFL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyPARSE_BARRY_AS_BDFL) == PYOFFSETS_CONST_PyPARSE_BARRY_AS_BDFL, "PyPARSE_BARRY_AS_BDFL");
 #endif
-#ifdef PyPARSE_DONT_IMPLY_DEDENT
+#if defined(PyPARSE_DONT_IMPLY_DEDENT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyPARSE_DONT_IMPLY_DEDENT) == PYOFFSETS_CONST_PyPARSE_DONT_IMPLY_DEDENT, "PyPARSE_DONT_IMPLY_DEDENT");
 #endif
-#ifdef PyPARSE_IGNORE_COOKIE
+#if defined(PyPARSE_IGNORE_COOKIE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyPARSE_IGNORE_COOKIE) == PYOFFSETS_CONST_PyPARSE_IGNORE_COOKIE, "PyPARSE_IGNORE_COOKIE");
 #endif
-#ifdef PyPARSE_TYPE_COMMENTS
+#if defined(PyPARSE_TYPE_COMMENTS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyPARSE_TYPE_COMMENTS) == PYOFFSETS_CONST_PyPARSE_TYPE_COMMENTS, "PyPARSE_TYPE_COMMENTS");
 #endif
-#ifdef PySet_MINSIZE
+#if defined(PySet_MINSIZE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PySet_MINSIZE) == PYOFFSETS_CONST_PySet_MINSIZE, "PySet_MINSIZE");
 #endif
-#ifdef PyTrace_CALL
+#if defined(PyTrace_CALL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyTrace_CALL) == PYOFFSETS_CONST_PyTrace_CALL, "PyTrace_CALL");
 #endif
-#ifdef PyTrace_C_CALL
+#if defined(PyTrace_C_CALL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyTrace_C_CALL) == PYOFFSETS_CONST_PyTrace_C_CALL, "PyTrace_C_CALL");
 #endif
-#ifdef PyTrace_C_EXCEPTION
+#if defined(PyTrace_C_EXCEPTION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyTrace_C_EXCEPTION) == PYOFFSETS_CONST_PyTrace_C_EXCEPTION, "PyTrace_C_EXCEPTION");
 #endif
-#ifdef PyTrace_C_RETURN
+#if defined(PyTrace_C_RETURN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyTrace_C_RETURN) == PYOFFSETS_CONST_PyTrace_C_RETURN, "PyTrace_C_RETURN");
 #endif
-#ifdef PyTrace_EXCEPTION
+#if defined(PyTrace_EXCEPTION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyTrace_EXCEPTION) == PYOFFSETS_CONST_PyTrace_EXCEPTION, "PyTrace_EXCEPTION");
 #endif
-#ifdef PyTrace_LINE
+#if defined(PyTrace_LINE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyTrace_LINE) == PYOFFSETS_CONST_PyTrace_LINE, "PyTrace_LINE");
 #endif
-#ifdef PyTrace_OPCODE
+#if defined(PyTrace_OPCODE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyTrace_OPCODE) == PYOFFSETS_CONST_PyTrace_OPCODE, "PyTrace_OPCODE");
 #endif
-#ifdef PyTrace_RETURN
+#if defined(PyTrace_RETURN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyTrace_RETURN) == PYOFFSETS_CONST_PyTrace_RETURN, "PyTrace_RETURN");
 #endif
-#ifdef PyTrash_UNWIND_LEVEL
+#if defined(PyTrash_UNWIND_LEVEL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyTrash_UNWIND_LEVEL) == PYOFFSETS_CONST_PyTrash_UNWIND_LEVEL, "PyTrash_UNWIND_LEVEL");
 #endif
-#ifdef PyWrapperFlag_KEYWORDS
+#if defined(PyWrapperFlag_KEYWORDS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyWrapperFlag_KEYWORDS) == PYOFFSETS_CONST_PyWrapperFlag_KEYWORDS, "PyWrapperFlag_KEYWORDS");
 #endif
-#ifdef Py_CLEANUP_SUPPORTED
+#if defined(Py_CLEANUP_SUPPORTED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_CLEANUP_SUPPORTED) == PYOFFSETS_CONST_Py_CLEANUP_SUPPORTED, "Py_CLEANUP_SUPPORTED");
 #endif
-#ifdef Py_DEBUG
+#if defined(Py_DEBUG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_DEBUG) == PYOFFSETS_CONST_Py_DEBUG, "Py_DEBUG");
 #endif
-#ifdef Py_DTSF_ADD_DOT_0
+#if defined(Py_DTSF_ADD_DOT_0) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_DTSF_ADD_DOT_0) == PYOFFSETS_CONST_Py_DTSF_ADD_DOT_0, "Py_DTSF_ADD_DOT_0");
 #endif
-#ifdef Py_DTSF_ALT
+#if defined(Py_DTSF_ALT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_DTSF_ALT) == PYOFFSETS_CONST_Py_DTSF_ALT, "Py_DTSF_ALT");
 #endif
-#ifdef Py_DTSF_SIGN
+#if defined(Py_DTSF_SIGN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_DTSF_SIGN) == PYOFFSETS_CONST_Py_DTSF_SIGN, "Py_DTSF_SIGN");
 #endif
-#ifdef Py_DTST_FINITE
+#if defined(Py_DTST_FINITE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_DTST_FINITE) == PYOFFSETS_CONST_Py_DTST_FINITE, "Py_DTST_FINITE");
 #endif
-#ifdef Py_DTST_INFINITE
+#if defined(Py_DTST_INFINITE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_DTST_INFINITE) == PYOFFSETS_CONST_Py_DTST_INFINITE, "Py_DTST_INFINITE");
 #endif
-#ifdef Py_DTST_NAN
+#if defined(Py_DTST_NAN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_DTST_NAN) == PYOFFSETS_CONST_Py_DTST_NAN, "Py_DTST_NAN");
 #endif
-#ifdef Py_EQ
+#if defined(Py_EQ) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_EQ) == PYOFFSETS_CONST_Py_EQ, "Py_EQ");
 #endif
-#ifdef Py_GE
+#if defined(Py_GE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_GE) == PYOFFSETS_CONST_Py_GE, "Py_GE");
 #endif
-#ifdef Py_GT
+#if defined(Py_GT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_GT) == PYOFFSETS_CONST_Py_GT, "Py_GT");
 #endif
-#ifdef Py_HASH_ALGORITHM
+#if defined(Py_HASH_ALGORITHM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_HASH_ALGORITHM) == PYOFFSETS_CONST_Py_HASH_ALGORITHM, "Py_HASH_ALGORITHM");
 #endif
-#ifdef Py_HASH_CUTOFF
+#if defined(Py_HASH_CUTOFF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_HASH_CUTOFF) == PYOFFSETS_CONST_Py_HASH_CUTOFF, "Py_HASH_CUTOFF");
 #endif
-#ifdef Py_HASH_EXTERNAL
+#if defined(Py_HASH_EXTERNAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_HASH_EXTERNAL) == PYOFFSETS_CONST_Py_HASH_EXTERNAL, "Py_HASH_EXTERNAL");
 #endif
-#ifdef Py_HASH_FNV
+#if defined(Py_HASH_FNV) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_HASH_FNV) == PYOFFSETS_CONST_Py_HASH_FNV, "Py_HASH_FNV");
 #endif
-#ifdef Py_HASH_SIPHASH24
+#if defined(Py_HASH_SIPHASH24) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_HASH_SIPHASH24) == PYOFFSETS_CONST_Py_HASH_SIPHASH24, "Py_HASH_SIPHASH24");
 #endif
-#ifdef Py_INVALID_SIZE
+#if defined(Py_INVALID_SIZE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_INVALID_SIZE) == PYOFFSETS_CONST_Py_INVALID_SIZE, "Py_INVALID_SIZE");
 #endif
-#ifdef Py_LE
+#if defined(Py_LE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_LE) == PYOFFSETS_CONST_Py_LE, "Py_LE");
 #endif
-#ifdef Py_LT
+#if defined(Py_LT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_LT) == PYOFFSETS_CONST_Py_LT, "Py_LT");
 #endif
-#ifdef Py_MARSHAL_VERSION
+#if defined(Py_MARSHAL_VERSION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_MARSHAL_VERSION) == PYOFFSETS_CONST_Py_MARSHAL_VERSION, "Py_MARSHAL_VERSION");
 #endif
-#ifdef Py_NE
+#if defined(Py_NE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_NE) == PYOFFSETS_CONST_Py_NE, "Py_NE");
 #endif
-#ifdef Py_PRINT_RAW
+#if defined(Py_PRINT_RAW) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_PRINT_RAW) == PYOFFSETS_CONST_Py_PRINT_RAW, "Py_PRINT_RAW");
 #endif
-#ifdef Py_TPFLAGS_BASETYPE
+#if defined(Py_TPFLAGS_BASETYPE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_BASETYPE) == PYOFFSETS_CONST_Py_TPFLAGS_BASETYPE, "Py_TPFLAGS_BASETYPE");
 #endif
-#ifdef Py_TPFLAGS_BASE_EXC_SUBCLASS
+#if defined(Py_TPFLAGS_BASE_EXC_SUBCLASS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_BASE_EXC_SUBCLASS) == PYOFFSETS_CONST_Py_TPFLAGS_BASE_EXC_SUBCLASS, "Py_TPFLAGS_BASE_EXC_SUBCLASS");
 #endif
-#ifdef Py_TPFLAGS_BYTES_SUBCLASS
+#if defined(Py_TPFLAGS_BYTES_SUBCLASS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_BYTES_SUBCLASS) == PYOFFSETS_CONST_Py_TPFLAGS_BYTES_SUBCLASS, "Py_TPFLAGS_BYTES_SUBCLASS");
 #endif
-#ifdef Py_TPFLAGS_DEFAULT
+#if defined(Py_TPFLAGS_DEFAULT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_DEFAULT) == PYOFFSETS_CONST_Py_TPFLAGS_DEFAULT, "Py_TPFLAGS_DEFAULT");
 #endif
-#ifdef Py_TPFLAGS_DICT_SUBCLASS
+#if defined(Py_TPFLAGS_DICT_SUBCLASS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_DICT_SUBCLASS) == PYOFFSETS_CONST_Py_TPFLAGS_DICT_SUBCLASS, "Py_TPFLAGS_DICT_SUBCLASS");
 #endif
-#ifdef Py_TPFLAGS_HAVE_FINALIZE
+#if defined(Py_TPFLAGS_HAVE_FINALIZE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_HAVE_FINALIZE) == PYOFFSETS_CONST_Py_TPFLAGS_HAVE_FINALIZE, "Py_TPFLAGS_HAVE_FINALIZE");
 #endif
-#ifdef Py_TPFLAGS_HAVE_GC
+#if defined(Py_TPFLAGS_HAVE_GC) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_HAVE_GC) == PYOFFSETS_CONST_Py_TPFLAGS_HAVE_GC, "Py_TPFLAGS_HAVE_GC");
 #endif
-#ifdef Py_TPFLAGS_HAVE_STACKLESS_EXTENSION
+#if defined(Py_TPFLAGS_HAVE_STACKLESS_EXTENSION) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_HAVE_STACKLESS_EXTENSION) == PYOFFSETS_CONST_Py_TPFLAGS_HAVE_STACKLESS_EXTENSION, "Py_TPFLAGS_HAVE_STACKLESS_EXTENSION");
 #endif
-#ifdef Py_TPFLAGS_HAVE_VECTORCALL
+#if defined(Py_TPFLAGS_HAVE_VECTORCALL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_HAVE_VECTORCALL) == PYOFFSETS_CONST_Py_TPFLAGS_HAVE_VECTORCALL, "Py_TPFLAGS_HAVE_VECTORCALL");
 #endif
-#ifdef Py_TPFLAGS_HAVE_VERSION_TAG
+#if defined(Py_TPFLAGS_HAVE_VERSION_TAG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_HAVE_VERSION_TAG) == PYOFFSETS_CONST_Py_TPFLAGS_HAVE_VERSION_TAG, "Py_TPFLAGS_HAVE_VERSION_TAG");
 #endif
-#ifdef Py_TPFLAGS_HEAPTYPE
+#if defined(Py_TPFLAGS_HEAPTYPE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_HEAPTYPE) == PYOFFSETS_CONST_Py_TPFLAGS_HEAPTYPE, "Py_TPFLAGS_HEAPTYPE");
 #endif
-#ifdef Py_TPFLAGS_IS_ABSTRACT
+#if defined(Py_TPFLAGS_IS_ABSTRACT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_IS_ABSTRACT) == PYOFFSETS_CONST_Py_TPFLAGS_IS_ABSTRACT, "Py_TPFLAGS_IS_ABSTRACT");
 #endif
-#ifdef Py_TPFLAGS_LIST_SUBCLASS
+#if defined(Py_TPFLAGS_LIST_SUBCLASS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_LIST_SUBCLASS) == PYOFFSETS_CONST_Py_TPFLAGS_LIST_SUBCLASS, "Py_TPFLAGS_LIST_SUBCLASS");
 #endif
-#ifdef Py_TPFLAGS_LONG_SUBCLASS
+#if defined(Py_TPFLAGS_LONG_SUBCLASS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_LONG_SUBCLASS) == PYOFFSETS_CONST_Py_TPFLAGS_LONG_SUBCLASS, "Py_TPFLAGS_LONG_SUBCLASS");
 #endif
-#ifdef Py_TPFLAGS_METHOD_DESCRIPTOR
+#if defined(Py_TPFLAGS_METHOD_DESCRIPTOR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_METHOD_DESCRIPTOR) == PYOFFSETS_CONST_Py_TPFLAGS_METHOD_DESCRIPTOR, "Py_TPFLAGS_METHOD_DESCRIPTOR");
 #endif
-#ifdef Py_TPFLAGS_READY
+#if defined(Py_TPFLAGS_READY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_READY) == PYOFFSETS_CONST_Py_TPFLAGS_READY, "Py_TPFLAGS_READY");
 #endif
-#ifdef Py_TPFLAGS_READYING
+#if defined(Py_TPFLAGS_READYING) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_READYING) == PYOFFSETS_CONST_Py_TPFLAGS_READYING, "Py_TPFLAGS_READYING");
 #endif
-#ifdef Py_TPFLAGS_TUPLE_SUBCLASS
+#if defined(Py_TPFLAGS_TUPLE_SUBCLASS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_TUPLE_SUBCLASS) == PYOFFSETS_CONST_Py_TPFLAGS_TUPLE_SUBCLASS, "Py_TPFLAGS_TUPLE_SUBCLASS");
 #endif
-#ifdef Py_TPFLAGS_TYPE_SUBCLASS
+#if defined(Py_TPFLAGS_TYPE_SUBCLASS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_TYPE_SUBCLASS) == PYOFFSETS_CONST_Py_TPFLAGS_TYPE_SUBCLASS, "Py_TPFLAGS_TYPE_SUBCLASS");
 #endif
-#ifdef Py_TPFLAGS_UNICODE_SUBCLASS
+#if defined(Py_TPFLAGS_UNICODE_SUBCLASS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_UNICODE_SUBCLASS) == PYOFFSETS_CONST_Py_TPFLAGS_UNICODE_SUBCLASS, "Py_TPFLAGS_UNICODE_SUBCLASS");
 #endif
-#ifdef Py_TPFLAGS_VALID_VERSION_TAG
+#if defined(Py_TPFLAGS_VALID_VERSION_TAG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_TPFLAGS_VALID_VERSION_TAG) == PYOFFSETS_CONST_Py_TPFLAGS_VALID_VERSION_TAG, "Py_TPFLAGS_VALID_VERSION_TAG");
 #endif
-#ifdef Py_UNICODE_REPLACEMENT_CHARACTER
+#if defined(Py_UNICODE_REPLACEMENT_CHARACTER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_UNICODE_REPLACEMENT_CHARACTER) == PYOFFSETS_CONST_Py_UNICODE_REPLACEMENT_CHARACTER, "Py_UNICODE_REPLACEMENT_CHARACTER");
 #endif
-#ifdef Py_UNICODE_SIZE
+#if defined(Py_UNICODE_SIZE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_UNICODE_SIZE) == PYOFFSETS_CONST_Py_UNICODE_SIZE, "Py_UNICODE_SIZE");
 #endif
-#ifdef Py_am_aiter
+#if defined(Py_am_aiter) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_am_aiter) == PYOFFSETS_CONST_Py_am_aiter, "Py_am_aiter");
 #endif
-#ifdef Py_am_anext
+#if defined(Py_am_anext) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_am_anext) == PYOFFSETS_CONST_Py_am_anext, "Py_am_anext");
 #endif
-#ifdef Py_am_await
+#if defined(Py_am_await) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_am_await) == PYOFFSETS_CONST_Py_am_await, "Py_am_await");
 #endif
-#ifdef Py_bf_getbuffer
+#if defined(Py_bf_getbuffer) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_bf_getbuffer) == PYOFFSETS_CONST_Py_bf_getbuffer, "Py_bf_getbuffer");
 #endif
-#ifdef Py_bf_releasebuffer
+#if defined(Py_bf_releasebuffer) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_bf_releasebuffer) == PYOFFSETS_CONST_Py_bf_releasebuffer, "Py_bf_releasebuffer");
 #endif
-#ifdef Py_eval_input
+#if defined(Py_eval_input) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_eval_input) == PYOFFSETS_CONST_Py_eval_input, "Py_eval_input");
 #endif
-#ifdef Py_file_input
+#if defined(Py_file_input) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_file_input) == PYOFFSETS_CONST_Py_file_input, "Py_file_input");
 #endif
-#ifdef Py_fstring_input
+#if defined(Py_fstring_input) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_fstring_input) == PYOFFSETS_CONST_Py_fstring_input, "Py_fstring_input");
 #endif
-#ifdef Py_func_type_input
+#if defined(Py_func_type_input) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_func_type_input) == PYOFFSETS_CONST_Py_func_type_input, "Py_func_type_input");
 #endif
-#ifdef Py_mod_create
+#if defined(Py_mod_create) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_mod_create) == PYOFFSETS_CONST_Py_mod_create, "Py_mod_create");
 #endif
-#ifdef Py_mod_exec
+#if defined(Py_mod_exec) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_mod_exec) == PYOFFSETS_CONST_Py_mod_exec, "Py_mod_exec");
 #endif
-#ifdef Py_mp_ass_subscript
+#if defined(Py_mp_ass_subscript) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_mp_ass_subscript) == PYOFFSETS_CONST_Py_mp_ass_subscript, "Py_mp_ass_subscript");
 #endif
-#ifdef Py_mp_length
+#if defined(Py_mp_length) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_mp_length) == PYOFFSETS_CONST_Py_mp_length, "Py_mp_length");
 #endif
-#ifdef Py_mp_subscript
+#if defined(Py_mp_subscript) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_mp_subscript) == PYOFFSETS_CONST_Py_mp_subscript, "Py_mp_subscript");
 #endif
-#ifdef Py_nb_absolute
+#if defined(Py_nb_absolute) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_absolute) == PYOFFSETS_CONST_Py_nb_absolute, "Py_nb_absolute");
 #endif
-#ifdef Py_nb_add
+#if defined(Py_nb_add) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_add) == PYOFFSETS_CONST_Py_nb_add, "Py_nb_add");
 #endif
-#ifdef Py_nb_and
+#if defined(Py_nb_and) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_and) == PYOFFSETS_CONST_Py_nb_and, "Py_nb_and");
 #endif
-#ifdef Py_nb_bool
+#if defined(Py_nb_bool) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_bool) == PYOFFSETS_CONST_Py_nb_bool, "Py_nb_bool");
 #endif
-#ifdef Py_nb_divmod
+#if defined(Py_nb_divmod) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_divmod) == PYOFFSETS_CONST_Py_nb_divmod, "Py_nb_divmod");
 #endif
-#ifdef Py_nb_float
+#if defined(Py_nb_float) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_float) == PYOFFSETS_CONST_Py_nb_float, "Py_nb_float");
 #endif
-#ifdef Py_nb_floor_divide
+#if defined(Py_nb_floor_divide) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_floor_divide) == PYOFFSETS_CONST_Py_nb_floor_divide, "Py_nb_floor_divide");
 #endif
-#ifdef Py_nb_index
+#if defined(Py_nb_index) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_index) == PYOFFSETS_CONST_Py_nb_index, "Py_nb_index");
 #endif
-#ifdef Py_nb_inplace_add
+#if defined(Py_nb_inplace_add) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_inplace_add) == PYOFFSETS_CONST_Py_nb_inplace_add, "Py_nb_inplace_add");
 #endif
-#ifdef Py_nb_inplace_and
+#if defined(Py_nb_inplace_and) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_inplace_and) == PYOFFSETS_CONST_Py_nb_inplace_and, "Py_nb_inplace_and");
 #endif
-#ifdef Py_nb_inplace_floor_divide
+#if defined(Py_nb_inplace_floor_divide) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_inplace_floor_divide) == PYOFFSETS_CONST_Py_nb_inplace_floor_divide, "Py_nb_inplace_floor_divide");
 #endif
-#ifdef Py_nb_inplace_lshift
+#if defined(Py_nb_inplace_lshift) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_inplace_lshift) == PYOFFSETS_CONST_Py_nb_inplace_lshift, "Py_nb_inplace_lshift");
 #endif
-#ifdef Py_nb_inplace_matrix_multiply
+#if defined(Py_nb_inplace_matrix_multiply) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_inplace_matrix_multiply) == PYOFFSETS_CONST_Py_nb_inplace_matrix_multiply, "Py_nb_inplace_matrix_multiply");
 #endif
-#ifdef Py_nb_inplace_multiply
+#if defined(Py_nb_inplace_multiply) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_inplace_multiply) == PYOFFSETS_CONST_Py_nb_inplace_multiply, "Py_nb_inplace_multiply");
 #endif
-#ifdef Py_nb_inplace_or
+#if defined(Py_nb_inplace_or) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_inplace_or) == PYOFFSETS_CONST_Py_nb_inplace_or, "Py_nb_inplace_or");
 #endif
-#ifdef Py_nb_inplace_power
+#if defined(Py_nb_inplace_power) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_inplace_power) == PYOFFSETS_CONST_Py_nb_inplace_power, "Py_nb_inplace_power");
 #endif
-#ifdef Py_nb_inplace_remainder
+#if defined(Py_nb_inplace_remainder) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_inplace_remainder) == PYOFFSETS_CONST_Py_nb_inplace_remainder, "Py_nb_inplace_remainder");
 #endif
-#ifdef Py_nb_inplace_rshift
+#if defined(Py_nb_inplace_rshift) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_inplace_rshift) == PYOFFSETS_CONST_Py_nb_inplace_rshift, "Py_nb_inplace_rshift");
 #endif
-#ifdef Py_nb_inplace_subtract
+#if defined(Py_nb_inplace_subtract) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_inplace_subtract) == PYOFFSETS_CONST_Py_nb_inplace_subtract, "Py_nb_inplace_subtract");
 #endif
-#ifdef Py_nb_inplace_true_divide
+#if defined(Py_nb_inplace_true_divide) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_inplace_true_divide) == PYOFFSETS_CONST_Py_nb_inplace_true_divide, "Py_nb_inplace_true_divide");
 #endif
-#ifdef Py_nb_inplace_xor
+#if defined(Py_nb_inplace_xor) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_inplace_xor) == PYOFFSETS_CONST_Py_nb_inplace_xor, "Py_nb_inplace_xor");
 #endif
-#ifdef Py_nb_int
+#if defined(Py_nb_int) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_int) == PYOFFSETS_CONST_Py_nb_int, "Py_nb_int");
 #endif
-#ifdef Py_nb_invert
+#if defined(Py_nb_invert) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_invert) == PYOFFSETS_CONST_Py_nb_invert, "Py_nb_invert");
 #endif
-#ifdef Py_nb_lshift
+#if defined(Py_nb_lshift) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_lshift) == PYOFFSETS_CONST_Py_nb_lshift, "Py_nb_lshift");
 #endif
-#ifdef Py_nb_matrix_multiply
+#if defined(Py_nb_matrix_multiply) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_matrix_multiply) == PYOFFSETS_CONST_Py_nb_matrix_multiply, "Py_nb_matrix_multiply");
 #endif
-#ifdef Py_nb_multiply
+#if defined(Py_nb_multiply) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_multiply) == PYOFFSETS_CONST_Py_nb_multiply, "Py_nb_multiply");
 #endif
-#ifdef Py_nb_negative
+#if defined(Py_nb_negative) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_negative) == PYOFFSETS_CONST_Py_nb_negative, "Py_nb_negative");
 #endif
-#ifdef Py_nb_or
+#if defined(Py_nb_or) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_or) == PYOFFSETS_CONST_Py_nb_or, "Py_nb_or");
 #endif
-#ifdef Py_nb_positive
+#if defined(Py_nb_positive) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_positive) == PYOFFSETS_CONST_Py_nb_positive, "Py_nb_positive");
 #endif
-#ifdef Py_nb_power
+#if defined(Py_nb_power) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_power) == PYOFFSETS_CONST_Py_nb_power, "Py_nb_power");
 #endif
-#ifdef Py_nb_remainder
+#if defined(Py_nb_remainder) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_remainder) == PYOFFSETS_CONST_Py_nb_remainder, "Py_nb_remainder");
 #endif
-#ifdef Py_nb_rshift
+#if defined(Py_nb_rshift) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_rshift) == PYOFFSETS_CONST_Py_nb_rshift, "Py_nb_rshift");
 #endif
-#ifdef Py_nb_subtract
+#if defined(Py_nb_subtract) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_subtract) == PYOFFSETS_CONST_Py_nb_subtract, "Py_nb_subtract");
 #endif
-#ifdef Py_nb_true_divide
+#if defined(Py_nb_true_divide) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_true_divide) == PYOFFSETS_CONST_Py_nb_true_divide, "Py_nb_true_divide");
 #endif
-#ifdef Py_nb_xor
+#if defined(Py_nb_xor) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_nb_xor) == PYOFFSETS_CONST_Py_nb_xor, "Py_nb_xor");
 #endif
-#ifdef Py_single_input
+#if defined(Py_single_input) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_single_input) == PYOFFSETS_CONST_Py_single_input, "Py_single_input");
 #endif
-#ifdef Py_sq_ass_item
+#if defined(Py_sq_ass_item) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_sq_ass_item) == PYOFFSETS_CONST_Py_sq_ass_item, "Py_sq_ass_item");
 #endif
-#ifdef Py_sq_concat
+#if defined(Py_sq_concat) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_sq_concat) == PYOFFSETS_CONST_Py_sq_concat, "Py_sq_concat");
 #endif
-#ifdef Py_sq_contains
+#if defined(Py_sq_contains) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_sq_contains) == PYOFFSETS_CONST_Py_sq_contains, "Py_sq_contains");
 #endif
-#ifdef Py_sq_inplace_concat
+#if defined(Py_sq_inplace_concat) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_sq_inplace_concat) == PYOFFSETS_CONST_Py_sq_inplace_concat, "Py_sq_inplace_concat");
 #endif
-#ifdef Py_sq_inplace_repeat
+#if defined(Py_sq_inplace_repeat) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_sq_inplace_repeat) == PYOFFSETS_CONST_Py_sq_inplace_repeat, "Py_sq_inplace_repeat");
 #endif
-#ifdef Py_sq_item
+#if defined(Py_sq_item) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_sq_item) == PYOFFSETS_CONST_Py_sq_item, "Py_sq_item");
 #endif
-#ifdef Py_sq_length
+#if defined(Py_sq_length) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_sq_length) == PYOFFSETS_CONST_Py_sq_length, "Py_sq_length");
 #endif
-#ifdef Py_sq_repeat
+#if defined(Py_sq_repeat) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_sq_repeat) == PYOFFSETS_CONST_Py_sq_repeat, "Py_sq_repeat");
 #endif
-#ifdef Py_tp_alloc
+#if defined(Py_tp_alloc) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_alloc) == PYOFFSETS_CONST_Py_tp_alloc, "Py_tp_alloc");
 #endif
-#ifdef Py_tp_base
+#if defined(Py_tp_base) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_base) == PYOFFSETS_CONST_Py_tp_base, "Py_tp_base");
 #endif
-#ifdef Py_tp_bases
+#if defined(Py_tp_bases) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_bases) == PYOFFSETS_CONST_Py_tp_bases, "Py_tp_bases");
 #endif
-#ifdef Py_tp_call
+#if defined(Py_tp_call) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_call) == PYOFFSETS_CONST_Py_tp_call, "Py_tp_call");
 #endif
-#ifdef Py_tp_clear
+#if defined(Py_tp_clear) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_clear) == PYOFFSETS_CONST_Py_tp_clear, "Py_tp_clear");
 #endif
-#ifdef Py_tp_dealloc
+#if defined(Py_tp_dealloc) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_dealloc) == PYOFFSETS_CONST_Py_tp_dealloc, "Py_tp_dealloc");
 #endif
-#ifdef Py_tp_del
+#if defined(Py_tp_del) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_del) == PYOFFSETS_CONST_Py_tp_del, "Py_tp_del");
 #endif
-#ifdef Py_tp_descr_get
+#if defined(Py_tp_descr_get) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_descr_get) == PYOFFSETS_CONST_Py_tp_descr_get, "Py_tp_descr_get");
 #endif
-#ifdef Py_tp_descr_set
+#if defined(Py_tp_descr_set) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_descr_set) == PYOFFSETS_CONST_Py_tp_descr_set, "Py_tp_descr_set");
 #endif
-#ifdef Py_tp_doc
+#if defined(Py_tp_doc) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_doc) == PYOFFSETS_CONST_Py_tp_doc, "Py_tp_doc");
 #endif
-#ifdef Py_tp_finalize
+#if defined(Py_tp_finalize) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_finalize) == PYOFFSETS_CONST_Py_tp_finalize, "Py_tp_finalize");
 #endif
-#ifdef Py_tp_free
+#if defined(Py_tp_free) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_free) == PYOFFSETS_CONST_Py_tp_free, "Py_tp_free");
 #endif
-#ifdef Py_tp_getattr
+#if defined(Py_tp_getattr) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_getattr) == PYOFFSETS_CONST_Py_tp_getattr, "Py_tp_getattr");
 #endif
-#ifdef Py_tp_getattro
+#if defined(Py_tp_getattro) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_getattro) == PYOFFSETS_CONST_Py_tp_getattro, "Py_tp_getattro");
 #endif
-#ifdef Py_tp_getset
+#if defined(Py_tp_getset) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_getset) == PYOFFSETS_CONST_Py_tp_getset, "Py_tp_getset");
 #endif
-#ifdef Py_tp_hash
+#if defined(Py_tp_hash) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_hash) == PYOFFSETS_CONST_Py_tp_hash, "Py_tp_hash");
 #endif
-#ifdef Py_tp_init
+#if defined(Py_tp_init) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_init) == PYOFFSETS_CONST_Py_tp_init, "Py_tp_init");
 #endif
-#ifdef Py_tp_is_gc
+#if defined(Py_tp_is_gc) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_is_gc) == PYOFFSETS_CONST_Py_tp_is_gc, "Py_tp_is_gc");
 #endif
-#ifdef Py_tp_iter
+#if defined(Py_tp_iter) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_iter) == PYOFFSETS_CONST_Py_tp_iter, "Py_tp_iter");
 #endif
-#ifdef Py_tp_iternext
+#if defined(Py_tp_iternext) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_iternext) == PYOFFSETS_CONST_Py_tp_iternext, "Py_tp_iternext");
 #endif
-#ifdef Py_tp_members
+#if defined(Py_tp_members) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_members) == PYOFFSETS_CONST_Py_tp_members, "Py_tp_members");
 #endif
-#ifdef Py_tp_methods
+#if defined(Py_tp_methods) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_methods) == PYOFFSETS_CONST_Py_tp_methods, "Py_tp_methods");
 #endif
-#ifdef Py_tp_new
+#if defined(Py_tp_new) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_new) == PYOFFSETS_CONST_Py_tp_new, "Py_tp_new");
 #endif
-#ifdef Py_tp_repr
+#if defined(Py_tp_repr) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_repr) == PYOFFSETS_CONST_Py_tp_repr, "Py_tp_repr");
 #endif
-#ifdef Py_tp_richcompare
+#if defined(Py_tp_richcompare) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_richcompare) == PYOFFSETS_CONST_Py_tp_richcompare, "Py_tp_richcompare");
 #endif
-#ifdef Py_tp_setattr
+#if defined(Py_tp_setattr) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_setattr) == PYOFFSETS_CONST_Py_tp_setattr, "Py_tp_setattr");
 #endif
-#ifdef Py_tp_setattro
+#if defined(Py_tp_setattro) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_setattro) == PYOFFSETS_CONST_Py_tp_setattro, "Py_tp_setattro");
 #endif
-#ifdef Py_tp_str
+#if defined(Py_tp_str) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_str) == PYOFFSETS_CONST_Py_tp_str, "Py_tp_str");
 #endif
-#ifdef Py_tp_traverse
+#if defined(Py_tp_traverse) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Py_tp_traverse) == PYOFFSETS_CONST_Py_tp_traverse, "Py_tp_traverse");
 #endif
-#ifdef RAISE_VARARGS
+#if defined(RAISE_VARARGS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((RAISE_VARARGS) == PYOFFSETS_CONST_RAISE_VARARGS, "RAISE_VARARGS");
 #endif
-#ifdef RARROW
+#if defined(RARROW) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((RARROW) == PYOFFSETS_CONST_RARROW, "RARROW");
 #endif
-#ifdef RBRACE
+#if defined(RBRACE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((RBRACE) == PYOFFSETS_CONST_RBRACE, "RBRACE");
 #endif
-#ifdef READONLY
+#if defined(READONLY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((READONLY) == PYOFFSETS_CONST_READONLY, "READONLY");
 #endif
-#ifdef READ_RESTRICTED
+#if defined(READ_RESTRICTED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((READ_RESTRICTED) == PYOFFSETS_CONST_READ_RESTRICTED, "READ_RESTRICTED");
 #endif
-#ifdef RERAISE
+#if defined(RERAISE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((RERAISE) == PYOFFSETS_CONST_RERAISE, "RERAISE");
 #endif
-#ifdef RESTRICTED
+#if defined(RESTRICTED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((RESTRICTED) == PYOFFSETS_CONST_RESTRICTED, "RESTRICTED");
 #endif
-#ifdef RETURN_VALUE
+#if defined(RETURN_VALUE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((RETURN_VALUE) == PYOFFSETS_CONST_RETURN_VALUE, "RETURN_VALUE");
 #endif
-#ifdef RIGHTSHIFT
+#if defined(RIGHTSHIFT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((RIGHTSHIFT) == PYOFFSETS_CONST_RIGHTSHIFT, "RIGHTSHIFT");
 #endif
-#ifdef RIGHTSHIFTEQUAL
+#if defined(RIGHTSHIFTEQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((RIGHTSHIFTEQUAL) == PYOFFSETS_CONST_RIGHTSHIFTEQUAL, "RIGHTSHIFTEQUAL");
 #endif
-#ifdef ROT_FOUR
+#if defined(ROT_FOUR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ROT_FOUR) == PYOFFSETS_CONST_ROT_FOUR, "ROT_FOUR");
 #endif
-#ifdef ROT_THREE
+#if defined(ROT_THREE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ROT_THREE) == PYOFFSETS_CONST_ROT_THREE, "ROT_THREE");
 #endif
-#ifdef ROT_TWO
+#if defined(ROT_TWO) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ROT_TWO) == PYOFFSETS_CONST_ROT_TWO, "ROT_TWO");
 #endif
-#ifdef RPAR
+#if defined(RPAR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((RPAR) == PYOFFSETS_CONST_RPAR, "RPAR");
 #endif
-#ifdef RSQB
+#if defined(RSQB) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((RSQB) == PYOFFSETS_CONST_RSQB, "RSQB");
 #endif
-#ifdef SCOPE_MASK
+#if defined(SCOPE_MASK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SCOPE_MASK) == PYOFFSETS_CONST_SCOPE_MASK, "SCOPE_MASK");
 #endif
-#ifdef SCOPE_OFFSET
+#if defined(SCOPE_OFFSET) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SCOPE_OFFSET) == PYOFFSETS_CONST_SCOPE_OFFSET, "SCOPE_OFFSET");
 #endif
-#ifdef SEMI
+#if defined(SEMI) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SEMI) == PYOFFSETS_CONST_SEMI, "SEMI");
 #endif
-#ifdef SETUP_ANNOTATIONS
+#if defined(SETUP_ANNOTATIONS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SETUP_ANNOTATIONS) == PYOFFSETS_CONST_SETUP_ANNOTATIONS, "SETUP_ANNOTATIONS");
 #endif
-#ifdef SETUP_ASYNC_WITH
+#if defined(SETUP_ASYNC_WITH) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SETUP_ASYNC_WITH) == PYOFFSETS_CONST_SETUP_ASYNC_WITH, "SETUP_ASYNC_WITH");
 #endif
-#ifdef SETUP_FINALLY
+#if defined(SETUP_FINALLY) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SETUP_FINALLY) == PYOFFSETS_CONST_SETUP_FINALLY, "SETUP_FINALLY");
 #endif
-#ifdef SETUP_WITH
+#if defined(SETUP_WITH) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SETUP_WITH) == PYOFFSETS_CONST_SETUP_WITH, "SETUP_WITH");
 #endif
-#ifdef SET_ADD
+#if defined(SET_ADD) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SET_ADD) == PYOFFSETS_CONST_SET_ADD, "SET_ADD");
 #endif
-#ifdef SET_UPDATE
+#if defined(SET_UPDATE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SET_UPDATE) == PYOFFSETS_CONST_SET_UPDATE, "SET_UPDATE");
 #endif
-#ifdef SHM_NEEDS_LIBRT
+#if defined(SHM_NEEDS_LIBRT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SHM_NEEDS_LIBRT) == PYOFFSETS_CONST_SHM_NEEDS_LIBRT, "SHM_NEEDS_LIBRT");
 #endif
-#ifdef SIZEOF_DOUBLE
+#if defined(SIZEOF_DOUBLE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_DOUBLE) == PYOFFSETS_CONST_SIZEOF_DOUBLE, "SIZEOF_DOUBLE");
 #endif
-#ifdef SIZEOF_FLOAT
+#if defined(SIZEOF_FLOAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_FLOAT) == PYOFFSETS_CONST_SIZEOF_FLOAT, "SIZEOF_FLOAT");
 #endif
-#ifdef SIZEOF_FPOS_T
+#if defined(SIZEOF_FPOS_T) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_FPOS_T) == PYOFFSETS_CONST_SIZEOF_FPOS_T, "SIZEOF_FPOS_T");
 #endif
-#ifdef SIZEOF_INT
+#if defined(SIZEOF_INT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_INT) == PYOFFSETS_CONST_SIZEOF_INT, "SIZEOF_INT");
 #endif
-#ifdef SIZEOF_LONG
+#if defined(SIZEOF_LONG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_LONG) == PYOFFSETS_CONST_SIZEOF_LONG, "SIZEOF_LONG");
 #endif
-#ifdef SIZEOF_LONG_DOUBLE
+#if defined(SIZEOF_LONG_DOUBLE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_LONG_DOUBLE) == PYOFFSETS_CONST_SIZEOF_LONG_DOUBLE, "SIZEOF_LONG_DOUBLE");
 #endif
-#ifdef SIZEOF_LONG_LONG
+#if defined(SIZEOF_LONG_LONG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_LONG_LONG) == PYOFFSETS_CONST_SIZEOF_LONG_LONG, "SIZEOF_LONG_LONG");
 #endif
-#ifdef SIZEOF_OFF_T
+#if defined(SIZEOF_OFF_T) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_OFF_T) == PYOFFSETS_CONST_SIZEOF_OFF_T, "SIZEOF_OFF_T");
 #endif
-#ifdef SIZEOF_PID_T
+#if defined(SIZEOF_PID_T) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_PID_T) == PYOFFSETS_CONST_SIZEOF_PID_T, "SIZEOF_PID_T");
 #endif
-#ifdef SIZEOF_PTHREAD_KEY_T
+#if defined(SIZEOF_PTHREAD_KEY_T) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_PTHREAD_KEY_T) == PYOFFSETS_CONST_SIZEOF_PTHREAD_KEY_T, "SIZEOF_PTHREAD_KEY_T");
 #endif
-#ifdef SIZEOF_PTHREAD_T
+#if defined(SIZEOF_PTHREAD_T) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_PTHREAD_T) == PYOFFSETS_CONST_SIZEOF_PTHREAD_T, "SIZEOF_PTHREAD_T");
 #endif
-#ifdef SIZEOF_PY_HASH_T
+#if defined(SIZEOF_PY_HASH_T) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_PY_HASH_T) == PYOFFSETS_CONST_SIZEOF_PY_HASH_T, "SIZEOF_PY_HASH_T");
 #endif
-#ifdef SIZEOF_PY_UHASH_T
+#if defined(SIZEOF_PY_UHASH_T) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_PY_UHASH_T) == PYOFFSETS_CONST_SIZEOF_PY_UHASH_T, "SIZEOF_PY_UHASH_T");
 #endif
-#ifdef SIZEOF_SHORT
+#if defined(SIZEOF_SHORT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_SHORT) == PYOFFSETS_CONST_SIZEOF_SHORT, "SIZEOF_SHORT");
 #endif
-#ifdef SIZEOF_SIZE_T
+#if defined(SIZEOF_SIZE_T) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_SIZE_T) == PYOFFSETS_CONST_SIZEOF_SIZE_T, "SIZEOF_SIZE_T");
 #endif
-#ifdef SIZEOF_TIME_T
+#if defined(SIZEOF_TIME_T) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_TIME_T) == PYOFFSETS_CONST_SIZEOF_TIME_T, "SIZEOF_TIME_T");
 #endif
-#ifdef SIZEOF_UINTPTR_T
+#if defined(SIZEOF_UINTPTR_T) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_UINTPTR_T) == PYOFFSETS_CONST_SIZEOF_UINTPTR_T, "SIZEOF_UINTPTR_T");
 #endif
-#ifdef SIZEOF_VOID_P
+#if defined(SIZEOF_VOID_P) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_VOID_P) == PYOFFSETS_CONST_SIZEOF_VOID_P, "SIZEOF_VOID_P");
 #endif
-#ifdef SIZEOF_WCHAR_T
+#if defined(SIZEOF_WCHAR_T) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF_WCHAR_T) == PYOFFSETS_CONST_SIZEOF_WCHAR_T, "SIZEOF_WCHAR_T");
 #endif
-#ifdef SIZEOF__BOOL
+#if defined(SIZEOF__BOOL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SIZEOF__BOOL) == PYOFFSETS_CONST_SIZEOF__BOOL, "SIZEOF__BOOL");
 #endif
-#ifdef SLASH
+#if defined(SLASH) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SLASH) == PYOFFSETS_CONST_SLASH, "SLASH");
 #endif
-#ifdef SLASHEQUAL
+#if defined(SLASHEQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SLASHEQUAL) == PYOFFSETS_CONST_SLASHEQUAL, "SLASHEQUAL");
 #endif
-#ifdef SSTATE_INTERNED_IMMORTAL
+#if defined(SSTATE_INTERNED_IMMORTAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SSTATE_INTERNED_IMMORTAL) == PYOFFSETS_CONST_SSTATE_INTERNED_IMMORTAL, "SSTATE_INTERNED_IMMORTAL");
 #endif
-#ifdef SSTATE_INTERNED_MORTAL
+#if defined(SSTATE_INTERNED_MORTAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SSTATE_INTERNED_MORTAL) == PYOFFSETS_CONST_SSTATE_INTERNED_MORTAL, "SSTATE_INTERNED_MORTAL");
 #endif
-#ifdef SSTATE_NOT_INTERNED
+#if defined(SSTATE_NOT_INTERNED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SSTATE_NOT_INTERNED) == PYOFFSETS_CONST_SSTATE_NOT_INTERNED, "SSTATE_NOT_INTERNED");
 #endif
-#ifdef STAR
+#if defined(STAR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((STAR) == PYOFFSETS_CONST_STAR, "STAR");
 #endif
-#ifdef STAREQUAL
+#if defined(STAREQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((STAREQUAL) == PYOFFSETS_CONST_STAREQUAL, "STAREQUAL");
 #endif
-#ifdef STDC_HEADERS
+#if defined(STDC_HEADERS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((STDC_HEADERS) == PYOFFSETS_CONST_STDC_HEADERS, "STDC_HEADERS");
 #endif
-#ifdef STORE_ATTR
+#if defined(STORE_ATTR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((STORE_ATTR) == PYOFFSETS_CONST_STORE_ATTR, "STORE_ATTR");
 #endif
-#ifdef STORE_DEREF
+#if defined(STORE_DEREF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((STORE_DEREF) == PYOFFSETS_CONST_STORE_DEREF, "STORE_DEREF");
 #endif
-#ifdef STORE_FAST
+#if defined(STORE_FAST) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((STORE_FAST) == PYOFFSETS_CONST_STORE_FAST, "STORE_FAST");
 #endif
-#ifdef STORE_GLOBAL
+#if defined(STORE_GLOBAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((STORE_GLOBAL) == PYOFFSETS_CONST_STORE_GLOBAL, "STORE_GLOBAL");
 #endif
-#ifdef STORE_NAME
+#if defined(STORE_NAME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((STORE_NAME) == PYOFFSETS_CONST_STORE_NAME, "STORE_NAME");
 #endif
-#ifdef STORE_SUBSCR
+#if defined(STORE_SUBSCR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((STORE_SUBSCR) == PYOFFSETS_CONST_STORE_SUBSCR, "STORE_SUBSCR");
 #endif
-#ifdef SYS_SELECT_WITH_SYS_TIME
+#if defined(SYS_SELECT_WITH_SYS_TIME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SYS_SELECT_WITH_SYS_TIME) == PYOFFSETS_CONST_SYS_SELECT_WITH_SYS_TIME, "SYS_SELECT_WITH_SYS_TIME");
 #endif
-#ifdef TILDE
+#if defined(TILDE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((TILDE) == PYOFFSETS_CONST_TILDE, "TILDE");
 #endif
-#ifdef TIME_WITH_SYS_TIME
+#if defined(TIME_WITH_SYS_TIME) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((TIME_WITH_SYS_TIME) == PYOFFSETS_CONST_TIME_WITH_SYS_TIME, "TIME_WITH_SYS_TIME");
 #endif
-#ifdef TYPE_COMMENT
+#if defined(TYPE_COMMENT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((TYPE_COMMENT) == PYOFFSETS_CONST_TYPE_COMMENT, "TYPE_COMMENT");
 #endif
-#ifdef TYPE_IGNORE
+#if defined(TYPE_IGNORE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((TYPE_IGNORE) == PYOFFSETS_CONST_TYPE_IGNORE, "TYPE_IGNORE");
 #endif
-#ifdef T_BOOL
+#if defined(T_BOOL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_BOOL) == PYOFFSETS_CONST_T_BOOL, "T_BOOL");
 #endif
-#ifdef T_BYTE
+#if defined(T_BYTE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_BYTE) == PYOFFSETS_CONST_T_BYTE, "T_BYTE");
 #endif
-#ifdef T_CHAR
+#if defined(T_CHAR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_CHAR) == PYOFFSETS_CONST_T_CHAR, "T_CHAR");
 #endif
-#ifdef T_DOUBLE
+#if defined(T_DOUBLE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_DOUBLE) == PYOFFSETS_CONST_T_DOUBLE, "T_DOUBLE");
 #endif
-#ifdef T_FLOAT
+#if defined(T_FLOAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_FLOAT) == PYOFFSETS_CONST_T_FLOAT, "T_FLOAT");
 #endif
-#ifdef T_INT
+#if defined(T_INT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_INT) == PYOFFSETS_CONST_T_INT, "T_INT");
 #endif
-#ifdef T_LONG
+#if defined(T_LONG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_LONG) == PYOFFSETS_CONST_T_LONG, "T_LONG");
 #endif
-#ifdef T_LONGLONG
+#if defined(T_LONGLONG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_LONGLONG) == PYOFFSETS_CONST_T_LONGLONG, "T_LONGLONG");
 #endif
-#ifdef T_NONE
+#if defined(T_NONE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_NONE) == PYOFFSETS_CONST_T_NONE, "T_NONE");
 #endif
-#ifdef T_OBJECT
+#if defined(T_OBJECT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_OBJECT) == PYOFFSETS_CONST_T_OBJECT, "T_OBJECT");
 #endif
-#ifdef T_OBJECT_EX
+#if defined(T_OBJECT_EX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_OBJECT_EX) == PYOFFSETS_CONST_T_OBJECT_EX, "T_OBJECT_EX");
 #endif
-#ifdef T_PYSSIZET
+#if defined(T_PYSSIZET) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_PYSSIZET) == PYOFFSETS_CONST_T_PYSSIZET, "T_PYSSIZET");
 #endif
-#ifdef T_SHORT
+#if defined(T_SHORT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_SHORT) == PYOFFSETS_CONST_T_SHORT, "T_SHORT");
 #endif
-#ifdef T_STRING
+#if defined(T_STRING) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_STRING) == PYOFFSETS_CONST_T_STRING, "T_STRING");
 #endif
-#ifdef T_STRING_INPLACE
+#if defined(T_STRING_INPLACE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_STRING_INPLACE) == PYOFFSETS_CONST_T_STRING_INPLACE, "T_STRING_INPLACE");
 #endif
-#ifdef T_UBYTE
+#if defined(T_UBYTE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_UBYTE) == PYOFFSETS_CONST_T_UBYTE, "T_UBYTE");
 #endif
-#ifdef T_UINT
+#if defined(T_UINT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_UINT) == PYOFFSETS_CONST_T_UINT, "T_UINT");
 #endif
-#ifdef T_ULONG
+#if defined(T_ULONG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_ULONG) == PYOFFSETS_CONST_T_ULONG, "T_ULONG");
 #endif
-#ifdef T_ULONGLONG
+#if defined(T_ULONGLONG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_ULONGLONG) == PYOFFSETS_CONST_T_ULONGLONG, "T_ULONGLONG");
 #endif
-#ifdef T_USHORT
+#if defined(T_USHORT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((T_USHORT) == PYOFFSETS_CONST_T_USHORT, "T_USHORT");
 #endif
-#ifdef UNARY_INVERT
+#if defined(UNARY_INVERT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((UNARY_INVERT) == PYOFFSETS_CONST_UNARY_INVERT, "UNARY_INVERT");
 #endif
-#ifdef UNARY_NEGATIVE
+#if defined(UNARY_NEGATIVE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((UNARY_NEGATIVE) == PYOFFSETS_CONST_UNARY_NEGATIVE, "UNARY_NEGATIVE");
 #endif
-#ifdef UNARY_NOT
+#if defined(UNARY_NOT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((UNARY_NOT) == PYOFFSETS_CONST_UNARY_NOT, "UNARY_NOT");
 #endif
-#ifdef UNARY_POSITIVE
+#if defined(UNARY_POSITIVE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((UNARY_POSITIVE) == PYOFFSETS_CONST_UNARY_POSITIVE, "UNARY_POSITIVE");
 #endif
-#ifdef UNPACK_EX
+#if defined(UNPACK_EX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((UNPACK_EX) == PYOFFSETS_CONST_UNPACK_EX, "UNPACK_EX");
 #endif
-#ifdef UNPACK_SEQUENCE
+#if defined(UNPACK_SEQUENCE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((UNPACK_SEQUENCE) == PYOFFSETS_CONST_UNPACK_SEQUENCE, "UNPACK_SEQUENCE");
 #endif
-#ifdef USE
+#if defined(USE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((USE) == PYOFFSETS_CONST_USE, "USE");
 #endif
-#ifdef USE_COMPUTED_GOTOS
+#if defined(USE_COMPUTED_GOTOS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((USE_COMPUTED_GOTOS) == PYOFFSETS_CONST_USE_COMPUTED_GOTOS, "USE_COMPUTED_GOTOS");
 #endif
-#ifdef VBAR
+#if defined(VBAR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((VBAR) == PYOFFSETS_CONST_VBAR, "VBAR");
 #endif
-#ifdef VBAREQUAL
+#if defined(VBAREQUAL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((VBAREQUAL) == PYOFFSETS_CONST_VBAREQUAL, "VBAREQUAL");
 #endif
-#ifdef WAIT_LOCK
+#if defined(WAIT_LOCK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((WAIT_LOCK) == PYOFFSETS_CONST_WAIT_LOCK, "WAIT_LOCK");
 #endif
-#ifdef WINDOW_HAS_FLAGS
+#if defined(WINDOW_HAS_FLAGS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((WINDOW_HAS_FLAGS) == PYOFFSETS_CONST_WINDOW_HAS_FLAGS, "WINDOW_HAS_FLAGS");
 #endif
-#ifdef WITH_DECIMAL_CONTEXTVAR
+#if defined(WITH_DECIMAL_CONTEXTVAR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((WITH_DECIMAL_CONTEXTVAR) == PYOFFSETS_CONST_WITH_DECIMAL_CONTEXTVAR, "WITH_DECIMAL_CONTEXTVAR");
 #endif
-#ifdef WITH_DOC_STRINGS
+#if defined(WITH_DOC_STRINGS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((WITH_DOC_STRINGS) == PYOFFSETS_CONST_WITH_DOC_STRINGS, "WITH_DOC_STRINGS");
 #endif
-#ifdef WITH_DTRACE
+#if defined(WITH_DTRACE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((WITH_DTRACE) == PYOFFSETS_CONST_WITH_DTRACE, "WITH_DTRACE");
 #endif
-#ifdef WITH_EXCEPT_START
+#if defined(WITH_EXCEPT_START) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((WITH_EXCEPT_START) == PYOFFSETS_CONST_WITH_EXCEPT_START, "WITH_EXCEPT_START");
 #endif
-#ifdef WITH_PYMALLOC
+#if defined(WITH_PYMALLOC) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((WITH_PYMALLOC) == PYOFFSETS_CONST_WITH_PYMALLOC, "WITH_PYMALLOC");
 #endif
-#ifdef YIELD_FROM
+#if defined(YIELD_FROM) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((YIELD_FROM) == PYOFFSETS_CONST_YIELD_FROM, "YIELD_FROM");
 #endif
-#ifdef YIELD_VALUE
+#if defined(YIELD_VALUE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((YIELD_VALUE) == PYOFFSETS_CONST_YIELD_VALUE, "YIELD_VALUE");
 #endif
-#ifdef _ALL_SOURCE
+#if defined(_ALL_SOURCE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_ALL_SOURCE) == PYOFFSETS_CONST__ALL_SOURCE, "_ALL_SOURCE");
 #endif
-#ifdef _DARWIN_C_SOURCE
+#if defined(_DARWIN_C_SOURCE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_DARWIN_C_SOURCE) == PYOFFSETS_CONST__DARWIN_C_SOURCE, "_DARWIN_C_SOURCE");
 #endif
-#ifdef _FILE_OFFSET_BITS
+#if defined(_FILE_OFFSET_BITS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_FILE_OFFSET_BITS) == PYOFFSETS_CONST__FILE_OFFSET_BITS, "_FILE_OFFSET_BITS");
 #endif
-#ifdef _GNU_SOURCE
+#if defined(_GNU_SOURCE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_GNU_SOURCE) == PYOFFSETS_CONST__GNU_SOURCE, "_GNU_SOURCE");
 #endif
-#ifdef _NETBSD_SOURCE
+#if defined(_NETBSD_SOURCE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_NETBSD_SOURCE) == PYOFFSETS_CONST__NETBSD_SOURCE, "_NETBSD_SOURCE");
 #endif
-#ifdef _POSIX_PTHREAD_SEMANTICS
+#if defined(_POSIX_PTHREAD_SEMANTICS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_POSIX_PTHREAD_SEMANTICS) == PYOFFSETS_CONST__POSIX_PTHREAD_SEMANTICS, "_POSIX_PTHREAD_SEMANTICS");
 #endif
-#ifdef _PY_FASTCALL_SMALL_STACK
+#if defined(_PY_FASTCALL_SMALL_STACK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PY_FASTCALL_SMALL_STACK) == PYOFFSETS_CONST__PY_FASTCALL_SMALL_STACK, "_PY_FASTCALL_SMALL_STACK");
 #endif
-#ifdef _PY_NSMALLNEGINTS
+#if defined(_PY_NSMALLNEGINTS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PY_NSMALLNEGINTS) == PYOFFSETS_CONST__PY_NSMALLNEGINTS, "_PY_NSMALLNEGINTS");
 #endif
-#ifdef _PY_NSMALLPOSINTS
+#if defined(_PY_NSMALLPOSINTS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PY_NSMALLPOSINTS) == PYOFFSETS_CONST__PY_NSMALLPOSINTS, "_PY_NSMALLPOSINTS");
 #endif
-#ifdef _PY_READ_MAX
+#if defined(_PY_READ_MAX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PY_READ_MAX) == PYOFFSETS_CONST__PY_READ_MAX, "_PY_READ_MAX");
 #endif
-#ifdef _PY_WRITE_MAX
+#if defined(_PY_WRITE_MAX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PY_WRITE_MAX) == PYOFFSETS_CONST__PY_WRITE_MAX, "_PY_WRITE_MAX");
 #endif
-#ifdef _PyDateTime_DATETIME_DATASIZE
+#if defined(_PyDateTime_DATETIME_DATASIZE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyDateTime_DATETIME_DATASIZE) == PYOFFSETS_CONST__PyDateTime_DATETIME_DATASIZE, "_PyDateTime_DATETIME_DATASIZE");
 #endif
-#ifdef _PyDateTime_DATE_DATASIZE
+#if defined(_PyDateTime_DATE_DATASIZE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyDateTime_DATE_DATASIZE) == PYOFFSETS_CONST__PyDateTime_DATE_DATASIZE, "_PyDateTime_DATE_DATASIZE");
 #endif
-#ifdef _PyDateTime_TIME_DATASIZE
+#if defined(_PyDateTime_TIME_DATASIZE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyDateTime_TIME_DATASIZE) == PYOFFSETS_CONST__PyDateTime_TIME_DATASIZE, "_PyDateTime_TIME_DATASIZE");
 #endif
-#ifdef _PyGC_PREV_MASK
+#if defined(_PyGC_PREV_MASK) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyGC_PREV_MASK) == PYOFFSETS_CONST__PyGC_PREV_MASK, "_PyGC_PREV_MASK");
 #endif
-#ifdef _PyGC_PREV_MASK_COLLECTING
+#if defined(_PyGC_PREV_MASK_COLLECTING) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyGC_PREV_MASK_COLLECTING) == PYOFFSETS_CONST__PyGC_PREV_MASK_COLLECTING, "_PyGC_PREV_MASK_COLLECTING");
 #endif
-#ifdef _PyGC_PREV_MASK_FINALIZED
+#if defined(_PyGC_PREV_MASK_FINALIZED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyGC_PREV_MASK_FINALIZED) == PYOFFSETS_CONST__PyGC_PREV_MASK_FINALIZED, "_PyGC_PREV_MASK_FINALIZED");
 #endif
-#ifdef _PyGC_PREV_SHIFT
+#if defined(_PyGC_PREV_SHIFT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyGC_PREV_SHIFT) == PYOFFSETS_CONST__PyGC_PREV_SHIFT, "_PyGC_PREV_SHIFT");
 #endif
-#ifdef _PyHASH_BITS
+#if defined(_PyHASH_BITS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyHASH_BITS) == PYOFFSETS_CONST__PyHASH_BITS, "_PyHASH_BITS");
 #endif
-#ifdef _PyHASH_IMAG
+#if defined(_PyHASH_IMAG) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyHASH_IMAG) == PYOFFSETS_CONST__PyHASH_IMAG, "_PyHASH_IMAG");
 #endif
-#ifdef _PyHASH_INF
+#if defined(_PyHASH_INF) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyHASH_INF) == PYOFFSETS_CONST__PyHASH_INF, "_PyHASH_INF");
 #endif
-#ifdef _PyHASH_MODULUS
+#if defined(_PyHASH_MODULUS) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyHASH_MODULUS) == PYOFFSETS_CONST__PyHASH_MODULUS, "_PyHASH_MODULUS");
 #endif
-#ifdef _PyHASH_MULTIPLIER
+#if defined(_PyHASH_MULTIPLIER) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyHASH_MULTIPLIER) == PYOFFSETS_CONST__PyHASH_MULTIPLIER, "_PyHASH_MULTIPLIER");
 #endif
-#ifdef _PyHASH_NAN
+#if defined(_PyHASH_NAN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyHASH_NAN) == PYOFFSETS_CONST__PyHASH_NAN, "_PyHASH_NAN");
 #endif
-#ifdef _PyLong_DECIMAL_BASE
+#if defined(_PyLong_DECIMAL_BASE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyLong_DECIMAL_BASE) == PYOFFSETS_CONST__PyLong_DECIMAL_BASE, "_PyLong_DECIMAL_BASE");
 #endif
-#ifdef _PyLong_DECIMAL_SHIFT
+#if defined(_PyLong_DECIMAL_SHIFT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyLong_DECIMAL_SHIFT) == PYOFFSETS_CONST__PyLong_DECIMAL_SHIFT, "_PyLong_DECIMAL_SHIFT");
 #endif
-#ifdef _PyTime_MAX
+#if defined(_PyTime_MAX) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyTime_MAX) == PYOFFSETS_CONST__PyTime_MAX, "_PyTime_MAX");
 #endif
-#ifdef _PyTime_MIN
+#if defined(_PyTime_MIN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyTime_MIN) == PYOFFSETS_CONST__PyTime_MIN, "_PyTime_MIN");
 #endif
-#ifdef _Py_HAMT_MAX_TREE_DEPTH
+#if defined(_Py_HAMT_MAX_TREE_DEPTH) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_Py_HAMT_MAX_TREE_DEPTH) == PYOFFSETS_CONST__Py_HAMT_MAX_TREE_DEPTH, "_Py_HAMT_MAX_TREE_DEPTH");
 #endif
-#ifdef _Py_MANAGED_BUFFER_FREE_FORMAT
+#if defined(_Py_MANAGED_BUFFER_FREE_FORMAT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_Py_MANAGED_BUFFER_FREE_FORMAT) == PYOFFSETS_CONST__Py_MANAGED_BUFFER_FREE_FORMAT, "_Py_MANAGED_BUFFER_FREE_FORMAT");
 #endif
-#ifdef _Py_MANAGED_BUFFER_RELEASED
+#if defined(_Py_MANAGED_BUFFER_RELEASED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_Py_MANAGED_BUFFER_RELEASED) == PYOFFSETS_CONST__Py_MANAGED_BUFFER_RELEASED, "_Py_MANAGED_BUFFER_RELEASED");
 #endif
-#ifdef _Py_MEMORYVIEW_C
+#if defined(_Py_MEMORYVIEW_C) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_Py_MEMORYVIEW_C) == PYOFFSETS_CONST__Py_MEMORYVIEW_C, "_Py_MEMORYVIEW_C");
 #endif
-#ifdef _Py_MEMORYVIEW_FORTRAN
+#if defined(_Py_MEMORYVIEW_FORTRAN) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_Py_MEMORYVIEW_FORTRAN) == PYOFFSETS_CONST__Py_MEMORYVIEW_FORTRAN, "_Py_MEMORYVIEW_FORTRAN");
 #endif
-#ifdef _Py_MEMORYVIEW_PIL
+#if defined(_Py_MEMORYVIEW_PIL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_Py_MEMORYVIEW_PIL) == PYOFFSETS_CONST__Py_MEMORYVIEW_PIL, "_Py_MEMORYVIEW_PIL");
 #endif
-#ifdef _Py_MEMORYVIEW_RELEASED
+#if defined(_Py_MEMORYVIEW_RELEASED) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_Py_MEMORYVIEW_RELEASED) == PYOFFSETS_CONST__Py_MEMORYVIEW_RELEASED, "_Py_MEMORYVIEW_RELEASED");
 #endif
-#ifdef _Py_MEMORYVIEW_SCALAR
+#if defined(_Py_MEMORYVIEW_SCALAR) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_Py_MEMORYVIEW_SCALAR) == PYOFFSETS_CONST__Py_MEMORYVIEW_SCALAR, "_Py_MEMORYVIEW_SCALAR");
 #endif
-#ifdef _Py_TPFLAGS_HAVE_VECTORCALL
+#if defined(_Py_TPFLAGS_HAVE_VECTORCALL) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_Py_TPFLAGS_HAVE_VECTORCALL) == PYOFFSETS_CONST__Py_TPFLAGS_HAVE_VECTORCALL, "_Py_TPFLAGS_HAVE_VECTORCALL");
 #endif
-#ifdef _Py_mod_LAST_SLOT
+#if defined(_Py_mod_LAST_SLOT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_Py_mod_LAST_SLOT) == PYOFFSETS_CONST__Py_mod_LAST_SLOT, "_Py_mod_LAST_SLOT");
 #endif
-#ifdef _TANDEM_SOURCE
+#if defined(_TANDEM_SOURCE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_TANDEM_SOURCE) == PYOFFSETS_CONST__TANDEM_SOURCE, "_TANDEM_SOURCE");
 #endif
-#ifdef __BSD_VISIBLE
+#if defined(__BSD_VISIBLE) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((__BSD_VISIBLE) == PYOFFSETS_CONST___BSD_VISIBLE, "__BSD_VISIBLE");
 #endif
-#ifdef __EXTENSIONS__
+#if defined(__EXTENSIONS__) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((__EXTENSIONS__) == PYOFFSETS_CONST___EXTENSIONS__, "__EXTENSIONS__");
 #endif
-#ifdef and_expr
+#if defined(and_expr) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((and_expr) == PYOFFSETS_CONST_and_expr, "and_expr");
 #endif
-#ifdef and_test
+#if defined(and_test) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((and_test) == PYOFFSETS_CONST_and_test, "and_test");
 #endif
-#ifdef annassign
+#if defined(annassign) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((annassign) == PYOFFSETS_CONST_annassign, "annassign");
 #endif
-#ifdef arglist
+#if defined(arglist) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((arglist) == PYOFFSETS_CONST_arglist, "arglist");
 #endif
-#ifdef argument
+#if defined(argument) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((argument) == PYOFFSETS_CONST_argument, "argument");
 #endif
-#ifdef arith_expr
+#if defined(arith_expr) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((arith_expr) == PYOFFSETS_CONST_arith_expr, "arith_expr");
 #endif
-#ifdef assert_stmt
+#if defined(assert_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((assert_stmt) == PYOFFSETS_CONST_assert_stmt, "assert_stmt");
 #endif
-#ifdef async_funcdef
+#if defined(async_funcdef) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((async_funcdef) == PYOFFSETS_CONST_async_funcdef, "async_funcdef");
 #endif
-#ifdef async_stmt
+#if defined(async_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((async_stmt) == PYOFFSETS_CONST_async_stmt, "async_stmt");
 #endif
-#ifdef atom
+#if defined(atom) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((atom) == PYOFFSETS_CONST_atom, "atom");
 #endif
-#ifdef atom_expr
+#if defined(atom_expr) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((atom_expr) == PYOFFSETS_CONST_atom_expr, "atom_expr");
 #endif
-#ifdef augassign
+#if defined(augassign) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((augassign) == PYOFFSETS_CONST_augassign, "augassign");
 #endif
-#ifdef break_stmt
+#if defined(break_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((break_stmt) == PYOFFSETS_CONST_break_stmt, "break_stmt");
 #endif
-#ifdef classdef
+#if defined(classdef) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((classdef) == PYOFFSETS_CONST_classdef, "classdef");
 #endif
-#ifdef comp_for
+#if defined(comp_for) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((comp_for) == PYOFFSETS_CONST_comp_for, "comp_for");
 #endif
-#ifdef comp_if
+#if defined(comp_if) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((comp_if) == PYOFFSETS_CONST_comp_if, "comp_if");
 #endif
-#ifdef comp_iter
+#if defined(comp_iter) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((comp_iter) == PYOFFSETS_CONST_comp_iter, "comp_iter");
 #endif
-#ifdef comp_op
+#if defined(comp_op) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((comp_op) == PYOFFSETS_CONST_comp_op, "comp_op");
 #endif
-#ifdef comparison
+#if defined(comparison) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((comparison) == PYOFFSETS_CONST_comparison, "comparison");
 #endif
-#ifdef compound_stmt
+#if defined(compound_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((compound_stmt) == PYOFFSETS_CONST_compound_stmt, "compound_stmt");
 #endif
-#ifdef continue_stmt
+#if defined(continue_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((continue_stmt) == PYOFFSETS_CONST_continue_stmt, "continue_stmt");
 #endif
-#ifdef decorated
+#if defined(decorated) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((decorated) == PYOFFSETS_CONST_decorated, "decorated");
 #endif
-#ifdef decorator
+#if defined(decorator) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((decorator) == PYOFFSETS_CONST_decorator, "decorator");
 #endif
-#ifdef decorators
+#if defined(decorators) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((decorators) == PYOFFSETS_CONST_decorators, "decorators");
 #endif
-#ifdef del_stmt
+#if defined(del_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((del_stmt) == PYOFFSETS_CONST_del_stmt, "del_stmt");
 #endif
-#ifdef dictorsetmaker
+#if defined(dictorsetmaker) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((dictorsetmaker) == PYOFFSETS_CONST_dictorsetmaker, "dictorsetmaker");
 #endif
-#ifdef dotted_as_name
+#if defined(dotted_as_name) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((dotted_as_name) == PYOFFSETS_CONST_dotted_as_name, "dotted_as_name");
 #endif
-#ifdef dotted_as_names
+#if defined(dotted_as_names) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((dotted_as_names) == PYOFFSETS_CONST_dotted_as_names, "dotted_as_names");
 #endif
-#ifdef dotted_name
+#if defined(dotted_name) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((dotted_name) == PYOFFSETS_CONST_dotted_name, "dotted_name");
 #endif
-#ifdef encoding_decl
+#if defined(encoding_decl) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((encoding_decl) == PYOFFSETS_CONST_encoding_decl, "encoding_decl");
 #endif
-#ifdef eval_input
+#if defined(eval_input) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((eval_input) == PYOFFSETS_CONST_eval_input, "eval_input");
 #endif
-#ifdef except_clause
+#if defined(except_clause) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((except_clause) == PYOFFSETS_CONST_except_clause, "except_clause");
 #endif
-#ifdef expr
+#if defined(expr) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((expr) == PYOFFSETS_CONST_expr, "expr");
 #endif
-#ifdef expr_stmt
+#if defined(expr_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((expr_stmt) == PYOFFSETS_CONST_expr_stmt, "expr_stmt");
 #endif
-#ifdef exprlist
+#if defined(exprlist) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((exprlist) == PYOFFSETS_CONST_exprlist, "exprlist");
 #endif
-#ifdef factor
+#if defined(factor) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((factor) == PYOFFSETS_CONST_factor, "factor");
 #endif
-#ifdef file_input
+#if defined(file_input) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((file_input) == PYOFFSETS_CONST_file_input, "file_input");
 #endif
-#ifdef flow_stmt
+#if defined(flow_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((flow_stmt) == PYOFFSETS_CONST_flow_stmt, "flow_stmt");
 #endif
-#ifdef for_stmt
+#if defined(for_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((for_stmt) == PYOFFSETS_CONST_for_stmt, "for_stmt");
 #endif
-#ifdef func_body_suite
+#if defined(func_body_suite) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((func_body_suite) == PYOFFSETS_CONST_func_body_suite, "func_body_suite");
 #endif
-#ifdef func_type
+#if defined(func_type) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((func_type) == PYOFFSETS_CONST_func_type, "func_type");
 #endif
-#ifdef func_type_input
+#if defined(func_type_input) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((func_type_input) == PYOFFSETS_CONST_func_type_input, "func_type_input");
 #endif
-#ifdef funcdef
+#if defined(funcdef) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((funcdef) == PYOFFSETS_CONST_funcdef, "funcdef");
 #endif
-#ifdef global_stmt
+#if defined(global_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((global_stmt) == PYOFFSETS_CONST_global_stmt, "global_stmt");
 #endif
-#ifdef if_stmt
+#if defined(if_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((if_stmt) == PYOFFSETS_CONST_if_stmt, "if_stmt");
 #endif
-#ifdef import_as_name
+#if defined(import_as_name) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((import_as_name) == PYOFFSETS_CONST_import_as_name, "import_as_name");
 #endif
-#ifdef import_as_names
+#if defined(import_as_names) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((import_as_names) == PYOFFSETS_CONST_import_as_names, "import_as_names");
 #endif
-#ifdef import_from
+#if defined(import_from) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((import_from) == PYOFFSETS_CONST_import_from, "import_from");
 #endif
-#ifdef import_name
+#if defined(import_name) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((import_name) == PYOFFSETS_CONST_import_name, "import_name");
 #endif
-#ifdef import_stmt
+#if defined(import_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((import_stmt) == PYOFFSETS_CONST_import_stmt, "import_stmt");
 #endif
-#ifdef lambdef
+#if defined(lambdef) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((lambdef) == PYOFFSETS_CONST_lambdef, "lambdef");
 #endif
-#ifdef lambdef_nocond
+#if defined(lambdef_nocond) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((lambdef_nocond) == PYOFFSETS_CONST_lambdef_nocond, "lambdef_nocond");
 #endif
-#ifdef namedexpr_test
+#if defined(namedexpr_test) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((namedexpr_test) == PYOFFSETS_CONST_namedexpr_test, "namedexpr_test");
 #endif
-#ifdef nonlocal_stmt
+#if defined(nonlocal_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((nonlocal_stmt) == PYOFFSETS_CONST_nonlocal_stmt, "nonlocal_stmt");
 #endif
-#ifdef not_test
+#if defined(not_test) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((not_test) == PYOFFSETS_CONST_not_test, "not_test");
 #endif
-#ifdef or_test
+#if defined(or_test) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((or_test) == PYOFFSETS_CONST_or_test, "or_test");
 #endif
-#ifdef parameters
+#if defined(parameters) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((parameters) == PYOFFSETS_CONST_parameters, "parameters");
 #endif
-#ifdef pass_stmt
+#if defined(pass_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((pass_stmt) == PYOFFSETS_CONST_pass_stmt, "pass_stmt");
 #endif
-#ifdef power
+#if defined(power) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((power) == PYOFFSETS_CONST_power, "power");
 #endif
-#ifdef raise_stmt
+#if defined(raise_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((raise_stmt) == PYOFFSETS_CONST_raise_stmt, "raise_stmt");
 #endif
-#ifdef return_stmt
+#if defined(return_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((return_stmt) == PYOFFSETS_CONST_return_stmt, "return_stmt");
 #endif
-#ifdef shift_expr
+#if defined(shift_expr) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((shift_expr) == PYOFFSETS_CONST_shift_expr, "shift_expr");
 #endif
-#ifdef simple_stmt
+#if defined(simple_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((simple_stmt) == PYOFFSETS_CONST_simple_stmt, "simple_stmt");
 #endif
-#ifdef single_input
+#if defined(single_input) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((single_input) == PYOFFSETS_CONST_single_input, "single_input");
 #endif
-#ifdef sliceop
+#if defined(sliceop) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((sliceop) == PYOFFSETS_CONST_sliceop, "sliceop");
 #endif
-#ifdef small_stmt
+#if defined(small_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((small_stmt) == PYOFFSETS_CONST_small_stmt, "small_stmt");
 #endif
-#ifdef star_expr
+#if defined(star_expr) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((star_expr) == PYOFFSETS_CONST_star_expr, "star_expr");
 #endif
-#ifdef stmt
+#if defined(stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((stmt) == PYOFFSETS_CONST_stmt, "stmt");
 #endif
-#ifdef subscript
+#if defined(subscript) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((subscript) == PYOFFSETS_CONST_subscript, "subscript");
 #endif
-#ifdef subscriptlist
+#if defined(subscriptlist) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((subscriptlist) == PYOFFSETS_CONST_subscriptlist, "subscriptlist");
 #endif
-#ifdef suite
+#if defined(suite) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((suite) == PYOFFSETS_CONST_suite, "suite");
 #endif
-#ifdef sync_comp_for
+#if defined(sync_comp_for) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((sync_comp_for) == PYOFFSETS_CONST_sync_comp_for, "sync_comp_for");
 #endif
-#ifdef term
+#if defined(term) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((term) == PYOFFSETS_CONST_term, "term");
 #endif
-#ifdef test
+#if defined(test) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((test) == PYOFFSETS_CONST_test, "test");
 #endif
-#ifdef test_nocond
+#if defined(test_nocond) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((test_nocond) == PYOFFSETS_CONST_test_nocond, "test_nocond");
 #endif
-#ifdef testlist
+#if defined(testlist) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((testlist) == PYOFFSETS_CONST_testlist, "testlist");
 #endif
-#ifdef testlist_comp
+#if defined(testlist_comp) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((testlist_comp) == PYOFFSETS_CONST_testlist_comp, "testlist_comp");
 #endif
-#ifdef testlist_star_expr
+#if defined(testlist_star_expr) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((testlist_star_expr) == PYOFFSETS_CONST_testlist_star_expr, "testlist_star_expr");
 #endif
-#ifdef tfpdef
+#if defined(tfpdef) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((tfpdef) == PYOFFSETS_CONST_tfpdef, "tfpdef");
 #endif
-#ifdef trailer
+#if defined(trailer) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((trailer) == PYOFFSETS_CONST_trailer, "trailer");
 #endif
-#ifdef try_stmt
+#if defined(try_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((try_stmt) == PYOFFSETS_CONST_try_stmt, "try_stmt");
 #endif
-#ifdef typedargslist
+#if defined(typedargslist) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((typedargslist) == PYOFFSETS_CONST_typedargslist, "typedargslist");
 #endif
-#ifdef typelist
+#if defined(typelist) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((typelist) == PYOFFSETS_CONST_typelist, "typelist");
 #endif
-#ifdef varargslist
+#if defined(varargslist) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((varargslist) == PYOFFSETS_CONST_varargslist, "varargslist");
 #endif
-#ifdef vfpdef
+#if defined(vfpdef) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((vfpdef) == PYOFFSETS_CONST_vfpdef, "vfpdef");
 #endif
-#ifdef while_stmt
+#if defined(while_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((while_stmt) == PYOFFSETS_CONST_while_stmt, "while_stmt");
 #endif
-#ifdef with_item
+#if defined(with_item) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((with_item) == PYOFFSETS_CONST_with_item, "with_item");
 #endif
-#ifdef with_stmt
+#if defined(with_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((with_stmt) == PYOFFSETS_CONST_with_stmt, "with_stmt");
 #endif
-#ifdef xor_expr
+#if defined(xor_expr) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((xor_expr) == PYOFFSETS_CONST_xor_expr, "xor_expr");
 #endif
-#ifdef yield_arg
+#if defined(yield_arg) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((yield_arg) == PYOFFSETS_CONST_yield_arg, "yield_arg");
 #endif
-#ifdef yield_expr
+#if defined(yield_expr) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((yield_expr) == PYOFFSETS_CONST_yield_expr, "yield_expr");
 #endif
-#ifdef yield_stmt
+#if defined(yield_stmt) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((yield_stmt) == PYOFFSETS_CONST_yield_stmt, "yield_stmt");
 #endif
-#if defined(PYOFFSETS_CHECK_LAYOUT) && !defined(__cplusplus)
+#ifndef __cplusplus
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Add) == PYOFFSETS_CONST_Add, "Add");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((And) == PYOFFSETS_CONST_And, "And");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((AnnAssign_kind) == PYOFFSETS_CONST_AnnAssign_kind, "AnnAssign_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Assert_kind) == PYOFFSETS_CONST_Assert_kind, "Assert_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Assign_kind) == PYOFFSETS_CONST_Assign_kind, "Assign_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((AsyncFor_kind) == PYOFFSETS_CONST_AsyncFor_kind, "AsyncFor_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((AsyncFunctionDef_kind) == PYOFFSETS_CONST_AsyncFunctionDef_kind, "AsyncFunctionDef_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((AsyncWith_kind) == PYOFFSETS_CONST_AsyncWith_kind, "AsyncWith_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Attribute_kind) == PYOFFSETS_CONST_Attribute_kind, "Attribute_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((AugAssign_kind) == PYOFFSETS_CONST_AugAssign_kind, "AugAssign_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Await_kind) == PYOFFSETS_CONST_Await_kind, "Await_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BinOp_kind) == PYOFFSETS_CONST_BinOp_kind, "BinOp_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BitAnd) == PYOFFSETS_CONST_BitAnd, "BitAnd");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BitOr) == PYOFFSETS_CONST_BitOr, "BitOr");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BitXor) == PYOFFSETS_CONST_BitXor, "BitXor");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((BoolOp_kind) == PYOFFSETS_CONST_BoolOp_kind, "BoolOp_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Break_kind) == PYOFFSETS_CONST_Break_kind, "Break_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Call_kind) == PYOFFSETS_CONST_Call_kind, "Call_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ClassBlock) == PYOFFSETS_CONST_ClassBlock, "ClassBlock");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ClassDef_kind) == PYOFFSETS_CONST_ClassDef_kind, "ClassDef_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Compare_kind) == PYOFFSETS_CONST_Compare_kind, "Compare_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Constant_kind) == PYOFFSETS_CONST_Constant_kind, "Constant_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Continue_kind) == PYOFFSETS_CONST_Continue_kind, "Continue_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Del) == PYOFFSETS_CONST_Del, "Del");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Delete_kind) == PYOFFSETS_CONST_Delete_kind, "Delete_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((DictComp_kind) == PYOFFSETS_CONST_DictComp_kind, "DictComp_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Dict_kind) == PYOFFSETS_CONST_Dict_kind, "Dict_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Div) == PYOFFSETS_CONST_Div, "Div");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Eq) == PYOFFSETS_CONST_Eq, "Eq");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ExceptHandler_kind) == PYOFFSETS_CONST_ExceptHandler_kind, "ExceptHandler_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Expr_kind) == PYOFFSETS_CONST_Expr_kind, "Expr_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Expression_kind) == PYOFFSETS_CONST_Expression_kind, "Expression_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FloorDiv) == PYOFFSETS_CONST_FloorDiv, "FloorDiv");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((For_kind) == PYOFFSETS_CONST_For_kind, "For_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FormattedValue_kind) == PYOFFSETS_CONST_FormattedValue_kind, "FormattedValue_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FunctionBlock) == PYOFFSETS_CONST_FunctionBlock, "FunctionBlock");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FunctionDef_kind) == PYOFFSETS_CONST_FunctionDef_kind, "FunctionDef_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((FunctionType_kind) == PYOFFSETS_CONST_FunctionType_kind, "FunctionType_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((GeneratorExp_kind) == PYOFFSETS_CONST_GeneratorExp_kind, "GeneratorExp_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Global_kind) == PYOFFSETS_CONST_Global_kind, "Global_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Gt) == PYOFFSETS_CONST_Gt, "Gt");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((GtE) == PYOFFSETS_CONST_GtE, "GtE");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((IfExp_kind) == PYOFFSETS_CONST_IfExp_kind, "IfExp_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((If_kind) == PYOFFSETS_CONST_If_kind, "If_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ImportFrom_kind) == PYOFFSETS_CONST_ImportFrom_kind, "ImportFrom_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Import_kind) == PYOFFSETS_CONST_Import_kind, "Import_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((In) == PYOFFSETS_CONST_In, "In");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Interactive_kind) == PYOFFSETS_CONST_Interactive_kind, "Interactive_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Invert) == PYOFFSETS_CONST_Invert, "Invert");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Is) == PYOFFSETS_CONST_Is, "Is");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((IsNot) == PYOFFSETS_CONST_IsNot, "IsNot");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((JoinedStr_kind) == PYOFFSETS_CONST_JoinedStr_kind, "JoinedStr_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LShift) == PYOFFSETS_CONST_LShift, "LShift");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Lambda_kind) == PYOFFSETS_CONST_Lambda_kind, "Lambda_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ListComp_kind) == PYOFFSETS_CONST_ListComp_kind, "ListComp_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((List_kind) == PYOFFSETS_CONST_List_kind, "List_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Load) == PYOFFSETS_CONST_Load, "Load");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Lt) == PYOFFSETS_CONST_Lt, "Lt");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((LtE) == PYOFFSETS_CONST_LtE, "LtE");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((MatMult) == PYOFFSETS_CONST_MatMult, "MatMult");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Mod) == PYOFFSETS_CONST_Mod, "Mod");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((ModuleBlock) == PYOFFSETS_CONST_ModuleBlock, "ModuleBlock");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Module_kind) == PYOFFSETS_CONST_Module_kind, "Module_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Mult) == PYOFFSETS_CONST_Mult, "Mult");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Name_kind) == PYOFFSETS_CONST_Name_kind, "Name_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((NamedExpr_kind) == PYOFFSETS_CONST_NamedExpr_kind, "NamedExpr_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Nonlocal_kind) == PYOFFSETS_CONST_Nonlocal_kind, "Nonlocal_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Not) == PYOFFSETS_CONST_Not, "Not");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((NotEq) == PYOFFSETS_CONST_NotEq, "NotEq");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((NotIn) == PYOFFSETS_CONST_NotIn, "NotIn");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Or) == PYOFFSETS_CONST_Or, "Or");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYMEM_ALLOCATOR_DEBUG) == PYOFFSETS_CONST_PYMEM_ALLOCATOR_DEBUG, "PYMEM_ALLOCATOR_DEBUG");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYMEM_ALLOCATOR_DEFAULT) == PYOFFSETS_CONST_PYMEM_ALLOCATOR_DEFAULT, "PYMEM_ALLOCATOR_DEFAULT");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYMEM_ALLOCATOR_MALLOC) == PYOFFSETS_CONST_PYMEM_ALLOCATOR_MALLOC, "PYMEM_ALLOCATOR_MALLOC");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYMEM_ALLOCATOR_MALLOC_DEBUG) == PYOFFSETS_CONST_PYMEM_ALLOCATOR_MALLOC_DEBUG, "PYMEM_ALLOCATOR_MALLOC_DEBUG");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYMEM_ALLOCATOR_NOT_SET) == PYOFFSETS_CONST_PYMEM_ALLOCATOR_NOT_SET, "PYMEM_ALLOCATOR_NOT_SET");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYMEM_ALLOCATOR_PYMALLOC) == PYOFFSETS_CONST_PYMEM_ALLOCATOR_PYMALLOC, "PYMEM_ALLOCATOR_PYMALLOC");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYMEM_ALLOCATOR_PYMALLOC_DEBUG) == PYOFFSETS_CONST_PYMEM_ALLOCATOR_PYMALLOC_DEBUG, "PYMEM_ALLOCATOR_PYMALLOC_DEBUG");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYMEM_DOMAIN_MEM) == PYOFFSETS_CONST_PYMEM_DOMAIN_MEM, "PYMEM_DOMAIN_MEM");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYMEM_DOMAIN_OBJ) == PYOFFSETS_CONST_PYMEM_DOMAIN_OBJ, "PYMEM_DOMAIN_OBJ");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PYMEM_DOMAIN_RAW) == PYOFFSETS_CONST_PYMEM_DOMAIN_RAW, "PYMEM_DOMAIN_RAW");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_LOCK_ACQUIRED) == PYOFFSETS_CONST_PY_LOCK_ACQUIRED, "PY_LOCK_ACQUIRED");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_LOCK_FAILURE) == PYOFFSETS_CONST_PY_LOCK_FAILURE, "PY_LOCK_FAILURE");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PY_LOCK_INTR) == PYOFFSETS_CONST_PY_LOCK_INTR, "PY_LOCK_INTR");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Pass_kind) == PYOFFSETS_CONST_Pass_kind, "Pass_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Pow) == PYOFFSETS_CONST_Pow, "Pow");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyGILState_LOCKED) == PYOFFSETS_CONST_PyGILState_LOCKED, "PyGILState_LOCKED");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyGILState_UNLOCKED) == PYOFFSETS_CONST_PyGILState_UNLOCKED, "PyGILState_UNLOCKED");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyUnicode_1BYTE_KIND) == PYOFFSETS_CONST_PyUnicode_1BYTE_KIND, "PyUnicode_1BYTE_KIND");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyUnicode_2BYTE_KIND) == PYOFFSETS_CONST_PyUnicode_2BYTE_KIND, "PyUnicode_2BYTE_KIND");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyUnicode_4BYTE_KIND) == PYOFFSETS_CONST_PyUnicode_4BYTE_KIND, "PyUnicode_4BYTE_KIND");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((PyUnicode_WCHAR_KIND) == PYOFFSETS_CONST_PyUnicode_WCHAR_KIND, "PyUnicode_WCHAR_KIND");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((RShift) == PYOFFSETS_CONST_RShift, "RShift");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Raise_kind) == PYOFFSETS_CONST_Raise_kind, "Raise_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Return_kind) == PYOFFSETS_CONST_Return_kind, "Return_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((SetComp_kind) == PYOFFSETS_CONST_SetComp_kind, "SetComp_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Set_kind) == PYOFFSETS_CONST_Set_kind, "Set_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Slice_kind) == PYOFFSETS_CONST_Slice_kind, "Slice_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Starred_kind) == PYOFFSETS_CONST_Starred_kind, "Starred_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Store) == PYOFFSETS_CONST_Store, "Store");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Sub) == PYOFFSETS_CONST_Sub, "Sub");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Subscript_kind) == PYOFFSETS_CONST_Subscript_kind, "Subscript_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Try_kind) == PYOFFSETS_CONST_Try_kind, "Try_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Tuple_kind) == PYOFFSETS_CONST_Tuple_kind, "Tuple_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((TypeIgnore_kind) == PYOFFSETS_CONST_TypeIgnore_kind, "TypeIgnore_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((UAdd) == PYOFFSETS_CONST_UAdd, "UAdd");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((USub) == PYOFFSETS_CONST_USub, "USub");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((UnaryOp_kind) == PYOFFSETS_CONST_UnaryOp_kind, "UnaryOp_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((While_kind) == PYOFFSETS_CONST_While_kind, "While_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((With_kind) == PYOFFSETS_CONST_With_kind, "With_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((YieldFrom_kind) == PYOFFSETS_CONST_YieldFrom_kind, "YieldFrom_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((Yield_kind) == PYOFFSETS_CONST_Yield_kind, "Yield_kind");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyStatus_TYPE_ERROR) == PYOFFSETS_CONST__PyStatus_TYPE_ERROR, "_PyStatus_TYPE_ERROR");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyStatus_TYPE_EXIT) == PYOFFSETS_CONST__PyStatus_TYPE_EXIT, "_PyStatus_TYPE_EXIT");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyStatus_TYPE_OK) == PYOFFSETS_CONST__PyStatus_TYPE_OK, "_PyStatus_TYPE_OK");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyTime_ROUND_CEILING) == PYOFFSETS_CONST__PyTime_ROUND_CEILING, "_PyTime_ROUND_CEILING");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyTime_ROUND_FLOOR) == PYOFFSETS_CONST__PyTime_ROUND_FLOOR, "_PyTime_ROUND_FLOOR");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyTime_ROUND_HALF_EVEN) == PYOFFSETS_CONST__PyTime_ROUND_HALF_EVEN, "_PyTime_ROUND_HALF_EVEN");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyTime_ROUND_TIMEOUT) == PYOFFSETS_CONST__PyTime_ROUND_TIMEOUT, "_PyTime_ROUND_TIMEOUT");
+#endif
+#if defined(PYOFFSETS_CHECK_LAYOUT) && defined(Py_BUILD_CORE)
 PYOFFSETS_STATIC_ASSERT((_PyTime_ROUND_UP) == PYOFFSETS_CONST__PyTime_ROUND_UP, "_PyTime_ROUND_UP");
 #endif
-#endif /* constants: 20 enumerators of headers the check does not include not asserted */
-/* Not asserted: bitfields (offsetof cannot name them); structs of .c files, of headers that need a third-party header (py_curses.h, pyexpat.h) or found in DWARF only: AST_object, AugOperator, AutoNumber, BCinfo, BITS, BLAKE2bObject, BLAKE2sObject, BZ2Compressor, BZ2Decompressor, Bigint, CDataObject, CFieldObject, CThunkObject, CalendarRule, CmpopExprPair, Compressor, ContainerNoGCobject, DayRule, Decompressor, DialectObj, DictRemoverObject, DirEntry, EGG, EVPobject, ElementIterObject, ElementObject, ElementObjectExtra, ExampleObject, ExprList, FUNCS, FieldNameIterator, FstringParser, FutureObj, GroupGenerator, HMACobject, HandlerInfo, HeapCTypeObject, HeapCTypeSetattrObject, HeapCTypeSubclassObject, HeapCTypeWithBufferObject, HeapCTypeWithDictObject, HeapCTypeWithWeakrefObject, IntConstantPair, InternalFormatSpec, KeccakWidth1600_SpongeInstance, Keccak_HashInstance, KeyValuePair, KeywordOrStarred, KeywordToken, LocaleInfo, MD5object, MarkupIterator, MatchObject, Memo, MergeState, MethodDescriptor2Object, MethodDescriptorObject, MultibyteCodec, MultibyteCodecObject, MultibyteCodec_State, MultibyteDecodeBuffer, MultibyteEncodeBuffer, MultibyteIncrementalDecoderObject, MultibyteIncrementalEncoderObject, MultibyteStatefulCodecContext, MultibyteStatefulDecoderContext, MultibyteStatefulEncoderContext, MultibyteStreamReaderObject, MultibyteStreamWriterObject, MyListObject, NDArrayObject, NameDefaultPair, NumberFieldWidths, POINT, ParentLocator, Parser, PatternObject, Pdata, PickleState, PicklerMemoProxyObject, PicklerObject, PreviousDBVersion, ProfilerContext, ProfilerEntry, ProfilerObject, ProfilerSubEntry, PyArena, PyAsyncGenASend, PyAsyncGenAThrow, PyCArgObject, PyCFuncPtrObject, PyCalculatePath, PyCapsule, PyContextTokenMissing, PyCoroWrapper, PyCursesPanelObject, PyCursesWindowObject, PyDateTime_IsoCalendarDate, PyDateTime_TimeZone, PyDictKeyEntry, PyDictKeysObject, PyEncoderObject, PyGenericAliasObject, PyGenericObject, PyHamtNode_Array, PyHamtNode_Bitmap, PyHamtNode_Collision, PyMemoEntry, PyMemoTable, PyModuleObject, PyODictObject, PyPartialStructObject, PyPickleBufferObject, PyRunningLoopHolder, PyST_Object, PyScannerObject, PyStdPrinter_Object, PyStructObject, PyZoneInfo_ZoneInfo, Py_buffer_full, RECT, RFILE, RandomObject, ReaderObj, S2H, S8I, SHA1object, SHA3object, SHAobject@Modules/sha256module.c, SHAobject@Modules/sha512module.c, SPAM, SRE_REPEAT, SRE_STATE, ScandirIterator, ScannerObject, SemLockObject, SlashWithDefault, StarEtc, StateAccessTypeObject, StaticArrayObject, StgDictObject, StrongCacheNode, StructParamObject, StyleDesc, SubString, TaskObj, TaskStepMethWrapper, TaskWakeupMethWrapper, Test, Test2, Test3, Test3B, Test4, Test5, Test6, Test7, Test8, TestReg, Token, TransitionRuleType, TreeBuilderObject, U, UnpicklerMemoProxyObject, UnpicklerObject, WFILE, WriterObj, XMLParserObject, _InternalNameMapperState, _LocaleCoercionTarget, _ODictNode, _PyAsyncGenWrappedValue, _PyChannelState, _PyCodeObjectExtra, _PyIO_State, _PyNamespaceObject, _PyUnicode_DatabaseRecord, _PyUnicode_TypeRecord, _abc_data, _abcmodule_state, _channel_closing, _channelend, _channelends, _channelid_xid, _channelitem, _channelqueue, _channelref, _channels, _csvstate, _curses_panelstate, _gb18030_to_unibmp_ranges, _grouperobject, _hashlibstate, _jsonmodulestate, _locale_state, _posixstate, _posixsubprocessstate, _preinit_entry, _randomstate, _selectstate, _shared_bytes_data, _shared_str_data, _sharedexception, _sharedns, _sharednsitem, _structmodulestate, _ttinfo, _tuplegetterobject, _tzrule, _zlibstate, accumulateobject, all_structmembers, alloc_hook_t, arena_object, argument, arraydescr, arrayiterobject, arrayobject, assembler, astmodulestate, atexit_callback, atexitmodule_state, attrgetterobject, audioop_state, awaitObject, basespec, basicblock, binascii_state, blake2b_param, blake2b_state, blake2bp_state, blake2s_param, blake2s_state, blake2sp_state, block@Modules/_collectionsmodule.c, block@Python/pyarena.c, bootstate, buffered, bytesio, bytesiobuf, bytesiterobject, calliterobject, chainobject, change_record, channelid, classmethod, combinationsobject, compiler, compiler_unit, compiling, compobject, compressobject, constant, constdef, cookie_type, countobject, cwrobject, cycleobject, dbcs_map, debug_alloc_api_t, decode_map, defdictobject, dequeiterobject, dequeobject, dictiterobject, dropwhileobject, elementtreestate, encode_map, encodefuncentry, encoding_map, enumobject, fault_handler_t, fblockinfo, fielddesc, fieldnameiterobject, fileio, filterfalseobject, filterobject, formatcode, formatdef, formatteriterobject, frame_t, freelist_t, freelistentry_t, futureiterobject, gaobject, get_traces_t, globals, groupbyobject, growable_comment_array, grpmodulestate, have_function, instr, interpid, iobase, ipowObject, isliceobject, iso2022_config, iso2022_designation, itemgetterobject, keyobject, known_capsule, langinfo_constant, linux_dirent64, list_of_panels, listiterobject, listreviterobject, localdummyobject, localobject, lockobject, longrangeiterobject, lru_cache_object, lru_list_elem, mapobject, mappingproxyobject, matmulObject, md5_state, meth_state, method_cache_entry, methodcallerobject, mformatdescr, mmap_object, named_sequence, ndbuf_t, nldecoder_object, odictiterobject, oss_audio_t, oss_mixer_t, pair_encodemap, parser_state, partialobject, path_t, permutationsobject, point, pollObject, pool_header, productobject, propertyobject, pthread_lock, pwdmodulestate, pyEpoll_Object, pylist, pysqlite_Cache, pysqlite_Connection, pysqlite_Cursor, pysqlite_Node, pysqlite_PrepareProtocol, pysqlite_Row, pysqlite_Statement, pythread_callback, rangeiterobject, rangeobject, readlinestate, reindex, repeatobject, result, reversedobject, rlockobject, rotating_node_t, rwpair, s_char, s_char_p, s_double, s_float, s_int, s_long, s_long_double, s_long_long, s_short, s_slice, s_void_p, seqiterobject, setiterobject, sha1_state, simplequeueobject, sortslice, spamdictobject, spamlistobject, sre_ucs1_match_context, st_bool, st_double, st_float, st_int, st_long, st_short, st_size_t, st_void_p, stack, stackentry, starmapobject, staticmethod, statscollector_t, stringio, striterobject, superobject, takewhileobject, teedataobject, teeobject, termiosmodulestate, test_c_thread_t, test_structmembers, testmultiphase_state, textio, tok_state, trace_t, traceback_t, tupleiterobject, unicode_format_arg_t, unicode_formatter_t, unicodeiterobject, unim_index_bytebased, unpacker, unpackiterobject, user_signal_t, utime_t, value, widedecode_map, wrapperobject, xmlparseobject, xxx_library, ziplongestobject, zipobject; structs of unknown spelling: PyBaseExceptionObject (its C spelling, typedef or tag, is not known from the table), PyCMethodObject (its C spelling, typedef or tag, is not known from the table), PyCellObject (its C spelling, typedef or tag, is not known from the table), PyComplexObject (its C spelling, typedef or tag, is not known from the table), PyDateTime_CAPI (its C spelling, typedef or tag, is not known from the table), PyDateTime_Date (its C spelling, typedef or tag, is not known from the table), PyDateTime_DateTime (its C spelling, typedef or tag, is not known from the table), PyDateTime_Delta (its C spelling, typedef or tag, is not known from the table), PyDateTime_Time (its C spelling, typedef or tag, is not known from the table), PyFloatObject (its C spelling, typedef or tag, is not known from the table), PyFunctionObject (its C spelling, typedef or tag, is not known from the table), PyGenObject (its C spelling, typedef or tag, is not known from the table), PyGetSetDescrObject (its C spelling, typedef or tag, is not known from the table), PyHash_FuncDef (its C spelling, typedef or tag, is not known from the table), PyImportErrorObject (its C spelling, typedef or tag, is not known from the table), PyInstanceMethodObject (its C spelling, typedef or tag, is not known from the table), PyMemberDescrObject (its C spelling, typedef or tag, is not known from the table), PyMemoryViewObject (its C spelling, typedef or tag, is not known from the table), PyMethodDescrObject (its C spelling, typedef or tag, is not known from the table), PyMethodObject (its C spelling, typedef or tag, is not known from the table), PyObjectArenaAllocator (its C spelling, typedef or tag, is not known from the table), PySliceObject (its C spelling, typedef or tag, is not known from the table), PyStatus (its C spelling, typedef or tag, is not known from the table), PyStopIterationObject (its C spelling, typedef or tag, is not known from the table), PyStructSequence_Desc (its C spelling, typedef or tag, is not known from the table), PySyntaxErrorObject (its C spelling, typedef or tag, is not known from the table), PySystemExitObject (its C spelling, typedef or tag, is not known from the table), PyType_Spec (its C spelling, typedef or tag, is not known from the table), PyUnicodeErrorObject (its C spelling, typedef or tag, is not known from the table), PyUnicodeObject (its C spelling, typedef or tag, is not known from the table), _PyASTOptimizeState (its C spelling, typedef or tag, is not known from the table), _PyBytesWriter (its C spelling, typedef or tag, is not known from the table), _PyDateTime_BaseDateTime (its C spelling, typedef or tag, is not known from the table), _PyDateTime_BaseTZInfo (its C spelling, typedef or tag, is not known from the table), _PyDateTime_BaseTime (its C spelling, typedef or tag, is not known from the table), _PyDictViewObject (its C spelling, typedef or tag, is not known from the table), _PyUnicode_Name_CAPI (its C spelling, typedef or tag, is not known from the table), _Py_HashSecret_t (its C spelling, typedef or tag, is not known from the table), _Py_clock_info_t (its C spelling, typedef or tag, is not known from the table), _alias (its C spelling, typedef or tag, is not known from the table), _arg (its C spelling, typedef or tag, is not known from the table), _arguments (its C spelling, typedef or tag, is not known from the table), _comprehension (its C spelling, typedef or tag, is not known from the table), _excepthandler (its C spelling, typedef or tag, is not known from the table), _expr (its C spelling, typedef or tag, is not known from the table), _frozen (its C spelling, typedef or tag, is not known from the table), _inittab (its C spelling, typedef or tag, is not known from the table), _keyword (its C spelling, typedef or tag, is not known from the table), _mod (its C spelling, typedef or tag, is not known from the table), _stmt (its C spelling, typedef or tag, is not known from the table), _type_ignore (its C spelling, typedef or tag, is not known from the table), _withitem (its C spelling, typedef or tag, is not known from the table), perrdetail (its C spelling, typedef or tag, is not known from the table), PyHamtIterator (its C spelling, typedef or tag, is not known from the table), _PyArgv (its C spelling, typedef or tag, is not known from the table), _PyOS_LongOption (its C spelling, typedef or tag, is not known from the table), _PyPathConfig (its C spelling, typedef or tag, is not known from the table), _PyPreCmdline (its C spelling, typedef or tag, is not known from the table), _PyTraceMalloc_Config (its C spelling, typedef or tag, is not known from the table), _Py_hashtable_entry_t (its C spelling, typedef or tag, is not known from the table); 0 fields inside arrays or inside members of types the table does not hold (a C library's struct, whose member names may be macros). */
+#endif
+#endif /* constants */
+/* Not asserted: 20 bitfields (offsetof cannot name them); 0 fields inside arrays or inside members of types the table does not hold (a C library's struct, whose member names may be macros); structs of .c files, of headers that need a third-party header (py_curses.h, pyexpat.h) or found in DWARF only: AST_object, AugOperator, AutoNumber, BCinfo, BITS, BLAKE2bObject, BLAKE2sObject, BZ2Compressor, BZ2Decompressor, Bigint, CDataObject, CFieldObject, CThunkObject, CalendarRule, CmpopExprPair, Compressor, ContainerNoGCobject, DayRule, Decompressor, DialectObj, DictRemoverObject, DirEntry, EGG, EVPobject, ElementIterObject, ElementObject, ElementObjectExtra, ExampleObject, ExprList, FUNCS, FieldNameIterator, FstringParser, FutureObj, GroupGenerator, HMACobject, HandlerInfo, HeapCTypeObject, HeapCTypeSetattrObject, HeapCTypeSubclassObject, HeapCTypeWithBufferObject, HeapCTypeWithDictObject, HeapCTypeWithWeakrefObject, IntConstantPair, InternalFormatSpec, KeccakWidth1600_SpongeInstance, Keccak_HashInstance, KeyValuePair, KeywordOrStarred, KeywordToken, LocaleInfo, MD5object, MarkupIterator, MatchObject, Memo, MergeState, MethodDescriptor2Object, MethodDescriptorObject, MultibyteCodec, MultibyteCodecObject, MultibyteCodec_State, MultibyteDecodeBuffer, MultibyteEncodeBuffer, MultibyteIncrementalDecoderObject, MultibyteIncrementalEncoderObject, MultibyteStatefulCodecContext, MultibyteStatefulDecoderContext, MultibyteStatefulEncoderContext, MultibyteStreamReaderObject, MultibyteStreamWriterObject, MyListObject, NDArrayObject, NameDefaultPair, NumberFieldWidths, POINT, ParentLocator, Parser, PatternObject, Pdata, PickleState, PicklerMemoProxyObject, PicklerObject, PreviousDBVersion, ProfilerContext, ProfilerEntry, ProfilerObject, ProfilerSubEntry, PyArena, PyAsyncGenASend, PyAsyncGenAThrow, PyCArgObject, PyCFuncPtrObject, PyCalculatePath, PyCapsule, PyContextTokenMissing, PyCoroWrapper, PyCursesPanelObject, PyCursesWindowObject, PyDateTime_IsoCalendarDate, PyDateTime_TimeZone, PyDictKeyEntry, PyDictKeysObject, PyEncoderObject, PyGenericAliasObject, PyGenericObject, PyHamtNode_Array, PyHamtNode_Bitmap, PyHamtNode_Collision, PyMemoEntry, PyMemoTable, PyModuleObject, PyODictObject, PyPartialStructObject, PyPickleBufferObject, PyRunningLoopHolder, PyST_Object, PyScannerObject, PyStdPrinter_Object, PyStructObject, PyZoneInfo_ZoneInfo, Py_buffer_full, RECT, RFILE, RandomObject, ReaderObj, S2H, S8I, SHA1object, SHA3object, SHAobject@Modules/sha256module.c, SHAobject@Modules/sha512module.c, SPAM, SRE_REPEAT, SRE_STATE, ScandirIterator, ScannerObject, SemLockObject, SlashWithDefault, StarEtc, StateAccessTypeObject, StaticArrayObject, StgDictObject, StrongCacheNode, StructParamObject, StyleDesc, SubString, TaskObj, TaskStepMethWrapper, TaskWakeupMethWrapper, Test, Test2, Test3, Test3B, Test4, Test5, Test6, Test7, Test8, TestReg, Token, TransitionRuleType, TreeBuilderObject, U, UnpicklerMemoProxyObject, UnpicklerObject, WFILE, WriterObj, XMLParserObject, _InternalNameMapperState, _LocaleCoercionTarget, _ODictNode, _PyAsyncGenWrappedValue, _PyChannelState, _PyCodeObjectExtra, _PyIO_State, _PyNamespaceObject, _PyUnicode_DatabaseRecord, _PyUnicode_TypeRecord, _abc_data, _abcmodule_state, _channel_closing, _channelend, _channelends, _channelid_xid, _channelitem, _channelqueue, _channelref, _channels, _csvstate, _curses_panelstate, _gb18030_to_unibmp_ranges, _grouperobject, _hashlibstate, _jsonmodulestate, _locale_state, _posixstate, _posixsubprocessstate, _preinit_entry, _randomstate, _selectstate, _shared_bytes_data, _shared_str_data, _sharedexception, _sharedns, _sharednsitem, _structmodulestate, _ttinfo, _tuplegetterobject, _tzrule, _zlibstate, accumulateobject, all_structmembers, alloc_hook_t, arena_object, argument, arraydescr, arrayiterobject, arrayobject, assembler, astmodulestate, atexit_callback, atexitmodule_state, attrgetterobject, audioop_state, awaitObject, basespec, basicblock, binascii_state, blake2b_param, blake2b_state, blake2bp_state, blake2s_param, blake2s_state, blake2sp_state, block@Modules/_collectionsmodule.c, block@Python/pyarena.c, bootstate, buffered, bytesio, bytesiobuf, bytesiterobject, calliterobject, chainobject, change_record, channelid, classmethod, combinationsobject, compiler, compiler_unit, compiling, compobject, compressobject, constant, constdef, cookie_type, countobject, cwrobject, cycleobject, dbcs_map, debug_alloc_api_t, decode_map, defdictobject, dequeiterobject, dequeobject, dictiterobject, dropwhileobject, elementtreestate, encode_map, encodefuncentry, encoding_map, enumobject, fault_handler_t, fblockinfo, fielddesc, fieldnameiterobject, fileio, filterfalseobject, filterobject, formatcode, formatdef, formatteriterobject, frame_t, freelist_t, freelistentry_t, futureiterobject, gaobject, get_traces_t, globals, groupbyobject, growable_comment_array, grpmodulestate, have_function, instr, interpid, iobase, ipowObject, isliceobject, iso2022_config, iso2022_designation, itemgetterobject, keyobject, known_capsule, langinfo_constant, linux_dirent64, list_of_panels, listiterobject, listreviterobject, localdummyobject, localobject, lockobject, longrangeiterobject, lru_cache_object, lru_list_elem, mapobject, mappingproxyobject, matmulObject, md5_state, meth_state, method_cache_entry, methodcallerobject, mformatdescr, mmap_object, named_sequence, ndbuf_t, nldecoder_object, odictiterobject, oss_audio_t, oss_mixer_t, pair_encodemap, parser_state, partialobject, path_t, permutationsobject, point, pollObject, pool_header, productobject, propertyobject, pthread_lock, pwdmodulestate, pyEpoll_Object, pylist, pysqlite_Cache, pysqlite_Connection, pysqlite_Cursor, pysqlite_Node, pysqlite_PrepareProtocol, pysqlite_Row, pysqlite_Statement, pythread_callback, rangeiterobject, rangeobject, readlinestate, reindex, repeatobject, result, reversedobject, rlockobject, rotating_node_t, rwpair, s_char, s_char_p, s_double, s_float, s_int, s_long, s_long_double, s_long_long, s_short, s_slice, s_void_p, seqiterobject, setiterobject, sha1_state, simplequeueobject, sortslice, spamdictobject, spamlistobject, sre_ucs1_match_context, st_bool, st_double, st_float, st_int, st_long, st_short, st_size_t, st_void_p, stack, stackentry, starmapobject, staticmethod, statscollector_t, stringio, striterobject, superobject, takewhileobject, teedataobject, teeobject, termiosmodulestate, test_c_thread_t, test_structmembers, testmultiphase_state, textio, tok_state, trace_t, traceback_t, tupleiterobject, unicode_format_arg_t, unicode_formatter_t, unicodeiterobject, unim_index_bytebased, unpacker, unpackiterobject, user_signal_t, utime_t, value, widedecode_map, wrapperobject, xmlparseobject, xxx_library, ziplongestobject, zipobject; 1256 constants of .c files; 120 enumerators in C++ (one declared inside a struct is scoped to it there); structs whose C spelling (typedef or tag) the table does not record: _alias, _arg, _arguments, _comprehension, _excepthandler, _expr, _keyword, _mod, _stmt, _type_ignore, _withitem, PyCellObject, PyInstanceMethodObject, PyMethodObject, _PyASTOptimizeState, PyComplexObject, _PyBytesWriter, _PyDictViewObject, _frozen, _inittab, PyStatus, PyCMethodObject, PyObjectArenaAllocator, PyBaseExceptionObject, PyImportErrorObject, PyStopIterationObject, PySyntaxErrorObject, PySystemExitObject, PyUnicodeErrorObject, PyUnicodeObject, PyDateTime_CAPI, PyDateTime_Date, PyDateTime_DateTime, PyDateTime_Delta, PyDateTime_Time, _PyDateTime_BaseDateTime, _PyDateTime_BaseTZInfo, _PyDateTime_BaseTime, PyGetSetDescrObject, PyMemberDescrObject, PyMethodDescrObject, PyFloatObject, PyFunctionObject, PyGenObject, PyMemoryViewObject, PyType_Spec, perrdetail, PyHash_FuncDef, _Py_HashSecret_t, _Py_clock_info_t, PySliceObject, PyStructSequence_Desc, _PyUnicode_Name_CAPI, _PyOS_LongOption, PyHamtIterator, _Py_hashtable_entry_t, _PyArgv, _PyPreCmdline, _PyPathConfig, _PyTraceMalloc_Config; 20 enumerators of headers the check does not include. Asserted where visible: internal headers' structs only with all of them included; constants only with Py_BUILD_CORE (their context is not recorded). */
 
 #endif /* PYOFFSETS_CPYTHON_3_9_2_DEBIAN_DEBUG_X86_64_LINUX_GNU_H */
