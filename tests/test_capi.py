@@ -45,19 +45,16 @@ def package_files() -> list[Path]:
 
 #: The files the installed runtime and C API are made of: a change to one of them makes a new venv
 #: (the other modules of the package are copied too, but nothing in check_jit.py uses them).
-RUNTIME_FILES = ("setup.py", "pyproject.toml", "MANIFEST.in", "headers/pyoffsets.h", "offsets/__init__.py",
-                 "offsets/errors.py", "offsets/cache_lock.py", "offsets/layout/model.py", "offsets/layout/names.py",
-                 "offsets/layout/sanity.py", "offsets/layout/identity.py", "offsets/layout/compact_read.py",
-                 "offsets/layout/json_read.py", "offsets/runtime/__init__.py", "offsets/runtime/live.py",
-                 "offsets/runtime/tables.py", "offsets/runtime/earning.py", "offsets/runtime/autoscan.py",
-                 "offsets/layout/compact.py", "offsets/_offsets.c", "offsets/data/compact/index.json",
-                 "offsets/data/debug_offsets.json", "offsets/runtime/headers.py", "offsets/layout/c_header.py",
-                 "offsets/layout/targets.py", "offsets/atomic_write.py", "offsets/cli/__init__.py", "offsets/_lookup.c")
+#: what a venv's installed runtime is made of: every file of the package (a hand-kept list of the
+#: runtime's modules missed new ones, and a venv with old code was reused), and what builds it
+RUNTIME_FILES = ("setup.py", "pyproject.toml", "MANIFEST.in", "headers/pyoffsets.h")
 
 
 def source_digest() -> str:
     h = hashlib.sha256()
-    runtime = [ROOT / f for f in RUNTIME_FILES] + sorted((ROOT / "offsets" / "data" / "compact").glob("*.jsonl"))
+    runtime = [ROOT / f for f in RUNTIME_FILES] + sorted(p for p in (ROOT / "offsets").rglob("*")
+                                                         if p.is_file() and "__pycache__" not in p.parts
+                                                         and p.suffix in (".py", ".c", ".json", ".jsonl", ".yaml"))
     for p in runtime + sorted(JITEXT.glob("*.[ch]")) + [JITEXT / "setup.py"]:
         h.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:16]
