@@ -6,6 +6,7 @@ The package is the pipeline, one subpackage per stage (docs/architecture.md has 
     layout/    the Table model, its rules and names, and its forms: YAML, compact (what the runtime reads), C
     check/     gcc offsetof probes, `offsets verify`, the records of what verified each committed table
     runtime/   offsets.get() & co. for the running interpreter, how each answer is earned, the live check
+    proofs/    the proofs a table that is not exact answers by, over a memory reader (this process or another)
     drift/     diff, history, report: how layouts change across tables
     cli/       the `offsets` command, one module per group of subcommands
     tools/     `make tables` (regenerate, matrix) and `make bench`: run from a checkout
@@ -16,7 +17,7 @@ The package is the pipeline, one subpackage per stage (docs/architecture.md has 
     _offsets.c                     the C API capsule behind headers/pyoffsets.h
     _lookup.c                      what offsets.get, sizeof and constant are: dict lookups with a docstring
 
-The runtime side (runtime/, layout/, the shared modules) imports nothing from scan/, check/, drift/,
+The runtime side (runtime/, proofs/, layout/, the shared modules) imports nothing from scan/, check/, drift/,
 cli/ or tools/ (tests/test_package_layout.py), so `pip install cpython-offsets` needs no third-party package.
 """
 __version__ = "0.1.0"

@@ -112,7 +112,7 @@ def test_every_module_lives_in_its_stage():
     assert top == ["__init__.py", "__main__.py", "atomic_write.py", "cache_lock.py", "data_cache.py", "errors.py",
                    "progress.py"]
     stages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
-    assert stages == ["check", "cli", "drift", "export", "layout", "remote", "runtime", "scan", "tools"]
+    assert stages == ["check", "cli", "drift", "export", "layout", "proofs", "remote", "runtime", "scan", "tools"]
 
 
 def test_every_import_inside_the_package_names_a_module_that_exists():

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+from ..proofs.view import View  # noqa: F401 - read as anchors.View by the remote side
+
 #: The exported type object of each live-check label: its tp_basicsize is what `__basicsize__`
 #: says in process (`live.BASICSIZE` gives the struct and the expectation of each label).
 TYPE_SYMBOLS = {
@@ -26,70 +28,6 @@ TYPE_SYMBOLS = {
     "frame": "PyFrame_Type", "generator": "PyGen_Type",
 }
 COOKIE = b"xdebugpy"
-
-
-class View:
-    """A table as name lookups: `fields(struct)` (path -> (offset, size, ...)) and `size(struct)`,
-    None where the table has no such struct. `used` collects what was read, for `proven`."""
-
-    def __init__(self, resolve: Callable[[str], Optional[str]], fields: Callable[[str], dict],
-                 size: Callable[[str], int]) -> None:
-        self._resolve, self._fields, self._size = resolve, fields, size
-        self.used: set = set()
-
-    @classmethod
-    def of_table(cls, table) -> "View":
-        """A `model.Table`."""
-        from ..layout.names import aliases, struct_key
-
-        def fields(key):
-            return {f.path: (f.offset, f.size, f.type, f.bit_offset, f.bit_width, f.array_len, int(f.flexible))
-                    for f in table.structs[key].fields}
-        return cls(lambda n: struct_key(n, table.structs, table.names, aliases()), fields,
-                   lambda k: table.structs[k].size)
-
-    @classmethod
-    def of_loaded(cls, t) -> "View":
-        """A runtime `Loaded` table (compact)."""
-        return cls(t.resolve_struct, t.fields, t.size)
-
-    def key(self, struct: str) -> Optional[str]:
-        return self._resolve(struct)
-
-    def fields(self, struct: str) -> Optional[dict]:
-        key = self._resolve(struct)
-        return None if key is None else self._fields(key)
-
-    def row(self, struct: str, *paths: str):
-        """(path, row) of the first of `paths` the struct has, or None."""
-        fields = self.fields(struct)
-        for p in paths if fields else ():
-            if p in fields:
-                self.used.add((self._resolve(struct), p))
-                return p, fields[p]
-        return None
-
-    def off(self, struct: str, *paths: str) -> Optional[int]:
-        found = self.row(struct, *paths)
-        return None if found is None else found[1][0]
-
-    def need(self, struct: str, *paths: str) -> tuple:
-        """(offset, size) of the first of `paths`; LookupError naming them when the table has none."""
-        found = self.row(struct, *paths)
-        if found is None:
-            raise LookupError(f"{struct}.{'|'.join(paths)} is not in the table")
-        return found[1][0], found[1][1]
-
-    def size(self, struct: str) -> Optional[int]:
-        key = self._resolve(struct)
-        if key is None:
-            return None
-        self.used.add((key, None))
-        return self._size(key)
-
-    def take_used(self) -> list:
-        used, self.used = self.used, set()
-        return list(used)
 
 
 def basicsize_expectations():

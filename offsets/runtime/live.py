@@ -21,6 +21,10 @@ from __future__ import annotations
 import os
 import sys
 
+from ..proofs.prover import Prover
+from ..proofs.view import View
+from . import live_capi, live_values
+
 #: Types whose `__basicsize__` a struct determines: (label, type getter, struct, expectations).
 #: An expectation is a sum of terms: `size` (of the struct), a field path of the struct (its
 #: offset), `@Struct.path` (an offset in another struct) or an int. The first expectation whose
@@ -141,15 +145,6 @@ class Memory:
     def int(self, addr: int, n: int, signed: bool = False) -> int:
         return int.from_bytes(self.read(addr, n), sys.byteorder, signed=signed)
 
-    def cstring(self, addr: int, limit: int = 256) -> bytes:
-        out = b""
-        while len(out) < limit:
-            chunk = self.read(addr + len(out), 16)
-            if b"\0" in chunk:
-                return out + chunk[:chunk.index(b"\0")]
-            out += chunk
-        return out
-
 
 def _read_all(fd: int, n: int) -> bytes:
     data = os.read(fd, n)
@@ -158,77 +153,15 @@ def _read_all(fd: int, n: int) -> bytes:
     return data
 
 
-class _Checker:
+class _Checker(Prover):
+    """A `Prover` of this process: its memory read by write(2) (`Memory`), `t` the runtime's table."""
+
     def __init__(self, table, mem: Memory, result: Result) -> None:
-        self.t, self.mem, self.r = table, mem, result
-        self.psize = 8 if sys.maxsize > 2 ** 32 else 4
-        self.used: list = []     # what the table gave since the last expectation
+        super().__init__(View.of_loaded(table), mem.read, 8 if sys.maxsize > 2 ** 32 else 4, sys.byteorder, result,
+                         faults=(Fault,))
+        self.t, self.mem = table, mem
 
-    def mark(self, key: str, path=None) -> None:
-        self.used.append((key, path))
-
-    # -- the table, through the runtime's view (`runtime.Loaded`) --
-    def row(self, struct: str, *paths: str):
-        """The first of `paths` the table has in `struct`, as (path, row), or None."""
-        key = self.t.resolve_struct(struct)
-        if key is None:
-            return None
-        fields = self.t.fields(key)
-        for p in paths:
-            if p in fields:
-                self.mark(key, p)
-                return p, fields[p]
-        return None
-
-    def off(self, struct: str, *paths: str):
-        found = self.row(struct, *paths)
-        return None if found is None else found[1][0]
-
-    def size(self, struct: str):
-        key = self.t.resolve_struct(struct)
-        if key is None:
-            return None
-        self.mark(key)
-        return self.t.size(key)
-
-    # -- recording --
-    def expect(self, what: str, expected, actual) -> None:
-        """Record a check; what the table gave for it is proven when it passes."""
-        if expected == actual:
-            self.r.passed.append(what)
-            self.r.proven.update(self.used)
-        else:
-            self.r.failed.append(f"{what}: the running interpreter says {expected!r}, the table gives {actual!r}")
-        self.used = []
-
-    def skip(self, what: str, why: str) -> None:
-        self.r.skipped.append(f"{what}: {why}")
-
-    # -- reads through the table --
-    def read_field(self, addr: int, struct: str, *paths: str):
-        """The integer value of a field of the object at `addr` (sized as the table says)."""
-        found = self.row(struct, *paths)
-        if found is None:
-            raise LookupError(f"{struct}.{'|'.join(paths)} not in the table")
-        path, (offset, size, _type, bit_offset, bit_width, *_rest) = found
-        if size not in (1, 2, 4, 8):
-            raise LookupError(f"{struct}.{path} has size {size}")
-        value = self.mem.int(addr + offset, size)
-        if bit_width is not None:
-            value = (value >> bit_offset) & ((1 << bit_width) - 1)
-        return value
-
-    def ptr(self, addr: int, offset: int) -> int:
-        return self.mem.int(addr + offset, self.psize)
-
-    def run(self, what: str, fn) -> None:
-        self.used = []
-        try:
-            fn()
-        except LookupError as e:
-            self.skip(what, str(e).strip("'\""))
-        except Fault as e:
-            self.r.failed.append(f"{what}: {e} (a pointer read through the table is not valid)")
+    read_field = Prover.field
 
 
 def _basicsize(c: _Checker) -> None:
@@ -238,7 +171,7 @@ def _basicsize(c: _Checker) -> None:
             c.skip(f"{label}.__basicsize__", f"no {struct} in the table")
             continue
         for terms in expectations:
-            c.used = []
+            c.view.take_used()
             values = [_term(c, key, struct, term) for term in terms]
             if None not in values:
                 spelled = " + ".join(f"offsetof({struct}, {t})" if isinstance(t, str) and t != "size" and t[0] != "@"
@@ -316,7 +249,7 @@ def _objects(c: _Checker) -> None:
                  c.read_field(id(list), "PyTypeObject", "tp_basicsize"))
         c.expect("PyTypeObject.tp_flags of list", list.__flags__, c.read_field(id(list), "PyTypeObject", "tp_flags"))
         name = c.ptr(id(list), _need(c.off("PyTypeObject", "tp_name"), "PyTypeObject.tp_name"))
-        c.expect("PyTypeObject.tp_name of list", b"list", m.cstring(name))
+        c.expect("PyTypeObject.tp_name of list", b"list", c.cstring(name))
         c.expect("PyTypeObject.tp_base of a class", id(object), c.read_field(id(Heap), "PyTypeObject", "tp_base"))
         c.expect("PyTypeObject.tp_mro of a class", id(Heap.__mro__), c.read_field(id(Heap), "PyTypeObject", "tp_mro"))
         c.expect("PyHeapTypeObject.ht_name", id(Heap.__name__), c.read_field(id(Heap), "PyHeapTypeObject", "ht_name"))
@@ -517,8 +450,13 @@ def check(table) -> Result:
         c = _Checker(table, mem, result)
         _basicsize(c)
         _objects(c)
+        live_values.check(c)
+        live_capi.check(c)
         _thread_state(c)
         _debug_offsets(c)
     finally:
         mem.close()
+    from ..proofs.embedding import carry_table
+
+    result.proven = carry_table(table, result.proven)
     return result

@@ -1,0 +1,9 @@
+"""Proofs that a table describes a build, each written once over a memory reader
+(`read(address, n) -> bytes`), whether that memory is this process's (`runtime/live.py`) or another's
+(`remote/proof.py`). Identity rules (which table is exact) live in `layout/identity.py` and
+`runtime/earning.py`; this package only proves.
+
+- `view`: a table as the proofs read it, collecting what each check used;
+- `prover`: one proof's table, memory reader and record of what passed;
+- `embedding`: what a proven field says about the types it is made of, and the structs they are in.
+"""

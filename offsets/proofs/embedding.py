@@ -1,0 +1,93 @@
+"""Proofs carry through the type system: a struct member whose type is a struct (by value) is
+that struct, laid out as that struct is everywhere in the table (docs/identity.md, "Proofs carry
+through the type system").
+
+Real offsets add up: where struct S has a member P of struct type T, the real offset of S's P.x
+is the real offset of P in S plus the real offset of x in T, and the table's offsets add up the
+same way (checked here for every pair used). A read proves one real offset. So, for (S, P, T):
+
+- (S, P.x) and (S, P) proven  =>  (T, x) proven;
+- (T, x) and (S, P) proven    =>  (S, P.x) proven;
+- (S, P.x) and (T, x) proven  =>  (S, P) proven (the difference of two real offsets).
+
+Each needs two proven facts: a read of a nested field alone proves neither part, since another
+build could move the member and the field inside it by amounts that cancel. Applied until
+nothing new follows.
+"""
+from __future__ import annotations
+
+_QUALIFIERS = ("const ", "volatile ", "struct ", "union ")
+
+
+def by_value(type_spelling: str):
+    """The struct name a member's type names by value, or None (a pointer, array or function)."""
+    t = type_spelling or ""
+    if any(c in t for c in "*[("):
+        return None
+    changed = True
+    while changed:
+        changed = False
+        for q in _QUALIFIERS:
+            if t.startswith(q):
+                t, changed = t[len(q):], True
+    return t.strip() or None
+
+
+def _members(key: str, fields: dict, resolve) -> list:
+    """[(P, T key, [(x, offset of P.x in S)])] of every by-value struct member P of a struct whose
+    rows are `fields`, each with the fields of T it has (relative paths)."""
+    out = []
+    for path, row in fields.items():
+        name = by_value(row[2])
+        if name is None:
+            continue
+        t = resolve(name)
+        if t is None or t == key:
+            continue
+        prefix = path + "."
+        inner = [(p[len(prefix):], r[0]) for p, r in fields.items() if p.startswith(prefix)]
+        if inner:
+            out.append((path, t, inner))
+    return out
+
+
+def carry(resolve, fields, proven: set) -> set:
+    """`proven` (a set of (struct key, path) and (struct key, None)) with everything the rules
+    above add. `resolve(name)` gives a struct key (None if the table has none), `fields(key)` its
+    rows (path -> (offset, size, type, ...))."""
+    out = set(proven)
+    members: dict = {}
+
+    def members_of(key):
+        if key not in members:
+            try:
+                members[key] = _members(key, fields(key), resolve)
+            except (KeyError, LookupError, ValueError):
+                members[key] = []
+        return members[key]
+
+    changed = True
+    while changed:
+        changed = False
+        for s in sorted({k for k, _ in out}):
+            for p, t, inner in members_of(s):
+                try:
+                    t_fields = fields(t)
+                except (KeyError, LookupError, ValueError):
+                    continue
+                base = fields(s)[p][0]
+                for x, at in inner:
+                    row = t_fields.get(x)
+                    if row is None or at != base + row[0]:
+                        continue       # not the same layout: T is another struct of that name here
+                    facts = ((s, p) in out, (s, f"{p}.{x}") in out, (t, x) in out)
+                    if sum(facts) != 2:
+                        continue
+                    out.update(((s, p), (s, f"{p}.{x}"), (t, x)))
+                    changed = True
+    return out
+
+
+def carry_table(table, proven: set) -> set:
+    """`carry` over a runtime `Loaded` table (or anything with `resolve_struct` and `fields`)."""
+    return carry(table.resolve_struct, table.fields, proven)

@@ -1,0 +1,89 @@
+"""One proof's means: a table (`view.View`), a memory reader (`read(address, n) -> bytes`, raising
+on an address it cannot read) and a `Result` (`runtime/live.py`) to record in. Each expectation
+compares a truth the table did not give with what the table gave; when they agree, everything
+the table gave for it is proven."""
+from __future__ import annotations
+
+
+class Prover:
+    def __init__(self, view, read, pointer_size: int, byteorder: str, result, faults=(Exception,),
+                 truth: str = "the running interpreter") -> None:
+        self.view, self.read, self.psize, self.byteorder, self.r = view, read, pointer_size, byteorder, result
+        #: who says what the table is compared with, in failures
+        self.truth = truth
+        #: the exceptions a read of a bad address raises (a failure of the check, never a crash)
+        self.faults = faults
+
+    # -- the table
+    def row(self, struct: str, *paths: str):
+        return self.view.row(struct, *paths)
+
+    def off(self, struct: str, *paths: str):
+        return self.view.off(struct, *paths)
+
+    def need(self, struct: str, *paths: str) -> int:
+        """The offset of the first of `paths`; LookupError (the check is not run) when none is there."""
+        return self.view.need(struct, *paths)[0]
+
+    def size(self, struct: str):
+        return self.view.size(struct)
+
+    def mark(self, key: str, path=None) -> None:
+        self.view.used.add((key, path))
+
+    # -- memory
+    def int(self, addr: int, n: int, signed: bool = False) -> int:
+        return int.from_bytes(self.read(addr, n), self.byteorder, signed=signed)
+
+    def ptr(self, addr: int, offset: int = 0) -> int:
+        return self.int(addr + offset, self.psize)
+
+    def cstring(self, addr: int, limit: int = 256) -> bytes:
+        out = b""
+        while len(out) < limit:
+            chunk = self.read(addr + len(out), 16)
+            if b"\0" in chunk:
+                return out + chunk[:chunk.index(b"\0")]
+            out += chunk
+        return out
+
+    def field(self, addr: int, struct: str, *paths: str, signed: bool = False) -> int:
+        """The integer value of the first of `paths` the table has in `struct`, at the object at
+        `addr`, sized as the table says (a bitfield: its bits)."""
+        found = self.row(struct, *paths)
+        if found is None:
+            raise LookupError(f"{struct}.{'|'.join(paths)} not in the table")
+        path, (offset, size, _type, bit_offset, bit_width, *_rest) = found
+        if size not in (1, 2, 4, 8):
+            raise LookupError(f"{struct}.{path} has size {size}")
+        value = self.int(addr + offset, size, signed=signed and bit_width is None)
+        if bit_width is not None:
+            value = (value >> bit_offset) & ((1 << bit_width) - 1)
+        return value
+
+    # -- recording
+    def expect(self, what: str, truth, got) -> bool:
+        """Record a check; what the table gave for it is proven when it passes."""
+        used = self.view.take_used()
+        if truth == got:
+            self.r.passed.append(what)
+            self.r.proven.update(used)
+            return True
+        self.r.failed.append(f"{what}: {self.truth} says {truth!r}, the table gives {got!r}")
+        return False
+
+    def skip(self, what: str, why: str) -> None:
+        self.view.take_used()
+        self.r.skipped.append(f"{what}: {why}")
+
+    def run(self, what: str, fn, *args) -> None:
+        """fn(*args), a check that is skipped where the table lacks what it needs (LookupError) and
+        fails where a read through the table faults."""
+        self.view.take_used()
+        try:
+            fn(*args)
+        except LookupError as e:
+            self.skip(what, str(e).strip("'\""))
+        except self.faults as e:
+            self.view.take_used()
+            self.r.failed.append(f"{what}: {e} (a pointer read through the table is not valid)")

@@ -1,0 +1,212 @@
+"""The proofs a table that is not exact answers by (offsets/proofs, runtime/live*.py): each is a read
+of a live interpreter compared with what that interpreter says, so the truths here are live
+interpreters (pyenv's, run as subprocesses) and their exact tables, which gcc and their DWARF
+verified (generated/index.yaml).
+
+- the type-system rule carries a proof only where two proven real offsets determine the third;
+- every check fails on its interpreter's own table with the field it reads moved;
+- whatever a table of another release proves in an interpreter is what that interpreter's exact
+  table says (0 wrong).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import missing_input, pyenv_python
+from offsets.proofs.embedding import by_value, carry
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ---------------------------------------------------------------- the type-system rule
+def small_table():
+    """S embeds T at 8; T has x at 4 and y at 12; U is another struct named in S's rows but laid out
+    otherwise (its offsets do not add up): nothing may be carried through it."""
+    structs = {
+        "S": {"a": (0, 8, "long"), "t": (8, 16, "T"), "t.x": (12, 4, "int"), "t.y": (20, 4, "int"),
+              "u": (24, 8, "struct U"), "u.z": (24, 8, "long"), "p": (32, 8, "T *")},
+        "T": {"x": (4, 4, "int"), "y": (12, 4, "int")},
+        "U": {"z": (4, 8, "long")},
+    }
+    return (lambda name: name if name in structs else None), (lambda key: structs[key])
+
+
+def test_a_nested_read_alone_proves_neither_the_member_nor_the_inner_field():
+    resolve, fields = small_table()
+    assert carry(resolve, fields, {("S", "t.x")}) == {("S", "t.x")}
+
+
+def test_two_proven_offsets_prove_the_third():
+    resolve, fields = small_table()
+    # the member's offset by difference, then the other fields of T in S and in T
+    got = carry(resolve, fields, {("S", "t.x"), ("T", "x"), ("T", "y")})
+    assert {("S", "t"), ("S", "t.y")} <= got
+    assert carry(resolve, fields, {("S", "t"), ("S", "t.y")}) >= {("T", "y")}
+    assert carry(resolve, fields, {("S", "t"), ("T", "x")}) >= {("S", "t.x")}
+
+
+def test_nothing_is_carried_through_a_member_whose_offsets_do_not_add_up_or_a_pointer():
+    resolve, fields = small_table()
+    got = carry(resolve, fields, {("S", "u"), ("S", "u.z"), ("S", "p"), ("S", "a")})
+    assert ("U", "z") not in got and not any(k == "T" for k, _ in got)
+
+
+def test_by_value_types():
+    assert [by_value(t) for t in ("PyObject", "struct _object", "const struct gc_generation", "PyObject *",
+                                  "struct gc_generation[3]", "void (*)(void)")] == \
+        ["PyObject", "_object", "gc_generation", None, None, None]
+
+
+# ---------------------------------------------------------------- in live interpreters
+def run_in(version: str, script: str, *args) -> dict:
+    python = pyenv_python(version)
+    if python is None:
+        missing_input(f"no pyenv CPython {version} here (`pyenv install {version}`)")
+    out = subprocess.run([str(python), "-c", script, *args], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT), "OFFSETS_AUTOSCAN": "0"})
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+#: Run in an interpreter: its exact shipped table, and copies of it with one field moved.
+MOVED_SCRIPT = r"""
+import json, sys
+from offsets import runtime
+from offsets.errors import TableError
+from offsets.layout import compact, compact_read
+e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion and
+         e.get("vendor") in (None, "upstream") and not any(e["config"].values()))
+head, notes, rows = compact.read_parts(compact.COMPACT_DIR / e["file"])
+good = runtime.live_check(runtime.load_shipped(e))
+out = {"good": good.ok, "summary": good.summary(), "moved": {}}
+for spec in json.loads(sys.argv[1]):
+    struct, path, delta = spec
+    key = runtime.load_shipped(e).resolve_struct(struct)
+    if key is None or (key, path) not in good.proven:   # no check of this version reads it
+        continue
+    h, n, r = compact.read_parts(compact.COMPACT_DIR / e["file"])
+    for f in r[key][6]:
+        if f[0] == path:
+            f[1] += delta
+    bad = runtime.Loaded(*compact_read.parse(compact.text_of(h, n, r)), "moved", runtime.shipped_index()["aliases"])
+    try:
+        bad.fields(key)
+    except TableError:     # moved out of its struct: not a table a layout can have
+        continue
+    res = runtime.live_check(bad)
+    out["moved"][f"{struct}.{path}{delta:+d}"] = {"ok": res.ok, "proven": (key, path) in res.proven,
+                                                  "failed": res.failed[:2]}
+print(json.dumps(out))
+"""
+
+#: What the C API and the objects' attributes check, each field moved by one slot of its size.
+MOVES = [
+    ("PyInterpreterState", "gc.generations", 4), ("PyInterpreterState", "gc.generations", -4),
+    ("PyInterpreterState", "ceval.recursion_limit", 4), ("PyInterpreterState", "eval_frame", 8),
+    ("PyThreadState", "c_profileobj", 8), ("PyThreadState", "c_traceobj", 8), ("PyThreadState", "exc_info", 8),
+    ("PyThreadState", "recursion_depth", 4), ("PyThreadState", "py_recursion_remaining", 4),
+    ("PyThreadState", "py_recursion_limit", 4), ("PyThreadState", "recursion_remaining", 4),
+    ("PyDictObject", "ma_keys", 8), ("PyDictObject", "ma_version_tag", 8), ("PyDictKeysObject", "dk_nentries", 8),
+    ("PyDictKeysObject", "dk_indices", 8), ("PyDictKeyEntry", "me_value", 8),
+    ("PySetObject", "fill", 8), ("PySetObject", "mask", 8), ("PySetObject", "used", 8),
+    ("PyFrameObject", "f_back", 8), ("PyFrameObject", "f_trace", 8), ("_PyInterpreterFrame", "previous", 8),
+    ("_PyInterpreterFrame", "frame_obj", 8), ("_PyErr_StackItem", "exc_value", 8),
+    ("PyTypeObject", "tp_repr", 8), ("PyTypeObject", "tp_as_number", 8), ("PyNumberMethods", "nb_add", 8),
+    ("PyCodeObject", "co_nlocals", 4), ("PyCodeObject", "co_stacksize", 4), ("PyVarObject", "ob_size", 8),
+    ("PyMethodObject", "im_func", 8), ("PyCFunctionObject", "m_ml", 8), ("PyFunctionObject", "func_closure", 8),
+    ("PyASCIIObject", "hash", 8), ("PyBaseExceptionObject", "traceback", 8), ("PyWeakReference", "wr_callback", 8),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["3.9", "3.12", "3.13"])
+def test_every_check_fails_on_its_table_with_the_field_it_reads_moved(version):
+    got = run_in(version, MOVED_SCRIPT, json.dumps(MOVES))
+    assert got["good"], got["summary"]
+    assert len(got["moved"]) >= 25
+    passed = {name: m for name, m in got["moved"].items() if m["ok"] or m["proven"]}
+    assert passed == {}
+
+
+#: Run in an interpreter: the live check of every other table of its minor version, flags and
+#: target, and each field and size it proved compared with the interpreter's exact table.
+WRONG_SCRIPT = r"""
+import json, sys
+from offsets import runtime
+index = runtime.shipped_index()["tables"]
+exact = [e for e in index if e["hexversion"] == sys.hexversion and e.get("vendor") in (None, "upstream")
+         and not any(e["config"].values())][0]
+truth = runtime.load_shipped(exact)
+out = {}
+for e in index:
+    if e is exact or e["hexversion"] >> 16 != sys.hexversion >> 16 or any(e["config"].values()) or \
+            e["triple"] != exact["triple"]:
+        continue
+    t = runtime.load_shipped(e)
+    res = runtime.live_check(t)
+    wrong, compared = [], 0
+    for key, path in sorted(res.proven, key=str):
+        k = truth.resolve_struct(key)
+        if k is None:
+            continue
+        mine = t.size(key) if path is None else t.fields(key)[path][:2]
+        real = truth.size(k) if path is None else (truth.fields(k).get(path) or (None,))[:2]
+        compared += 1
+        if mine != real:
+            wrong.append(f"{key}.{path}: {mine} proven, {real} in the exact table")
+    out[e["name"]] = {"ok": res.ok, "compared": compared, "wrong": wrong}
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["3.9", "3.11", "3.13"])
+def test_what_another_release_s_table_proves_is_what_the_exact_table_says(version):
+    """pyenv 3.9.18 with Debian's 3.9.2 tables, 3.11.7 with Debian's 3.11.2, 3.13.0 with python.org's
+    and Debian's 3.13.5, 3.13.15 and 3.13.18: every field any check proved, passing or not, is right."""
+    got = run_in(version, WRONG_SCRIPT)
+    assert got, "no other table of this minor version"
+    assert sum(g["compared"] for g in got.values()) >= 100
+    assert {name: g["wrong"] for name, g in got.items() if g["wrong"]} == {}
+
+
+#: Run in pyenv's 3.13.0: its table with what Debian's 3.13 patches change (the differences between
+#: Debian's and python.org's 3.13.15 tables, field by field) applied, as if the nearest table of a
+#: python.org build were Debian's.
+VENDOR_SCRIPT = r"""
+import json, sys
+from offsets import runtime
+from offsets.layout import compact, compact_read
+index = {e["name"]: e for e in runtime.shipped_index()["tables"]}
+up, deb = (runtime.load_shipped(index[n]) for n in ("cpython-3.13.15-x86_64-linux-gnu",
+                                                    "cpython-3.13.15-debian-x86_64-linux-gnu"))
+e = index["cpython-3.13.0-x86_64-linux-gnu"]
+head, notes, rows = compact.read_parts(compact.COMPACT_DIR / e["file"])
+moved = []
+for key, row in rows.items():
+    if up.resolve_struct(key) is None or deb.resolve_struct(key) is None:
+        continue
+    a, b = up.fields(up.resolve_struct(key)), deb.fields(deb.resolve_struct(key))
+    for f in row[6]:
+        if f[0] in a and f[0] in b and a[f[0]][0] != b[f[0]][0]:
+            f[1] += b[f[0]][0] - a[f[0]][0]
+            moved.append((key, f[0]))
+    row[2] += deb.size(deb.resolve_struct(key)) - up.size(up.resolve_struct(key))
+bad = runtime.Loaded(*compact_read.parse(compact.text_of(head, notes, rows)), "vendor", runtime.shipped_index()["aliases"])
+res = runtime.live_check(bad)
+print(json.dumps({"moved": moved, "ok": res.ok, "failed": res.failed,
+                  "proven": [m for m in moved if tuple(m) in res.proven]}))
+"""
+
+
+@pytest.mark.slow
+def test_debian_s_pygc_head_patch_is_caught_in_a_python_org_build():
+    got = run_in("3.13", VENDOR_SCRIPT)
+    assert ["PyInterpreterState", "gc.generations"] in got["moved"]
+    assert not got["ok"] and got["proven"] == []
+    assert any(f.startswith("PyInterpreterState.gc (gc.get_threshold") for f in got["failed"]), got["failed"]
