@@ -210,3 +210,148 @@ def test_debian_s_pygc_head_patch_is_caught_in_a_python_org_build():
     assert ["PyInterpreterState", "gc.generations"] in got["moved"]
     assert not got["ok"] and got["proven"] == []
     assert any(f.startswith("PyInterpreterState.gc (gc.get_threshold") for f in got["failed"]), got["failed"]
+
+
+# ---------------------------------------------------------------- the sources' type records
+ORDER = ["ob_base", "tp_name", "tp_basicsize", "tp_itemsize", "tp_dealloc", "tp_members"]
+CONSTANTS = {"Py_T_INT": 1, "_Py_T_OBJECT": 6, "Py_READONLY": 1, "T_PYSSIZET": 19, "READONLY": 1}
+SOURCE = r'''
+#define OFF(x) offsetof(PyThingObject, x)
+static PyMemberDef thing_members[] = {
+    {"count",   Py_T_INT,     OFF(count),   Py_READONLY},
+    {"__doc__", _Py_T_OBJECT, OFF(doc),     0, "its doc"},
+    {"later",   UNKNOWN_TYPE, OFF(later),   0},
+    {NULL}  /* Sentinel */
+};
+#undef OFF
+#define OFF(x) offsetof(OtherObject, x)
+PyTypeObject PyThing_Type = {
+    PyVarObject_HEAD_INIT(&PyType_Type, 0)
+    "thing",
+    sizeof(PyThingObject) - sizeof(PyObject *), /* tp_basicsize */
+    sizeof(PyObject *),
+#ifdef Py_GIL_DISABLED
+    (destructor)thing_dealloc_ft,
+#else
+    (destructor)thing_dealloc,
+#endif
+    thing_members,
+};
+static PyTypeObject Inherits_Type = { PyVarObject_HEAD_INIT(NULL, 0) "mod.inherits", 0, 0 };
+static PyType_Slot spec_slots[] = {{Py_tp_members, thing_members}, {0, NULL}};
+static PyType_Spec spec = {.name = "mod.spec", .basicsize = offsetof(PyThingObject, items) + 1,
+                           .slots = spec_slots};
+static PyType_Spec relative = {.name = "mod.relative", .basicsize = -(Py_ssize_t)sizeof(Extra)};
+'''
+
+
+def test_type_records_read_positional_designated_and_conditional_initializers():
+    from offsets.scan.type_records import CHOSEN, read_file
+
+    got = read_file("Modules/thing.c", SOURCE, ORDER, CONSTANTS)
+    members = [["count", 1, 1, "PyThingObject", "count"], ["__doc__", 6, 0, "PyThingObject", "doc"]]
+    assert got["thing"] == [{"file": "Modules/thing.c", "symbol": "PyThing_Type", "members": members,
+                             "basicsize": [[1, "size", "PyThingObject", None], [-1, "pointer", None, None]],
+                             "itemsize": [[1, "pointer", None, None]]}]
+    assert got["mod.spec"][0]["basicsize"] == [[1, "offset", "PyThingObject", "items"], [1, "int", None, None]]
+    assert got["mod.spec"][0]["members"] == members
+    assert got["mod.inherits"][0]["basicsize"] == [[0, "int", None, None]]     # left out by `read` (inherited)
+    assert got["mod.relative"][0]["basicsize"][0][0] < 0                         # left out by `read` (relative)
+    assert CHOSEN not in str(got)
+
+
+def test_a_conditional_that_shifts_the_positions_cuts_the_initializer_there():
+    from offsets.scan.type_records import read_file
+
+    text = SOURCE.replace("    (destructor)thing_dealloc,\n#endif", "    (destructor)thing_dealloc, 0,\n#endif")
+    got = read_file("Modules/thing.c", text, ORDER, CONSTANTS)["thing"][0]
+    assert "members" not in got and got["itemsize"] == [[1, "pointer", None, None]]
+
+
+#: Run in an interpreter: every type record of its minor (data/compact/types.json, from other
+#: releases' sources) against its own type objects, read with ctypes only (no offsets table): each
+#: record's struct and field, evaluated with the interpreter's exact table (gcc-verified), is what the
+#: compiled binary holds: tp_basicsize, tp_itemsize and each PyMemberDef's offset.
+RECORDS_SCRIPT = r"""
+import ctypes, json, sys
+from offsets import runtime
+from offsets.runtime import live_types
+from offsets.runtime.tables import type_records
+e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion and
+         e.get("vendor") in (None, "upstream") and not any(e["config"].values()))
+t = runtime.load_shipped(e)
+records = type_records(e["version"])
+
+class MemberDef(ctypes.Structure):     # PyMemberDef as structmember.h declares it in every version
+    _fields_ = [("name", ctypes.c_char_p), ("type", ctypes.c_int), ("offset", ctypes.c_ssize_t),
+                ("flags", ctypes.c_int), ("doc", ctypes.c_char_p)]
+
+def value(terms):
+    total = 0
+    for c, kind, s, p in terms:
+        k = s and t.resolve_struct(s)
+        if s and (k is None or kind == "offset" and p not in t.fields(k)):
+            return None      # not in this table (a .c struct its DWARF did not fill)
+        total += c if kind == "int" else c * ctypes.sizeof(ctypes.c_void_p) if kind == "pointer" else \
+            c * (t.size(k) if kind == "size" else t.fields(k)[p][0])
+    return total
+
+out = {"sizes": 0, "members": 0, "wrong": []}
+member_type = type(type.__dict__["__basicsize__"])
+for tp in live_types.reachable():
+    rec = records.get(live_types.name_of(tp))
+    if rec is None:
+        continue
+    for key, real in (("basicsize", tp.__basicsize__), ("itemsize", tp.__itemsize__)):
+        if key in rec and value(rec[key]) is not None:
+            out["sizes"] += 1
+            if value(rec[key]) != real:
+                out["wrong"].append(f"{tp.__name__}.__{key}__ {real}, the record {value(rec[key])}")
+    for name, code, flags, struct, path in rec.get("members", ()):
+        d = tp.__dict__.get(name)
+        if type(d) is not member_type:
+            continue
+        # PyMemberDescrObject: PyDescr_COMMON (PyObject_HEAD, d_type, d_name, d_qualname), then d_member
+        ptr = ctypes.c_void_p.from_address(id(d) + ctypes.sizeof(ctypes.c_void_p) * 5).value
+        m = MemberDef.from_address(ptr)
+        k = t.resolve_struct(struct)
+        if (m.name.decode(), m.type, m.flags) != (name, code, flags) or k is None or path not in t.fields(k):
+            continue          # another release's member: not compared (proofs/types.py does the same)
+        out["members"] += 1
+        if m.offset != t.fields(t.resolve_struct(struct))[path][0]:
+            out["wrong"].append(f"{tp.__name__}.{name} at {m.offset}, {struct}.{path} at "
+                                f"{t.fields(t.resolve_struct(struct))[path][0]}")
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["3.9", "3.13"])
+def test_the_type_records_of_other_releases_are_what_this_build_s_compiler_made(version):
+    got = run_in(version, RECORDS_SCRIPT)
+    assert got["sizes"] >= 80 and got["members"] >= 80, got
+    assert got["wrong"] == []
+
+
+def test_the_shipped_form_of_the_records_keeps_only_what_every_table_of_a_minor_agrees_on(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from offsets.layout import compact
+    from offsets.runtime import tables
+
+    code = {"symbol": "PyCode_Type", "basicsize": [[1, "offset", "PyCodeObject", "co_code_adaptive"]],
+            "itemsize": [[1, "size", "_Py_CODEUNIT", None]],
+            "members": [["co_argcount", 1, 1, "PyCodeObject", "co_argcount"],
+                        ["__doc__", 6, 0, "block@Modules/_collectionsmodule.c", "doc"]]}
+    tup = {"symbol": "PyTuple_Type", "basicsize": [[1, "size", "PyTupleObject", None], [-1, "pointer", None, None]],
+           "itemsize": [[1, "pointer", None, None]]}
+    made = [SimpleNamespace(build=SimpleNamespace(version="3.13.5"), types={"code": code, "tuple": tup}),
+            SimpleNamespace(build=SimpleNamespace(version="3.13.15"),
+                            types={"code": code, "tuple": dict(tup, itemsize=[[2, "pointer", None, None]])}),
+            SimpleNamespace(build=SimpleNamespace(version="3.9.2"), types={"tuple": tup})]
+    (tmp_path / "types.json").write_text(compact.types_text(made))
+    monkeypatch.setattr(tables, "COMPACT_DIR", str(tmp_path))
+    monkeypatch.setattr(tables, "_types", {})
+    assert tables.type_records("3.13.0") == {"code": code}
+    assert tables.type_records("3.9.18") == {"tuple": tup}
+    assert tables.type_records("3.12.1") == {}

@@ -345,6 +345,48 @@ def loads(text, origin: str = "compact table"):
     return table_of(*parse(text, origin))
 
 
+TYPES_FILE = "types.json"
+
+
+def types_text(tables: list) -> str:
+    """`types.json`: by minor version, the type records (scan/type_records.py) that every table of
+    that minor scanned from sources agrees on: what a table of the same minor that is not exact may
+    prove with (proofs/types.py; docs/identity.md says why a record of another release is sound)."""
+    by_minor: dict = {}
+    for t in tables:
+        minor = ".".join(t.build.version.split(".")[:2])
+        for name, rec in t.types.items():
+            by_minor.setdefault(minor, {}).setdefault(name, []).append(rec)
+    agreed = {minor: {name: recs[0] for name, recs in sorted(named.items())
+                      if all(r == recs[0] for r in recs)}
+              for minor, named in sorted(by_minor.items())}
+    lines = [_dump({"note": NOTE.format(source="generated/*.yaml (their types)"),
+                    "form": "[minor, tp_name, symbol, basicsize, itemsize, members]: runtime/tables.type_records"})]
+    lines += [_dump([minor, name, rec.get("symbol", ""), _terms_text(rec.get("basicsize")),
+                     _terms_text(rec.get("itemsize")), _members_text(rec.get("members", ()))])
+              for minor, named in agreed.items() for name, rec in named.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _terms_text(terms) -> str:
+    """A size's terms as text: `+S:PyTupleObject -P`, `+O:PyCodeObject|co_code_adaptive +I:1`."""
+    if terms is None:
+        return ""
+    code = {"size": "S", "offset": "O", "pointer": "P", "int": "I"}
+    return " ".join(f"{'+' if c >= 0 else '-'}{code[k]}" + (f":{abs(c)}" if k == "int" else "") +
+                    (f":{s}" if s is not None else "") + (f"|{p}" if p is not None else "") for c, k, s, p in terms)
+
+
+def _members_text(members) -> str:
+    """Members as `name,code,flags,struct|path;...`: an empty struct is the previous one's, an empty
+    path the member's name."""
+    out, last = [], None
+    for name, code, flags, struct, path in members:
+        out.append(f"{name},{code},{flags},{'' if struct == last else struct}|{'' if path == name else path}")
+        last = struct
+    return ";".join(out)
+
+
 def expected_files(root: Path) -> dict:
     """Every compact file `generated/` and the alias file call for: relative name -> text."""
     import yaml
@@ -367,5 +409,6 @@ def store_files(made: list, aliases: dict) -> dict:
         files[name] = shipped_head(table, source, digest, pool)
         entries.append(identity(table, name, files[name]))
     files[POOL_FILE] = pool.file_text(NOTE.format(source="generated/*.yaml"))
+    files[TYPES_FILE] = types_text([t for t, _, _ in made])
     files["index.json"] = index_text(entries, aliases, head_sha256(files[POOL_FILE]))
     return files

@@ -340,6 +340,8 @@ class Table:
     dependencies: Optional[Dependencies] = None
     guards: Optional[Mapping[str, str]] = None
     core_only: Optional[tuple[str, ...]] = None
+    #: tp_name -> the type's own record of its layout in the scanned sources (scan/type_records.py)
+    types: Mapping[str, Mapping] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for key, s in self.structs.items():

@@ -88,7 +88,15 @@ def dumps(table: Table) -> str:
             out.append(f"    c_type: {_q(s.c_type)}")
         out.append("    fields:" if s.fields else "    fields: {}")
         out += [_field_line(f) for f in s.fields]
-    return "\n".join(out + constant_lines(table)) + "\n"
+    return "\n".join(out + constant_lines(table) + type_lines(table)) + "\n"
+
+
+def type_lines(table: Table) -> list[str]:
+    """`types:` (scan/type_records.py), one type a line by tp_name; nothing for a table without."""
+    if not table.types:
+        return []
+    return ["types:"] + [f"  {json.dumps(name)}: {json.dumps(table.types[name], sort_keys=True, separators=(', ', ': '))}"
+                         for name in sorted(table.types)]
 
 
 def dependency_sets(table: Table) -> dict:
@@ -189,7 +197,8 @@ def from_data(data: object, origin: str = "table") -> Table:
                       constants=constants, constants_left_out=dict(data.get("constants_left_out", {})),
                       dependencies=dependencies,
                       guards=None if "guards" not in data else dict(data["guards"]),
-                      core_only=None if "core_only" not in data else tuple(data["core_only"]))
+                      core_only=None if "core_only" not in data else tuple(data["core_only"]),
+                      types=dict(data.get("types", {})))
         check_table(table)
         return table
     except ModelError as e:

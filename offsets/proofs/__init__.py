@@ -5,5 +5,7 @@
 
 - `view`: a table as the proofs read it, collecting what each check used;
 - `prover`: one proof's table, memory reader and record of what passed;
-- `embedding`: what a proven field says about the types it is made of, and the structs they are in.
+- `embedding`: what a proven field says about the types it is made of, and the structs they are in;
+- `types`: every type object's own record of its layout (`tp_basicsize`, `tp_itemsize`,
+  `tp_members`) against the table.
 """

@@ -23,7 +23,7 @@ import sys
 
 from ..proofs.prover import Prover
 from ..proofs.view import View
-from . import live_capi, live_values
+from . import live_capi, live_types, live_values
 
 #: Types whose `__basicsize__` a struct determines: (label, type getter, struct, expectations).
 #: An expectation is a sum of terms: `size` (of the struct), a field path of the struct (its
@@ -452,6 +452,7 @@ def check(table) -> Result:
         _objects(c)
         live_values.check(c)
         live_capi.check(c)
+        live_types.check(c)
         _thread_state(c)
         _debug_offsets(c)
     finally:

@@ -1,0 +1,139 @@
+"""Every type object's own record of its layout, against the table: a type's `tp_basicsize` and
+`tp_itemsize` are what its source initializer says (`sizeof(PyListObject)`,
+`offsetof(PyCodeObject, co_code_adaptive)`), and each `PyMemberDef` of its `tp_members` holds the
+`offsetof` of the field its initializer names, as the compiler of this very build computed it.
+
+Which struct and which field each of those is comes from the type records of the sources
+(scan/type_records.py, shipped per minor version in `data/compact/types.json`); the values come from
+the type objects in memory, read through the table. A size is proven where exactly one of its
+terms is the table's (`sizeof(S) - sizeof(PyObject *)` proves sizeof(S)); a member's field where
+the `PyMemberDef` read back has the record's name, type code and flags (else the record is not this
+build's and nothing is compared) and its offset is the table's. A value that differs fails the check.
+
+The type objects are found by each side: in this process from Python (`runtime/live_types.py`),
+in another by the symbols its binary exports (`remote/proof.py`).
+"""
+from __future__ import annotations
+
+#: Py_RELATIVE_OFFSET (3.12+): an offset from the end of the base's instance, not from the object
+RELATIVE = 8
+#: the most members read of one type
+MAX_MEMBERS = 200
+
+
+def _size(p, terms):
+    """(value, the table's terms in it) of a size record; None where the table lacks a term."""
+    total, table_terms = 0, 0
+    for coeff, kind, struct, path in terms:
+        if kind == "int":
+            total += coeff
+            continue
+        if kind == "pointer":
+            total += coeff * p.psize
+            continue
+        value = p.size(struct) if kind == "size" else p.off(struct, path)
+        if value is None:
+            return None
+        total += coeff * value
+        table_terms += 1
+    return total, table_terms
+
+
+def _spell(terms) -> str:
+    words = []
+    for coeff, kind, struct, path in terms:
+        word = {"int": str(abs(coeff)), "pointer": "sizeof(void *)", "size": f"sizeof({struct})",
+                "offset": f"offsetof({struct}, {path})"}[kind]
+        if kind != "int" and abs(coeff) != 1:
+            word = f"{abs(coeff)} * {word}"
+        words.append(("- " if coeff < 0 else "+ ") + word)
+    return " ".join(words).lstrip("+ ")
+
+
+def sizes(p, address: int, name: str, record: dict) -> None:
+    """tp_basicsize and tp_itemsize of the type object at `address` against its record."""
+    for key in ("basicsize", "itemsize"):
+        terms = record.get(key)
+        if terms is None:
+            continue
+        p.view.take_used()
+        expected = _size(p, terms)
+        if expected is None:
+            p.skip(f"{name}.tp_{key}", "a struct or field of its record is not in the table")
+            continue
+        value, table_terms = expected
+        if table_terms != 1:        # a sum of two sizes proves neither
+            p.view.take_used()
+        real = p.field(address, "PyTypeObject", f"tp_{key}", signed=True)
+        p.expect(f"{name}.tp_{key} == {_spell(terms)}", real, value)
+
+
+def members(p, address: int, name: str, record: dict, descriptors=None) -> int:
+    """Each PyMemberDef of the type's tp_members against the field its record names; the number
+    compared. `descriptors` (in this process): member name -> its descriptor, whose PyMemberDescrObject
+    points to the very PyMemberDef read."""
+    named = {m[0]: m for m in record.get("members", ())}
+    if not named:
+        return 0
+    base = p.field(address, "PyTypeObject", "tp_members")
+    if not base:
+        p.view.take_used()
+        return 0
+    step = p.size("PyMemberDef")
+    offs = [p.need("PyMemberDef", f) for f in ("name", "type", "offset", "flags")]
+    at_name, at_type, at_offset, at_flags = offs
+    sizes = {f: p.view.row("PyMemberDef", f)[1][1] for f in ("type", "offset", "flags")}
+    frame = p.view.take_used()
+    compared = 0
+    for i in range(MAX_MEMBERS):
+        entry = base + i * step
+        text = p.ptr(entry + at_name)
+        if not text:
+            break
+        member = p.cstring(text, 128).decode("utf-8", "replace")
+        want = named.get(member)
+        if want is None:
+            continue
+        code = p.int(entry + at_type, sizes["type"], signed=True)
+        flags = p.int(entry + at_flags, sizes["flags"], signed=True)
+        if (code, flags) != (want[1], want[2]) or flags & RELATIVE:
+            p.skip(f"{name}.{member}", f"its PyMemberDef is of type {code}, flags {flags}; the record says "
+                                        f"{want[1]}, {want[2]}")
+            continue
+        real = p.int(entry + at_offset, sizes["offset"], signed=True)
+        p.view.used.update(frame)
+        if descriptors is not None and member in descriptors:
+            d = descriptors[member]
+            p.expect(f"{name}.{member}: its descriptor's PyMemberDescrObject.d_member, and its name",
+                     [entry, member], [p.field(id(d), "PyMemberDescrObject", "d_member"), d.__name__])
+            p.view.used.update(frame)
+        table = p.off(want[3], want[4])
+        if table is None:
+            p.skip(f"{name}.{member}", f"{want[3]}.{want[4]} is not in the table")
+            continue
+        p.expect(f"{name}.{member}: PyMemberDef.offset == offsetof({want[3]}, {want[4]})", real, table)
+        compared += 1
+    return compared
+
+
+def check(p, found, records: dict, descriptors=None) -> int:
+    """`found`: (address, tp_name) of type objects; each one its record names is checked (sizes and
+    members). The number of types checked."""
+    n = 0
+    for address, name in found:
+        record = records.get(name)
+        if record is None:
+            continue
+        try:
+            tp_name = p.cstring(p.ptr(address + p.need("PyTypeObject", "tp_name")), 128)
+        except (LookupError, *p.faults):
+            p.view.take_used()
+            continue
+        p.view.take_used()
+        if tp_name.decode("utf-8", "replace") != name:
+            continue            # not the type object the record is of
+        n += 1
+        p.run(f"type {name}", sizes, p, address, name, record)
+        p.run(f"type {name}'s members", members, p, address, name, record,
+              None if descriptors is None else descriptors(address))
+    return n
