@@ -355,3 +355,88 @@ def test_the_shipped_form_of_the_records_keeps_only_what_every_table_of_a_minor_
     assert tables.type_records("3.13.0") == {"code": code}
     assert tables.type_records("3.9.18") == {"tuple": tup}
     assert tables.type_records("3.12.1") == {}
+
+
+# ---------------------------------------------------------------- another process
+@pytest.mark.slow
+@pytest.mark.parametrize("minor", ["3.9", "3.12", "3.13"])
+def test_stack_reads_a_rebuilt_copy_no_table_is_exact_for(minor, tmp_path, capsys):
+    """`offsets stack --pid` on a copy with no headers and another build-id: the table of the same
+    code is proven in its memory (types' records, the type system) and every thread's stack is what
+    the process recorded of itself."""
+    from foreign_copy import foreign_copy
+    from parked_target import Parked, stacks_of
+    from offsets.cli import main
+
+    python = pyenv_python(minor)
+    if python is None:
+        missing_input(f"pyenv has no CPython {minor}")
+    exe, env = foreign_copy(python, tmp_path / "copy")
+    t = Parked(exe, tmp_path, depth=50, env=env)
+    try:
+        assert main(["stack", "--pid", str(t.pid), "--json"]) == 0, capsys.readouterr().err
+        doc = json.loads(capsys.readouterr().out)
+        got = stacks_of(doc)
+        assert got == t.record
+        assert doc["build"]["earned"] == "proven", doc["build"]
+    finally:
+        t.close()
+
+
+# ---------------------------------------------------------------- the cache of proofs
+def running_table():
+    from offsets import runtime
+
+    me = runtime.running_identity()
+    e = next(e for e in runtime.shipped_index()["tables"] if runtime.earning(runtime.entry_build(e), me).exact)
+    return runtime.load_shipped(e)
+
+
+def test_a_cached_proof_is_the_check_s_own_result_and_any_change_is_a_miss(tmp_path, monkeypatch):
+    from offsets.runtime import live, proof_cache
+
+    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path))
+    t = running_table()
+    fresh = live.check(t)
+    first = proof_cache.check(t)          # checked, and kept
+    assert first.ok and not getattr(first, "cached", False)
+    again = proof_cache.check(running_table())
+    assert again.cached and again.proven == fresh.proven and again.passed == fresh.passed
+    # the binary's file identity is part of the key: another mtime is another binary
+    binary = proof_cache.binary_of(id(list))
+    real_stat = os.stat
+
+    before = proof_cache.key(t)
+    monkeypatch.setattr(proof_cache.os, "stat", lambda path, *a, **k: _shifted(real_stat(path, *a, **k))
+                        if path == binary else real_stat(path, *a, **k))
+    assert proof_cache.key(t) != before
+    assert not getattr(proof_cache.check(running_table()), "cached", False)
+
+
+def _shifted(st):
+    """A stat result one second later in mtime (another build of the same path)."""
+    class Later:
+        def __getattr__(self, name):
+            return getattr(st, name) + (1_000_000_000 if name == "st_mtime_ns" else 0)
+    return Later()
+
+
+def test_a_damaged_or_foreign_entry_is_a_miss_and_a_failed_check_is_not_kept(tmp_path, monkeypatch):
+    from offsets.runtime import proof_cache
+    from offsets.proofs.result import Result
+
+    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path))
+    t = running_table()
+    k = proof_cache.key(t)
+    proof_cache.check(t)
+    entry = Path(proof_cache._entry(k))
+    text = entry.read_text()
+    entry.write_text(text[:len(text) // 2])
+    assert proof_cache.load(k) is None
+    entry.write_text(text.replace(k, "0" * len(k)))
+    assert proof_cache.load(k) is None
+    entry.unlink()
+    failed = Result()
+    failed.failed.append("a field moved")
+    monkeypatch.setattr("offsets.runtime.live.check", lambda table: failed)
+    assert proof_cache.check(t) is failed and not entry.exists()

@@ -15,6 +15,21 @@ in another by the symbols its binary exports (`remote/proof.py`).
 """
 from __future__ import annotations
 
+#: Records written by hand, for the minors no sources were scanned for (3.12): reviewed against the
+#: initializers of every CPython since 3.11 (`"code", offsetof(PyCodeObject, co_code_adaptive),
+#: sizeof(_Py_CODEUNIT)`); a record of the scanned sources takes their place where there is one.
+#: Where the table has no such struct (3.11's `_Py_CODEUNIT` is a typedef of uint16_t) it is not compared.
+BY_HAND = {
+    "code": {"symbol": "PyCode_Type", "itemsize": [[1, "size", "_Py_CODEUNIT", None]]},
+}
+
+
+def records(shipped: dict) -> dict:
+    """The records to prove with: `shipped` (those of the table's minor, runtime/tables.type_records),
+    and BY_HAND for the types it lacks."""
+    return {**BY_HAND, **shipped}
+
+
 #: Py_RELATIVE_OFFSET (3.12+): an offset from the end of the base's instance, not from the object
 RELATIVE = 8
 #: the most members read of one type

@@ -2,7 +2,9 @@
 with what was read collected (`used`), so that a passing check proves exactly that."""
 from __future__ import annotations
 
-from typing import Callable, Optional
+TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing (the proven path's first lookup)
+if TYPE_CHECKING:
+    from typing import Callable, Optional
 
 
 class View:

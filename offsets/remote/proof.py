@@ -6,7 +6,9 @@ process's threads.
 
 1. each exported type object's `tp_basicsize`, read in memory at the table's offset, against the
    size of its instance struct (`anchors.py`, the expectations of `live.BASICSIZE`);
-   `PyList_Type.tp_name` is "list";
+   `PyList_Type.tp_name` is "list"; and every exported type object a type record names against
+   its record (`proofs/types.py`, the same proof the runtime makes in process): its sizes and
+   each `PyMemberDef` of its `tp_members`;
 2. 3.13+: the process's own `_Py_DebugOffsets` (`_PyRuntime.debug_offsets`), member by member;
 3. the interpreter and thread-state links: every thread state's `interp` is the interpreter whose
    list holds it, its `native_thread_id` (3.11+) is a thread of the process, the interpreter's
@@ -14,12 +16,15 @@ process's threads.
 4. every thread's stack, read by `frames.py` as `offsets stack` reads it: every code object is a
    code object, every name and file name a `str`, every line table a `bytes`.
 
-A table that is not exact answers only the fields and sizes a passing check read (`proven`).
+A table that is not exact answers only the fields and sizes a passing check read (`proven`), and
+what they prove through the type system (`proofs/embedding.py`).
 """
 from __future__ import annotations
 
 from ..errors import OffsetsError
-from ..runtime.live import Result
+from ..proofs.embedding import carry_table
+from ..proofs.prover import Prover
+from ..proofs.result import Result
 from . import anchors, frames, procfs
 from .reader import Reader
 
@@ -70,6 +75,20 @@ def check(table, memory, ident) -> Result:
             r.view.used.update(rt_used + used)
             expect(what, in_process, in_table)
 
+    def type_records():
+        """Every type object the binary exports that a type record names (proofs/types.py)."""
+        from ..proofs import types
+        from ..runtime.tables import type_records as shipped
+        from .elf import Elf
+
+        records = types.records(shipped(table.build["version"]))
+        with Elf(ident.root + ident.binary) as elf:
+            found = [(ident.bias + sym.value, name) for name, rec in sorted(records.items())
+                     for sym in [elf.symbol(rec.get("symbol") or "")] if sym is not None]
+        prover = Prover(r.view, memory.read, memory.pointer_size, memory.byteorder, result, faults=(OffsetsError,),
+                        truth="the process")
+        types.check(prover, found, records)
+
     tasks = set(procfs.threads(memory.pid))
 
     def links():
@@ -105,9 +124,11 @@ def check(table, memory, ident) -> Result:
             # whose every code object, name and line table checked out
             result.proven_constants.update(stack.constants_used)
 
-    for what, fn in (("type objects", type_objects), ("_Py_DebugOffsets", debug_offsets),
-                     ("interpreters and thread states", links), ("stacks", stacks)):
+    for what, fn in (("type objects", type_objects), ("types' own records", type_records),
+                     ("_Py_DebugOffsets", debug_offsets), ("interpreters and thread states", links),
+                     ("stacks", stacks)):
         run(what, fn)
+    result.proven = carry_table(table, result.proven)
     return result
 
 

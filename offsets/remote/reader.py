@@ -34,10 +34,13 @@ class Reader:
         used, which is recorded again on every later use; refused unless earned."""
         got = self._cache.get(key)
         if got is None:
-            found = look()
+            before, self.view.used = self.view.used, set()
+            try:
+                found = look()
+            finally:
+                used, self.view.used = list(self.view.used), before | self.view.used
             if found is None:
                 raise NotInTable(f"{what} is not in table {self.t.name}")
-            used = self.view.take_used()
             self._check_earned(used, what)
             got = self._cache[key] = (found, used)
         else:

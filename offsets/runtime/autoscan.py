@@ -35,7 +35,6 @@ out of the program, and the scan's own worker processes never fork the program.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -173,6 +172,8 @@ def _paths() -> list:
 
 def _recorded_failure(path: str) -> str:
     """The reason a recent attempt failed, if one failed less than RETRY_SECONDS ago ('' if none)."""
+    import json     # here: a lookup that makes no table (the proven path's first) imports no json
+
     try:
         with open(path, encoding="utf-8") as f:
             rec = json.load(f)
@@ -186,6 +187,8 @@ def _recorded_failure(path: str) -> str:
 
 
 def _record_failure(path: str, why: str) -> None:
+    import json
+
     from ..atomic_write import replace
 
     try:
@@ -209,6 +212,8 @@ def run_child(python: str, me: dict, tables: str, log: str, limit: float) -> str
     Started with posix_spawn and waited for by its pid: no pipe to it (subprocess reads the exec
     error through one) that a fork elsewhere in the program could keep open, and a new session,
     so that at the time limit the scan's own processes are killed with it."""
+    import json
+
     expected = {k: me[k] for k in SAME_BUILD}
     expected["include"] = os.path.realpath(me["include"])
     args = ["scan", "--python", python, "--install", "--tables", tables, "--no-dwarf", "-q"]

@@ -22,6 +22,7 @@ import os
 import sys
 
 from ..proofs.prover import Prover
+from ..proofs.result import MIN_PASSED, Result  # noqa: F401 - read as live.Result, live.MIN_PASSED
 from ..proofs.view import View
 from . import live_capi, live_types, live_values
 
@@ -66,10 +67,6 @@ def debug_offsets() -> dict:
         return json.load(f)["members"]
 
 
-#: A passing check needs at least this many passed checks, of which at least one memory read.
-MIN_PASSED = 8
-
-
 def _sample(a, b=1):
     return a + b
 
@@ -89,30 +86,6 @@ def _cell():
 
 class Fault(Exception):
     """An address that cannot be read."""
-
-
-class Result:
-    """What a live check found: checks passed, failed (with expected vs actual), and not run."""
-
-    def __init__(self) -> None:
-        self.passed: list = []
-        self.failed: list = []
-        self.skipped: list = []
-        #: what the passed checks read: (struct key, field path), or (struct key, None) for its size
-        self.proven: set = set()
-
-    @property
-    def ok(self) -> bool:
-        """No failure, enough passes, and at least one of them a read of live memory."""
-        reads = [p for p in self.passed if "__basicsize__" not in p]
-        return not self.failed and len(self.passed) >= MIN_PASSED and bool(reads)
-
-    def summary(self) -> str:
-        s = f"{len(self.passed)} checks passed, {len(self.failed)} failed, {len(self.skipped)} not run"
-        return s + (f" (first failure: {self.failed[0]})" if self.failed else "")
-
-    def __repr__(self) -> str:
-        return f"<live check: {self.summary()}>"
 
 
 class Memory:
