@@ -440,3 +440,26 @@ def test_a_damaged_or_foreign_entry_is_a_miss_and_a_failed_check_is_not_kept(tmp
     failed.failed.append("a field moved")
     monkeypatch.setattr("offsets.runtime.live.check", lambda table: failed)
     assert proof_cache.check(t) is failed and not entry.exists()
+
+
+@pytest.mark.slow
+def test_what_stays_unproven_is_listed_with_why(tmp_path):
+    """`python -m offsets.runtime --unproven NEEDS` in a rebuilt 3.12 (no table exact): the names of the
+    issue's examples are answered now, and what is not says why."""
+    from foreign_copy import foreign_copy
+
+    python = pyenv_python("3.12")
+    if python is None:
+        missing_input("pyenv has no CPython 3.12")
+    exe, env = foreign_copy(python, tmp_path / "copy")
+    needs = tmp_path / "needs.txt"
+    needs.write_text("# the issue's examples\nPyVarObject.ob_size\nPyTypeObject.tp_dictoffset\nPyCodeObject.co_nlocals\n"
+                     "PyMethodObject.im_func\nPyCFunctionObject.m_ml\nPyThreadState.datastack_chunk\nNoSuch.field\n")
+    out = subprocess.run([str(exe), "-m", "offsets.runtime", "--unproven", str(needs)], capture_output=True, text=True,
+                         env={**{k: v for k, v in os.environ.items() if not k.startswith("OFFSETS_")}, **env,
+                              "PYTHONPATH": str(ROOT), "OFFSETS_AUTOSCAN": "0", "OFFSETS_CACHE": str(tmp_path)})
+    assert out.returncode == 2, out.stderr
+    lines = out.stdout.splitlines()
+    assert "(proven:" in lines[0] and lines[1] == "5 of 7 names answered; not answered:"
+    assert lines[2].startswith("  PyThreadState.datastack_chunk: no check reads PyThreadState.datastack_chunk")
+    assert lines[3] == "  NoSuch.field: cpython-3.12.1-x86_64-linux-gnu has no struct NoSuch"

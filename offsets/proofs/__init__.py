@@ -7,5 +7,7 @@
 - `prover`: one proof's table, memory reader and record of what passed;
 - `embedding`: what a proven field says about the types it is made of, and the structs they are in;
 - `types`: every type object's own record of its layout (`tp_basicsize`, `tp_itemsize`,
-  `tp_members`) against the table.
+  `tp_members`) against the table;
+- `result`: what a check found, and what its passing parts proved;
+- `unproven`: which names of a needs list no proof reaches, and why.
 """

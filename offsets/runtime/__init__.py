@@ -149,6 +149,17 @@ class Match:
             n = sum(1 for k, _ in t.earning.proven if k == key)
             return f"proven ({n} field{'s' if n != 1 else ''} read live){by}"
 
+    def unproven(self, names) -> list:
+        """[(name, why)] of `names` (STRUCT.FIELD, or STRUCT for its size) that the table in use
+        answers neither exactly nor proven: what a JIT's needs list would be refused, and why."""
+        from ..proofs.unproven import reasons
+
+        t = self._loaded
+        with _lock:
+            if t is not None and t.earning.check is None and not t.earning.exact:
+                t.prove()
+            return reasons(t, names) if t is not None else [(n, "no table loaded") for n in names]
+
     def __repr__(self) -> str:
         return f"<offsets table {self.table}: {self.kind} match: {self.detail}>"
 
@@ -626,9 +637,21 @@ def constant_info(name: str):
         return EarnedConstant(*row, earned=how)
 
 
+def read_needs(path: str) -> list:
+    """The names of a needs list: a JSON list, or one name a line (`#` starts a comment)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if text.lstrip().startswith("["):
+        from ..layout.json_read import loads
+
+        return [str(n) for n in loads(text)]
+    return [line.split("#", 1)[0].strip() for line in text.splitlines() if line.split("#", 1)[0].strip()]
+
+
 def main(argv=None) -> int:
     """`python -m offsets.runtime NAME...`: the table this interpreter uses, and each answer with how
-    it was earned (runs on any interpreter, with no third-party package)."""
+    it was earned (runs on any interpreter, with no third-party package); `--unproven FILE`: the
+    names of a needs list (`read_needs`) that are not answered, each with why no proof reaches it."""
     names = sys.argv[1:] if argv is None else argv
     try:
         m = build()
@@ -636,6 +659,13 @@ def main(argv=None) -> int:
         print(f"offsets: error: {e}", file=sys.stderr)
         return e.exit_code
     print(f"table: {m.table} ({m.kind}: {m.detail})")
+    if names[:1] == ["--unproven"] and len(names) == 2:
+        needs = read_needs(names[1])
+        missing = m.unproven(needs)
+        print(f"{len(needs) - len(missing)} of {len(needs)} names answered; not answered:")
+        for name, why in missing:
+            print(f"  {name}: {why}")
+        return 2 if missing else 0
     status = 0
     for name in names:
         try:

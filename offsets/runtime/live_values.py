@@ -306,6 +306,45 @@ def unicode(c) -> None:
     c.run("PyCompactUnicodeObject.utf8", utf8)
 
 
+def type_objects(c) -> None:
+    """Type objects' fields that are no slot, against what the types say of themselves (several
+    types, whose values differ), and the GC header's size (`sys.getsizeof` counts it)."""
+    import gc
+    import weakref
+
+    class Plain:
+        pass
+
+    class Slotted:
+        __slots__ = ("a", "b")
+
+    class Sub(Plain):
+        x = 1
+    types = [Plain, Slotted, Sub, list, dict, OSError, type]
+    for path, attr in (("tp_dictoffset", "__dictoffset__"), ("tp_weaklistoffset", "__weakrefoffset__"),
+                       ("tp_itemsize", "__itemsize__")):
+        c.run(f"PyTypeObject.{path}", lambda p=path, a=attr: c.expect(
+            f"PyTypeObject.{p} of {len(types)} types ({a})", [getattr(t, a) for t in types],
+            [c.field(id(t), "PyTypeObject", p, signed=True) for t in types]))
+    c.run("PyTypeObject.tp_bases", lambda: c.expect(
+        "PyTypeObject.tp_bases", [id(t.__bases__) for t in types], [c.field(id(t), "PyTypeObject", "tp_bases")
+                                                                   for t in types]))
+    heap = [Plain, Slotted, Sub]
+    dicts = [gc.get_referents(t.__dict__)[0] for t in heap]      # a mappingproxy refers to the type's dict
+    c.run("PyTypeObject.tp_dict", lambda: c.expect(
+        "PyTypeObject.tp_dict of 3 classes", [id(d) for d in dicts], [c.field(id(t), "PyTypeObject", "tp_dict")
+                                                                      for t in heap]))
+    refs = [weakref.ref(t) for t in heap]
+    c.run("PyTypeObject.tp_weaklist", lambda: c.expect(
+        "PyTypeObject.tp_weaklist of 3 classes (their weak references)", [id(r) for r in refs],
+        [c.field(id(t), "PyTypeObject", "tp_weaklist") for t in heap]))
+    lst = [1, 2]
+    if gc.is_tracked(lst) and not c.t.build["config"].get("Py_GIL_DISABLED"):   # free-threaded: no PyGC_Head
+        c.run("sizeof(PyGC_Head)", lambda: c.expect("sizeof(PyGC_Head) (sys.getsizeof of a list less its __sizeof__)",
+                                                    sys.getsizeof(lst) - lst.__sizeof__(), c.size("PyGC_Head")))
+    del dicts, refs
+
+
 def check(c) -> None:
-    for fn in (headers, code_objects, functions, others, numbers, unicode):
+    for fn in (headers, code_objects, functions, others, numbers, unicode, type_objects):
         fn(c)
