@@ -463,3 +463,45 @@ def test_what_stays_unproven_is_listed_with_why(tmp_path):
     assert "(proven:" in lines[0] and lines[1] == "5 of 7 names answered; not answered:"
     assert lines[2].startswith("  PyThreadState.datastack_chunk: no check reads PyThreadState.datastack_chunk")
     assert lines[3] == "  NoSuch.field: cpython-3.12.1-x86_64-linux-gnu has no struct NoSuch"
+
+
+# ---------------------------------------------------------------- .c structs of extension modules
+ARRAY_SCRIPT = r"""
+import array, ctypes, json, sys
+rows = json.loads(sys.argv[1])
+a = array.array("i", [7, -8, 9])
+obj, descr = rows["arrayobject"], rows["arraydescr"]
+def word(addr, n):
+    return int.from_bytes(ctypes.string_at(addr, n), sys.byteorder)
+items = word(id(a) + obj["ob_item"][0], 8)
+d = word(id(a) + obj["ob_descr"][0], 8)
+print(json.dumps({"items": ctypes.string_at(items, len(a) * a.itemsize) == a.tobytes(),
+                  "allocated": word(id(a) + obj["allocated"][0], obj["allocated"][1]) >= len(a),
+                  "size": word(id(a) + obj["ob_base.ob_size"][0], 8), "typecode": chr(word(d + descr["typecode"][0], 1)),
+                  "itemsize": word(d + descr["itemsize"][0], descr["itemsize"][1]), "basicsize": type(a).__basicsize__}))
+"""
+
+
+@pytest.mark.slow
+def test_the_array_module_s_structs_come_from_its_dwarf_and_gcstate_names_its_struct():
+    """pyenv 3.12's lib-dynload/array*.so carries DWARF: arrayobject and arraydescr, read in a live
+    array through those offsets, are what the array says of itself (its bytes, length, typecode,
+    itemsize, __basicsize__); GCState (a typedef in Modules/gcmodule.c) names struct _gc_runtime_state."""
+    from offsets.layout import table_yaml
+    from offsets.scan import dwarf
+
+    python = pyenv_python("3.12")
+    if python is None:
+        missing_input("pyenv has no CPython 3.12")
+    lib = python.parent.parent / "lib" / "libpython3.12.so.1.0"
+    table, _ = dwarf.checked_fill(table_yaml.load(ROOT / "generated" / "cpython-3.12.1-x86_64-linux-gnu.yaml"), lib)
+    assert table.names.get("GCState") == "_gc_runtime_state"
+    filled, compared = dwarf.fill_extensions(table, lib)
+    assert compared > 1000 and {"arrayobject", "arraydescr"} <= set(filled.structs)
+    assert not {"ACCOUNTING", "ENCODING", "DTD"} & set(filled.structs)     # expat's internals are no object's
+    rows = {k: {f.path: (f.offset, f.size) for f in filled.structs[k].fields} for k in ("arrayobject", "arraydescr")}
+    out = subprocess.run([str(python), "-c", ARRAY_SCRIPT, json.dumps(rows)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got == {"items": True, "allocated": True, "size": 3, "typecode": "i", "itemsize": 4,
+                   "basicsize": filled.structs["arrayobject"].size}

@@ -123,8 +123,9 @@ def scan_table(args, say=lambda msg: None, keep_going: bool = False, use_cache: 
         from ..scan import dwarf
 
         table, compared = dwarf.checked_fill(table, binary)
-        say(f"DWARF of {binary}: agrees on {compared} fields; {sum(s.origin == 'dwarf' for s in table.structs.values())} "
-            f"structs filled from it")
+        table, more = dwarf.fill_extensions(table, binary)
+        say(f"DWARF of {binary} and its extension modules: agrees on {compared + more} fields; "
+            f"{sum(s.origin == 'dwarf' for s in table.structs.values())} structs filled from it")
     return table
 
 

@@ -377,11 +377,79 @@ def fill(table: Table, dwarf: Union[DwarfInfo, dict]) -> Table:
         if target in new and new[target].origin == "dwarf" and target not in table.structs \
                 and alias not in new and alias not in names:
             names[alias] = target
+    for name, s in structs.items():
+        # a typedef a .c file makes of a struct the headers define names that struct: GCState is
+        # `struct _gc_runtime_state` (DWARF keys the struct by its first typedef name)
+        key = _counterpart(table, name, s, aliases) if _in_tree(s) else None
+        if key is not None and "@" not in name and name not in new and name not in names \
+                and _file(table.structs[key]) == _file(s):
+            names[name] = key
     inputs = dict(table.build.inputs)
     if isinstance(dwarf, DwarfInfo):
         inputs["dwarf"] = dwarf.digest
     build = replace(table.build, inputs=inputs)
     return replace(table, build=build, structs=dict(sorted(new.items())), names=dict(sorted(names.items())))
+
+
+def extension_modules(binary) -> list:
+    """The extension modules built beside the interpreter `binary` (its prefix's
+    `lib/python3.X/lib-dynload/*.so`) that carry DWARF."""
+    import re
+
+    path = Path(binary).resolve()
+    m = re.search(r"python(\d+\.\d+)", path.name)
+    if m is None:
+        return []
+    folder = path.parent.parent / "lib" / f"python{m.group(1)}" / "lib-dynload"
+    return sorted(p for p in folder.glob("*.so") if has_dwarf(p)) if folder.is_dir() else []
+
+
+def fill_extensions(table: Table, binary) -> tuple[Table, int]:
+    """`table` plus the `.c` structs of the extension modules built beside `binary`
+    (`extension_modules`: arrayobject and arraydescr of the array module), after a cross-check of
+    every struct a module and the table both have: (the filled table, fields compared). A name
+    that two modules (or a module and the table) use for different structs is only added qualified
+    by its file (`module_state@Modules/_bisectmodule.c`)."""
+    found: dict = {}            # name -> {file: Struct}
+    compared = 0
+    for so in extension_modules(binary):
+        info = read(so)
+        n, mismatches = compare(table, info)
+        if mismatches:
+            raise VerifyError(f"DWARF of {so.name} disagrees with the table on {len(mismatches)} field(s), "
+                              f"first: {mismatches[0]}")
+        compared += n
+        for name, s in info.structs.items():
+            if _in_tree(s) and _counterpart(table, name, s, info.names) is None:
+                found.setdefault(name.split("@", 1)[0], {}).setdefault(_file(s), s)
+    found = _objects_and_theirs(found)
+    new, names = dict(table.structs), dict(table.names)
+    for name, by_file in sorted(found.items()):
+        plain = len(by_file) == 1 and name not in new and name not in names
+        for file, s in sorted(by_file.items()):
+            key = name if plain else f"{name}@{file}"
+            if key not in new and key not in names:
+                new[key] = replace(s, name=key)
+    return replace(table, structs=dict(sorted(new.items())), names=dict(sorted(names.items()))), compared
+
+
+def _objects_and_theirs(found: dict) -> dict:
+    """Of the extension modules' structs (name -> {file: Struct}), the objects' (a struct whose first
+    member is the object header, `ob_base`) and the structs their fields name, in the same file:
+    what a C extension reads of them (`arrayobject` and its `arraydescr`), not every library's
+    internals (expat's, the hash functions')."""
+    import re
+
+    keep: dict = {}
+    for name, by_file in found.items():
+        for file, s in by_file.items():
+            if s.fields and s.fields[0].path == "ob_base" and s.fields[0].offset == 0:
+                keep.setdefault(name, {})[file] = s
+                for f in s.fields:
+                    for word in re.findall(r"\w+", f.type):
+                        if word in found and file in found[word]:
+                            keep.setdefault(word, {})[file] = found[word][file]
+    return keep
 
 
 def checked_fill(table: Table, binary) -> tuple[Table, int]:

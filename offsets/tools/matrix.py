@@ -265,6 +265,8 @@ def make(job: Job, opts: scanner.ScanOptions) -> tuple[Table, build.BuildInputs,
     if binary is not None:
         table, compared = dwarf.checked_fill(table, binary)
         say(f"{job.label}: DWARF of {binary.name} agrees on {compared} fields; .c structs filled from it")
+        table, compared = dwarf.fill_extensions(table, binary)
+        say(f"{job.label}: DWARF of its extension modules agrees on {compared} fields; their .c structs filled")
     found = job.binaries() if job.binaries else []
     table = with_binaries(table, found)
     return table, b, binary, [path for path, _, _ in found]
