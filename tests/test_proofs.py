@@ -120,6 +120,12 @@ MOVES = [
     ("PyCodeObject", "co_nlocals", 4), ("PyCodeObject", "co_stacksize", 4), ("PyVarObject", "ob_size", 8),
     ("PyMethodObject", "im_func", 8), ("PyCFunctionObject", "m_ml", 8), ("PyFunctionObject", "func_closure", 8),
     ("PyASCIIObject", "hash", 8), ("PyBaseExceptionObject", "traceback", 8), ("PyWeakReference", "wr_callback", 8),
+    ("Py_buffer", "len", 8), ("Py_buffer", "shape", 8), ("PyConfig", "base_prefix", 8), ("PyConfig", "orig_argv", 8),
+    ("PyWideStringList", "items", -8), ("_PyTupleIterObject", "it_index", 8), ("PyTracebackObject", "tb_lasti", 4),
+    ("PyMethodDef", "ml_flags", 4), ("PyDictKeysObject", "dk_usable", 8), ("PyDictUnicodeEntry", "me_value", -8),
+    ("PyThreadState", "context", 8), ("PyThreadState", "coroutine_origin_tracking_depth", 4),
+    ("PyThreadState", "async_gen_firstiter", 8), ("typevarobject", "bound", 8), ("PyListObject", "allocated", 8),
+    ("PyTypeObject", "tp_dictoffset", 8), ("PyTypeObject", "tp_weaklist", 8), ("PyModuleObject", "md_def", 8),
 ]
 
 
@@ -505,3 +511,76 @@ def test_the_array_module_s_structs_come_from_its_dwarf_and_gcstate_names_its_st
     got = json.loads(out.stdout)
     assert got == {"items": True, "allocated": True, "size": 3, "typecode": "i", "itemsize": 4,
                    "basicsize": filled.structs["arrayobject"].size}
+
+
+# ---------------------------------------------------------------- free-threaded builds and sub-interpreters
+SUBINTERPRETER_SCRIPT = r"""
+import json, sys
+try:
+    import _interpreters as interpreters
+except ImportError:
+    import _xxsubinterpreters as interpreters
+out = {}
+if sys.argv[1] == "main-first":
+    import offsets
+    out["main"] = [offsets.get("PyTupleObject.ob_item"), offsets.build().kind]
+code = '''
+import sys
+sys.path.insert(0, %r)
+import offsets, offsets.runtime as r
+try:
+    got = [offsets.get("PyCodeObject.co_nlocals"), offsets.build().kind, "ctypes" in sys.modules]
+except Exception as e:
+    got = [type(e).__name__]
+open(%r, "w").write(repr(got))
+''' % (sys.path[0], sys.argv[2])
+interpreters.run_string(interpreters.create(), code)
+out["sub"] = eval(open(sys.argv[2]).read())
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("minor", ["3.12", "3.13"])
+def test_a_sub_interpreter_answers_from_the_binary_s_kept_proof_or_refuses(minor, tmp_path):
+    """A sub-interpreter alone runs the check itself where it can import ctypes, else refuses, in one
+    piece; with its binary's proof kept by the main interpreter it answers what that proof proved
+    (the same binary, the same layout) without reading memory at all (no ctypes imported)."""
+    from foreign_copy import foreign_copy
+
+    python = pyenv_python(minor)
+    if python is None:
+        missing_input(f"pyenv has no CPython {minor}")
+    exe, env = foreign_copy(python, tmp_path / "copy")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("OFFSETS_")}, **env, "PYTHONPATH": str(ROOT),
+           "OFFSETS_AUTOSCAN": "0", "OFFSETS_CACHE": str(tmp_path / "cache")}
+    runs = {}
+    for first in ("sub-only", "main-first"):
+        out = subprocess.run([str(exe), "-c", SUBINTERPRETER_SCRIPT, first, str(tmp_path / f"{first}.txt")],
+                             capture_output=True, text=True, env=env, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        runs[first] = json.loads(out.stdout)
+    assert runs["sub-only"]["sub"] in (["NoMatchingTable"], [runs["main-first"]["sub"][0], "proven", True])
+    assert runs["main-first"]["main"][1] == "proven"
+    assert runs["main-first"]["sub"][1:] == ["proven", False]
+
+
+@pytest.mark.slow
+def test_the_live_check_in_a_free_threaded_build_proves_only_what_its_exact_table_says():
+    """python.org's 3.13.15 free-threaded (make prove builds it): every other free-threaded 3.13 table's
+    check runs there (no object read without a reference held, no thread started), and what it proves
+    is what the build's exact table says."""
+    from offsets.data_cache import folder
+
+    python = folder() / "build" / "upstream-3.13.15-free-threaded-elsewhere" / "prefix" / "bin" / "python3.13t"
+    if not python.is_file():
+        missing_input("no free-threaded 3.13.15 built (make prove builds it)")
+    out = subprocess.run([str(python), "-c", WRONG_SCRIPT.replace('not any(e["config"].values())',
+                                                                 'e["config"]["Py_GIL_DISABLED"]')
+                          .replace('any(e["config"].values())', 'not e["config"]["Py_GIL_DISABLED"]')],
+                         capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT), "OFFSETS_AUTOSCAN": "0"})
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got and sum(g["compared"] for g in got.values()) >= 100
+    assert {name: g["wrong"] for name, g in got.items() if g["wrong"]} == {}

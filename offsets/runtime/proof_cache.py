@@ -32,7 +32,8 @@ from ..layout import identity
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: the files whose bytes the check's results depend on, relative to the package
-CODE = ("proofs", "runtime/live.py", "runtime/live_capi.py", "runtime/live_types.py", "runtime/live_values.py",
+CODE = ("proofs", "runtime/live.py", "runtime/live_capi.py", "runtime/live_stdtypes.py", "runtime/live_types.py",
+        "runtime/live_values.py",
         "data/compact/types.json", "data/debug_offsets.json")
 REVISION = 1
 

@@ -1,0 +1,351 @@
+"""Part of the live check (`live.py`): more of the standard types' objects, each field against what
+the object says of itself (attributes, `__reduce__`, `sys.getsizeof`, `hash`), or against the C
+API (`PyCFunction_GetFlags`, `PyModule_GetDef`); every object read is held by this check.
+
+Buffers (a memoryview's `Py_buffer`), iterators, tracebacks, exceptions' attributes, functions'
+and builtins' weak references, PyMethodDef and PyModuleDef, dict keys' sizes and kinds, split
+dicts' values, a code object's code units, interned strings, typing's objects (3.12+), the
+thread state's async-generator hooks, context and coroutine origin depth, its data stack, and the
+interpreter's PyConfig strings.
+"""
+from __future__ import annotations
+
+import sys
+
+from .live_values import _ids
+
+
+def buffers(c) -> None:
+    """A memoryview's Py_buffer (PyMemoryViewObject.view), in two views whose shapes differ."""
+    data = bytearray(range(24))
+    views = [memoryview(data), memoryview(data).cast("i", shape=[2, 3])]
+
+    def view():
+        base = [id(m) + c.need("PyMemoryViewObject", "view") for m in views]
+        c.expect("Py_buffer.obj, len, itemsize, ndim, readonly of 2 memoryviews",
+                 [[id(data), m.nbytes, m.itemsize, m.ndim, int(m.readonly)] for m in views],
+                 [[c.field(b, "Py_buffer", f) for f in ("obj", "len", "itemsize", "ndim", "readonly")] for b in base])
+        start = c.field(id(data), "PyByteArrayObject", "ob_start")
+        c.view.take_used()
+        c.expect("Py_buffer.buf, format, shape, strides", [[start, m.format.encode(), list(m.shape), list(m.strides)]
+                                                           for m in views],
+                 [[c.field(b, "Py_buffer", "buf"), c.cstring(c.field(b, "Py_buffer", "format")),
+                   [c.int(c.field(b, "Py_buffer", "shape") + i * 8, 8) for i in range(m.ndim)],
+                   [c.int(c.field(b, "Py_buffer", "strides") + i * 8, 8) for i in range(m.ndim)]]
+                  for b, m in zip(base, views)])
+    c.run("Py_buffer", view)
+    del views
+
+
+def iterators(c) -> None:
+    """Iterators' positions and what they iterate, as their `__reduce__` says."""
+    class Seq:
+        def __getitem__(self, i):
+            if i < 5:
+                return i
+            raise IndexError(i)
+    tup, seq, fn, sentinel = (1, 2, 3, 4), Seq(), (lambda: 1), object()
+    its = {"_PyTupleIterObject": (iter(tup), 2), "seqiterobject": (iter(seq), 3), "listiterobject": (iter([1, 2]), 1)}
+    for struct, (it, steps) in its.items():
+        for _ in range(steps):
+            next(it)
+        _, (seq_obj,), index = it.__reduce__()[:3]
+        c.run(struct, lambda s=struct, it=it, o=seq_obj, n=index: c.expect(
+            f"{s}.it_seq, it_index (its __reduce__)", [id(o), n],
+            [c.field(id(it), s, "it_seq"), c.field(id(it), s, "it_index", signed=True)]))
+    call = iter(fn, sentinel)
+    _ids(c, "calliterobject", call, (("it_callable", fn), ("it_sentinel", sentinel)))
+    rng = iter(range(3, 40, 7))
+    next(rng)
+
+    def range_iter():
+        # range(3, 40, 7) after one step: up to 3.11 start and len stay and index counts; since, they move
+        want = [10, 7, 5] if c.off("_PyRangeIterObject", "index") is None else [3, 7, 6, 1]
+        fields = ("start", "step", "len", "index")[:len(want)]
+        c.expect("_PyRangeIterObject.start, step, len (, index) after one step", want,
+                 [c.field(id(rng), "_PyRangeIterObject", f, signed=True) for f in fields])
+    c.run("_PyRangeIterObject", range_iter)
+
+
+def tracebacks(c) -> None:
+    def inner():
+        raise KeyError(1)
+
+    def outer():
+        inner()
+    try:
+        outer()
+    except KeyError as e:
+        tb = e.__traceback__
+    tbs = [tb, tb.tb_next, tb.tb_next.tb_next]
+    for t in tbs:
+        _ids(c, "PyTracebackObject", t, (("tb_frame", t.tb_frame), ("tb_next", t.tb_next)))
+    c.run("PyTracebackObject.tb_lasti", lambda: c.expect(
+        "PyTracebackObject.tb_lasti of 3 tracebacks", [t.tb_lasti for t in tbs],
+        [c.field(id(t), "PyTracebackObject", "tb_lasti", signed=True) *
+         (2 if sys.version_info[:2] == (3, 10) else 1) for t in tbs]))
+    if sys.version_info >= (3, 10):
+        err = AttributeError("x", name="attr", obj=tbs)
+        _ids(c, "PyAttributeErrorObject", err, (("name", err.name), ("obj", err.obj)))
+
+
+def callables(c) -> None:
+    """Functions' and builtins' weak references and docs, PyMethodDef through the C API, the vectorcall
+    functions (3.12+), modules' PyModuleDef."""
+    import ctypes
+    import weakref
+
+    def documented():
+        """a docstring"""
+
+    refs = [weakref.ref(documented), weakref.ref(len)]
+    _ids(c, "PyFunctionObject", documented, (("func_doc", documented.__doc__), ("func_weakreflist", refs[0])))
+    _ids(c, "PyCFunctionObject", len, (("m_weakreflist", refs[1]),))
+    api = ctypes.pythonapi
+    flags = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object)(("PyCFunction_GetFlags", api))
+    function = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object)(("PyCFunction_GetFunction", api))
+    builtins = [len, [].append, sys.getrecursionlimit, dict.fromkeys]
+
+    def method_def():
+        defs = [c.field(id(f), "PyCFunctionObject", "m_ml") for f in builtins]
+        c.expect("PyMethodDef.ml_flags, ml_meth (PyCFunction_GetFlags, PyCFunction_GetFunction)",
+                 [[flags(f), function(f)] for f in builtins],
+                 [[c.field(d, "PyMethodDef", "ml_flags"), c.field(d, "PyMethodDef", "ml_meth")] for d in defs])
+        docs = [c.cstring(c.field(d, "PyMethodDef", "ml_doc"), 4096).decode("utf-8", "replace") for d in defs[:1]]
+        c.expect("PyMethodDef.ml_doc holds the builtin's __doc__", [True], [len.__doc__ in docs[0]])
+    c.run("PyMethodDef", method_def)
+    if sys.version_info >= (3, 12):
+        vectorcall = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object)(("PyVectorcall_Function", api))
+        for struct, f in (("PyFunctionObject", documented), ("PyCFunctionObject", len)):
+            c.run(f"{struct}.vectorcall", lambda s=struct, f=f: c.expect(
+                f"{s}.vectorcall (PyVectorcall_Function)", vectorcall(f), c.field(id(f), s, "vectorcall")))
+    import math
+
+    get_def = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object)(("PyModule_GetDef", api))
+
+    def module_def():
+        d = get_def(math)
+        c.expect("PyModuleObject.md_def (PyModule_GetDef)", d, c.field(id(math), "PyModuleObject", "md_def"))
+        c.expect("PyModuleDef.m_name", b"math", c.cstring(c.field(d, "PyModuleDef", "m_name")))
+        first = c.cstring(c.field(c.field(d, "PyModuleDef", "m_methods"), "PyMethodDef", "ml_name"))
+        c.expect("PyModuleDef.m_methods: a function of the module", True, hasattr(math, first.decode()))
+    c.run("PyModuleDef", module_def)
+    del refs
+
+
+def dict_keys(c) -> None:
+    """Keys objects' kinds and sizes (what dict.__sizeof__ counts), split dicts' values."""
+    class Split:
+        def __init__(self):
+            self.a, self.b = object(), object()
+    general, text, inst = {1.5: 1, 2.5: 2}, {"x": 1, "y": 2, "z": 3}, Split()
+    split = inst.__dict__
+    kinds = c.t.build["hexversion"] >= 0x030B0000 and c.off("PyDictKeysObject", "dk_kind") is not None
+
+    def sizes():
+        for d, entry in ((general, "PyDictKeyEntry"), (text, "PyDictUnicodeEntry" if kinds else "PyDictKeyEntry")):
+            k = c.field(id(d), "PyDictObject", "ma_keys")
+            if kinds:
+                n = 1 << c.field(k, "PyDictKeysObject", "dk_log2_size")
+                index_bytes = 1 << c.field(k, "PyDictKeysObject", "dk_log2_index_bytes")
+            else:
+                n = c.field(k, "PyDictKeysObject", "dk_size")
+                index_bytes = n * (1 if n <= 0xff else 2 if n <= 0xffff else 4)
+            usable = (n << 1) // 3
+            c.expect(f"sizeof(PyDictKeysObject), sizeof({entry}), dk_usable (dict.__sizeof__)",
+                     [d.__sizeof__(), usable - len(d)],
+                     [c.size("PyDictObject") + c.size("PyDictKeysObject") + index_bytes + usable * c.size(entry),
+                      c.field(k, "PyDictKeysObject", "dk_usable", signed=True)])
+    c.run("PyDictKeysObject sizes", sizes)
+    if kinds:
+        c.run("PyDictKeysObject.dk_kind", lambda: c.expect(
+            "PyDictKeysObject.dk_kind of a general, a str-keyed and a split dict", [0, 1, 2],
+            [c.field(c.field(id(d), "PyDictObject", "ma_keys"), "PyDictKeysObject", "dk_kind")
+             for d in (general, text, split)]))
+
+        def unicode_entries():
+            k = c.field(id(text), "PyDictObject", "ma_keys")
+            entries = k + c.need("PyDictKeysObject", "dk_indices") + (1 << c.field(k, "PyDictKeysObject",
+                                                                                 "dk_log2_index_bytes"))
+            step = c.size("PyDictUnicodeEntry")
+            c.expect("PyDictUnicodeEntry.me_key, me_value", [[id(key), id(v)] for key, v in text.items()],
+                     [[c.field(entries + i * step, "PyDictUnicodeEntry", f) for f in ("me_key", "me_value")]
+                      for i in range(len(text))])
+        c.run("PyDictUnicodeEntry", unicode_entries)
+
+        def values():
+            v = c.field(id(split), "PyDictObject", "ma_values")
+            at = v + c.need("PyDictValues", "values")
+            c.expect("PyDictObject.ma_values -> PyDictValues.values of a split dict", [id(inst.a), id(inst.b)],
+                     [c.ptr(at, i * c.psize) for i in range(2)])
+        c.run("PyDictValues", values)
+
+
+def small(c) -> None:
+    """A list's allocation, a bytes' cached hash, interned strs, a fresh code object's code units."""
+    lst = [1, 2, 3]
+    lst.append(4)
+    c.run("PyListObject.allocated", lambda: c.expect(
+        "PyListObject.allocated (list.__sizeof__)", lst.__sizeof__(),
+        c.size("PyListObject") + c.field(id(lst), "PyListObject", "allocated") * c.psize))
+    data = bytes(range(30, 60))
+    h = hash(data)
+    c.run("PyBytesObject.ob_shash", lambda: c.expect("PyBytesObject.ob_shash (hash)", h,
+                                                     c.field(id(data), "PyBytesObject", "ob_shash", signed=True)))
+    plain, interned = "".join(["not", "interned"]), sys.intern("".join(["offsets", "interned"]))
+    c.run("PyASCIIObject.state.interned", lambda: c.expect(
+        "PyASCIIObject.state.interned of an interned str and another", [True, 0],
+        [c.field(id(interned), "PyASCIIObject", "state.interned") > 0, c.field(id(plain), "PyASCIIObject",
+                                                                             "state.interned")]))
+    code = compile("x = y + 1", "<offsets>", "exec")
+    raw = code.co_code
+
+    def units():
+        at = id(code) + c.need("PyCodeObject", "co_code_adaptive")
+        n = c.size("_Py_CODEUNIT")
+        # opcode 0 is CACHE, whose unit the adaptive code keeps a counter in
+        real = [i for i in range(len(raw) // 2) if raw[2 * i]]
+        c.expect("_Py_CODEUNIT.op.code, op.arg of a code object never run", [[raw[2 * i], raw[2 * i + 1]] for i in real],
+                 [[c.int(at + i * n + c.need("_Py_CODEUNIT", "op.code"), 1),
+                   c.int(at + i * n + c.need("_Py_CODEUNIT", "op.arg"), 1)] for i in real])
+    c.run("_Py_CODEUNIT", units)
+
+
+def typing_objects(c) -> None:
+    """3.12+: TypeVar, ParamSpec and TypeAliasType objects (Objects/typevarobject.c)."""
+    if sys.version_info < (3, 12):
+        return
+    import typing
+
+    t1, t2 = typing.TypeVar("T1", bound=int, covariant=True), typing.TypeVar("T2", str, bytes, contravariant=True)
+    for t in (t1, t2):
+        _ids(c, "typevarobject", t, (("name", t.__name__), ("bound", t.__bound__ if t is t1 else None),
+                                     ("constraints", t.__constraints__ if t is t2 else None)))
+    c.run("typevarobject flags", lambda: c.expect(
+        "typevarobject.covariant, contravariant, infer_variance", [[1, 0, 0], [0, 1, 0]],
+        [[c.field(id(t), "typevarobject", f) for f in ("covariant", "contravariant", "infer_variance")]
+         for t in (t1, t2)]))
+    p = typing.ParamSpec("P", infer_variance=True)
+    _ids(c, "paramspecobject", p, (("name", p.__name__),))
+    c.run("paramspecobject flags", lambda: c.expect(
+        "paramspecobject.covariant, contravariant, infer_variance", [0, 0, 1],
+        [c.field(id(p), "paramspecobject", f) for f in ("covariant", "contravariant", "infer_variance")]))
+    alias = typing.TypeAliasType("Alias", int, type_params=(t1,))
+    _ids(c, "typealiasobject", alias, (("name", alias.__name__), ("type_params", alias.__type_params__),
+                                       ("value", alias.__value__), ("module", alias.__module__)))
+
+
+def thread_hooks(c) -> None:
+    """The thread state's async-generator hooks, context, coroutine origin depth and data stack."""
+    import contextvars
+    import ctypes
+
+    ts = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_Get", ctypes.pythonapi))()
+    old = sys.get_asyncgen_hooks()
+
+    def first(agen):
+        return None
+
+    def final(agen):
+        return None
+    sys.set_asyncgen_hooks(firstiter=first, finalizer=final)
+    try:
+        got = [c.field(ts, "PyThreadState", "async_gen_firstiter"), c.field(ts, "PyThreadState", "async_gen_finalizer")]
+    except LookupError:
+        got = None
+    finally:
+        sys.set_asyncgen_hooks(*old)
+    if got is not None:
+        c.expect("PyThreadState.async_gen_firstiter, async_gen_finalizer (sys.set_asyncgen_hooks)",
+                 [id(first), id(final)], got)
+    depth = sys.get_coroutine_origin_tracking_depth()
+    sys.set_coroutine_origin_tracking_depth(depth + 7)
+    try:
+        got = c.field(ts, "PyThreadState", "coroutine_origin_tracking_depth")
+    except LookupError:
+        got = None
+    finally:
+        sys.set_coroutine_origin_tracking_depth(depth)
+    if got is not None:
+        c.expect("PyThreadState.coroutine_origin_tracking_depth", depth + 7, got)
+    ctx = contextvars.Context()
+    c.run("PyThreadState.context", lambda: ctx.run(lambda: c.expect(
+        "PyThreadState.context inside Context.run", id(ctx), c.field(ts, "PyThreadState", "context"))))
+    try:
+        raise LookupError("handled")
+    except LookupError:
+        c.run("PyThreadState.exc_state", lambda: c.expect(
+            "PyThreadState.exc_info is its exc_state outside generators", ts + c.need("PyThreadState", "exc_state"),
+            c.field(ts, "PyThreadState", "exc_info")))
+
+    def datastack():
+        frame = c.field(id(sys._getframe()), "PyFrameObject", "f_frame")
+        chunk = c.field(ts, "PyThreadState", "datastack_chunk")
+        top, limit = c.field(ts, "PyThreadState", "datastack_top"), c.field(ts, "PyThreadState", "datastack_limit")
+        c.expect("this frame is in the thread's data stack: chunk.data <= frame < top <= limit = chunk + size",
+                 [True, True, True],
+                 [chunk + c.need("_PyStackChunk", "data") <= frame < top, top <= limit,
+                  limit == chunk + c.field(chunk, "_PyStackChunk", "size")])
+    c.run("PyThreadState.datastack_chunk", datastack)
+
+
+def config(c) -> None:
+    """The interpreter's PyConfig: its paths, as sys says them."""
+    import ctypes
+
+    interp = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyInterpreterState_Get", ctypes.pythonapi))()
+    base = interp + c.need("PyInterpreterState", "config")
+    # not prefix and exec_prefix, which site.py sets to a venv's in 3.9 and 3.10
+    names = ("base_prefix", "base_exec_prefix", "executable", "platlibdir", "base_executable")
+    truths = [getattr(sys, n, None) for n in names]
+
+    def wide(addr, limit=4096):
+        out = []
+        while addr and len(out) < limit:
+            ch = c.int(addr + 4 * len(out), 4)
+            if not ch:
+                break
+            out.append(chr(ch))
+        return "".join(out)
+
+    def strings_in_config():
+        """offset -> the wide string each pointer-sized word of the PyConfig (and a little past it)
+        points to, where it points to one: where each string the config holds is."""
+        found = {}
+        for off in range(0, c.size("PyConfig") + 64, c.psize):
+            word = c.ptr(base, off)
+            if word > 4096:
+                try:
+                    found[off] = wide(word, 512)
+                except c.faults:
+                    pass
+        return found
+
+    def strings():
+        found = strings_in_config()
+        c.view.take_used()
+        for name, truth in zip(names, truths):
+            if truth is None:
+                continue
+            where = [off for off, text in found.items() if text == truth]
+            off = c.need("PyConfig", name)
+            if off in where and len(where) > 1:      # another field of the same value: it says nothing of which
+                c.skip(f"PyConfig.{name}", "its value is that of another field too")
+                continue
+            c.expect(f"PyConfig.{name} (sys.{name}, the only field of that value)", truth,
+                     wide(c.field(base, "PyConfig", name)))
+        if hasattr(sys, "orig_argv"):      # 3.10+: the command line as given
+            argv = base + c.need("PyConfig", "orig_argv")
+            n = c.field(argv, "PyWideStringList", "length", signed=True)
+            items = c.field(argv, "PyWideStringList", "items")
+            c.expect("PyConfig.orig_argv, a PyWideStringList (sys.orig_argv)", sys.orig_argv,
+                     [wide(c.ptr(items, i * c.psize)) for i in range(min(n, 64))])
+    c.run("PyConfig", strings)
+
+
+def check(c) -> None:
+    for fn in (buffers, iterators, tracebacks, callables, dict_keys, small, typing_objects, thread_hooks, config):
+        try:
+            c.run(fn.__name__, fn, c)
+        except Exception as e:      # noqa: BLE001 - a check that cannot run proves nothing, and stops nothing
+            c.skip(fn.__name__, f"could not run here: {type(e).__name__}: {e}")
