@@ -126,6 +126,9 @@ MOVES = [
     ("PyThreadState", "context", 8), ("PyThreadState", "coroutine_origin_tracking_depth", 4),
     ("PyThreadState", "async_gen_firstiter", 8), ("typevarobject", "bound", 8), ("PyListObject", "allocated", 8),
     ("PyTypeObject", "tp_dictoffset", 8), ("PyTypeObject", "tp_weaklist", 8), ("PyModuleObject", "md_def", 8),
+    ("arrayobject", "allocated", 8), ("arraydescr", "itemsize", -4), ("PyGenObject", "gi_exc_state", 8),
+    ("PyCoroObject", "cr_qualname", 8), ("_PyInterpreterFrame", "owner", 1), ("PyHeapTypeObject", "ht_cached_keys", 8),
+    ("PyCodeObject", "co_nlocalsplus", 4), ("PyMemberDef", "offset", 8), ("PySequenceMethods", "sq_inplace_concat", 8),
 ]
 
 

@@ -17,10 +17,31 @@ from __future__ import annotations
 
 #: Records written by hand, for the minors no sources were scanned for (3.12): reviewed against the
 #: initializers of every CPython since 3.11 (`"code", offsetof(PyCodeObject, co_code_adaptive),
-#: sizeof(_Py_CODEUNIT)`); a record of the scanned sources takes their place where there is one.
-#: Where the table has no such struct (3.11's `_Py_CODEUNIT` is a typedef of uint16_t) it is not compared.
+#: sizeof(_Py_CODEUNIT)`) or since 3.0 (the members of type, function, method and builtin
+#: functions); a record of the scanned sources takes their place where there is one. Where the
+#: table has no such struct (3.11's `_Py_CODEUNIT` is a typedef of uint16_t) or the member read back
+#: has another type code or flags, it is not compared.
+_T_OBJECT, _T_ULONG, _T_PYSSIZET, _READONLY = 6, 12, 19, 1
 BY_HAND = {
     "code": {"symbol": "PyCode_Type", "itemsize": [[1, "size", "_Py_CODEUNIT", None]]},
+    # typeobject.c, funcobject.c, classobject.c and methodobject.c, unchanged since 3.0 (3.10 added __builtins__)
+    "type": {"symbol": "PyType_Type", "members": [
+        [name, code, _READONLY, "PyTypeObject", field] for name, code, field in (
+            ("__basicsize__", _T_PYSSIZET, "tp_basicsize"), ("__itemsize__", _T_PYSSIZET, "tp_itemsize"),
+            ("__flags__", _T_ULONG, "tp_flags"), ("__weakrefoffset__", _T_PYSSIZET, "tp_weaklistoffset"),
+            ("__base__", _T_OBJECT, "tp_base"), ("__dictoffset__", _T_PYSSIZET, "tp_dictoffset"),
+            ("__mro__", _T_OBJECT, "tp_mro"))]},
+    "function": {"symbol": "PyFunction_Type", "members": [
+        ["__closure__", _T_OBJECT, _READONLY, "PyFunctionObject", "func_closure"],
+        ["__doc__", _T_OBJECT, 0, "PyFunctionObject", "func_doc"],
+        ["__globals__", _T_OBJECT, _READONLY, "PyFunctionObject", "func_globals"],
+        ["__module__", _T_OBJECT, 0, "PyFunctionObject", "func_module"],
+        ["__builtins__", _T_OBJECT, _READONLY, "PyFunctionObject", "func_builtins"]]},
+    "method": {"symbol": "PyMethod_Type", "members": [
+        ["__func__", _T_OBJECT, _READONLY, "PyMethodObject", "im_func"],
+        ["__self__", _T_OBJECT, _READONLY, "PyMethodObject", "im_self"]]},
+    "builtin_function_or_method": {"symbol": "PyCFunction_Type", "members": [
+        ["__module__", _T_OBJECT, 0, "PyCFunctionObject", "m_module"]]},
 }
 
 
@@ -94,11 +115,11 @@ def members(p, address: int, name: str, record: dict, descriptors=None) -> int:
     if not base:
         p.view.take_used()
         return 0
-    step = p.size("PyMemberDef")
-    offs = [p.need("PyMemberDef", f) for f in ("name", "type", "offset", "flags")]
-    at_name, at_type, at_offset, at_flags = offs
+    step, at_name = p.size("PyMemberDef"), p.need("PyMemberDef", "name")
+    named_frame = p.view.take_used()     # what finding an entry and its name used
+    at_type, at_offset, at_flags = (p.need("PyMemberDef", f) for f in ("type", "offset", "flags"))
     sizes = {f: p.view.row("PyMemberDef", f)[1][1] for f in ("type", "offset", "flags")}
-    frame = p.view.take_used()
+    frame = named_frame + p.view.take_used()
     compared = 0
     for i in range(MAX_MEMBERS):
         entry = base + i * step
@@ -116,12 +137,14 @@ def members(p, address: int, name: str, record: dict, descriptors=None) -> int:
                                         f"{want[1]}, {want[2]}")
             continue
         real = p.int(entry + at_offset, sizes["offset"], signed=True)
-        p.view.used.update(frame)
         if descriptors is not None and member in descriptors:
             d = descriptors[member]
+            p.view.take_used()
+            p.view.used.update(named_frame)
             p.expect(f"{name}.{member}: its descriptor's PyMemberDescrObject.d_member, and its name",
                      [entry, member], [p.field(id(d), "PyMemberDescrObject", "d_member"), d.__name__])
-            p.view.used.update(frame)
+        p.view.take_used()
+        p.view.used.update(frame)
         table = p.off(want[3], want[4])
         if table is None:
             p.skip(f"{name}.{member}", f"{want[3]}.{want[4]} is not in the table")

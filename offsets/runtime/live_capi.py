@@ -9,8 +9,9 @@ this check).
   function, the recursion limits, the exception being handled, the trace and profile functions.
 
 A slot's value is taken as proof of its offset only where it occurs once among the words where the
-field can be: a table that moved the field onto another slot of the same value (two NULLs, or one
-function serving two slots) cannot pass.
+field can be (the heap type object, whose suites are inside it; a static type's suite, from where
+its pointer points to 8 words past the table's end of it): a table that moved the field onto another
+slot of the same value (two NULLs, or one function serving two slots) cannot pass.
 """
 from __future__ import annotations
 
@@ -82,9 +83,12 @@ def slots(c) -> None:
                     if not base:
                         raise LookupError(f"{tp.__name__}.{pointer} is NULL")
                 off = c.need(struct, field)
+                lo, hi = start, end
                 if not start <= base < end:
-                    raise LookupError(f"{tp.__name__}'s {struct} is not inside it")
-                where = _words(c, start, end, value)
+                    # a static type's suite is a static struct of its own: the words from where it
+                    # starts to past where the table ends it (8 more words than the table has)
+                    lo, hi = base, base + c.size(struct) + 8 * c.psize
+                where = _words(c, lo, hi, value)
                 if base + off in where and len(where) > 1:
                     raise LookupError(f"{field}'s value is not once in {tp.__name__}")
                 c.expect(f"PyType_GetSlot({tp.__name__}, {name}) == {struct}.{field}", value,

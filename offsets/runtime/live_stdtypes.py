@@ -303,7 +303,7 @@ def config(c) -> None:
         out = []
         while addr and len(out) < limit:
             ch = c.int(addr + 4 * len(out), 4)
-            if not ch:
+            if not ch or ch > 0x10FFFF:       # the end, or no wide string
                 break
             out.append(chr(ch))
         return "".join(out)
@@ -343,8 +343,120 @@ def config(c) -> None:
     c.run("PyConfig", strings)
 
 
+def arrays(c) -> None:
+    """The array module's arrayobject and arraydescr (from its DWARF), in a live array."""
+    import array
+    import weakref
+
+    a = array.array("i", [7, -8, 9, 10])
+    ref = weakref.ref(a)
+
+    def one():
+        d = c.field(id(a), "arrayobject", "ob_descr")
+        # array.__sizeof__ is its basic size and its allocated items
+        c.expect("arrayobject.ob_item, ob_base.ob_size, allocated (array.__sizeof__), weakreflist",
+                 [a.tobytes(), len(a), (a.__sizeof__() - type(a).__basicsize__) // a.itemsize, id(ref)],
+                 [c.read(c.field(id(a), "arrayobject", "ob_item"), len(a) * a.itemsize),
+                  c.field(id(a), "arrayobject", "ob_base.ob_size"),
+                  c.field(id(a), "arrayobject", "allocated"), c.field(id(a), "arrayobject", "weakreflist")])
+        c.expect("arraydescr.typecode, itemsize (through arrayobject.ob_descr)", [ord("i"), a.itemsize],
+                 [c.field(d, "arraydescr", "typecode"), c.field(d, "arraydescr", "itemsize")])
+    c.run("arrayobject", one)
+
+
+def generators(c) -> None:
+    """A generator's own exception state while it handles one, its weak references; a coroutine's
+    qualified name and origin."""
+    import weakref
+
+    ts = __import__("ctypes").PYFUNCTYPE(__import__("ctypes").c_void_p)(("PyThreadState_Get",
+                                                                         __import__("ctypes").pythonapi))()
+    seen = []
+
+    def gen():
+        try:
+            raise LookupError("in a generator")
+        except LookupError as e:
+            item = c.field(ts, "PyThreadState", "exc_info")
+            seen.append((item, e, c.field(item, "_PyErr_StackItem", "exc_value"),
+                         c.field(item, "_PyErr_StackItem", "previous_item")))
+            yield 1
+    g = gen()
+    ref = weakref.ref(g)
+    c.run("PyGenObject.gi_exc_state", lambda: (next(g), c.expect(
+        "PyThreadState.exc_info is the running generator's gi_exc_state, holding its exception",
+        [id(g) + c.need("PyGenObject", "gi_exc_state"), id(seen[0][1]),
+         ts + c.need("PyThreadState", "exc_state")],
+        [seen[0][0], seen[0][2], seen[0][3]])))
+    _ids(c, "PyGenObject", g, (("gi_weakreflist", ref),))
+    depth = sys.get_coroutine_origin_tracking_depth()
+    sys.set_coroutine_origin_tracking_depth(2)
+    try:
+        async def coro_fn():
+            return 1
+        coro = coro_fn()
+    finally:
+        sys.set_coroutine_origin_tracking_depth(depth)
+    _ids(c, "PyCoroObject", coro, (("cr_qualname", coro.__qualname__), ("cr_origin_or_finalizer", coro.cr_origin)))
+    coro.close()
+    del seen
+
+
+def frames_and_types(c) -> None:
+    """A frame's owner and a module frame's locals; a function type's vectorcall offset; a class's
+    cached keys; compact strs' data right after their struct; code objects' locals-plus counts."""
+    f = sys._getframe()
+    if c.off("PyFrameObject", "f_frame") is not None:
+        module = f
+        while module.f_back is not None:
+            module = module.f_back
+
+        def gen():
+            yield sys._getframe()
+        g = gen()
+        inner = next(g)
+        c.run("_PyInterpreterFrame.owner, f_locals", lambda: c.expect(
+            "_PyInterpreterFrame.owner of a thread's and a generator's frame, f_locals of the outermost frame",
+            [[c.t and 0, 1], id(module.f_locals) if module.f_code.co_flags & 1 == 0 else None],
+            [[c.field(c.field(id(x), "PyFrameObject", "f_frame"), "_PyInterpreterFrame", "owner") for x in (f, inner)],
+             c.field(c.field(id(module), "PyFrameObject", "f_frame"), "_PyInterpreterFrame", "f_locals")
+             if module.f_code.co_flags & 1 == 0 else None]))
+        del g, inner
+
+    def vectorcall_offset():
+        c.expect("PyTypeObject.tp_vectorcall_offset of function is offsetof(PyFunctionObject, vectorcall)",
+                 c.need("PyFunctionObject", "vectorcall"),
+                 c.field(id(type(frames_and_types)), "PyTypeObject", "tp_vectorcall_offset"))
+    if ("PyFunctionObject", "vectorcall") in c.r.proven:
+        c.run("PyTypeObject.tp_vectorcall_offset", vectorcall_offset)
+
+    class Cached:
+        def __init__(self):
+            self.x = 1
+    inst = Cached()
+    c.run("PyHeapTypeObject.ht_cached_keys", lambda: c.expect(
+        "PyHeapTypeObject.ht_cached_keys: the keys of its instances' split dicts", c.field(id(inst.__dict__),
+                                                                                        "PyDictObject", "ma_keys"),
+        c.field(id(Cached), "PyHeapTypeObject", "ht_cached_keys")) if c.field(id(inst.__dict__), "PyDictObject",
+                                                                              "ma_values") else None)
+    texts = ["".join(["offsets", "!"]), "".join(["\u0100", "wide"])]
+    c.run("sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject)", lambda: c.expect(
+        "a compact str's characters follow its struct: sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject)",
+        [texts[0].encode("ascii"), texts[1].encode("utf-16-le" if sys.byteorder == "little" else "utf-16-be")],
+        [c.read(id(texts[0]) + c.size("PyASCIIObject"), len(texts[0])),
+         c.read(id(texts[1]) + c.size("PyCompactUnicodeObject"), 2 * len(texts[1]))]))
+    codes = [frames_and_types.__code__, arrays.__code__, generators.__code__]
+
+    def locals_plus():
+        c.expect("PyCodeObject.co_nlocalsplus (names of locals, cells and free variables)",
+                 [len(set(co.co_varnames + co.co_cellvars + co.co_freevars)) for co in codes],
+                 [c.field(id(co), "PyCodeObject", "co_nlocalsplus") for co in codes])
+    c.run("PyCodeObject.co_nlocalsplus", locals_plus)
+
+
 def check(c) -> None:
-    for fn in (buffers, iterators, tracebacks, callables, dict_keys, small, typing_objects, thread_hooks, config):
+    for fn in (buffers, iterators, tracebacks, callables, dict_keys, small, typing_objects, thread_hooks, config,
+               arrays, generators, frames_and_types):
         try:
             c.run(fn.__name__, fn, c)
         except Exception as e:      # noqa: BLE001 - a check that cannot run proves nothing, and stops nothing
