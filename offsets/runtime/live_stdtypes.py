@@ -388,7 +388,10 @@ def generators(c) -> None:
         [id(g) + c.need("PyGenObject", "gi_exc_state"), id(seen[0][1]),
          ts + c.need("PyThreadState", "exc_state")],
         [seen[0][0], seen[0][2], seen[0][3]])))
-    _ids(c, "PyGenObject", g, (("gi_weakreflist", ref),))
+    _ids(c, "PyGenObject", g, (("gi_weakreflist", ref), ("gi_code", getattr(g, "gi_code", None)),
+                               ("gi_frame", g.gi_frame)))
+    if c.off("PyFrameObject", "f_gen") is not None:       # up to 3.10: the frame object of a generator knows it
+        _ids(c, "PyFrameObject", g.gi_frame, (("f_gen", g),))
     depth = sys.get_coroutine_origin_tracking_depth()
     sys.set_coroutine_origin_tracking_depth(2)
     try:

@@ -29,9 +29,17 @@ def reachable() -> list:
     return list(seen.values())
 
 
+HEAPTYPE = 1 << 9      # Py_TPFLAGS_HEAPTYPE
+
+
 def name_of(t) -> str:
-    """What a type's tp_name is, as Python shows it: `list`, `collections.deque`."""
-    module = t.__dict__.get("__module__") if isinstance(t.__dict__.get("__module__"), str) else "builtins"
+    """What a type's tp_name is, as Python shows it: `list`, `types.GenericAlias` (a static type's
+    __module__ is the part of tp_name before its last dot), `array.array` (a heap type's, from its dict)."""
+    if t.__flags__ & HEAPTYPE:
+        module = t.__dict__.get("__module__")
+        module = module if isinstance(module, str) else "builtins"
+    else:
+        module = t.__module__
     return t.__name__ if module == "builtins" else f"{module}.{t.__name__}"
 
 
