@@ -158,23 +158,30 @@ def _dwarf_values(binary, wanted) -> dict:
     from offsets.layout.names import aliases, struct_key
     from offsets.scan import dwarf
 
-    info = dwarf.read(binary)
     groups = aliases()
     out = {}
-    for name in wanted:
-        if name.startswith(CONST):
-            continue
-        struct, _, path = name.partition(".")
-        key = struct_key(struct, info.structs, info.names, groups)
-        if key is None:
-            continue
-        s = info.structs[key]
-        if not path:
-            out[name] = s.size
-        for f in s.fields:
-            if f.path == path:
-                out[name] = (f.offset, f.bit_offset, f.bit_width)
+    # the interpreter's binary, then the extension modules built beside it (arrayobject is the array module's)
+    for i, path_ in enumerate([binary] + dwarf.extension_modules(binary)):
+        info = dwarf.read(path_)
+        for name in wanted:
+            if name.startswith(CONST) or name in out:
+                continue
+            struct, _, path = name.partition(".")
+            key = struct_key(struct, info.structs, info.names, groups)
+            if key is None or (i and not _in_tree(info.structs[key])):
+                continue
+            s = info.structs[key]
+            if not path:
+                out[name] = s.size
+            for f in s.fields:
+                if f.path == path:
+                    out[name] = (f.offset, f.bit_offset, f.bit_width)
     return out
+
+
+def _in_tree(s) -> bool:
+    """A struct an extension module's own .c file defines (Modules/...), not a header's it includes."""
+    return s.defined_in.startswith("Modules/")
 
 
 _PROBE = "__offsets_jn_"
