@@ -82,8 +82,7 @@ def tracebacks(c) -> None:
         _ids(c, "PyTracebackObject", t, (("tb_frame", t.tb_frame), ("tb_next", t.tb_next)))
     c.run("PyTracebackObject.tb_lasti", lambda: c.expect(
         "PyTracebackObject.tb_lasti of 3 tracebacks", [t.tb_lasti for t in tbs],
-        [c.field(id(t), "PyTracebackObject", "tb_lasti", signed=True) *
-         (2 if sys.version_info[:2] == (3, 10) else 1) for t in tbs]))
+        [c.field(id(t), "PyTracebackObject", "tb_lasti", signed=True) for t in tbs]))
     if sys.version_info >= (3, 10):
         err = AttributeError("x", name="attr", obj=tbs)
         _ids(c, "PyAttributeErrorObject", err, (("name", err.name), ("obj", err.obj)))
