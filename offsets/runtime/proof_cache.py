@@ -5,9 +5,9 @@ checking again (the first lookup where no table is exact costs about one interpr
 not the check's tens of milliseconds).
 
 An entry is keyed by everything the check's result depends on:
-- the binary: the file mapped where this interpreter's `list` type object is (libpython, or the
+- the binary: the ELF file that holds the interpreter (runtime/binary.py: libpython, or the
   executable of a static build), by path, device, inode, size, mtime and ctime, and its GNU
-  build-id;
+  build-id as its image in this process has it;
 - the table: its file and the shipped layout pool, by path, size and mtime;
 - the check's code and data: the bytes of `proofs/*.py`, `runtime/live*.py` and the shipped type
   records (`data/compact/types.json`);
@@ -38,52 +38,14 @@ CODE = ("proofs", "runtime/live.py", "runtime/live_capi.py", "runtime/live_stdty
 REVISION = 1
 
 
-def binary_of(address: int):
-    """The path of the file mapped at `address` in this process (/proc/self/maps), or None."""
-    try:
-        with open("/proc/self/maps", "rb") as f:
-            for line in f:
-                span, _, rest = line.partition(b" ")
-                lo, _, hi = span.partition(b"-")
-                if int(lo, 16) <= address < int(hi, 16):
-                    path = rest.split(None, 4)[-1].strip() if len(rest.split(None, 4)) == 5 else b""
-                    return os.fsdecode(path) if path.startswith(b"/") else None
-    except (OSError, ValueError):
-        return None
-    return None
+def binary_of():
+    """The path of the ELF file that holds this interpreter and its build-id, as the runtime's
+    identity read them (runtime/binary.py: the mapping of `id(int)`, the note in its loaded image);
+    (None, None) when there is none to name."""
+    from . import running_identity
 
-
-def build_id(path: str):
-    """The GNU build-id note of the ELF file at `path` (hex), found through its program headers;
-    None if it has none. Without the struct module (an extension module to load in some builds)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(64)
-            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] not in (1, 2) or head[5] not in (1, 2):
-                return None
-            wide, order = head[4] == 2, "little" if head[5] == 1 else "big"
-
-            def num(data, at, n):
-                return int.from_bytes(data[at:at + n], order)
-            phoff = num(head, 32, 8) if wide else num(head, 28, 4)
-            phentsize, phnum = (num(head, 54, 2), num(head, 56, 2)) if wide else (num(head, 42, 2), num(head, 44, 2))
-            f.seek(phoff)
-            table = f.read(phentsize * min(phnum, 256))
-            for ph in (table[i:i + phentsize] for i in range(0, len(table) - phentsize + 1, phentsize)):
-                if num(ph, 0, 4) != 4:      # PT_NOTE
-                    continue
-                off, size = (num(ph, 8, 8), num(ph, 32, 8)) if wide else (num(ph, 4, 4), num(ph, 16, 4))
-                f.seek(off)
-                notes, at = f.read(min(size, 1 << 16)), 0
-                while at + 12 <= len(notes):
-                    namesz, descsz, kind = num(notes, at, 4), num(notes, at + 4, 4), num(notes, at + 8, 4)
-                    desc = at + 12 + ((namesz + 3) & ~3)
-                    if kind == 3 and notes[at + 12:at + 12 + namesz].rstrip(b"\0") == b"GNU":    # NT_GNU_BUILD_ID
-                        return notes[desc:desc + descsz].hex()
-                    at = desc + ((descsz + 3) & ~3)
-    except OSError:
-        return None
-    return None
+    me = running_identity()
+    return me.get("binary"), me.get("build_id")
 
 
 def _stat(path: str) -> str:
@@ -94,11 +56,11 @@ def _stat(path: str) -> str:
 def key(table):
     """The cache key of the live check of `table` in this process, or None when the binary cannot be
     named (no /proc, an anonymous mapping)."""
-    binary = binary_of(id(list))
+    binary, build_id = binary_of()
     if binary is None:
         return None
     h = sha256(("%d\0%s\0%s\0%s\0" % (REVISION, sys.version, sys.abiflags if hasattr(sys, "abiflags") else "",
-                                        build_id(binary))).encode())
+                                        build_id)).encode())
     try:
         h.update(_stat(binary).encode())
         h.update(_stat(table.source).encode())
