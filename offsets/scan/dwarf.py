@@ -391,9 +391,14 @@ def fill(table: Table, dwarf: Union[DwarfInfo, dict]) -> Table:
     return replace(table, build=build, structs=dict(sorted(new.items())), names=dict(sorted(names.items())))
 
 
-def extension_modules(binary) -> list:
-    """The extension modules built beside the interpreter `binary` (its prefix's
-    `lib/python3.X/lib-dynload/*.so`) that carry DWARF."""
+#: The extension modules whose structs C extensions read (Cython's array support: arrayobject,
+#: arraydescr); reviewed by hand: every module's objects would add about 80 KB a table to the package.
+EXTENSION_MODULES = ("array",)
+
+
+def extension_modules(binary, names=EXTENSION_MODULES) -> list:
+    """The extension modules `names` built beside the interpreter `binary` (its prefix's
+    `lib/python3.X/lib-dynload/NAME.*.so`) that carry DWARF (`names` None: every one)."""
     import re
 
     path = Path(binary).resolve()
@@ -401,18 +406,19 @@ def extension_modules(binary) -> list:
     if m is None:
         return []
     folder = path.parent.parent / "lib" / f"python{m.group(1)}" / "lib-dynload"
-    return sorted(p for p in folder.glob("*.so") if has_dwarf(p)) if folder.is_dir() else []
+    found = sorted(folder.glob("*.so")) if folder.is_dir() else []
+    return [p for p in found if (names is None or p.name.split(".", 1)[0] in names) and has_dwarf(p)]
 
 
-def fill_extensions(table: Table, binary) -> tuple[Table, int]:
-    """`table` plus the `.c` structs of the extension modules built beside `binary`
+def fill_extensions(table: Table, binary, names=EXTENSION_MODULES) -> tuple[Table, int]:
+    """`table` plus the `.c` structs of the extension modules `names` built beside `binary`
     (`extension_modules`: arrayobject and arraydescr of the array module), after a cross-check of
     every struct a module and the table both have: (the filled table, fields compared). A name
     that two modules (or a module and the table) use for different structs is only added qualified
     by its file (`module_state@Modules/_bisectmodule.c`)."""
     found: dict = {}            # name -> {file: Struct}
     compared = 0
-    for so in extension_modules(binary):
+    for so in extension_modules(binary, names):
         info = read(so)
         n, mismatches = compare(table, info)
         if mismatches:
