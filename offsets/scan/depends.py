@@ -12,11 +12,12 @@ files (`source_text.Index`):
   sites, their conditionals, their bodies), and every enumerator it names (its enum's definition);
 - the types it holds by value: each field's type, through typedefs (their statements and
   conditionals) to a struct of the table (whose own closure joins), an enum, a builtin type, or a
-  C library type; a C library type brings the macros pyconfig.h sets for the C library (names
-  starting with `_`: `_FILE_OFFSET_BITS`, `_GNU_SOURCE`) and the conditionals around the build's
-  `#include <...>`s;
+  C library type;
 - a type named where its size or alignment counts (in `[...]`, `sizeof(...)`, `_Alignas(...)`,
-  `__attribute__((...))`, a function-like macro's arguments), as if held by value.
+  `__attribute__((...))`, a function-like macro's arguments), as if held by value;
+- what the C library declares and defines for any text of the unit (`Closure.system`): the macros
+  pyconfig.h sets for it (names starting with `_`: `_FILE_OFFSET_BITS`, `_GNU_SOURCE`) and the
+  conditionals around every `#include <...>` in reach, which decide which of its names exist.
 
 Where the build's text ends, the closure keeps the name as a *leaf*: a macro of `pyconfig.h`, a
 define of the core's command line, or a name nothing in the build defines (`Py_LIMITED_API`,
@@ -68,6 +69,7 @@ class Closure:
         #: the `.c` file whose struct or constant is being followed (None: a header's)
         self.unit: Optional[str] = None
         self._error_memo: dict = {}
+        self._system_memo: dict = {}
         self._plain: dict = {}
         for key in structs:
             self._plain.setdefault(key.split("@", 1)[0], []).append(key)
@@ -177,11 +179,32 @@ class Closure:
         return got
 
     def system(self) -> tuple:
-        """(leaves, files) a C library type brings: the macros pyconfig.h sets for the C library
-        (its names starting with `_`: `_FILE_OFFSET_BITS`, `_GNU_SOURCE`, `_TIME_BITS`). The type's
-        size is otherwise the target's: which of the build's `#include <...>`s declared it does not
-        change it."""
-        return {n for n in self.leaf_names if n.startswith("_")}, set()
+        """(leaves, files) of what the C library declares and defines for the text of the unit
+        followed: the macros pyconfig.h sets for the C library (its names starting with `_`:
+        `_FILE_OFFSET_BITS`, `_GNU_SOURCE`, `_TIME_BITS`), and the conditionals around each
+        `#include <...>` of a file in reach (every header, and the `.c` file followed), with those
+        files and how they are brought in. Which of those `#include`s the compiler reads decides
+        which C library names exist: 3.13's py_curses.h reads a curses header only under one of
+        the HAVE_NCURSES*_H (without, `WINDOW *win` does not compile), and glibc's `_POSIX_THREADS`,
+        which 3.7's pythread.h needs (else its `#error`), comes from the <unistd.h> that Python.h
+        reads under HAVE_UNISTD_H. A C library type's size is otherwise the target's."""
+        got = self._system_memo.get(self.unit)
+        if got is None:
+            self._system_memo[self.unit] = got = ({n for n in self.leaf_names if n.startswith("_")}, set())
+            types: list = []
+            for file, line in self.index.system_includes:
+                if file.endswith(".c") and file != self.unit:
+                    continue
+                got[1].add(file)
+                for w in self.index.files[file].conditions(line, line):
+                    self._name(w, got[0], got[1], types, tested=True)
+                self._included(file, got[0], got[1])
+        return got
+
+    def _system(self, leaves: set, files: set) -> None:
+        got = self.system()
+        leaves |= got[0]
+        files |= got[1]
 
     def type_name(self, w: str, leaves: set, files: set, seen: set) -> None:
         """A type held by value, named `w` (a tag or typedef name): a struct of the table, or a
@@ -200,12 +223,7 @@ class Closure:
             return
         sites = [x for x in (*self.index.typedefs.get(w, ()), *self.index.enums.get(w, ())) if self._visible(x)]
         if not sites:
-            if w in self.index.macros or w in self.index.enumerators or w in self.leaf_names:
-                return          # a macro or value named in a type context: followed as a name already
-            s_leaves, s_files = self.system()
-            leaves |= s_leaves
-            files |= s_files
-            return
+            return      # a macro or value (followed as a name already), or the C library's (`system()`)
         for site in sites:
             types: list = []
             pointer = "*" in site.toks
@@ -255,6 +273,7 @@ class Closure:
             site = source_text.Site(file, line, line)
         types: list = []
         self._site(site, leaves, files, types, typed_all=False)
+        self._system(leaves, files)
         seen: set = set()
         try:
             for t in types:
@@ -290,6 +309,7 @@ class Closure:
         else:
             self._name(plain, leaves, files, types, tested=True)
         self._included(defined_in, leaves, files)
+        self._system(leaves, files)
         seen: set = set()
         try:
             for t in types:
