@@ -15,9 +15,11 @@ files (`source_text.Index`):
   C library type;
 - a type named where its size or alignment counts (in `[...]`, `sizeof(...)`, `_Alignas(...)`,
   `__attribute__((...))`, a function-like macro's arguments), as if held by value;
-- what the C library declares and defines for any text of the unit (`Closure.system`): the macros
-  pyconfig.h sets for it (names starting with `_`: `_FILE_OFFSET_BITS`, `_GNU_SOURCE`) and the
-  conditionals around every `#include <...>` in reach, which decide which of its names exist.
+- what any text of the unit depends on (`Closure.system`): what the C library declares and
+  defines (the macros pyconfig.h sets for it, names starting with `_`: `_FILE_OFFSET_BITS`,
+  `_GNU_SOURCE`; the conditionals around every `#include <...>` in reach, which decide which of
+  its names exist), and whether the unit compiles at all (the conditionals around every
+  `#error` in reach).
 
 Where the build's text ends, the closure keeps the name as a *leaf*: a macro of `pyconfig.h`, a
 define of the core's command line, or a name nothing in the build defines (`Py_LIMITED_API`,
@@ -68,7 +70,6 @@ class Closure:
         self._site_memo: dict = {}
         #: the `.c` file whose struct or constant is being followed (None: a header's)
         self.unit: Optional[str] = None
-        self._error_memo: dict = {}
         self._system_memo: dict = {}
         self._plain: dict = {}
         for key in structs:
@@ -95,7 +96,6 @@ class Closure:
                 self._name(w, got[0], got[1], got[2], tested=False)
             got[2].extend(words if typed_all else typed)
             self._included(site.file, got[0], got[1])
-            self._compiles(site.file, got[0], got[1])
             self._site_memo[key] = got
         leaves |= got[0]
         files |= got[1]
@@ -134,25 +134,9 @@ class Closure:
         got = self._macro_memo[key] = (leaves, files, types)
         return got
 
-    def _compiles(self, file: str, leaves: set, files: set) -> None:
-        """The conditionals around the `#error`s of a file: its text compiles only where they fail
-        (pyport.h's `LONG_BIT definition appears wrong`)."""
-        got = self._error_memo.get(file)
-        if got is None:
-            self._error_memo[file] = got = (set(), set())
-            f = self.index.files.get(file)
-            types: list = []
-            for d in f.directives if f is not None else ():
-                if d.kind == "error":
-                    for w in f.conditions(d.line, d.line):
-                        self._name(w, got[0], got[1], types, tested=True)
-        leaves |= got[0]
-        files |= got[1]
-
     def _visible(self, site) -> bool:
-        """Whether a definition can be in the translation unit followed: a header's, or the `.c`
-        file's own."""
-        return not site.file.endswith(".c") or site.file == self.unit
+        """Whether a definition can be in the translation unit followed (`_reaches` its file)."""
+        return self._reaches(site.file)
 
     def _included(self, file: str, leaves: set, files: set) -> None:
         got = self.includes(file)
@@ -179,27 +163,40 @@ class Closure:
         return got
 
     def system(self) -> tuple:
-        """(leaves, files) of what the C library declares and defines for the text of the unit
-        followed: the macros pyconfig.h sets for the C library (its names starting with `_`:
-        `_FILE_OFFSET_BITS`, `_GNU_SOURCE`, `_TIME_BITS`), and the conditionals around each
-        `#include <...>` of a file in reach (every header, and the `.c` file followed), with those
-        files and how they are brought in. Which of those `#include`s the compiler reads decides
-        which C library names exist: 3.13's py_curses.h reads a curses header only under one of
-        the HAVE_NCURSES*_H (without, `WINDOW *win` does not compile), and glibc's `_POSIX_THREADS`,
-        which 3.7's pythread.h needs (else its `#error`), comes from the <unistd.h> that Python.h
-        reads under HAVE_UNISTD_H. A C library type's size is otherwise the target's."""
+        """(leaves, files) that any text of the unit followed depends on, from every file in reach
+        (every header, and the `.c` file followed):
+
+        - what the C library declares and defines: the macros pyconfig.h sets for it (its names
+          starting with `_`: `_FILE_OFFSET_BITS`, `_GNU_SOURCE`, `_TIME_BITS`), and the conditionals
+          around each `#include <...>`, with those files and how they are brought in. Which of them
+          the compiler reads decides which C library names exist: 3.13's py_curses.h reads a curses
+          header only under one of the HAVE_NCURSES*_H (without, `WINDOW *win` does not compile),
+          and glibc's `_POSIX_THREADS`, which 3.7's pythread.h needs (else its `#error`), comes from
+          the <unistd.h> that Python.h reads under HAVE_UNISTD_H. A C library type's size is
+          otherwise the target's;
+        - whether the unit compiles at all: the conditionals around each `#error` (pyport.h's
+          `LONG_BIT definition appears wrong`; 3.12's longobject.h stops every unit that reads
+          Python.h unless SIZEOF_PID_T is SIZEOF_INT's, SIZEOF_LONG's or SIZEOF_LONG_LONG's)."""
         got = self._system_memo.get(self.unit)
         if got is None:
             self._system_memo[self.unit] = got = ({n for n in self.leaf_names if n.startswith("_")}, set())
             types: list = []
             for file, line in self.index.system_includes:
-                if file.endswith(".c") and file != self.unit:
-                    continue
-                got[1].add(file)
-                for w in self.index.files[file].conditions(line, line):
-                    self._name(w, got[0], got[1], types, tested=True)
-                self._included(file, got[0], got[1])
+                if self._reaches(file):
+                    got[1].add(file)
+                    for w in self.index.files[file].conditions(line, line):
+                        self._name(w, got[0], got[1], types, tested=True)
+                    self._included(file, got[0], got[1])
+            for name, f in self.index.files.items():
+                for d in f.directives if self._reaches(name) else ():
+                    if d.kind == "error":
+                        for w in f.conditions(d.line, d.line):
+                            self._name(w, got[0], got[1], types, tested=True)
         return got
+
+    def _reaches(self, file: str) -> bool:
+        """Whether the translation unit followed can read `file`: a header, or its own `.c` file."""
+        return not file.endswith(".c") or file == self.unit
 
     def _system(self, leaves: set, files: set) -> None:
         got = self.system()
