@@ -97,12 +97,18 @@ def test_make_tables_records_what_verified_each_table(made):
     rec = verified.index_rows(made)[TABLE]["verified"]
     assert rec["sha256"] == verified.sha256((made / TABLE).read_text())
     assert rec["verifier"] == verified.VERIFIER
-    assert set(rec["checks"]) == {"gcc", "constants", "dwarf", "binary python3.14d", "binary libpython3.14d.so.1.0"}
+    assert set(rec["checks"]) == {"gcc", "constants", "dwarf", "binary python3.14d", "binary libpython3.14d.so.1.0",
+                                  verified.CUT}
     assert all(c["mismatches"] == 0 and c["fields"] > 1000 for n, c in rec["checks"].items() if n in ("gcc", "dwarf"))
     assert rec["checks"]["constants"]["mismatches"] == 0 and rec["checks"]["constants"]["constants"] > 1000
     # the binary check: each type object's tp_basicsize, Py_Version and the 73 _Py_DebugOffsets
     # members data/debug_offsets.json names, read in the -dbg packages' own binaries
     assert all(c["mismatches"] == 0 and c["fields"] > 80 for n, c in rec["checks"].items() if n.startswith("binary"))
+    # the rescan with pyconfig.h cut to the dependency sets' macros (check/depends_cut.py): most of
+    # its macros dropped, and every struct libclang scanned the same
+    cut = rec["checks"][verified.CUT]
+    assert cut["mismatches"] == 0 and cut["dropped"] > 2 * cut["kept"] > 40
+    assert cut["structs"] == sum(s.origin == "clang" for s in table_yaml.load(made / TABLE).structs.values()) > 300
     assert verified.problems(made) == []
 
 

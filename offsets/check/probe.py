@@ -428,14 +428,17 @@ def header_structs(table: Table) -> list[Struct]:
             if s.defined_in.startswith("Include/") and "@" not in key and s.origin == "clang"]
 
 
-def probe_headers(table: Table, b: BuildInputs, work: Optional[Path] = None) -> ProbeReport:
-    """gcc's answer for every field of every header-defined struct of `table`, built from `b`."""
+def probe_headers(table: Table, b: BuildInputs, work: Optional[Path] = None,
+                  structs: Optional[Sequence[Struct]] = None) -> ProbeReport:
+    """gcc's answer for every field of every header-defined struct of `table` (or of `structs`),
+    built from `b`."""
     unit, _ = units.header_unit(b)
     cc = compiler_for(b.target)
     flags = gcc_flags(unit.args, b, cc)
     prelude = f'#line 1 "__offsets_headers__.c"\n{unit.text}'
     flags += ["-iquote", str(b.include_dir)]   # the unit's text names headers relative to the include dir
-    return probe_unit(header_structs(table), prelude, cc, flags, table.build.target.pointer_size, work)
+    return probe_unit(header_structs(table) if structs is None else structs, prelude, cc, flags,
+                      table.build.target.pointer_size, work)
 
 
 def source_probes(table: Table, b: BuildInputs) -> tuple[list[SourceProbe], list[str]]:

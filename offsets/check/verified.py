@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -31,11 +32,14 @@ def sha256(text: str) -> str:
 
 def check(table: Table, b, binary: Optional[Path], binaries=()) -> verify.Verification:
     """`offsets verify` of `table` against its own build inputs `b` (and DWARF `binary`, and the
-    interpreter `binaries` whose build-ids it records); `VerifyError` naming the first
-    disagreement, `BuildError` if nothing could check it."""
+    interpreter `binaries` whose build-ids it records), and for a table with dependency sets the
+    rescan of `b` with pyconfig.h cut down to them (`depends_cut`); `VerifyError` naming the
+    first disagreement, `BuildError` if nothing could check it."""
     inputs = verify.find_inputs(table, build=b, binary=binary)
     inputs.binaries = list(binaries)
     result = verify.verify(table, inputs, use_live=False)
+    if table.dependencies is not None:
+        result = replace(result, checks=result.checks + (cut_check(table, b),))
     bad = result.mismatches
     if bad:
         raise VerifyError(f"{table.build.table_name} fails verification against its own inputs ({len(bad)} "
@@ -43,11 +47,28 @@ def check(table: Table, b, binary: Optional[Path], binaries=()) -> verify.Verifi
     return result
 
 
+def cut_check(table: Table, b) -> verify.Check:
+    """The pyconfig.h cut (`depends_cut.check`) as a check of the verification record."""
+    from . import depends_cut
+
+    r = depends_cut.check(table, b)
+    notes = ((f"restored so that the cut build compiles (not tested): {', '.join(r.restored)}",) if r.restored else ()) \
+        + ((f"{len(r.only_cut)} structs only the cut build has (e.g. {', '.join(r.only_cut[:3])})",) if r.only_cut else ())
+    return verify.Check(CUT, r.line(), r.structs, r.fields, r.mismatches, notes,
+                        counts=(("kept", len(r.kept)), ("dropped", len(r.dropped)), ("restored", len(r.restored)),
+                                ("constants", r.constants)))
+
+
+#: The name of the pyconfig.h cut's check in a verification record.
+CUT = "depends cut"
+
+
 def record(result: verify.Verification, text: str) -> dict:
     """The `verified:` entry of an index row, for a table whose YAML text is `text`."""
     return {"sha256": sha256(text), "verifier": VERIFIER,
             "checks": {c.name: dict({"constants": c.fields} if c.unit == "constants" else
-                                    {"structs": c.structs, "fields": c.fields}, mismatches=len(c.mismatches))
+                                    {"structs": c.structs, "fields": c.fields}, **dict(c.counts),
+                                    mismatches=len(c.mismatches))
                        for c in result.checks}}
 
 
@@ -86,7 +107,10 @@ def problems(out: Path) -> list[str]:
         checks = rec.get("checks") or {}
         if not any(c.get("fields", 0) > 0 for c in checks.values()):
             found.append(f"{name}: its record compared nothing")
-        if "\nconstants:\n" in (out / name).read_text() and not any(c.get("constants", 0) > 0 for c in checks.values()):
+        text = (out / name).read_text()
+        if "\ndependencies:\n" in text and CUT not in checks:
+            found.append(f"{name}: its dependency sets were not checked by a rescan with pyconfig.h cut to them")
+        if "\nconstants:\n" in text and not any(c.get("constants", 0) > 0 for n, c in checks.items() if n != CUT):
             found.append(f"{name}: its record compared none of its constants")
         found += [f"{name}: {n} check recorded {c['mismatches']} mismatches" for n, c in checks.items() if c.get("mismatches")]
     found += [f"{name}: index.yaml has a row but there is no such table" for name in sorted(set(rows) - set(files))]

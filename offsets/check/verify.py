@@ -32,8 +32,8 @@ from ..errors import BuildError
 from ..layout.model import CONFIGS, Table
 
 #: Bumped when a check changes what it compares: tables recorded as verified by an older revision
-#: are verified again (verified.py). 3: constants.
-REVISION = 3
+#: are verified again (verified.py). 3: constants. 4: the pyconfig.h cut of the dependency sets.
+REVISION = 4
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,8 @@ class Check:
     mismatches: tuple[str, ...]
     notes: tuple[str, ...] = ()
     unit: str = "fields"
+    #: further figures its record keeps, (name, number) each
+    counts: tuple[tuple[str, int], ...] = ()
 
     def line(self) -> str:
         what = f"{self.structs} structs / {self.fields} fields" if self.unit == "fields" else f"{self.fields} {self.unit}"

@@ -11,7 +11,10 @@ and the tests use them; `cases()` lists them with what each stands for.
   another GNU build-id (the note's bytes rewritten), as if the same code were built again; the
   copied executable's RUNPATH is made `$ORIGIN/../lib`, so it loads that copy;
 - `variant(version, name, drop, edit)`: the copy with its headers, pyconfig.h without some macros,
-  text appended to some headers, and its own build-id: what only its headers can vouch for;
+  text appended to some headers, and its own build-id (or, `rewrite=no_build_id`, none): what only
+  its headers can vouch for; `unreadable_pyconfig(version)`: one whose pyconfig.h is a link to
+  nothing; `second_libpython(version)`: a copy of the libpython under another soname, to be mapped
+  beside it;
 - `elsewhere(config)`: python.org's 3.13.15 configured as another machine would (static, other
   options, another configure cache: scripts/build-cpython's `elsewhere` configs), release or
   free-threaded, compiled into `$OFFSETS_CACHE/build/` (about 2 minutes on 2 cores).
@@ -29,7 +32,7 @@ from pathlib import Path
 from typing import Optional
 
 from .. import cache_lock
-from .build_copy import other_build_id, own_runpath
+from .build_copy import _replace_once, other_build_id, own_runpath
 from ..data_cache import folder
 from ..errors import BuildError
 
@@ -139,23 +142,28 @@ def no_headers(version: str, then=None, name: str = "no-headers") -> Path:
     return _interpreter(_made(dest, _stamp(version, base), make), version)
 
 
+def _own_libpython(tmp: Path, base: Path, version: str, rewrite=other_build_id) -> None:
+    """Give the copy `tmp` a libpython of its own (`rewrite(path)` done to it: another build-id by
+    default), which its executable loads (RUNPATH `$ORIGIN/../lib`)."""
+    lib = tmp / "lib" / _libpython(base, version).name
+    lib.unlink()
+    shutil.copy2(_libpython(base, version), lib)
+    rewrite(lib)
+    own_runpath(_interpreter(tmp, version), str(base / "lib"))
+
+
 def rebuilt(version: str) -> Path:
     """Case d: pyenv's `version` copied without headers, with its own libpython under another build-id."""
-    def own_libpython(tmp: Path, base: Path) -> None:
-        lib = tmp / "lib" / _libpython(base, version).name
-        lib.unlink()
-        shutil.copy2(_libpython(base, version), lib)
-        other_build_id(lib)
-        own_runpath(_interpreter(tmp, version), str(base / "lib"))
-
-    return no_headers(version, own_libpython, "rebuilt-no-headers")
+    return no_headers(version, lambda tmp, base: _own_libpython(tmp, base, version), "rebuilt-no-headers")
 
 
-def variant(version: str, name: str, drop: tuple = (), edit: tuple = (), own_build_id: bool = True) -> Path:
+def variant(version: str, name: str, drop: tuple = (), edit: tuple = (), own_build_id: bool = True,
+            rewrite=other_build_id) -> Path:
     """pyenv's `version` copied with its headers, as another configure run or a patched header would
     make it: pyconfig.h without the macros `drop`, each (header, text) of `edit` appended to that
-    header of the include directory, and (`own_build_id`) a libpython of its own under another
-    build-id, so that only the headers can vouch for it (`name`: the copy's folder)."""
+    header of the include directory, and (`own_build_id`) a libpython of its own (`rewrite` done to
+    it: another build-id, or `no_build_id`), so that only the headers can vouch for it (`name`: the
+    copy's folder)."""
     base = pyenv_prefix(version)
     dest = folder() / "foreign" / f"pyenv-{version}-{name}"
 
@@ -173,13 +181,52 @@ def variant(version: str, name: str, drop: tuple = (), edit: tuple = (), own_bui
             with open(include / rel, "a") as f:
                 f.write(text)
         if own_build_id:
-            lib = tmp / "lib" / _libpython(base, version).name
-            lib.unlink()
-            shutil.copy2(_libpython(base, version), lib)
-            other_build_id(lib)
-            own_runpath(_interpreter(tmp, version), str(base / "lib"))
+            _own_libpython(tmp, base, version, rewrite)
 
-    return _interpreter(_made(dest, f"{_stamp(version, base)} {drop} {edit} {own_build_id}", make), version)
+    stamp = f"{_stamp(version, base)} {drop} {edit} {own_build_id} {rewrite.__name__}"
+    return _interpreter(_made(dest, stamp, make), version)
+
+
+def no_build_id(path: Path) -> None:
+    """Make the GNU build-id note of the ELF file `path` a note of no one's (its owner's name `GNU`
+    rewritten as `NUL`): the file then has no build-id, as one linked without --build-id."""
+    from ..remote.elf import build_id_of
+
+    found = build_id_of(str(path))
+    if found is None:
+        raise BuildError(f"{path} has no GNU build-id note")
+    _replace_once(path, b"GNU\0" + bytes.fromhex(found), b"NUL\0" + bytes.fromhex(found))
+
+
+def unreadable_pyconfig(version: str) -> Path:
+    """pyenv's `version` copied with its own libpython under another build-id, its pyconfig.h a
+    symbolic link to nothing: headers whose pyconfig.h no one can read."""
+    base = pyenv_prefix(version)
+    dest = folder() / "foreign" / f"pyenv-{version}-unreadable-pyconfig"
+
+    def make(tmp: Path) -> None:
+        _copy(base, version, tmp)
+        header = next((tmp / "include").glob("python*")) / "pyconfig.h"
+        header.unlink()
+        header.symlink_to("pyconfig.h.missing")
+        _own_libpython(tmp, base, version)
+
+    return _interpreter(_made(dest, _stamp(version, base), make), version)
+
+
+def second_libpython(version: str) -> Path:
+    """A copy of pyenv's libpython of `version` under another soname (`...so.1.9`), so that a
+    process can map it beside the original (LD_PRELOAD): two ELF files that both hold an interpreter."""
+    base = pyenv_prefix(version)
+    dest = folder() / "foreign" / f"pyenv-{version}-second-libpython"
+    name = _libpython(base, version).name
+
+    def make(tmp: Path) -> None:
+        tmp.mkdir(parents=True)
+        shutil.copy2(_libpython(base, version), tmp / name)
+        _replace_once(tmp / name, b"\0" + name.encode() + b"\0", b"\0" + name[:-1].encode() + b"9\0")
+
+    return _made(dest, _stamp(version, base), make) / name
 
 
 def elsewhere(config: str = "release") -> Path:
