@@ -17,7 +17,7 @@ Py_Initialize (its executable, its libpython, or the program a dynamic loader st
 /proc/PID/root (containers work). The table is exact when it records that binary's GNU build-id, or
 when the build's installed headers (or, without them, its distributor's package version) are the
 table's; otherwise it must pass a check in the process's memory, and answers only what that read.
-JSON keys: pid, binary, build_id, version, hexversion, free_threaded, debug, config, target,
+JSON keys: pid, binary, build_id, build_id_why (why there is none), version, hexversion, free_threaded, debug, config, target,
 pointer_size, vendor, prefix, headers, table, earned (exact, proven or refused), earned_by, detail.
 
 exit status: 0 a table answers for it, 1 no table does (the message says how to make one), 2 an
@@ -97,7 +97,7 @@ def describe(k: dict) -> str:
     config = ", ".join(f for f, on in k["config"].items() if on) or "release"
     who = f"process {k['pid']}: " if k["pid"] else ""
     lines = [f"{who}{k['binary']}",
-             f"  build-id   {k['build_id'] or 'none (the binary has no GNU build-id note)'}",
+             f"  build-id   {k['build_id'] or 'none (' + k['build_id_why'] + ')'}",
              f"  version    {k['version'] or '?'} ({k['version_from']})",
              f"  config     {config} (free-threaded: {'yes' if k['free_threaded'] else 'no'}, "
              f"debug: {'yes' if k['debug'] else 'no'})",

@@ -29,6 +29,7 @@ from . import process_root
 from ..layout import identity
 from . import anchors, installed, procfs
 from .elf import INTERPRETER_SYMBOL, Elf, ElfError
+from ..runtime.binary import LIBPYTHON
 
 #: Symbols only a build with the flag defines (object.c, specialize.c, the free-threaded refcounting).
 FLAG_SYMBOLS = {
@@ -77,6 +78,8 @@ class Identity:
     #: reader needs: `_PyRuntime`, the type objects (NEEDED_SYMBOLS)
     symbols: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    #: why there is no build-id, when there is none
+    build_id_why: str = ""
 
     @property
     def minor(self) -> Optional[str]:
@@ -91,7 +94,9 @@ class Identity:
 
     def keys(self) -> dict:
         """The JSON keys `offsets identify --json` prints for the build (choose.py adds the table)."""
-        return {"pid": self.pid, "binary": self.binary, "build_id": self.build_id, "version": self.version,
+        return {"pid": self.pid, "binary": self.binary, "build_id": self.build_id,
+                "build_id_why": self.build_id_why or (None if self.build_id else "the binary has no GNU build-id note"),
+                "version": self.version,
                 "hexversion": None if self.hexversion is None else f"{self.hexversion:#010x}",
                 "version_from": self.version_from, "free_threaded": bool(self.config.get("Py_GIL_DISABLED")),
                 "debug": bool(self.config.get("Py_DEBUG")), "config": dict(self.config),
@@ -140,6 +145,9 @@ class Found:
     bias: int
     mappings: list
     bss: list       # the anonymous mapping right after its last one: its .bss beyond the file's pages
+    #: the other libpythons the process maps (runtime/binary.py's rule): then which file runs the
+    #: interpreter is not known from outside, and neither its build-id nor the files beside it vouch
+    others: tuple = ()
 
 
 def interpreter_of(pid: int) -> Found:
@@ -171,7 +179,8 @@ def interpreter_of(pid: int) -> Found:
         if elf.symbol(INTERPRETER_SYMBOL) is not None:
             end = max(m.end for m in mappings)
             bss = [m for m in maps if m.start == end and not m.path and m.inode == 0]
-            return Found(key[0], elf, first.start - elf.first_vaddr(), mappings, bss)
+            others = tuple(sorted({p for p, inode in by_file if (p, inode) != key and LIBPYTHON.match(os.path.basename(p))}))
+            return Found(key[0], elf, first.start - elf.first_vaddr(), mappings, bss, others)
         f.close()
     raise NotPython(f"process {pid} ({procfs.name(pid)}) is not a Python process: none of the {looked} ELF files it "
                     f"maps defines {INTERPRETER_SYMBOL}")
@@ -261,11 +270,23 @@ def of_process(pid: int, memory=None) -> Identity:
     with found.elf:
         mem = memory or Memory(pid, found.elf.byteorder, found.elf.pointer_size)
         try:
-            return _identity(found.path, found.elf, pid, procfs.root(pid), found.bias,
-                             lambda minor: _version_text(found, mem, minor))
+            ident = _identity(found.path, found.elf, pid, procfs.root(pid), found.bias,
+                              lambda minor: _version_text(found, mem, minor))
+            if found.others:
+                _ambiguous(ident, found)
+            return ident
         finally:
             if memory is None:
                 mem.close()
+
+
+def _ambiguous(ident: Identity, found: Found) -> None:
+    """Another libpython is mapped beside the file read: no build-id and no installed files vouch for
+    the build, only a check in the process's memory (which reads the file chosen) can."""
+    ident.build_id_why = f"{found.path} defines {INTERPRETER_SYMBOL}, and {found.others[0]} is mapped too"
+    ident.build_id, ident.files, ident.whole_inputs, ident.inputs = None, None, None, None
+    ident.notes.append(f"{ident.build_id_why}: which one runs the interpreter is not known from outside, so "
+                       "neither one's build-id nor the headers beside it are compared")
 
 
 def of_binary(path: str) -> Identity:
