@@ -174,9 +174,12 @@ class Closure:
           and glibc's `_POSIX_THREADS`, which 3.7's pythread.h needs (else its `#error`), comes from
           the <unistd.h> that Python.h reads under HAVE_UNISTD_H. A C library type's size is
           otherwise the target's;
-        - whether the unit compiles at all: the conditionals around each `#error` (pyport.h's
-          `LONG_BIT definition appears wrong`; 3.12's longobject.h stops every unit that reads
-          Python.h unless SIZEOF_PID_T is SIZEOF_INT's, SIZEOF_LONG's or SIZEOF_LONG_LONG's)."""
+        - whether the unit compiles at all: the leaves of the conditionals around each `#error`
+          (pyport.h's `LONG_BIT definition appears wrong`; 3.12's longobject.h stops every unit
+          that reads Python.h unless SIZEOF_PID_T is SIZEOF_INT's, SIZEOF_LONG's or
+          SIZEOF_LONG_LONG's). Not the files they are followed through: an `#error` decides
+          whether there is a build, never a layout, and those files (every internal header's
+          `#ifndef Py_BUILD_CORE`) would make each set hold a hundred files for nothing."""
         got = self._system_memo.get(self.unit)
         if got is None:
             self._system_memo[self.unit] = got = ({n for n in self.leaf_names if n.startswith("_")}, set())
@@ -187,11 +190,12 @@ class Closure:
                     for w in self.index.files[file].conditions(line, line):
                         self._name(w, got[0], got[1], types, tested=True)
                     self._included(file, got[0], got[1])
+            texts: set = set()
             for name, f in self.index.files.items():
                 for d in f.directives if self._reaches(name) else ():
                     if d.kind == "error":
                         for w in f.conditions(d.line, d.line):
-                            self._name(w, got[0], got[1], types, tested=True)
+                            self._name(w, got[0], texts, types, tested=True)
         return got
 
     def _reaches(self, file: str) -> bool:
