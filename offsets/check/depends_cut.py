@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 from dataclasses import dataclass, replace
@@ -128,11 +129,10 @@ def with_pyconfig(b, text: str):
     out = data_cache.folder() / "cut" / hashlib.sha256(key.encode()).hexdigest()[:32]
 
     def fill(tmp: Path) -> None:
-        if not alone:
-            shutil.copytree(inc, tmp / inc.name, symlinks=False)
+        if not alone:       # hard links where it can (the same bytes, no space); never the pyconfig.h
+            shutil.copytree(inc, tmp / inc.name, symlinks=False, copy_function=_link_or_copy)
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-        if (tmp / rel).is_symlink():
-            (tmp / rel).unlink()
+        (tmp / rel).unlink(missing_ok=True)         # a link to the build's own: written anew
         (tmp / rel).write_text(text)
 
     if not (out / rel).is_file():
@@ -140,6 +140,13 @@ def with_pyconfig(b, text: str):
     if alone:
         return replace(b, pyconfig=out / rel)
     return replace(b, include_dir=out / inc.name, include_root=out, pyconfig=out / rel)
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(os.path.realpath(src), dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 def compare(table: Table, again: Table, kept: set, names: tuple) -> Report:
