@@ -20,6 +20,10 @@ from offsets.runtime import binary
 from offsets.tools import foreign_builds
 
 VERSION = "3.12.1"
+#: A copy whose libpython has no build-id note, its headers pyenv's very ones; one whose pyconfig.h
+#: lacks a macro no set holds, with a libpython under another build-id.
+NO_BUILD_ID = ("no-build-id", {"rewrite": foreign_builds.no_build_id})
+NO_CLOSE_RANGE = ("without-have_close_range-own-id", {"drop": ("HAVE_CLOSE_RANGE",)})
 #: Fields a JIT reads (tests/data/jit_needs.yaml has them), asked in each case.
 FIELDS = ["PyListObject.ob_item", "PyTupleObject.ob_item", "PyThreadState.interp", "PyTypeObject.tp_flags"]
 
@@ -30,6 +34,11 @@ def identify(*args, env=None) -> tuple:
                           text=True, env=env)
     assert "Traceback" not in proc.stderr and proc.returncode in (0, 1), proc.stderr[-3000:]
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else None, proc.stderr
+
+
+def _variant(case):
+    name, options = case
+    return copy_of(lambda: foreign_builds.variant(VERSION, name, **options))
 
 
 def gcc_agrees(table, python, answered: dict) -> None:
@@ -56,7 +65,7 @@ def own_312(pyenv_scans, tmp_path_factory):
 @pytest.mark.slow
 def test_no_build_id_note_falls_to_the_inputs(own_312, tmp_path):
     table, tables_dir = own_312
-    python = copy_of(lambda: foreign_builds.without_build_id(VERSION))
+    python = _variant(NO_BUILD_ID)
     lib = python.parent.parent / "lib" / f"libpython{VERSION.rsplit('.', 1)[0]}.so.1.0"
     from elftools.elf.elffile import ELFFile
 
@@ -86,9 +95,11 @@ def test_a_second_libpython_mapped_leaves_no_build_id(monkeypatch):
     monkeypatch.setattr(binary, "_maps", lambda: _maps(here, "/opt/b/lib/libpython3.12.so.1.0"))
     path, build_id, why = binary.interpreter()
     assert (path, build_id) == ("/opt/a/lib/libpython3.12.so.1.0", None)
-    assert why == "/opt/a/lib/libpython3.12.so.1.0 holds the interpreter, and /opt/b/lib/libpython3.12.so.1.0 is mapped too"
+    assert why == ("/opt/a/lib/libpython3.12.so.1.0 holds the interpreter, and /opt/b/lib/libpython3.12.so.1.0 "
+                   "is mapped too")
     # the same file mapped twice is one file; and an image whose start is not mapped is none
-    monkeypatch.setattr(binary, "_maps", lambda: [(here - 0x1000, here + 0x1000, 0x3000, 11, "/opt/a/libpython3.12.so")])
+    shifted = [(here - 0x1000, here + 0x1000, 0x3000, 11, "/opt/a/libpython3.12.so")]
+    monkeypatch.setattr(binary, "_maps", lambda: shifted)
     assert binary.interpreter()[1:] == (None, "/opt/a/libpython3.12.so: the start of its image is not mapped")
     monkeypatch.setattr(binary, "_maps", lambda: [])
     assert binary.interpreter() == (None, None, "no file mapping holds the interpreter's type objects")
@@ -171,9 +182,9 @@ def test_damaged_dependency_data_falls_to_the_whole_build(damaged_312, tmp_path)
     test_dependency_proof.py), none."""
     table, tables_dir = damaged_312
     ask = {"structs": sorted(table.structs), "fields": FIELDS, "own_only": True}
-    same = run_runtime(copy_of(lambda: foreign_builds.without_build_id(VERSION)), ask, tables_dir, tmp_path / "a")
+    same = run_runtime(_variant(NO_BUILD_ID), ask, tables_dir, tmp_path / "a")
     assert set(same["structs"].values()) == {"exact"}
-    python = copy_of(lambda: foreign_builds.flipped(VERSION, "HAVE_CLOSE_RANGE"))
+    python = _variant(NO_CLOSE_RANGE)
     other = run_runtime(python, ask, tables_dir, tmp_path / "b")
     assert not any(how.startswith("exact") for how in other["structs"].values())
     gcc_agrees(table, python, other["fields"])

@@ -101,13 +101,14 @@ def test_the_cut_finds_a_set_made_too_small(pyenv_scans):
 
 def test_the_cut_keeps_the_sets_macros_and_pyconfigs_guard():
     text = ("#ifndef Py_PYCONFIG_H\n#define Py_PYCONFIG_H\n/* #undef HAVE_X */\n#define HAVE_A 1\n"
-            "#ifndef _ALL_SOURCE\n# define _ALL_SOURCE 1\n#endif\n#define LONG_ONE (1 + \\\n  2)\n#define SIZEOF_INT 4\n"
-            "#endif\n")
+            "#ifndef _ALL_SOURCE\n# define _ALL_SOURCE 1\n#endif\n#define LONG_ONE (1 + \\\n  2)\n"
+            "#define SIZEOF_INT 4\n#endif\n")
     c = depends_cut.cut(text, {"SIZEOF_INT", "_ALL_SOURCE"})
     assert c.kept == ("Py_PYCONFIG_H", "SIZEOF_INT", "_ALL_SOURCE") and c.dropped == ("HAVE_A", "LONG_ONE")
     assert c.text == ("#ifndef Py_PYCONFIG_H\n#define Py_PYCONFIG_H\n/* #undef HAVE_X */\n"
                       "#ifndef _ALL_SOURCE\n# define _ALL_SOURCE 1\n#endif\n#define SIZEOF_INT 4\n#endif\n")
-    assert identity.pyconfig_values(c.text) == {"Py_PYCONFIG_H": "", "HAVE_X": None, "_ALL_SOURCE": "1", "SIZEOF_INT": "4"}
+    assert identity.pyconfig_values(c.text) == {"Py_PYCONFIG_H": "", "HAVE_X": None, "_ALL_SOURCE": "1",
+                                                "SIZEOF_INT": "4"}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -52,9 +52,10 @@ def cut_check(table: Table, b) -> verify.Check:
     from . import depends_cut
 
     r = depends_cut.check(table, b)
-    notes = ((f"restored so that the cut build compiles (not tested): {', '.join(r.restored)}",) if r.restored else ()) \
-        + ((f"{len(r.only_cut)} structs only the cut build has (e.g. {', '.join(r.only_cut[:3])})",) if r.only_cut else ())
-    return verify.Check(CUT, r.line(), r.structs, r.fields, r.mismatches, notes,
+    notes = [f"restored so that the cut build compiles (not tested): {', '.join(r.restored)}"] if r.restored else []
+    if r.only_cut:
+        notes.append(f"{len(r.only_cut)} structs only the cut build has (e.g. {', '.join(r.only_cut[:3])})")
+    return verify.Check(CUT, r.line(), r.structs, r.fields, r.mismatches, tuple(notes),
                         counts=(("kept", len(r.kept)), ("dropped", len(r.dropped)), ("restored", len(r.restored)),
                                 ("constants", r.constants)))
 

@@ -3,12 +3,22 @@ either its file (file offsets) or its loaded image (addresses): `elf.py` reads f
 runtime its own process's libpython (runtime/binary.py). Standard library only, and light: every
 process that loads a JIT may read its build-id at its first lookup.
 """
+import os
 import struct
 
 PT_LOAD, PT_NOTE = 1, 4
 NT_GNU_BUILD_ID = 3
 #: The most program headers and note bytes read (a damaged header is refused, never a huge read).
 MAX_PHNUM, MAX_NOTES = 256, 1 << 16
+
+
+def is_libpython(path: str) -> bool:
+    """Whether a file is named as a libpython is (`libpython3.13.so.1.0`, `libpython3.14t.so`): a
+    second one mapped beside the interpreter's binary makes it ambiguous, in process
+    (runtime/binary.py) and out (remote/identify.py). (No `re`: it costs every process that loads a
+    JIT milliseconds to import.)"""
+    name = os.path.basename(path)
+    return name.startswith("libpython") and name[9:10].isdigit() and ".so" in name
 
 
 def header(data: bytes):

@@ -29,7 +29,7 @@ from . import process_root
 from ..layout import identity
 from . import anchors, installed, procfs
 from .elf import INTERPRETER_SYMBOL, Elf, ElfError
-from ..runtime.binary import LIBPYTHON
+from .elf_id import is_libpython
 
 #: Symbols only a build with the flag defines (object.c, specialize.c, the free-threaded refcounting).
 FLAG_SYMBOLS = {
@@ -179,7 +179,7 @@ def interpreter_of(pid: int) -> Found:
         if elf.symbol(INTERPRETER_SYMBOL) is not None:
             end = max(m.end for m in mappings)
             bss = [m for m in maps if m.start == end and not m.path and m.inode == 0]
-            others = tuple(sorted({p for p, inode in by_file if (p, inode) != key and LIBPYTHON.match(os.path.basename(p))}))
+            others = tuple(sorted({p for p, inode in by_file if (p, inode) != key and is_libpython(p)}))
             return Found(key[0], elf, first.start - elf.first_vaddr(), mappings, bss, others)
         f.close()
     raise NotPython(f"process {pid} ({procfs.name(pid)}) is not a Python process: none of the {looked} ELF files it "

@@ -10,19 +10,10 @@ or locked. When any step cannot be taken (no /proc, an unreadable mapping, anoth
 mapped beside it: two ELF files that both hold an interpreter), there is no build-id, and the next
 rule decides.
 """
-import os
-
 from ..remote import elf_id
+
 #: The most of /proc/self/maps read (a process maps a few hundred files).
 MAX_MAPS = 8 << 20
-
-
-def _libpython(path: str) -> bool:
-    """Whether a file is named as a libpython is (`libpython3.13.so.1.0`, `libpython3.14t.so`): a
-    second one mapped makes the interpreter's binary ambiguous. (No `re`: it costs every process
-    that loads a JIT milliseconds to import.)"""
-    name = os.path.basename(path)
-    return name.startswith("libpython") and name[9:10].isdigit() and ".so" in name
 
 
 def _maps():
@@ -50,7 +41,7 @@ def interpreter():
     if not holding:
         return None, None, "no file mapping holds the interpreter's type objects"
     _, _, _, inode, path = holding[0]
-    others = {m[4] for m in maps if _libpython(m[4]) and m[3] != inode}
+    others = {m[4] for m in maps if elf_id.is_libpython(m[4]) and m[3] != inode}
     if others:
         return path, None, f"{path} holds the interpreter, and {sorted(others)[0]} is mapped too"
     starts = [m for m in maps if m[3] == inode and m[4] == path and m[2] == 0]
