@@ -102,7 +102,7 @@ def test_the_scanners_tests_pass_on_its_minimum_python():
 
 
 #: The runtime's minimum, as the package declares it (pyproject.toml's requires-python).
-RUNTIME = tuple(int(x) for x in metadata.metadata("offsets")["Requires-Python"].lstrip(">=").split("."))
+RUNTIME = tuple(int(x) for x in metadata.metadata("cpython-offsets")["Requires-Python"].lstrip(">=").split("."))
 RUNTIME_MINORS = [m for m in PYENV_MINORS if tuple(map(int, m.split("."))) >= RUNTIME]
 LOOKUP = ["PyTupleObject.ob_item", "PyListObject", "NoSuch.field"]
 

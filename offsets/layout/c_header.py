@@ -269,7 +269,8 @@ def _asserts(table: Table) -> list:
     spell = c_types(table)
     any_switch = "(defined(PYOFFSETS_CHECK_LAYOUT) || defined(PYOFFSETS_CHECK_INTERNAL_LAYOUT))"
     out = [f"#if {any_switch} && !defined(PYOFFSETS_WRONG_BUILD)", *_ASSERT_MACRO, "#endif"]
-    left = {"source": [], "spelling": [], "unguarded": [], "bitfields": 0, "foreign": 0}
+    left = {"source": [], "spelling": [], "unguarded": [], "bitfields": 0, "foreign": 0, "macro_named": 0,
+            "macros": {k for k, c in table.constants.items() if c.kind == "macro"}}
     for group, switch in (("public", "PYOFFSETS_CHECK_LAYOUT"), ("internal", "PYOFFSETS_CHECK_INTERNAL_LAYOUT")):
         out += [f"#if defined({switch}) && !defined(PYOFFSETS_WRONG_BUILD)"]
         if group == "public":
@@ -315,6 +316,8 @@ def _struct_asserts(table: Table, key: str, t, left: dict) -> list:
             left["bitfields"] += 1
         elif not _designator_ok(table, types, f.path):
             left["foreign"] += 1
+        elif not left["macros"].isdisjoint(f.path.split(".")):
+            left["macro_named"] += 1            # 3.9's graminit.h defines `test`, a member of struct _expr
         else:
             out.append(f'PYOFFSETS_STATIC_ASSERT(offsetof({t}, {f.path}) == {f.offset}, "{key}.{f.path}");')
     return out
@@ -325,6 +328,8 @@ def _not_asserted(table: Table, left: dict, skipped: dict) -> str:
     parts = [f"{left['bitfields']} bitfields (offsetof cannot name them)",
              f"{left['foreign']} fields inside arrays or inside members of types the table does not hold (a C "
              "library's struct, whose member names may be macros)",
+             f"{left['macro_named']} fields with a member named as a macro of the headers is (3.9's graminit.h "
+             "defines `test`)",
              "structs of .c files, of headers that need a third-party header (py_curses.h, pyexpat.h) or found "
              "in DWARF only: " + (", ".join(left["source"]) or "none"),
              f"{skipped['source']} constants of .c files",
