@@ -34,7 +34,8 @@ from offsets.layout.identity import cache_dir  # noqa: E402
 FETCHED = ("apt", "debs", "roots", "sources", "clang-include")
 #: Folders of what the code makes from its inputs: never seeded.
 COMPUTED = ("scan", "dwarf", "plans", "digests", "pyconfig", "process-headers", "generated", "regenerate",
-            "tables", "venvs", "wheels", "compiles", "results", "foreign", "build", "remote-readers.md")
+            "tables", "venvs", "wheels", "compiles", "results", "foreign", "build", "remote-readers.md", "include",
+            "proofs", "cut")
 #: The cache locks the fetches take (offsets/scan/debian.py, clang_headers.py): held on the
 #: machine's cache while entries are taken from it or given to it, so none is half-made.
 LOCKS = ("debs/fetch", "clang-include/fetch")
