@@ -267,8 +267,7 @@ def _explained(error: str, cb, b, dropped: set, table: Table) -> tuple:
         f = source_text.read_file(rel or path, source_text.read_text(path))
     except OSError:
         return [], set()
-    i = f.token_index(line)
-    words = set(f.texts[i:f.token_index(line + 1)])
+    words = set(f.tokens(line - 1)) if 0 < line <= len(f.code) else set()
     for d in f.directives:
         if d.line <= line <= d.end:
             words |= set(source_text._WORD.findall(d.rest))
@@ -282,5 +281,5 @@ def _explained(error: str, cb, b, dropped: set, table: Table) -> tuple:
 
 def _spans(f, first: int, line: int) -> bool:
     """Whether `line` is within the declaration at line `first` of file `f`."""
-    a, z = f.statement(first)
-    return a <= z and f.lines[a] <= line <= f.lines[z]
+    found = f.statement(first)
+    return found is not None and found[0] <= line <= found[1]

@@ -267,11 +267,8 @@ class Closure:
 
     def _struct(self, key: str, s, file: str, f, line: int) -> Optional[tuple]:
         leaves, files = set(), {file}
-        first, last = f.statement(line)
-        if first <= last:
-            site = source_text.Site(file, f.lines[first], f.lines[last], tuple(f.texts[first:last + 1]))
-        else:
-            site = source_text.Site(file, line, line)
+        found = f.statement(line)
+        site = source_text.Site(file, *found) if found is not None else source_text.Site(file, line, line)
         types: list = []
         self._site(site, leaves, files, types, typed_all=False)
         self._system(leaves, files)

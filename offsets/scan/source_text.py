@@ -64,105 +64,198 @@ class Directive:
 
 @dataclass
 class FileText:
-    """One file: its directives, its code tokens (outside directives), and the conditions in force."""
+    """One file: its directives, its code (the lines outside directives) and the conditions in
+    force. Code is tokenized where it is read (`window`): most of a build's text (Unicode tables,
+    codec mappings, function bodies) defines no typedef, enum or struct of the table."""
 
     name: str
     directives: list
-    texts: list                 # the code tokens (outside directives), in order
-    lines: list                 # the line of each
+    #: each line with comments blank (literals kept: `tokens` drops them); a directive's lines empty
+    code: list
     #: (first line, names tested by every conditional governing the lines from there on)
     segments: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._starts = [s for s, _ in self.segments]
 
     def conditions(self, first: int, last: int) -> set:
         """The names tested by the conditionals that decide whether lines first..last are read:
         every `#if`/`#elif` of each conditional around them up to their branch, and every
         conditional inside them."""
-        starts = [s for s, _ in self.segments]
-        i = max(bisect.bisect_right(starts, first) - 1, 0)
+        i = max(bisect.bisect_right(self._starts, first) - 1, 0)
         out: set = set()
         while i < len(self.segments) and self.segments[i][0] <= last:
             out |= self.segments[i][1]
             i += 1
         return out
 
-    def token_index(self, line: int) -> int:
-        """The index of the first code token on or after `line`."""
-        return bisect.bisect_left(self.lines, line)
+    def window(self, first: int, end: int) -> tuple:
+        """(code tokens, the line of each) of lines first..end-1 (0-based): the file's token
+        sequence between those lines, as tokenizing it whole gives it."""
+        texts: list = []
+        at: list = []
+        for n in range(first, end):
+            if self.code[n]:
+                found = self.tokens(n)
+                if found:
+                    texts += found
+                    at += [n + 1] * len(found)
+        return texts, at
 
-    def statement(self, line: int) -> tuple:
-        """(first token index, last token index) of the declaration that mentions line `line`:
-        back to the `;`, `{` or `}` before it, on to the `;` that ends it at its own depth (or the
-        `}` that closes what holds it)."""
-        toks = self.texts
-        i = self.token_index(line)
-        if i >= len(toks):
-            return len(toks), len(toks) - 1
-        start = i
-        while start > 0 and toks[start - 1] not in (";", "{", "}"):
-            start -= 1
-        depth, j = 0, start
-        while j < len(toks):
-            t = toks[j]
-            if t in "([{":
-                depth += 1
-            elif t in ")]}":
-                depth -= 1
-                if depth < 0:
-                    return start, j - 1
-            elif t == ";" and depth == 0 and j >= i:
-                return start, j
-            j += 1
-        return start, len(toks) - 1
+    def tokens(self, n: int) -> list:
+        """The code tokens of line index n (a literal none: `""`)."""
+        return _TOKEN.findall(_LITERAL.sub('""', self.code[n]))
+
+    def occurrences(self, word: str) -> list:
+        """(line index, token index in that line) of each code token `word`, in order."""
+        text = "\n".join(self.code)
+        out, n, at = [], 0, 0
+        seen = -1
+        i = text.find(word)
+        while i >= 0:
+            n += text.count("\n", at, i)
+            at = i
+            if n != seen:           # each line once, however often it spells the word
+                seen = n
+                out += [(n, k) for k, t in enumerate(self.tokens(n)) if t == word]
+            i = text.find(word, i + len(word))
+        return out
+
+    def before(self, n: int, k: int) -> Optional[str]:
+        """The code token before token k of line index n (None: it is the file's first)."""
+        if k:
+            return self.tokens(n)[k - 1]
+        for m in range(n - 1, -1, -1):
+            found = self.tokens(m) if self.code[m] else ()
+            if found:
+                return found[-1]
+        return None
+
+    def run(self, n: int, k: int, ends) -> tuple:
+        """(tokens, lines, `ends(tokens)`) from token k of line index n on, over as many lines as
+        `ends` needs: its answer on them is its answer on the rest of the file (an index before
+        the last token), or they reach the file's end."""
+        size = 16
+        while True:
+            end = min(n + size, len(self.code))
+            texts, at = self.window(n, end)
+            texts, at = texts[k:], at[k:]
+            got = ends(texts)
+            if got < len(texts) - 1 or end == len(self.code):
+                return texts, at, got
+            size *= 4
+
+    def statement(self, line: int) -> Optional[tuple]:
+        """(first line, last line, tokens) of the declaration that mentions line `line` (None: no
+        code token on or after it): back to the `;`, `{` or `}` before it, on to the `;` that ends
+        it at its own depth (or the `}` that closes what holds it). Tokenized over a window of
+        lines around it, widened until the answer does not touch a border the file goes past."""
+        size = 64
+        while True:
+            first, end = max(line - 1 - size, 0), min(line - 1 + size, len(self.code))
+            toks, at = self.window(first, end)
+            got = _statement(toks, at, line, first == 0, end == len(self.code))
+            if got is not _WIDER:
+                return got
+            size *= 4
+
+
+_WIDER = object()       # `_statement`'s answer when its window is too narrow
+
+
+def _statement(toks: list, at: list, line: int, at_start: bool, at_end: bool):
+    """`FileText.statement` over the tokens of a window (`at_start`, `at_end`: whether the window
+    starts or ends where the file does), or `_WIDER` if the answer lies past its border."""
+    i = bisect.bisect_left(at, line)
+    if i >= len(toks):
+        return None if at_end else _WIDER
+    start = i
+    while start > 0 and toks[start - 1] not in (";", "{", "}"):
+        start -= 1
+    if start == 0 and not at_start:
+        return _WIDER
+    depth, j, last = 0, start, None
+    while j < len(toks):
+        t = toks[j]
+        if t in "([{":
+            depth += 1
+        elif t in ")]}":
+            depth -= 1
+            if depth < 0:
+                last = j - 1
+                break
+        elif t == ";" and depth == 0 and j >= i:
+            last = j
+            break
+        j += 1
+    if last is None:
+        if not at_end:
+            return _WIDER
+        last = len(toks) - 1
+    return (at[start], at[last], tuple(toks[start:last + 1])) if start <= last else None
+
+
+_HASH = re.compile(r"[ \t]*#")
+_LINE_HASH = re.compile(r"\n[ \t]*#")       # a literal first character: found fast
+
+
+def _hash_lines(text: str):
+    """The index of each line of `text` whose first character past spaces and tabs is `#`."""
+    if _HASH.match(text):
+        yield 0
+    n, at = 0, 0
+    for m in _LINE_HASH.finditer(text):
+        n += text.count("\n", at, m.start()) + 1
+        at = m.start() + 1
+        yield n
 
 
 def read_file(name: str, text: str) -> FileText:
-    """Index one file's text."""
+    """Index one file's text: its directives (a line whose first character past spaces and tabs
+    is `#`, with the lines its backslashes continue it on); its code, tokenized where it is read."""
     raw_text = strip(text, literals=False)               # directives keep their literals ("object.h")
-    lines = _LITERAL.sub('""', raw_text).split("\n")
-    raw = raw_text.split("\n")
-    directives, texts, at = [], [], []
-    n = 0
-    while n < len(lines):
-        line = lines[n]
-        first = n
-        if line.lstrip(" \t").startswith("#"):
-            body = raw[n] if n < len(raw) else line
-            while body.endswith("\\") and n + 1 < len(lines):
-                n += 1
-                body = body[:-1] + " " + (raw[n] if n < len(raw) else lines[n])
-            m = _DIRECTIVE.match(body)
-            if m:
-                directives.append(Directive(first + 1, n + 1, m.group(1), m.group(2)))
-        elif line:
-            found = _TOKEN.findall(line)
-            if found:
-                texts += found
-                at += [first + 1] * len(found)
-        n += 1
-    f = FileText(name, directives, texts, at)
-    f.segments = _segments(directives)
-    return f
+    code = raw_text.split("\n")
+    directives = []
+    done = -1                       # the last line a directive took
+    for first in _hash_lines(raw_text):                 # a literal never starts with `#`
+        if first <= done:
+            continue                # a line a directive continues on
+        last, body = first, code[first]
+        while body.endswith("\\") and last + 1 < len(code):
+            last += 1
+            body = body[:-1] + " " + code[last]
+        d = _DIRECTIVE.match(body)
+        if d:
+            directives.append(Directive(first + 1, last + 1, d.group(1), d.group(2)))
+        code[first:last + 1] = [""] * (last + 1 - first)
+        done = last
+    return FileText(name, directives, code, _segments(directives))
 
 
 def _segments(directives: list) -> list:
     """(first line, names governing the lines from there) after each conditional directive."""
     out = [(1, frozenset())]
-    stack: list = []
+    stack: list = []                # the names of each open conditional
+    union = [frozenset()]           # union[i]: those of the outermost i
     for d in directives:
         if d.kind not in _CONDITIONALS:
             continue
         if d.kind in ("if", "ifdef", "ifndef"):
             stack.append(frozenset(condition_words(d.rest)))
+            union.append(union[-1] | stack[-1])
         elif d.kind in ("elif", "elifdef", "elifndef") and stack:
             stack[-1] = stack[-1] | condition_words(d.rest)
+            union[-1] = union[-2] | stack[-1]
         if d.kind == "endif":
-            own = stack.pop() if stack else frozenset()
-            governing = frozenset().union(*stack, own)       # the #endif line closes its own
+            governing = union[-1]                   # the #endif line closes its own
+            if stack:
+                stack.pop()
+                union.pop()
             out.append((d.line, governing))
-            out.append((d.end + 1, frozenset().union(*stack)))
+            out.append((d.end + 1, union[-1]))
         else:
-            out.append((d.line, frozenset().union(*stack)))
-            out.append((d.end + 1, frozenset().union(*stack)))
+            out.append((d.line, union[-1]))
+            out.append((d.end + 1, union[-1]))
     return out
 
 
@@ -210,24 +303,18 @@ class Index:
                         body = body[close + 1:]
                     self.macros.setdefault(name, []).append(
                         Site(f.name, d.line, d.end, tuple(_TOKEN.findall(body)), frozenset(params)))
-        toks = f.texts
-        for keyword in ("typedef", "enum"):
-            i = -1
-            while True:
-                try:
-                    i = toks.index(keyword, i + 1)
-                except ValueError:
-                    break
-                if keyword == "typedef":
-                    end = _statement_end(toks, i)
-                    site = self._site(f, i, end)
-                    for name in declared_names(toks[i:end + 1]):
-                        self.typedefs.setdefault(name, []).append(site)
-                    self._enum(f, toks, i, end, site)
-                elif i == 0 or toks[i - 1] != "typedef":
-                    self._enum(f, toks, i, _statement_end(toks, i), None)
+        for n, k in f.occurrences("typedef"):
+            toks, at, end = f.run(n, k, lambda toks: _statement_end(toks, 0))
+            site = _site(f.name, toks, at, 0, end)
+            for name in declared_names(toks[:end + 1]):
+                self.typedefs.setdefault(name, []).append(site)
+            self._enum(f.name, toks, at, 0, end, site)
+        for n, k in f.occurrences("enum"):
+            if f.before(n, k) != "typedef":
+                toks, at, end = f.run(n, k, lambda toks: _statement_end(toks, 0))
+                self._enum(f.name, toks, at, 0, end, None)
 
-    def _enum(self, f: FileText, toks: list, start: int, end: int, site: Optional[Site]) -> None:
+    def _enum(self, file: str, toks: list, at: list, start: int, end: int, site: Optional[Site]) -> None:
         """Index the enums defined between tokens start..end (an enum's braces, its enumerators)."""
         i = start
         while i <= end:
@@ -238,7 +325,7 @@ class Index:
                     j += 1
                 if j <= end and toks[j] == "{":
                     close = _statement_end(toks, j, closing=True)
-                    here = site or self._site(f, i, _statement_end(toks, i))
+                    here = site or _site(file, toks, at, i, _statement_end(toks, i))
                     if tag is not None:
                         self.enums.setdefault(tag, []).append(here)
                     depth = 0
@@ -252,11 +339,6 @@ class Index:
                             self.enumerators.setdefault(x, []).append(here)
                     i = close
             i += 1
-
-    def _site(self, f: FileText, start: int, end: int) -> Site:
-        first = f.lines[start] if start < len(f.lines) else 1
-        last = f.lines[end] if 0 <= end < len(f.lines) else first
-        return Site(f.name, first, last, tuple(f.texts[start:end + 1]))
 
     def words(self, site: Site) -> tuple:
         """(every name the site's text uses, the ones of them in a type context), parameters aside."""
@@ -305,6 +387,13 @@ class Index:
                         seen.add(target)
                         self.parent[target] = (f, line)
                         todo.append(target)
+
+
+def _site(file: str, toks: list, at: list, start: int, end: int) -> Site:
+    """The definition spanning tokens start..end of `toks` (their lines `at`)."""
+    first = at[start] if start < len(at) else 1
+    last = at[end] if 0 <= end < len(at) else first
+    return Site(file, first, last, tuple(toks[start:end + 1]))
 
 
 def _statement_end(toks: list, i: int, closing: bool = False) -> int:
