@@ -71,6 +71,10 @@ class Closure:
         #: the `.c` file whose struct or constant is being followed (None: a header's)
         self.unit: Optional[str] = None
         self._system_memo: dict = {}
+        self._probe_names: Optional[set] = None
+        self._definitions: Optional[dict] = None
+        #: every name `_name` is given (None: not kept); `_headers_names` keeps it
+        self.visited: Optional[set] = None
         self._plain: dict = {}
         for key in structs:
             self._plain.setdefault(key.split("@", 1)[0], []).append(key)
@@ -105,6 +109,8 @@ class Closure:
         """A name used in text (`tested`: by a conditional): a macro is followed, an enumerator's
         enum joins; a leaf is kept: one of pyconfig.h or the core's defines, or a tested name the
         build's files do not define."""
+        if self.visited is not None:
+            self.visited.add(w)
         macro = w in self.index.macros
         if w in self.leaf_names or (tested and not macro and not _reserved(w)):
             leaves.add(w)
@@ -182,21 +188,56 @@ class Closure:
           `#ifndef Py_BUILD_CORE`) would make each set hold a hundred files for nothing."""
         got = self._system_memo.get(self.unit)
         if got is None:
-            self._system_memo[self.unit] = got = ({n for n in self.leaf_names if n.startswith("_")}, set())
-            types: list = []
-            for file, line in self.index.system_includes:
-                if self._reaches(file):
-                    got[1].add(file)
-                    for w in self.index.files[file].conditions(line, line):
-                        self._name(w, got[0], got[1], types, tested=True)
-                    self._included(file, got[0], got[1])
-            texts: set = set()
-            for name, f in self.index.files.items():
-                for d in f.directives if self._reaches(name) else ():
-                    if d.kind == "error":
-                        for w in f.conditions(d.line, d.line):
-                            self._name(w, got[0], texts, types, tested=True)
+            if self.unit is not None and self._defined_in(self.unit).isdisjoint(self._headers_names()):
+                outer, self.unit = self.unit, None         # the headers' part, followed the same in it
+                try:
+                    base = self.system()
+                finally:
+                    self.unit = outer
+                got = (set(base[0]), set(base[1]))
+                self._system_of(got, self.unit)
+            else:
+                got = ({n for n in self.leaf_names if n.startswith("_")}, set())
+                self._system_of(got)
+            self._system_memo[self.unit] = got
         return got
+
+    def _system_of(self, got: tuple, only: Optional[str] = None) -> None:
+        """Add to `got` the system includes' and `#error`s' conditionals of every file in reach, or
+        of file `only`."""
+        types: list = []
+        for file, line in self.index.system_includes:
+            if self._reaches(file) and only in (None, file):
+                got[1].add(file)
+                for w in self.index.files[file].conditions(line, line):
+                    self._name(w, got[0], got[1], types, tested=True)
+                self._included(file, got[0], got[1])
+        texts: set = set()
+        for file, line in self.index.errors:
+            if self._reaches(file) and only in (None, file):
+                for w in self.index.files[file].conditions(line, line):
+                    self._name(w, got[0], texts, types, tested=True)
+
+    def _headers_names(self) -> set:
+        """Every name the headers' part of `system()` follows (a fresh closure, none of it hidden in
+        a memo): a `.c` file that defines none of them follows that part exactly as a header does
+        (only its own definitions differ from a header's view), so it is made once."""
+        if self._probe_names is None:
+            probe = Closure(self.index, self.structs, self.names, self.leaf_names)
+            probe.visited = set()
+            probe.system()
+            self._probe_names = probe.visited
+        return self._probe_names
+
+    def _defined_in(self, file: str) -> set:
+        """The macros (defined or undefined) and enumerators that `file` gives a definition of."""
+        if self._definitions is None:
+            self._definitions = {}
+            for table in (self.index.macros, self.index.enumerators):
+                for name, sites in table.items():
+                    for site in sites:
+                        self._definitions.setdefault(site.file, set()).add(name)
+        return self._definitions.get(file, set())
 
     def _reaches(self, file: str) -> bool:
         """Whether the translation unit followed can read `file`: a header, or its own `.c` file."""

@@ -285,6 +285,7 @@ class Index:
     #: included file -> (file, line) of the `#include` that first brings it in, from Python.h
     parent: dict = field(default_factory=dict)
     system_includes: list = field(default_factory=list)     # (file, line) of each #include <...> not of the build
+    errors: list = field(default_factory=list)              # (file, line) of each #error
     _words: dict = field(default_factory=dict)
     _includes: dict = field(default_factory=dict)       # file -> [(line, included file)]
 
@@ -354,6 +355,8 @@ class Index:
         `#include` names, or None for a file not of the build (a system header)."""
         for f in self.files.values():
             for d in f.directives:
+                if d.kind == "error":
+                    self.errors.append((f.name, d.line))
                 if d.kind != "include":
                     continue
                 m = _INCLUDED.match(d.rest)

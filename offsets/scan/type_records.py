@@ -27,10 +27,10 @@ from pathlib import Path
 SOURCE_DIRS = ("Objects", "Python", "Modules", "Parser")
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|(\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*')", re.S)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*(define|undef)[ \t]+(\w+)(\([^)]*\))?(.*(?:\\\n.*)*)$", re.M)
-_TYPE = re.compile(r"\bPyTypeObject\s+(\w+)\s*=\s*\{")
-_SPEC = re.compile(r"\bPyType_Spec\s+(\w+)\s*=\s*\{")
-_SLOTS = re.compile(r"\bPyType_Slot\s+(\w+)\s*\[\s*\w*\s*\]\s*=\s*\{")
-_MEMBERS = re.compile(r"\bPyMemberDef\s+(\w+)\s*\[\s*\w*\s*\]\s*=\s*\{")
+_TYPE = re.compile(r"PyTypeObject\s+(\w+)\s*=\s*\{")
+_SPEC = re.compile(r"PyType_Spec\s+(\w+)\s*=\s*\{")
+_SLOTS = re.compile(r"PyType_Slot\s+(\w+)\s*\[\s*\w*\s*\]\s*=\s*\{")
+_MEMBERS = re.compile(r"PyMemberDef\s+(\w+)\s*\[\s*\w*\s*\]\s*=\s*\{")
 _HEAD = re.compile(r"^\s*Py(?:Var)?Object_HEAD_INIT\s*\(")
 _STRING = re.compile(r'^"((?:[^"\\]|\\.)*)"$')
 
@@ -188,6 +188,8 @@ class _File:
         a body with a preprocessor conditional is cut before it (what follows depends on the build)."""
         out = {}
         for m in pattern.finditer(self.text):
+            if m.start() and (self.text[m.start() - 1].isalnum() or self.text[m.start() - 1] == "_"):
+                continue        # the word ends another name (the patterns lead with a literal: fast)
             try:
                 body, _ = _body(self.text, m.end() - 1)
             except ValueError:
@@ -362,10 +364,10 @@ def _slot_pairs(body: str):
 def read(source: Path, table) -> dict:
     """tp_name -> record of the types a source tree's `.c` files initialize, checked against
     `table` (a `model.Table` of those sources): every struct and field a record names is in it."""
-    from ..layout.names import find_struct
-    from ..errors import UnknownNameError
+    from ..layout.names import aliases, find_struct, struct_key
 
     order = [f.path for f in find_struct(table, "PyTypeObject").fields if "." not in f.path]
+    groups = aliases()
     constants = {name: c.value for name, c in table.constants.items()}
     found: dict = {}
     for d in SOURCE_DIRS:
@@ -381,10 +383,10 @@ def read(source: Path, table) -> dict:
         """The table's name for `struct` (qualified by `file` where the table qualifies it), or None
         when the table has no such struct, or no such field in it."""
         for candidate in (struct, f"{struct}@{file}"):
-            try:
-                s = find_struct(table, candidate)
-            except (UnknownNameError, KeyError):
+            found = struct_key(candidate, table.structs, table.names, groups)
+            if found is None:
                 continue
+            s = table.structs[found]
             if path is None or any(x.path == path for x in s.fields):
                 return candidate
             return None
