@@ -202,9 +202,11 @@ def _brief(f) -> str:
     return "absent" if f is None else f"offset {f.offset}, size {f.size}, {f.type}"
 
 
-def check(table: Table, b, opts=None) -> Report:
+def check(table: Table, b, opts=None, binary=None) -> Report:
     """Scan build `b` (the table's own `BuildInputs`) again with its pyconfig.h cut down to
-    `macros(table)`, and compare; `BuildError` when the table has no dependency sets to test.
+    `macros(table)`, filled from the DWARF of `binary` as the table was (the names a `.c` file's
+    typedef gives a header's struct: 3.6's `slotdef`, `struct wrapperbase`), and compare;
+    `BuildError` when the table has no dependency sets to test.
 
     A unit that does not compile without some dropped macro is scanned again with it restored:
     the macros tested by the conditionals around the error's line, or named on it, that the cut
@@ -242,6 +244,10 @@ def check(table: Table, b, opts=None) -> Report:
     else:
         raise BuildError(f"{table.build.table_name}: the cut build still does not compile after restoring "
                          f"{len(restored)} macros ({', '.join(sorted(restored)[:8])})")
+    if binary is not None:
+        from ..scan import dwarf
+
+        again = dwarf.fill_extensions(dwarf.fill(again, dwarf.read(binary)), binary)[0]
     report = compare(table, again, set(c.kept), (tuple(sorted(set(c.kept) - restored)), c.dropped))
     return replace(report, restored=tuple(sorted(restored)))
 

@@ -39,7 +39,7 @@ def check(table: Table, b, binary: Optional[Path], binaries=()) -> verify.Verifi
     inputs.binaries = list(binaries)
     result = verify.verify(table, inputs, use_live=False)
     if table.dependencies is not None:
-        result = replace(result, checks=result.checks + (cut_check(table, b),))
+        result = replace(result, checks=result.checks + (cut_check(table, b, binary),))
     bad = result.mismatches
     if bad:
         raise VerifyError(f"{table.build.table_name} fails verification against its own inputs ({len(bad)} "
@@ -47,11 +47,11 @@ def check(table: Table, b, binary: Optional[Path], binaries=()) -> verify.Verifi
     return result
 
 
-def cut_check(table: Table, b) -> verify.Check:
+def cut_check(table: Table, b, binary: Optional[Path] = None) -> verify.Check:
     """The pyconfig.h cut (`depends_cut.check`) as a check of the verification record."""
     from . import depends_cut
 
-    r = depends_cut.check(table, b)
+    r = depends_cut.check(table, b, binary=binary)
     notes = [f"restored so that the cut build compiles (not tested): {', '.join(r.restored)}"] if r.restored else []
     if r.only_cut:
         notes.append(f"{len(r.only_cut)} structs only the cut build has (e.g. {', '.join(r.only_cut[:3])})")
