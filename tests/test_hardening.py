@@ -299,7 +299,7 @@ def shipped_copy(tmp_path, monkeypatch):
     d.mkdir()
     index = json.loads((compact.COMPACT_DIR / "index.json").read_text())
     e = next(e for e in index["tables"] if e["hexversion"] == sys.hexversion)
-    for name in (e["file"], compact_read.POOL_FILE):
+    for name in (e["file"], compact_read.POOL_FILE, compact_read.COLD_FILE):
         (d / name).write_bytes((compact.COMPACT_DIR / name).read_bytes())
     (d / "index.json").write_text(compact.index_text([e], index["aliases"], index["pool_sha256"]))
     monkeypatch.setattr(runtime.tables, "COMPACT_DIR", str(d))
@@ -373,6 +373,36 @@ def test_corrupted_shipped_tables_are_refused(damage, match, shipped_copy, capsy
         pool.write_bytes(b"\n".join(lines[:i]) + b"\n" + lines[i][:40])
     line = refused(capsys, "get", "listiterobject.it_index", match=match)
     assert "reinstall cpython-offsets" in line
+
+
+@pytest.mark.parametrize("damage,match", [
+    ("cold-head", "cold.jsonl: its header fails the checksum of layouts.jsonl"),
+    ("cold-shard-bytes", "is not base64 of a zlib stream"),
+    ("cold-shard-other", "fails its checksum"),
+    ("cold-missing", "cannot read"),
+])
+def test_a_damaged_cold_pool_is_refused_and_leaves_fields_answered(damage, match, shipped_copy, capsys):
+    """The cold pool (constants, dependency data: compact_read.COLD_FILE) is vouched for by the
+    shared pool's first line, and each of its shards by its digest once decompressed: damage to it
+    refuses what it holds, in one line, and no field read from the hot pool changes."""
+    cold = shipped_copy / compact_read.COLD_FILE
+    lines = cold.read_bytes().split(b"\n")
+    head, _ = compact_read.open_table(str(running_file(shipped_copy)))
+    k = int(head["constants"][:compact_read.SHARD_CHARS], 16)       # the shard of the constants' root
+    if damage == "cold-head":
+        flip(cold, b'"ends":"', b'"ends": "', line=0)
+    elif damage == "cold-shard-bytes":
+        lines[1 + k] = b"!" + lines[1 + k][1:]
+        cold.write_bytes(b"\n".join(lines))
+    elif damage == "cold-shard-other":       # another shard's (valid) stream in its place
+        lines[1 + k] = lines[1 + (k + 1) % compact_read.SHARDS]
+        cold.write_bytes(b"\n".join(lines))
+    elif damage == "cold-missing":
+        cold.unlink()
+    line = refused(capsys, "constant", "Py_TPFLAGS_HEAPTYPE", match=match)
+    assert "reinstall cpython-offsets" in line
+    assert main(["get", "listiterobject.it_index"]) == 0
+    assert capsys.readouterr().out.strip() == str(runtime.get("listiterobject.it_index"))
 
 
 @pytest.mark.parametrize("value,match", [(24.0, "is malformed"), (2 ** 63, "is malformed"), ("24", "is malformed"),

@@ -134,10 +134,9 @@ _layouts: dict = {}
 
 
 def shipped_layouts() -> dict:
-    """The shipped pool's lines by id (`layouts.jsonl`)."""
+    """The shipped pools' lines by id (`layouts.jsonl`, and `cold.jsonl` decompressed)."""
     if not _layouts:
-        lines = (compact.COMPACT_DIR / compact_read.POOL_FILE).read_text().splitlines()
-        _layouts.update((k, lines[i]) for k, i in compact_read.pool_lines(lines).items())
+        _layouts.update(compact_read.pool_nodes(str(compact.COMPACT_DIR)))
     return _layouts
 
 

@@ -17,12 +17,13 @@ function of `generated/` and `data/aliases.yaml` only. A table made for one buil
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from itertools import accumulate
 from pathlib import Path
 
 from . import compact_depends
-from .compact_read import (CHUNK, FILE_NODE, FORMAT, INNER, LEAF, MEMBER_DEFAULTS, POOL_FILE, SHARD_CHARS, SHARDS,
-                           TYPE_CODES, cut, names_text, node_id, type_code)
+from .compact_read import (CHUNK, COLD_FILE, FILE_NODE, FORMAT, INNER, LEAF, MEMBER_DEFAULTS, POOL_FILE, SHARD_CHARS,
+                           SHARDS, TYPE_CODES, cut, names_text, node_id, type_code)
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 COMPACT_DIR = PACKAGE_DIR / "data" / "compact"      # runtime/tables.py finds it without pathlib
@@ -66,10 +67,13 @@ def sha256_of(path) -> str:
 
 
 class PoolWriter:
-    """Layout nodes by id, each stored once (see `compact_read` for the node forms)."""
+    """Layout nodes by id, each stored once (see `compact_read` for the node forms); those put only
+    while `cold` go to the shared store's cold pool."""
 
     def __init__(self) -> None:
         self.lines: dict = {}
+        self._hot: set = set()
+        self._cold = False
 
     def put(self, node) -> str:
         line = _dump(node)
@@ -77,7 +81,18 @@ class PoolWriter:
         old = self.lines.setdefault(key, line)
         if old != line:
             raise ValueError(f"two layouts share the id {key}: make compact_read.ID_CHARS longer")
+        if not self._cold:
+            self._hot.add(key)
         return key
+
+    @contextmanager
+    def cold(self):
+        """Nodes put inside are cold (what a field's lookup never reads), unless also put outside."""
+        self._cold = True
+        try:
+            yield self
+        finally:
+            self._cold = False
 
     def members(self, fields: list) -> list:
         """Flat fields (path, offset relative to the parent, ...) as members, each followed in the
@@ -161,10 +176,35 @@ class PoolWriter:
         return [self.lines[k] for k in sorted(self.lines)]
 
     def file_text(self, note: str) -> str:
-        """The pool file: its first line, a line per shard, the nodes (compact_read's format)."""
-        import hashlib
+        """The shared pool file of the hot nodes: its first line, a line per shard, the nodes
+        (compact_read's format); its first line names the cold file's (`cold_text`)."""
+        every = sorted(self._hot)
+        lines = self._shard_lines(every)
+        head = self._pool_head(note, lines, cold=head_sha256(self.cold_text(note)))
+        return "".join(line + "\n" for line in [head, *lines, *(self.lines[k] for k in every)])
 
-        every = sorted(self.lines)
+    def cold_text(self, note: str) -> str:
+        """The cold pool file: its first line, then per shard the base64 of the zlib stream of its
+        line and its nodes."""
+        import binascii
+        import zlib
+
+        every = sorted(set(self.lines) - self._hot)
+        shards = [[] for _ in range(SHARDS)]
+        for k in every:
+            shards[int(k[:SHARD_CHARS], 16)].append(k)
+        blocks = []
+        for keys in shards:
+            ends = list(accumulate(len(self.lines[k]) + 1 for k in keys))
+            line = _dump({"ids": "".join(keys), "start": 0, "ends": "".join(f"{e:0{_width(ends)}x}" for e in ends)})
+            blocks.append("".join(x + "\n" for x in [line, *(self.lines[k] for k in keys)]).rstrip("\n"))
+        lines = [binascii.b2a_base64(zlib.compress(b.encode(), 9), newline=False).decode() for b in blocks]
+        return "".join(line + "\n" for line in [self._pool_head(note, blocks, digests_of=blocks, ends_of=lines),
+                                                 *lines])
+
+    def _shard_lines(self, every: list) -> list:
+        """A shard line per shard of the nodes `every` (sorted ids), their line ends counted from
+        the first node's line."""
         ends = list(accumulate(len(self.lines[k]) + 1 for k in every))
         width = _width(ends)
         shards: list = [[] for _ in range(SHARDS)]
@@ -175,11 +215,21 @@ class PoolWriter:
             start = ends[nodes[0] - 1] if nodes and nodes[0] else 0
             lines.append(_dump({"ids": "".join(every[i] for i in nodes), "start": start,
                                 "ends": "".join(f"{ends[i] - start:0{width}x}" for i in nodes)}))
-        shard_ends = list(accumulate(len(line) + 1 for line in lines))
+        return lines
+
+    @staticmethod
+    def _pool_head(note: str, lines: list, cold: str = None, digests_of: list = None, ends_of: list = None) -> str:
+        """A pool file's first line: the sha256 of each shard (of `digests_of`, by default its line)
+        and where each shard's line ends (of `ends_of`, by default `lines`)."""
+        import hashlib
+
+        shard_ends = list(accumulate(len(line) + 1 for line in (ends_of or lines)))
         head = {"format": FORMAT, "note": note,
-                "shards": "".join(hashlib.sha256(line.encode()).hexdigest() for line in lines),
+                "shards": "".join(hashlib.sha256(x.encode()).hexdigest() for x in (digests_of or lines)),
                 "ends": "".join(f"{e:0{_width(shard_ends)}x}" for e in shard_ends)}
-        return "".join(line + "\n" for line in [_dump(head), *lines, *self.body()])
+        if cold is not None:
+            head["cold"] = cold
+        return _dump(head)
 
 
 def _width(ends: list) -> int:
@@ -215,21 +265,41 @@ def read_parts(path) -> tuple:
 def pack(base: dict, notes: dict, rows: dict, pool) -> dict:
     """A table's header line: its structs' layouts, its names and its notes (`skipped`, `conflicts`,
     which patch levels mostly share) put into `pool`, and their ids kept."""
-    constants, sizes = pool.constants(notes["constants"])
     depends = notes.get("depends")
     keys = sorted(rows)
     if any(not k or " " in k for k in keys):
         raise ValueError("a struct key is empty or has a space: the header's key list cannot hold it")
-    refs = [pool.row(rows[k]) for k in keys]
-    visible = {} if notes.get("guards") is None else {"guards": pool.put(notes["guards"])}
+    refs = []
+    for k in keys:
+        if _extension_module(rows[k][4]):
+            with pool.cold():
+                refs.append(pool.row(rows[k]))
+        else:
+            refs.append(pool.row(rows[k]))
+    hot = dict(names=pool.put(dict(sorted(notes["names"].items()))), struct_keys=pool.put(" ".join(keys)),
+               struct_ids="".join(r if isinstance(r, str) else r[0] for r in refs),
+               struct_lines=pool.put(" ".join("-" if isinstance(r, str) else compact_depends.b36(r[1]) for r in refs)))
+    with pool.cold():       # what a field's lookup never reads (compact_read.COLD_FILE)
+        constants, sizes = pool.constants(notes["constants"])
+        visible = {} if notes.get("guards") is None else {"guards": pool.put(notes["guards"])}
+        cold = dict(skipped=[pool.put(s) for s in notes["skipped"]], conflicts=[pool.put(c) for c in notes["conflicts"]],
+                    constants=constants, constant_sizes=sizes, constants_left_out=notes["constants_left_out"],
+                    depends=None if depends is None else compact_depends.put(pool, depends, keys), **visible)
     if notes.get("core_only") is not None:
-        visible["core_only"] = notes["core_only"]
-    return dict(base, names=pool.put(dict(sorted(notes["names"].items()))),
-                skipped=[pool.put(s) for s in notes["skipped"]], conflicts=[pool.put(c) for c in notes["conflicts"]],
-                struct_keys=pool.put(" ".join(keys)), struct_ids="".join(r if isinstance(r, str) else r[0] for r in refs),
-                struct_lines=pool.put(" ".join("-" if isinstance(r, str) else compact_depends.b36(r[1]) for r in refs)),
-                constants=constants, constant_sizes=sizes, constants_left_out=notes["constants_left_out"],
-                depends=None if depends is None else compact_depends.put(pool, depends, keys), **visible)
+        cold["core_only"] = notes["core_only"]
+    return dict(base, **{k: (hot if k in hot else cold)[k] for k in HEAD_ORDER if k in hot or k in cold})
+
+
+def _extension_module(defined_in) -> bool:
+    """Whether a struct is defined in a file of Modules/ (the extension modules', with the few the
+    core links in): its layout goes to the cold pool, which a field's lookup rarely needs (Cython's
+    arrayobject then costs a zlib import)."""
+    return isinstance(defined_in, str) and defined_in.startswith("Modules/")
+
+
+#: The order of a header's fields after `base`'s (as format 6 wrote them).
+HEAD_ORDER = ("names", "skipped", "conflicts", "struct_keys", "struct_ids", "struct_lines", "constants",
+              "constant_sizes", "constants_left_out", "depends", "guards", "core_only")
 
 
 def text_of(base: dict, notes: dict, rows: dict) -> str:
@@ -246,9 +316,13 @@ def dumps(table, source: str, source_sha256: str = None) -> str:
     return text_of(*unpack(table, NOTE.format(source=source), source_sha256))
 
 
-def shipped_head(table, source: str, source_sha256: str, pool) -> str:
-    """A shipped table's file: its header line, its layouts put into the shared `pool`."""
-    return _dump(dict(pack(*unpack(table, NOTE.format(source=source), source_sha256), pool), pool=POOL_FILE)) + "\n"
+def shipped_head(table, source: str, source_sha256: str, pool, depends=False) -> str:
+    """A shipped table's file: its header line, its layouts put into the shared `pool` (its
+    dependency data `depends` when given: what `read_parts` read of a compact table's)."""
+    base, notes, rows = unpack(table, NOTE.format(source=source), source_sha256)
+    if depends is not False:
+        notes["depends"] = depends
+    return _dump(dict(pack(base, notes, rows, pool), pool=POOL_FILE)) + "\n"
 
 
 def build_dict(b) -> dict:
@@ -401,14 +475,18 @@ def expected_files(root: Path) -> dict:
     return store_files(made, alias_groups(raw))
 
 
-def store_files(made: list, aliases: dict) -> dict:
-    """The shipped store of tables `made` ((table, source, source digest) each): file name -> text."""
+def store_files(made: list, aliases: dict, depends: dict = None) -> dict:
+    """The shipped store of tables `made` ((table, source, source digest) each): file name -> text.
+    `depends`: table name -> its dependency data as `read_parts` gives it, for tables loaded from
+    compact files (whose `Table` does not hold it)."""
     files, entries, pool = {}, [], PoolWriter()
     for table, source, digest in made:
         name = table.build.table_name + ".jsonl"
-        files[name] = shipped_head(table, source, digest, pool)
+        files[name] = shipped_head(table, source, digest, pool,
+                                   False if depends is None else depends.get(table.build.table_name))
         entries.append(identity(table, name, files[name]))
     files[POOL_FILE] = pool.file_text(NOTE.format(source="generated/*.yaml"))
+    files[COLD_FILE] = pool.cold_text(NOTE.format(source="generated/*.yaml"))
     files[TYPES_FILE] = types_text([t for t, _, _ in made])
     files["index.json"] = index_text(entries, aliases, head_sha256(files[POOL_FILE]))
     return files

@@ -52,7 +52,13 @@ shard, `{"ids": IDS, "start": START, "ends": ENDS}`, of the nodes whose ids star
 Then the nodes, in id order. A reader decodes the small first line (whose sha256 index.json
 vouches for), then only the shards of the nodes it needs, each checked against its digest as it is
 read, and seeks to those nodes. Every process that loads a table pays for what it decodes and
-checks: before format 5, the pool's first line listed its ~12,000 ids and sizes as JSON items
+checks. Since format 7 the nodes a field's lookup never reads (constants, dependency data, include
+guards, skipped units and conflicts) are in a second pool file, `cold.jsonl`, whose first line has
+the same form (`layouts.jsonl`'s first line names its sha256 as `cold`) and whose shard lines are
+each the base64 of a zlib stream of what a shard line and its nodes would be uncompressed (the
+shard's digest is of those bytes): 1.4 MB of them take about 0.4 MB, and `zlib` is imported only
+by a process that reads one (a constant, or the dependency data of a build no build-id matches).
+A node the hot pool lacks is looked for there. Before format 5, the pool's first line listed its ~12,000 ids and sizes as JSON items
 (half of a first lookup). Now the strings are checked at C speed (their digits and lengths), a
 node is found by bisection over them, and the range of its line is checked as it is read.
 """
@@ -64,9 +70,12 @@ from ..errors import CorruptTableError
 from .identity import sha256
 from .json_read import loads
 
-FORMAT = 6
+FORMAT = 7
 ID_CHARS = 10
 POOL_FILE = "layouts.jsonl"
+#: The pool of what a lookup of a field never reads (constants, dependency data, include guards,
+#: skipped units, conflicts), each shard compressed: `ColdPool`.
+COLD_FILE = "cold.jsonl"
 #: The longest header line a compact table or pool may have.
 MAX_HEAD_BYTES = 4 * 1024 * 1024
 #: The longest node line.
@@ -169,6 +178,25 @@ def pool_lines(lines: list) -> dict:
     """id -> its line's number, of the lines of a pool file (for tools and tests; the reader seeks)."""
     ids = "".join(loads(line)["ids"] for line in lines[1:1 + SHARDS])
     return {ids[i:i + ID_CHARS]: 1 + SHARDS + i // ID_CHARS for i in range(0, len(ids), ID_CHARS)}
+
+
+def pool_nodes(directory: str) -> dict:
+    """id -> its line (str), of every node of a directory's pool files, the cold one's decompressed
+    (for tools and tests)."""
+    import binascii
+    import zlib
+
+    with open(os.path.join(directory, POOL_FILE)) as f:
+        lines = f.read().splitlines()
+    out = {k: lines[i] for k, i in pool_lines(lines).items()}
+    path = os.path.join(directory, COLD_FILE)
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            for line in f.read().splitlines()[1:]:
+                head, *nodes = zlib.decompress(binascii.a2b_base64(line)).decode().splitlines()
+                ids = loads(head)["ids"]
+                out.update((ids[i * ID_CHARS:(i + 1) * ID_CHARS], n) for i, n in enumerate(nodes))
+    return out
 
 
 def _all_ints(values, low: int, high: int) -> bool:
@@ -359,18 +387,25 @@ class Pool:
 class SharedPool(Pool):
     """The nodes of a pool file: its first line's `shards` and `ends` (checked by `check_pool_head`)
     say where each shard's line is and what its digest must be; a shard is read and checked when a
-    node of it is first asked for, and is a `Pool` of its nodes."""
+    node of it is first asked for, and is a `Pool` of its nodes. A node it lacks is looked for in
+    the cold pool (`cold`: its file and the sha256 of its first line), opened then."""
 
-    def __init__(self, source: str, digests: str, ends: str, base: int) -> None:
+    def __init__(self, source: str, digests: str, ends: str, base: int, cold: tuple = None) -> None:
         super().__init__(source, "", "", base)
         self._digests, self._shard_ends = digests, ends
         self._width = len(ends) // SHARDS
         self._shards: dict = {}
+        self._cold, self._cold_pool = cold, None
 
     def _line(self, node) -> bytes:
         if not (isinstance(node, str) and len(node) == ID_CHARS and _hex(node)):
             raise _corrupt(f"{self.source}: layout {str(node)[:20]!r} is not in its pool")
-        return self._shard(int(node[:SHARD_CHARS], 16))._line(node)
+        shard = self._shard(int(node[:SHARD_CHARS], 16))
+        if shard._index(node) < 0 and self._cold is not None:
+            if self._cold_pool is None:
+                self._cold_pool = _open_cold(*self._cold)
+            return self._cold_pool._line(node)
+        return shard._line(node)
 
     def _shard(self, k: int) -> Pool:
         shard = self._shards.get(k)
@@ -380,9 +415,10 @@ class SharedPool(Pool):
             size = int(ends[k * w:(k + 1) * w], 16) - start
             if not 1 <= size <= MAX_HEAD_BYTES:
                 raise _corrupt(f"{self.source}: shard {k:02x}: its line's range is malformed")
-            line = _read(self.source, self._base + start, size).rstrip(b"\n")
+            line = self._shard_text(k, _read(self.source, self._base + start, size).rstrip(b"\n"))
             if sha256(line).hexdigest() != self._digests[k * DIGEST_CHARS:(k + 1) * DIGEST_CHARS]:
                 raise _corrupt(f"{self.source}: shard {k:02x} fails its checksum")
+            line, _, nodes = line.partition(b"\n")
             try:
                 head = loads(line)
             except ValueError:
@@ -390,9 +426,55 @@ class SharedPool(Pool):
             if not (isinstance(head, dict) and end_digits(head.get("ids"), head.get("ends"))
                     and _is_int(head.get("start")) and 0 <= head["start"] < 16 ** MAX_END_DIGITS):
                 raise _corrupt(f"{self.source}: shard {k:02x}: its node list is malformed")
-            shard = self._shards[k] = Pool(self.source, head["ids"], head["ends"],
-                                           self._base + int(ends[-w:], 16) + head["start"])
+            shard = self._shards[k] = self._shard_pool(head, ends, w, nodes)
         return shard
+
+    def _shard_text(self, k: int, line: bytes) -> bytes:
+        """What shard k's line says (here: itself)."""
+        return line
+
+    def _shard_pool(self, head: dict, ends: str, w: int, nodes: bytes) -> Pool:
+        """The `Pool` of a shard's nodes (here: where they are in the file)."""
+        return Pool(self.source, head["ids"], head["ends"], self._base + int(ends[-w:], 16) + head["start"])
+
+
+class ColdPool(SharedPool):
+    """The cold pool file (`COLD_FILE`): a shard's line is the base64 of a zlib stream of its line
+    and its nodes, which are held in memory once it is read."""
+
+    def _shard_text(self, k: int, line: bytes) -> bytes:
+        try:
+            import binascii
+            import zlib
+        except ImportError:
+            from ..errors import OffsetsError
+
+            raise OffsetsError("this Python has no zlib module, and the shipped tables keep their constants and "
+                               "dependency data compressed: build CPython with zlib (pip needs it too)") from None
+        try:
+            inflate = zlib.decompressobj()
+            text = inflate.decompress(binascii.a2b_base64(line), MAX_HEAD_BYTES + MAX_LINE_BYTES)
+        except (binascii.Error, zlib.error, ValueError):
+            raise _corrupt(f"{self.source}: shard {k:02x} is not base64 of a zlib stream") from None
+        if inflate.unconsumed_tail or not inflate.eof:
+            raise _corrupt(f"{self.source}: shard {k:02x} holds more than a shard may")
+        return text
+
+    def _shard_pool(self, head: dict, ends: str, w: int, nodes: bytes) -> Pool:
+        lines = nodes.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        if len(lines) * ID_CHARS != len(head["ids"]):
+            raise _corrupt(f"{self.source}: a shard's nodes are not its ids")
+        return Pool(self.source, head["ids"], head["ends"], lines=lines)
+
+
+def _open_cold(path: str, digest: str) -> ColdPool:
+    head, base, _ = _first_line(path, digest, POOL_FILE)
+    why = check_pool_head(head)
+    if why:
+        raise _corrupt(f"{path}: {why}")
+    return ColdPool(path, head["shards"], head["ends"], base)
 
 
 def _read(path: str, start: int, size: int) -> bytes:
@@ -570,8 +652,9 @@ def struct_map(head: dict, pool: "Pool", origin: str) -> dict:
     return out
 
 
-def _first_line(path: str, digest: str = None) -> tuple:
-    """The decoded first line of `path`, its length and its sha256, which must be `digest` when given."""
+def _first_line(path: str, digest: str = None, vouch: str = "index.json") -> tuple:
+    """The decoded first line of `path`, its length and its sha256, which must be `digest` (which
+    the file `vouch` records) when given."""
     try:
         with open(path, "rb") as f:
             first = f.readline(MAX_HEAD_BYTES + 1)
@@ -579,7 +662,7 @@ def _first_line(path: str, digest: str = None) -> tuple:
         raise _corrupt(f"cannot read {path}: {e.strerror}") from None
     sha = sha256(first.rstrip(b"\n")).hexdigest()
     if digest is not None and sha != digest:
-        raise _corrupt(f"{path}: its header fails the checksum of index.json")
+        raise _corrupt(f"{path}: its header fails the checksum of {vouch}")
     try:
         return loads(first), len(first), sha
     except ValueError:
@@ -598,7 +681,11 @@ def shared_pool(directory: str, digest: str = None) -> Pool:
         why = check_pool_head(head)
         if why:
             raise _corrupt(f"{path}: {why}")
-        _shared[path] = SharedPool(path, head["shards"], head["ends"], base), sha
+        cold = head.get("cold")
+        if cold is not None and not (_hex(cold) and len(cold) == DIGEST_CHARS):
+            raise _corrupt(f"{path}: its cold pool's checksum is malformed")
+        _shared[path] = SharedPool(path, head["shards"], head["ends"], base,
+                                   None if cold is None else (os.path.join(directory, COLD_FILE), cold)), sha
     pool, sha = _shared[path]
     if digest is not None and sha != digest:
         raise _corrupt(f"{path}: its header fails the checksum of index.json")

@@ -1,7 +1,8 @@
 """What the shipped compact tables cost in bytes: the whole package data, and what each table adds.
 
 A table adds its header file, its `index.json` entry, and the layouts no other table uses (with
-their ids and line ends in the pool's shards). Builds of one minor, flags and target are taken in
+their ids and line ends in the pool's shards; a node of the compressed cold pool at that file's
+compression ratio). Builds of one minor, flags and target are taken in
 order (patch level, then vendor): a further one is measured against the store without the ones
 after it, which is what adding it cost. The goals: all of the package data in at most 4 MB (what
 a JIT's users install beside it), and at most 100 KB per further patch build (so shipping every
@@ -33,12 +34,16 @@ def costs(directory: Path) -> dict:
     """{"total": bytes of every file, "tables": {table file: bytes it adds to the store of every
     other table but the later patch builds of its own kind}, "further": the tables that are not
     the first build of their minor, flags and target}."""
-    from ..layout.compact_read import ID_CHARS, POOL_FILE, pool_lines
+    from ..layout.compact_read import COLD_FILE, ID_CHARS, POOL_FILE, pool_lines, pool_nodes
 
     directory = Path(directory)
     lines = (directory / POOL_FILE).read_text().splitlines()
-    nodes = {k: lines[i] for k, i in pool_lines(lines).items()}
+    hot = set(pool_lines(lines))
+    nodes = pool_nodes(str(directory))
     width = len(f"{sum(len(line) + 1 for line in nodes.values()):x}")      # of each node's line end
+    cold_raw = sum(len(line) + 1 + ID_CHARS + width for k, line in nodes.items() if k not in hot)
+    # a cold node costs its share of the compressed file: its bytes at the file's ratio
+    ratio = os.path.getsize(directory / COLD_FILE) / cold_raw if cold_raw else 1.0
     index = json.loads((directory / "index.json").read_text())
     users: dict = {}
     heads = {}
@@ -80,8 +85,8 @@ def costs(directory: Path) -> dict:
     for node, files in users.items():
         for f in files:
             if not files - later[f] - {f}:      # its line, and its id and line end in its shard's line
-                own[f] += len(nodes[node]) + 1 + ID_CHARS + width
-    tables = {f: os.path.getsize(directory / f) + _entry_bytes(e) + own[f] for f, (e, _) in heads.items()}
+                own[f] += (len(nodes[node]) + 1 + ID_CHARS + width) * (1.0 if node in hot else ratio)
+    tables = {f: os.path.getsize(directory / f) + _entry_bytes(e) + round(own[f]) for f, (e, _) in heads.items()}
     further = sorted(f for group in kinds.values() for f in group[1:])
     total = sum(p.stat().st_size for p in directory.iterdir() if p.is_file())
     return {"total": total, "tables": tables, "further": further}
