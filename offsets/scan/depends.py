@@ -38,6 +38,7 @@ import os
 from typing import Iterable, Optional
 
 from ..layout import identity
+from ..layout.compact_depends import INSTALLED
 from ..layout.model import Dependencies, DependencySet
 from . import source_text
 
@@ -72,6 +73,7 @@ class Closure:
         self.unit: Optional[str] = None
         self._system_memo: dict = {}
         self._probe_names: Optional[set] = None
+        self._reach_memo: dict = {}
         self._definitions: Optional[dict] = None
         #: every name `_name` is given (None: not kept); `_headers_names` keeps it
         self.visited: Optional[set] = None
@@ -153,24 +155,25 @@ class Closure:
         """(leaves, files) of how `file` is brought in (`Index.parent`): the files on the path of
         `#include`s from Python.h (or the unit's own file) to it, and the conditionals around each
         of those `#include`s. Whether a file defines the macro a struct tests depends on them."""
-        got = self._include_memo.get(file)
+        key = (file, self.unit if self._own_files() else None)
+        got = self._include_memo.get(key)
         if got is not None:
             return got
-        self._include_memo[file] = (set(), set())
+        self._include_memo[key] = (set(), set())
         leaves, files, types = set(), set(), []
         up = self.index.parent.get(file)
-        if up is not None:
+        if up is not None and self._reaches(up[0]):     # else the unit's main file includes it itself
             includer, line = up
             files.add(includer)
             for w in self.index.files[includer].conditions(line, line):
                 self._name(w, leaves, files, types, tested=True)
             self._included(includer, leaves, files)
-        got = self._include_memo[file] = (leaves, files)
+        got = self._include_memo[key] = (leaves, files)
         return got
 
     def system(self) -> tuple:
         """(leaves, files) that any text of the unit followed depends on, from every file in reach
-        (every header, and the `.c` file followed):
+        (`_reaches`: the installed headers, and the `.c` file followed with its own headers):
 
         - what the C library declares and defines: the macros pyconfig.h sets for it (its names
           starting with `_`: `_FILE_OFFSET_BITS`, `_GNU_SOURCE`, `_TIME_BITS`), and the conditionals
@@ -188,33 +191,34 @@ class Closure:
           `#ifndef Py_BUILD_CORE`) would make each set hold a hundred files for nothing."""
         got = self._system_memo.get(self.unit)
         if got is None:
-            if self.unit is not None and self._defined_in(self.unit).isdisjoint(self._headers_names()):
+            own = self._own_files()
+            if own and set().union(*map(self._defined_in, own)).isdisjoint(self._headers_names()):
                 outer, self.unit = self.unit, None         # the headers' part, followed the same in it
                 try:
                     base = self.system()
                 finally:
                     self.unit = outer
                 got = (set(base[0]), set(base[1]))
-                self._system_of(got, self.unit)
+                self._system_of(got, own)
             else:
                 got = ({n for n in self.leaf_names if n.startswith("_")}, set())
                 self._system_of(got)
             self._system_memo[self.unit] = got
         return got
 
-    def _system_of(self, got: tuple, only: Optional[str] = None) -> None:
+    def _system_of(self, got: tuple, only: Optional[set] = None) -> None:
         """Add to `got` the system includes' and `#error`s' conditionals of every file in reach, or
-        of file `only`."""
+        of the files `only`."""
         types: list = []
         for file, line in self.index.system_includes:
-            if self._reaches(file) and only in (None, file):
+            if self._reaches(file) and (only is None or file in only):
                 got[1].add(file)
                 for w in self.index.files[file].conditions(line, line):
                     self._name(w, got[0], got[1], types, tested=True)
                 self._included(file, got[0], got[1])
         texts: set = set()
         for file, line in self.index.errors:
-            if self._reaches(file) and only in (None, file):
+            if self._reaches(file) and (only is None or file in only):
                 for w in self.index.files[file].conditions(line, line):
                     self._name(w, got[0], texts, types, tested=True)
 
@@ -240,8 +244,23 @@ class Closure:
         return self._definitions.get(file, set())
 
     def _reaches(self, file: str) -> bool:
-        """Whether the translation unit followed can read `file`: a header, or its own `.c` file."""
-        return not file.endswith(".c") or file == self.unit
+        """Whether the translation unit followed can read `file`: an installed header (every unit
+        reads them; `Include/`, and pyconfig.h), or, following a `.c` file, that file and the source
+        tree's headers it includes (`_own_files`). Not another unit's: a header of
+        Modules/_decimal/libmpdec is read by _decimal's units alone, so its `#include <...>`s decide
+        nothing of PyListObject."""
+        return file.startswith(INSTALLED) or file == identity.PYCONFIG or file in self._own_files()
+
+    def _own_files(self) -> frozenset:
+        """The files only the `.c` unit followed reads: itself and the source tree's headers it
+        includes, whatever the conditionals around each `#include` (none following a header's struct)."""
+        if self.unit is None:
+            return frozenset()
+        got = self._reach_memo.get(self.unit)
+        if got is None:
+            got = self._reach_memo[self.unit] = frozenset(f for f in self.index.reach(self.unit)
+                                                          if not f.startswith(INSTALLED) and f != identity.PYCONFIG)
+        return got
 
     def _system(self, leaves: set, files: set) -> None:
         got = self.system()

@@ -350,6 +350,17 @@ class Index:
             got = self._words[site] = (names, typed)
         return got
 
+    def reach(self, file: str) -> set:
+        """`file` and every file of the build it includes, directly or not, whatever the
+        conditionals around each `#include`."""
+        got, todo = {file}, [file]
+        while todo:
+            for _, target in self._includes.get(todo.pop(), ()):
+                if target not in got:
+                    got.add(target)
+                    todo.append(target)
+        return got
+
     def link_includes(self, resolve) -> None:
         """Record who includes whom: `resolve(includer, name, quoted)` gives the build's file an
         `#include` names, or None for a file not of the build (a system header)."""
