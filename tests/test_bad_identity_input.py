@@ -152,13 +152,12 @@ def test_an_unreadable_pyconfig_is_no_headers(own_312, tmp_path):
 
 @pytest.fixture(scope="module")
 def damaged_312(pyenv_scans, tmp_path_factory):
-    """pyenv 3.12.1's table installed with a `depends` node that is not one (a struct's set missing):
+    """pyenv 3.12.1's table installed with a `depends` node that is not one (its files' digests a digit short):
     every checksum holds, the data's shape does not."""
     table = pyenv_scans.get("3.12")[2]
     real = compact_depends.parts
     mp = pytest.MonkeyPatch()
-    mp.setattr(compact_depends, "parts", lambda t, keys: (lambda p: p[:5] + (p[5].rsplit(" ", 1)[0],) + p[6:])(
-        real(t, keys)))
+    mp.setattr(compact_depends, "parts", lambda t: (lambda p: dict(p, digests=p["digests"][:-1]))(real(t)))
     try:
         got = own_table(pyenv_scans, tmp_path_factory, "3.12-damaged", table)
     finally:
