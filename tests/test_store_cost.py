@@ -68,9 +68,9 @@ def test_each_further_patch_build_costs_what_the_store_grew_by(shipped, full):
                    .get("depends") for m in made}
         grown = size(compact.store_files(before + [m for m in made if m[0] is t], index["aliases"], depends)) \
             - size(compact.store_files(before, index["aliases"], depends))
-        # exact for the hot pool; a cold node is costed at the cold file's compression ratio, which
-        # one more table's share of it moves a little
-        assert abs(grown - c["tables"][name]) <= 0.1 * grown, (name, grown, c["tables"][name])
+        # exact for the hot pool; the cold pool's shards are compressed with and without the table's
+        # nodes, among those of every other table (the later ones' too: close, not exact)
+        assert abs(grown - c["tables"][name]) <= 0.05 * grown, (name, grown, c["tables"][name])
         assert grown <= store_cost.PATCH_GOAL, (worst, grown)
     assert c["tables"][worst] <= store_cost.PATCH_GOAL, (worst, c["tables"][worst])
     assert json.loads((compact.COMPACT_DIR / "index.json").read_text())["pool_sha256"]

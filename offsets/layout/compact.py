@@ -186,19 +186,12 @@ class PoolWriter:
     def cold_text(self, note: str) -> str:
         """The cold pool file: its first line, then per shard the base64 of the zlib stream of its
         line and its nodes."""
-        import binascii
-        import zlib
-
         every = sorted(set(self.lines) - self._hot)
         shards = [[] for _ in range(SHARDS)]
         for k in every:
             shards[int(k[:SHARD_CHARS], 16)].append(k)
-        blocks = []
-        for keys in shards:
-            ends = list(accumulate(len(self.lines[k]) + 1 for k in keys))
-            line = _dump({"ids": "".join(keys), "start": 0, "ends": "".join(f"{e:0{_width(ends)}x}" for e in ends)})
-            blocks.append("".join(x + "\n" for x in [line, *(self.lines[k] for k in keys)]).rstrip("\n"))
-        lines = [binascii.b2a_base64(zlib.compress(b.encode(), 9), newline=False).decode() for b in blocks]
+        blocks = [cold_block([(k, self.lines[k]) for k in keys]) for keys in shards]
+        lines = [cold_line(b) for b in blocks]
         return "".join(line + "\n" for line in [self._pool_head(note, blocks, digests_of=blocks, ends_of=lines),
                                                  *lines])
 
@@ -230,6 +223,22 @@ class PoolWriter:
         if cold is not None:
             head["cold"] = cold
         return _dump(head)
+
+
+def cold_block(nodes: list) -> str:
+    """A cold pool shard's text before compression: its line (ids, ends) and the lines of `nodes`,
+    (id, line) pairs in id order."""
+    ends = list(accumulate(len(line) + 1 for _, line in nodes))
+    head = _dump({"ids": "".join(k for k, _ in nodes), "start": 0, "ends": "".join(f"{e:0{_width(ends)}x}" for e in ends)})
+    return "".join(x + "\n" for x in [head, *(line for _, line in nodes)]).rstrip("\n")
+
+
+def cold_line(block: str) -> str:
+    """A cold pool shard's line: the base64 of the zlib stream of its text."""
+    import binascii
+    import zlib
+
+    return binascii.b2a_base64(zlib.compress(block.encode(), 9), newline=False).decode()
 
 
 def _width(ends: list) -> int:

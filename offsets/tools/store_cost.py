@@ -1,8 +1,8 @@
 """What the shipped compact tables cost in bytes: the whole package data, and what each table adds.
 
 A table adds its header file, its `index.json` entry, and the layouts no other table uses (with
-their ids and line ends in the pool's shards; a node of the compressed cold pool at that file's
-compression ratio). Builds of one minor, flags and target are taken in
+their ids and line ends in the pool's shards; in the compressed cold pool, what each shard it adds
+to grows by, compressed with and without them). Builds of one minor, flags and target are taken in
 order (patch level, then vendor): a further one is measured against the store without the ones
 after it, which is what adding it cost. The goals: all of the package data in at most 4 MB (what
 a JIT's users install beside it), and at most 100 KB per further patch build (so shipping every
@@ -34,16 +34,15 @@ def costs(directory: Path) -> dict:
     """{"total": bytes of every file, "tables": {table file: bytes it adds to the store of every
     other table but the later patch builds of its own kind}, "further": the tables that are not
     the first build of their minor, flags and target}."""
-    from ..layout.compact_read import COLD_FILE, ID_CHARS, POOL_FILE, pool_lines, pool_nodes
+    from ..layout.compact import cold_block, cold_line
+    from ..layout.compact_read import ID_CHARS, POOL_FILE, SHARD_CHARS, pool_lines, pool_nodes
 
     directory = Path(directory)
     lines = (directory / POOL_FILE).read_text().splitlines()
     hot = set(pool_lines(lines))
     nodes = pool_nodes(str(directory))
     width = len(f"{sum(len(line) + 1 for line in nodes.values()):x}")      # of each node's line end
-    cold_raw = sum(len(line) + 1 + ID_CHARS + width for k, line in nodes.items() if k not in hot)
-    # a cold node costs its share of the compressed file: its bytes at the file's ratio
-    ratio = os.path.getsize(directory / COLD_FILE) / cold_raw if cold_raw else 1.0
+
     index = json.loads((directory / "index.json").read_text())
     users: dict = {}
     heads = {}
@@ -53,7 +52,7 @@ def costs(directory: Path) -> dict:
         ids = head["struct_ids"]
         todo = [ids[i:i + ID_CHARS] for i in range(0, len(ids), ID_CHARS)]
         todo += [head["names"], head["struct_keys"], head["struct_lines"], *head["skipped"], *head["conflicts"]]
-        todo += [head[k] for k in ("constants", "depends") if head.get(k)]
+        todo += [head[k] for k in ("constants", "depends", "guards") if head.get(k)]
         seen = set()
         while todo:
             node = todo.pop()
@@ -61,7 +60,8 @@ def costs(directory: Path) -> dict:
                 continue
             seen.add(node)
             value = json.loads(nodes[node])
-            if isinstance(value, list) and len(value) == 6:     # a struct node: its member node
+            if isinstance(value, list) and len(value) in (6, 7) and value[0] in ("struct", "union"):
+                # a struct node (its C spelling a seventh item): its member node
                 todo.append(value[5])
             elif isinstance(value, list) and value and value[0] == "K":    # constants: an inner node
                 todo += value[1]
@@ -82,11 +82,22 @@ def costs(directory: Path) -> dict:
         kinds.setdefault((e["hexversion"] >> 16, json.dumps(e["config"], sort_keys=True), e["triple"]), []).append(f)
     later = {f: set(group[i + 1:]) for group in kinds.values() for i, f in enumerate(group)}
     own: dict = {f: 0 for f in heads}
+    cold: dict = {f: set() for f in heads}
     for node, files in users.items():
         for f in files:
             if not files - later[f] - {f}:      # its line, and its id and line end in its shard's line
-                own[f] += (len(nodes[node]) + 1 + ID_CHARS + width) * (1.0 if node in hot else ratio)
-    tables = {f: os.path.getsize(directory / f) + _entry_bytes(e) + round(own[f]) for f, (e, _) in heads.items()}
+                if node in hot:
+                    own[f] += len(nodes[node]) + 1 + ID_CHARS + width
+                else:
+                    cold[f].add(node)
+    shards: dict = {}
+    for k in sorted(set(nodes) - hot):
+        shards.setdefault(int(k[:SHARD_CHARS], 16), []).append((k, nodes[k]))
+    for f, mine in cold.items():        # each shard it adds to, compressed with and without its nodes
+        for k in {int(n[:SHARD_CHARS], 16) for n in mine}:
+            rest = [(n, line) for n, line in shards[k] if n not in mine]
+            own[f] += len(cold_line(cold_block(shards[k]))) - len(cold_line(cold_block(rest)))
+    tables = {f: os.path.getsize(directory / f) + _entry_bytes(e) + own[f] for f, (e, _) in heads.items()}
     further = sorted(f for group in kinds.values() for f in group[1:])
     total = sum(p.stat().st_size for p in directory.iterdir() if p.is_file())
     return {"total": total, "tables": tables, "further": further}
