@@ -378,7 +378,7 @@ def test_corrupted_shipped_tables_are_refused(damage, match, shipped_copy, capsy
 @pytest.mark.parametrize("damage,match", [
     ("cold-head", "cold.jsonl: its header fails the checksum of layouts.jsonl"),
     ("cold-shard-bytes", "is not base64 of a zlib stream"),
-    ("cold-shard-other", "fails its checksum"),
+    ("cold-shard-other", "cold.jsonl: shard "),      # its range now cuts another's text, or it fails its checksum
     ("cold-missing", "cannot read"),
 ])
 def test_a_damaged_cold_pool_is_refused_and_leaves_fields_answered(damage, match, shipped_copy, capsys):

@@ -167,16 +167,18 @@ def test_a_header_a_struct_reaches_that_differs_makes_it_not_exact_and_no_other(
 
 
 def test_a_leaf_macro_that_differs_makes_the_structs_that_depend_on_it_not_exact(tmp_path):
-    """SIZEOF_VOID_P of another value in the table: what depends on it (PyObject, through Py_ssize_t's
-    typedef in pyport.h) is not exact; a struct whose set lacks it stays exact."""
-    t, m = chosen(tmp_path, depends=other_value("SIZEOF_VOID_P", "4"))
-    key = next(k for k in t.order if t.dependency_set(k) and "SIZEOF_VOID_P" not in t.dependency_set(k)[0]
-               and not t.dependency_set(k)[2] and t.fields(k))
-    assert "SIZEOF_VOID_P" in set_of(t, "PyObject")[0]
-    assert not t.exact(t.resolve_struct("PyObject")) and t.exact(key)
-    assert "SIZEOF_VOID_P" in set_of(t, "PyInterpreterState")[0]
-    with pytest.raises(NoMatchingTable, match=r"depends on the macro SIZEOF_VOID_P, which is defined as '4' in the "
-                                              r"table and defined as '8' in this build"):
+    """WITH_FREELISTS of another value in the table (tested by the freelist states
+    PyInterpreterState holds by value; truth for this build's: sysconfig): what depends on it is
+    not exact; a struct whose set lacks it (PyObject) stays exact."""
+    import sysconfig
+
+    mine = sysconfig.get_config_var("WITH_FREELISTS")
+    t, m = chosen(tmp_path, depends=other_value("WITH_FREELISTS", "2"))
+    assert "WITH_FREELISTS" in set_of(t, "PyInterpreterState")[0] and "WITH_FREELISTS" not in set_of(t, "PyObject")[0]
+    assert not t.exact(t.resolve_struct("PyInterpreterState")) and t.exact(t.resolve_struct("PyObject"))
+    here = "undefined" if mine is None else f"defined as '{mine}'"
+    with pytest.raises(NoMatchingTable, match=rf"depends on the macro WITH_FREELISTS, which is defined as '2' in the "
+                                              rf"table and {here} in this build"):
         offsets.get(unproven_field(t))
 
 
