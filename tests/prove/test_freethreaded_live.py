@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from offsets.tools import foreign_builds as fb  # noqa: E402
-from test_proofs import WRONG_SCRIPT  # noqa: E402
+from live_scripts import WRONG_SCRIPT  # noqa: E402
 
 
 def test_the_live_check_in_a_free_threaded_build_proves_only_what_its_exact_table_says():
