@@ -59,6 +59,8 @@ class Prover:
         value = self.int(addr + offset, size, signed=signed and bit_width is None)
         if bit_width is not None:
             value = (value >> bit_offset) & ((1 << bit_width) - 1)
+        if _type == "_PyStackRef":      # 3.14+: a tagged reference, its low bits tags (Py_TAG_BITS)
+            value &= ~0b11
         return value
 
     # -- recording

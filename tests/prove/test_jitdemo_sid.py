@@ -36,9 +36,12 @@ def build_jitdemo(python: Path, minor: str, work: Path) -> Path:
     shutil.copytree(EXAMPLE, out, ignore=shutil.ignore_patterns("build", "*.so", "__pycache__"))
     suffix = realbuilds.run_in(python, "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))").strip()
     include = root / "usr" / "include"
+    # what offsets.include_dirs() writes for a build (runtime/headers.py), here for sid's, whose
+    # interpreter cannot run this checkout's setup: pyoffsets_build.h naming the build's header
+    (out / "pyoffsets_build.h").write_text(f'#include "{header}"\n')
     proc = subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror",
                            "-Wno-missing-field-initializers", "-Wno-unused-parameter", "-Wno-cast-function-type",
-                           f"-I{ROOT / 'headers'}", f"-I{ROOT / 'generated'}", f"-I{include / f'python{minor}'}",
+                           f"-I{ROOT / 'headers'}", f"-I{ROOT / 'generated'}", f"-I{out}", f"-I{include / f'python{minor}'}",
                            f"-I{include}", f'-DPYOFFSETS_BUILD_HEADER="{header}"', str(out / "jitdemo.c"),
                            "-o", str(out / f"jitdemo{suffix}")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
