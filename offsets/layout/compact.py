@@ -175,12 +175,12 @@ class PoolWriter:
     def body(self) -> list:
         return [self.lines[k] for k in sorted(self.lines)]
 
-    def file_text(self, note: str) -> str:
+    def file_text(self, note: str, cold_text: str) -> str:
         """The shared pool file of the hot nodes: its first line, a line per shard, the nodes
-        (compact_read's format); its first line names the cold file's (`cold_text`)."""
+        (compact_read's format); its first line names the first line of `cold_text` (`cold_text()`'s)."""
         every = sorted(self._hot)
         lines = self._shard_lines(every)
-        head = self._pool_head(note, lines, cold=head_sha256(self.cold_text(note)))
+        head = self._pool_head(note, lines, cold=head_sha256(cold_text))
         return "".join(line + "\n" for line in [head, *lines, *(self.lines[k] for k in every)])
 
     def cold_text(self, note: str) -> str:
@@ -494,8 +494,8 @@ def store_files(made: list, aliases: dict, depends: dict = None) -> dict:
         files[name] = shipped_head(table, source, digest, pool,
                                    False if depends is None else depends.get(table.build.table_name))
         entries.append(identity(table, name, files[name]))
-    files[POOL_FILE] = pool.file_text(NOTE.format(source="generated/*.yaml"))
-    files[COLD_FILE] = pool.cold_text(NOTE.format(source="generated/*.yaml"))
+    files[COLD_FILE] = pool.cold_text(NOTE.format(source="generated/*.yaml"))      # compressed once
+    files[POOL_FILE] = pool.file_text(NOTE.format(source="generated/*.yaml"), files[COLD_FILE])
     files[TYPES_FILE] = types_text([t for t, _, _ in made])
     files["index.json"] = index_text(entries, aliases, head_sha256(files[POOL_FILE]))
     return files
