@@ -12,6 +12,13 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
+def pytest_configure(config):
+    """Each table the YAML reader builds is remembered under its text (tests/table_memo.py)."""
+    import table_memo
+
+    table_memo.install()
+
+
 # ---------------------------------------------------------------------------------------------
 # One rule for a missing input (a Debian package that cannot be fetched, a committed table that is
 # not there): in CI (CI=true) it is a failure; on a developer's machine the test is skipped.

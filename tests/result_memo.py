@@ -95,20 +95,38 @@ def inputs_key(b, binary=None) -> list:
                 if p.is_file() and p.relative_to(b.source).parts[0] not in ("Lib", "Doc")]
         parts.append(digest_files(tree, b.source))
     for root in ["/usr/include", *([str(b.sysroot)] if b.sysroot else [])]:
-        stamp = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in Path(root).rglob("*") if p.is_file())
-        parts.append(hashlib.sha256(repr(stamp).encode()).hexdigest())
+        parts.append(_system_headers_stamp(root))
     return parts
+
+
+@lru_cache(maxsize=None)
+def _system_headers_stamp(root: str) -> str:
+    """The digest of every file's path, size and time under `root` (the system's headers), once per
+    session (a test session installs no system headers)."""
+    stamp = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in Path(root).rglob("*") if p.is_file())
+    return hashlib.sha256(repr(stamp).encode()).hexdigest()
+
+
+_TEXTS: dict = {}
+
+
+def table_digest(table) -> str:
+    """sha256 of `table`'s YAML text, made once per table object (kept alive with it, so its id is its own)."""
+    got = _TEXTS.get(id(table))
+    if got is None or got[0] is not table:
+        from offsets.layout import table_yaml
+
+        got = _TEXTS[id(table)] = (table, hashlib.sha256(table_yaml.dumps(table).encode()).hexdigest())
+    return got[1]
 
 
 def probed(label: str, table, b, run, *parts):
     """`run()` (an `offsets.check.probe` call over `table` and build `b`), or the clean `ProbeReport` it
     gave before under the package, the table's text, `inputs_key(b)` and `parts`. A report with
     mismatches is never remembered, so it is made again, and fails again, every run."""
-    from offsets.layout import table_yaml
     from offsets.check.probe import ProbeReport
 
-    text = table_yaml.dumps(table)
-    key = key_of(label, hashlib.sha256(text.encode()).hexdigest(), *inputs_key(b), *parts)
+    key = key_of(label, table_digest(table), *inputs_key(b), *parts)
     doc = recall(key)
     if doc is not None:
         return ProbeReport(doc["compiler"], doc["structs"], doc["fields"], doc["bitfields"], frozenset(doc["checked"]),
@@ -120,3 +138,14 @@ def probed(label: str, table, b, run, *parts):
                               "bitfields": report.bitfields, "checked": sorted(report.checked),
                               "skipped": list(report.skipped), "types": report.types})
     return report
+
+
+def passed_before(name: str, files, *parts) -> bool:
+    """Whether the checks named `name` passed under this package (every file of `offsets/`, which
+    holds the shipped data), libclang, `parts` and the files `files` as they are now."""
+    return recall(key_of(name, *parts)) is not None if files else False
+
+
+def passed(name: str, files, *parts) -> None:
+    """Remember that the checks named `name` passed (call it after the last assertion)."""
+    remember(key_of(name, *parts), {str(p): unit_cache.file_digest(p) for p in files}, True)

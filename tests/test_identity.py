@@ -488,6 +488,8 @@ def test_no_thread_sees_the_old_table_once_use_table_returns(tmp_path):
                 return
 
     threads = [threading.Thread(target=hammer) for _ in range(4)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)     # more interleavings, and the switching thread waits less for the GIL
     for th in threads:
         th.start()
     wrong = 0
@@ -500,6 +502,7 @@ def test_no_thread_sees_the_old_table_once_use_table_returns(tmp_path):
         stop.set()
         for th in threads:
             th.join()
+        sys.setswitchinterval(interval)
     assert not errors and wrong == 0
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import result_memo
 from conftest import PYENV_MINORS, missing_input, pyenv_python
 from offsets.cli import COMMAND_PYTHON
 from test_describe import files_of
@@ -88,7 +89,14 @@ def minimum_venv() -> Path:
 
 
 def test_the_scanners_tests_pass_on_its_minimum_python():
+    """Remembered once passed (tests/result_memo.py) under the package, every file of tests/, the
+    interpreter and the venv's installed distributions."""
     python = minimum_venv()
+    files = [p for p in sorted((REPO / "tests").rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+    installed = sorted(p.name for p in python.parent.parent.glob("lib/python*/site-packages/*.dist-info"))
+    parts = (str(python.resolve()), installed, SCANNER_TESTS)
+    if result_memo.passed_before("scanner-tests-on-minimum-python", files, *parts):
+        return
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
     env["PYTHONPATH"] = str(REPO)      # the checkout's package, run by that interpreter
     proc = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
@@ -99,6 +107,7 @@ def test_the_scanners_tests_pass_on_its_minimum_python():
     summary = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert re.fullmatch(r"\d+ passed in .*", summary), summary      # nothing skipped, nothing failed
+    result_memo.passed("scanner-tests-on-minimum-python", files, *parts)
 
 
 #: The runtime's minimum, as the package declares it (pyproject.toml's requires-python).
