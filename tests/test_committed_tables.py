@@ -87,11 +87,15 @@ PYENV = matrix()["pyenv"]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("version", PYENV)
-def test_offsets_verify_passes_on_every_pyenv_table(version):
+def test_offsets_verify_passes_on_every_pyenv_table(version, capsys):
+    """`offsets verify TABLE`, run in this process (its tables read once: tests/table_memo.py)."""
+    from offsets.cli import main
+
     table = GENERATED / f"cpython-{version}-x86_64-linux-gnu.yaml"
-    proc = run("offsets", "verify", str(table))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert ", 0 mismatches" in proc.stdout and "gcc: " in proc.stdout and "dwarf: " in proc.stdout
+    code = main(["verify", str(table)])
+    out, err = capsys.readouterr()
+    assert code == 0, out[-3000:] + err[-2000:]
+    assert ", 0 mismatches" in out and "gcc: " in out and "dwarf: " in out
 
 
 @pytest.mark.slow
