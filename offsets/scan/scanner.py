@@ -202,15 +202,9 @@ def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
                   structs=structs, names=names, skipped=tuple(skipped), conflicts=tuple(conflicts),
                   constants=constants, constants_left_out=left_out, guards=guards(b, structs, constants),
                   core_only=core_only(constants, outside if isinstance(outside, UnitResult) else None))
-    if b.source:
-        from dataclasses import replace
+    from . import finish
 
-        from . import type_records
-
-        table = replace(table, types=type_records.read(b.source, table))
-    from . import depends
-
-    return depends.annotate(table, b, unit_list, files_read)
+    return finish.finish(table, b, unit_list, files_read, opts.use_cache)
 
 
 def _public(where: str) -> bool:

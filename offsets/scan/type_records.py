@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Optional
 
 SOURCE_DIRS = ("Objects", "Python", "Modules", "Parser")
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|(\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*')", re.S)
@@ -361,23 +362,28 @@ def _slot_pairs(body: str):
                 yield parts[0].strip(), parts[1].strip()
 
 
-def read(source: Path, table) -> dict:
-    """tp_name -> record of the types a source tree's `.c` files initialize, checked against
-    `table` (a `model.Table` of those sources): every struct and field a record names is in it."""
+def source_files(source: Path) -> list:
+    """The `.c` files `read` reads."""
+    return [path for d in SOURCE_DIRS for path in (sorted((source / d).rglob("*.c")) if (source / d).is_dir() else ())]
+
+
+def read(source: Path, table, files: Optional[list] = None) -> dict:
+    """tp_name -> record of the types a source tree's `.c` files (`files`, else `source_files`)
+    initialize, checked against `table` (a `model.Table` of those sources): every struct and field
+    a record names is in it."""
     from ..layout.names import aliases, find_struct, struct_key
 
     order = [f.path for f in find_struct(table, "PyTypeObject").fields if "." not in f.path]
     groups = aliases()
     constants = {name: c.value for name, c in table.constants.items()}
     found: dict = {}
-    for d in SOURCE_DIRS:
-        for path in sorted((source / d).rglob("*.c")) if (source / d).is_dir() else ():
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            for name, recs in read_file(str(path.relative_to(source)), text, order, constants).items():
-                found.setdefault(name, []).extend(recs)
+    for path in source_files(source) if files is None else files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for name, recs in read_file(str(path.relative_to(source)), text, order, constants).items():
+            found.setdefault(name, []).extend(recs)
 
     def key(struct, path, file):
         """The table's name for `struct` (qualified by `file` where the table qualifies it), or None
