@@ -25,8 +25,10 @@ import re
 from pathlib import Path
 from typing import Optional
 
+from .source_text import BLOCK_COMMENT, CHARACTER, STRING
+
 SOURCE_DIRS = ("Objects", "Python", "Modules", "Parser")
-_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|(\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*')", re.S)
+_COMMENT = re.compile(rf"{BLOCK_COMMENT}|//[^\n]*|({STRING}|{CHARACTER})", re.S)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*(define|undef)[ \t]+(\w+)(\([^)]*\))?(.*(?:\\\n.*)*)$", re.M)
 _TYPE = re.compile(r"PyTypeObject\s+(\w+)\s*=\s*\{")
 _SPEC = re.compile(r"PyType_Spec\s+(\w+)\s*=\s*\{")
@@ -320,6 +322,8 @@ def _record(f: _File, pos: int, values: dict, member_lists: dict) -> tuple:
 def read_file(rel: str, text: str, type_order: list, constants: dict) -> dict:
     """tp_name -> record of every type one `.c` file initializes (`type_order`: PyTypeObject's
     members in order, from the table; `constants`: the table's constant values by name)."""
+    if "PyTypeObject" not in text and "PyType_Spec" not in text:
+        return {}          # nor without its comments: never read them out
     f = _File(rel, text)
     if "PyTypeObject" not in f.text and "PyType_Spec" not in f.text:
         return {}
