@@ -65,3 +65,15 @@ def test_the_finished_table_from_the_cache_is_the_one_a_scan_makes(tmp_path, mon
     forged = body[:at] + b'"AAAA_NOT_A_LEAF"' + (b"" if body[at:at + 1] == b"]" else b",") + body[at:]
     entry.write_bytes(hashlib.sha256(forged).hexdigest().encode() + b"\n" + forged)
     assert scan() == changed
+
+
+def test_the_type_records_read_a_file_s_bytes_as_open_reads_its_text(tmp_path):
+    """The records made while the units parse read bytes (their digest is the entry's), then text
+    as `open(errors="replace")` gives it: universal newlines, bad UTF-8 replaced."""
+    from offsets.scan import type_records
+
+    path = tmp_path / "x.c"
+    path.write_bytes(b"a\r\nb\rc\n\xff\xfe d \xe2\x82 \r\r\n")
+    (got, prepared), = type_records.prepare_tree((tmp_path, [path])).values()
+    assert got == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest() and prepared is None
+    assert type_records._text(path.read_bytes()) == path.read_text(encoding="utf-8", errors="replace")

@@ -28,29 +28,39 @@ SUFFIX = ".json"
 RECORD_KEYS = frozenset(("basicsize", "itemsize", "members", "symbol"))
 
 
-def finish(table, b, unit_list: list, files_read: Iterable[str], use_cache: bool = True):
-    """`table` with its type records (a build with sources) and its dependency sets."""
+def finish(table, b, unit_list: list, files_read: Iterable[str], sources: list = (), prepared: Optional[dict] = None,
+           use_cache: bool = True):
+    """`table` with its type records (a build with sources: of its `sources`, the tree's
+    `type_records.source_files`; `prepared`: what `type_records.prepare_tree` made of them while the
+    units parsed) and its dependency sets."""
     files_read = set(files_read)
     inputs = depends.index_inputs(b, unit_list, files_read)
-    sources = type_records.source_files(b.source) if b.source else []
+    sources = list(sources)
     if not use_cache:
-        return _finish(table, b, unit_list, inputs, sources)
+        return _finish(table, b, unit_list, inputs, sources, prepared)
     store = data_cache.generation(data_cache.folder() / "finish", _generation())
     key = _key(table, b, unit_list, files_read, inputs, sources)
     read = [*inputs[0].values(), *map(str, sources)]
     hit = _cached(store, key, table, read)
     if hit is not None:
         return hit
-    digests = _digests(read)        # before the steps read them: a file changed meanwhile is a miss next time
-    out = _finish(table, b, unit_list, inputs, sources)
+    if b.source and prepared is None:
+        prepared = type_records.prepare_tree((b.source, sources))
+    # each file's digest before the steps read it (the sources': of the bytes read), so a file
+    # changed meanwhile is a miss next time
+    digests = _digests(inputs[0].values())
+    if digests is not None and b.source:
+        digests.update({p: got[0] for p, got in prepared.items()})
+        digests = digests if len(digests) == len(set(read)) else None      # a source could not be read
+    out = _finish(table, b, unit_list, inputs, sources, prepared)
     if digests is not None:
         data_cache.store(store / (key + SUFFIX), key, encode(out, digests))
     return out
 
 
-def _finish(table, b, unit_list: list, inputs: tuple, sources: list):
+def _finish(table, b, unit_list: list, inputs: tuple, sources: list, prepared: Optional[dict]):
     if b.source:
-        table = replace(table, types=type_records.read(b.source, table, sources))
+        table = replace(table, types=type_records.read(b.source, table, sources, prepared))
     return depends.with_sets(table, *depends.of_table(table, b, unit_list, inputs))
 
 
@@ -72,7 +82,7 @@ def _key(table, b, unit_list: list, files_read: set, inputs: tuple, sources: lis
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _digests(paths: list) -> Optional[dict]:
+def _digests(paths: Iterable[str]) -> Optional[dict]:
     """path -> digest of each file, or None if one cannot be read (then nothing is remembered)."""
     try:
         return {p: depends.file_digest(p) for p in paths}
