@@ -70,6 +70,7 @@ class Closure:
         self._macro_memo: dict = {}
         self._include_memo: dict = {}
         self._site_memo: dict = {}
+        self._kept: list = []
         #: the `.c` file whose struct or constant is being followed (None: a header's)
         self.unit: Optional[str] = None
         self._system_memo: dict = {}
@@ -92,6 +93,7 @@ class Closure:
         key = (id(site), typed_all, self.unit)
         got = self._site_memo.get(key)
         if got is None:
+            self._kept.append(site)     # a struct's statement is a Site of its own: its id is no other's
             self._site_memo[key] = (set(), set(), [])       # an enum naming its own enumerators
             got = (set(), {site.file}, [])
             f = self.index.files.get(site.file)
