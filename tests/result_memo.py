@@ -69,8 +69,8 @@ def spy_files_read(monkeypatch) -> dict:
     files: dict = {}
     real = scanner.parse_units
 
-    def parse_units(unit_list, opts):
-        results = real(unit_list, opts)
+    def parse_units(unit_list, opts, side=None):
+        results = real(unit_list, opts, side)
         for r in results:
             if isinstance(r, UnitResult):
                 files.update(r.files)

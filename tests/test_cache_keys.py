@@ -71,6 +71,24 @@ def test_a_changed_parser_or_model_parses_the_unit_again(tmp_path):
     assert len(generations(cache)) == n         # each code's entries in a folder of their own
 
 
+def test_changed_dependency_or_type_record_code_finishes_the_table_again(tmp_path):
+    """The finished table's cache (scan/finish.py) is keyed on the code of its steps: an edit of
+    them, or of a module they import, is a new entry; one of the parser only is not."""
+    root, cache = package_copy(tmp_path), tmp_path / "cache"
+    entries = lambda: len(list((cache / "finish").glob("*/*.json")))   # noqa: E731
+    run(root, cache, SCAN)
+    run(root, cache, SCAN)
+    assert entries() == 1
+    edit(root, "drift/diff.py")                 # no step's code: the entry holds
+    run(root, cache, SCAN)
+    assert entries() == 1
+    for n, module in enumerate(("scan/depends.py", "scan/source_text.py", "scan/type_records.py",
+                                "layout/identity.py"), start=2):
+        edit(root, module)
+        run(root, cache, SCAN)
+        assert entries() == n, module
+
+
 def generations(cache: Path) -> list:
     return sorted((p for p in (cache / "scan").iterdir() if p.is_dir()), key=lambda p: (p / ".used").stat().st_mtime)
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from typing import Iterable, Optional
 
 from ..layout import identity
@@ -69,6 +70,7 @@ class Closure:
         self._macro_memo: dict = {}
         self._include_memo: dict = {}
         self._site_memo: dict = {}
+        self._kept: list = []
         #: the `.c` file whose struct or constant is being followed (None: a header's)
         self.unit: Optional[str] = None
         self._system_memo: dict = {}
@@ -91,6 +93,7 @@ class Closure:
         key = (id(site), typed_all, self.unit)
         got = self._site_memo.get(key)
         if got is None:
+            self._kept.append(site)     # a struct's statement is a Site of its own: its id is no other's
             self._site_memo[key] = (set(), set(), [])       # an enum naming its own enumerators
             got = (set(), {site.file}, [])
             f = self.index.files.get(site.file)
@@ -438,8 +441,15 @@ _DIGESTS: dict = {}
 
 def index_digest(index: source_text.Index, name: str) -> str:
     """A file's digest, as `identity.file_digest` gives it of the running build's copy."""
-    path = index.paths[name]
+    return file_digest(index.paths[name])
+
+
+def file_digest(path: str) -> str:
+    """`sha256:HEX` of a regular file, hashed once per process while its inode, size and time
+    stay; OSError for anything else."""
     st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"{path}: not a regular file")
     key = (path, st.st_ino, st.st_size, st.st_mtime_ns)
     if key not in _DIGESTS:
         with open(path, "rb") as f:
@@ -455,9 +465,10 @@ def _relative(path: str, roots: Iterable) -> Optional[str]:
     return None
 
 
-def build_index(b, unit_list: list, files_read: Iterable[str]) -> source_text.Index:
-    """The index of a build's own files: every file a unit read under the build's roots, and every
-    header of its include directory (read or not: another configuration reads them)."""
+def index_inputs(b, unit_list: list, files_read: Iterable[str]) -> tuple:
+    """What the index of a build's own files (`source_text.build_index`) reads: every file a unit
+    read under the build's roots, and every header of its include directory (read or not: another
+    configuration reads them), relative name -> path; and the `#include` search directories."""
     from .build_inputs import header_files
 
     roots = []
@@ -482,7 +493,7 @@ def build_index(b, unit_list: list, files_read: Iterable[str]) -> source_text.In
     for d in ("Include", "Include/internal"):
         if d not in search:
             search.append(d)
-    return source_text.build_index(paths, tuple(search))
+    return paths, tuple(search)
 
 
 def unit_defines(unit_list: list) -> set:
@@ -497,11 +508,15 @@ def unit_defines(unit_list: list) -> set:
     return out
 
 
-def annotate(table, b, unit_list: list, files_read: Iterable[str]):
-    """`table` with every struct's and constant's dependency set and the table's `Dependencies`."""
+def of_table(table, b, unit_list: list, inputs: tuple) -> tuple:
+    """`dependencies` of a scanned `table` over the index of `inputs` (`index_inputs`)."""
+    index = source_text.build_index(*inputs)
+    pyconfig_text = source_text.read_text(str(b.pyconfig_h))
+    return dependencies(table, index, pyconfig_text, b.cflags, unit_defines(unit_list))
+
+
+def with_sets(table, deps, structs: dict):
+    """`table` with the `Dependencies` and the struct key -> set of `dependencies`."""
     from dataclasses import replace
 
-    index = build_index(b, unit_list, files_read)
-    pyconfig_text = source_text.read_text(str(b.pyconfig_h))
-    deps, structs = dependencies(table, index, pyconfig_text, b.cflags, unit_defines(unit_list))
     return replace(table, dependencies=deps, structs={k: replace(s, depends=structs[k]) for k, s in table.structs.items()})

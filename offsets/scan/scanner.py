@@ -5,7 +5,9 @@ units that start alike share one precompiled preamble: `preamble`), each result 
 content-keyed cache of plain data (`unit_cache`; keyed by the unit's arguments and text and the code
 that parses it, `code_key`, valid while every file it read is unchanged; each code's entries in a
 generation of their own, `data_cache.generation`), then merged: one struct per name, a tag defined
-differently in two `.c` files kept twice as `name@file`.
+differently in two `.c` files kept twice as `name@file`; then finished (`finish`: type records and
+dependency sets), the part of it that needs no unit's result made in a worker while the units
+parse (`SideTask`: the type records' reading of the sources).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from .. import __version__, data_cache
 from . import code_key, storage, unit_cache, units, workers
@@ -66,7 +68,18 @@ def _cached(store: Path, key: str, digests: dict) -> Optional[UnitResult]:
         return None
 
 
-def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
+@dataclass
+class SideTask:
+    """Work for the scan's last steps that needs no unit's result (`fn(arg)`, a module-level
+    function), run in a worker while the units parse; `result` stays None when no unit is parsed
+    (all from the cache) or it fails (the step then does it itself)."""
+
+    fn: Callable
+    arg: Any
+    result: Any = None
+
+
+def parse_units(unit_list: list[Unit], opts: ScanOptions, side: Optional[SideTask] = None) -> list:
     """Parse every unit (from the cache where possible); a `ScanError` in the list for each failure."""
     clang = libclang_version()
     store = data_cache.generation(data_cache.folder() / "scan", _generation(clang)) if opts.use_cache else None
@@ -85,8 +98,13 @@ def parse_units(unit_list: list[Unit], opts: ScanOptions) -> list:
     say(f"parsing {len(todo)} translation unit(s), {len(unit_list) - len(todo)} from cache")
     with tempfile.TemporaryDirectory(prefix="offsets-preamble-") as workdir, \
             workers.Workers(opts.jobs or os.cpu_count() or 1, start=load_libclang) as pool:
+        if side is not None:
+            pool.submit("side", "the scan's side task", side.fn, side.arg, priority=(1,))
         done = 0
         for i, out in _parse(pool, [(i, unit_list[i]) for i in todo], opts.share_preambles, workdir):
+            if i == "side":
+                side.result = None if isinstance(out, ScanError) else out
+                continue
             done += 1
             results[i] = out
             if isinstance(out, ScanError):
@@ -173,7 +191,13 @@ def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
         src_units, src_skipped, source_digest = sources.source_units(b)
         unit_list += src_units
         skipped += src_skipped
-    results = parse_units(unit_list, opts)
+    sources, side = [], None
+    if b.source:
+        from . import type_records
+
+        sources = type_records.source_files(b.source)
+        side = SideTask(type_records.prepare_tree, (b.source, sources))
+    results = parse_units(unit_list, opts, side)
     outside = results.pop(1)      # what the core context changes: no structs or constants of its own
     unit_list.pop(1)
     ok = [r for r in results if isinstance(r, UnitResult)]
@@ -202,15 +226,9 @@ def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
                   structs=structs, names=names, skipped=tuple(skipped), conflicts=tuple(conflicts),
                   constants=constants, constants_left_out=left_out, guards=guards(b, structs, constants),
                   core_only=core_only(constants, outside if isinstance(outside, UnitResult) else None))
-    if b.source:
-        from dataclasses import replace
+    from . import finish
 
-        from . import type_records
-
-        table = replace(table, types=type_records.read(b.source, table))
-    from . import depends
-
-    return depends.annotate(table, b, unit_list, files_read)
+    return finish.finish(table, b, unit_list, files_read, sources, side and side.result, opts.use_cache)
 
 
 def _public(where: str) -> bool:

@@ -13,7 +13,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-_COMMENT_OR_LITERAL = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+#: A block comment, a string literal and a character constant, each matched in one pass over its
+#: characters (`/\*.*?\*/` tried `\*/` again at each one).
+BLOCK_COMMENT = r"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"
+STRING = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+CHARACTER = r"'[^'\\\n]*(?:\\.[^'\\\n]*)*'"
+_COMMENT_OR_LITERAL = re.compile(rf"//[^\n]*|{BLOCK_COMMENT}|{STRING}|{CHARACTER}", re.S)
 _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*([a-z_]+)\b(.*)", re.S)
 _TOKEN = re.compile(r"[A-Za-z_]\w*|[0-9][\w.]*|[\[\](){};,*:=]")
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -32,7 +37,7 @@ TYPE_CONTEXT = frozenset(("sizeof", "_Alignof", "alignof", "__alignof__", "_Alig
                           "__attribute", "__declspec", "typeof", "__typeof__", "_Atomic"))
 
 
-_LITERAL = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
+_LITERAL = re.compile(f"{STRING}|{CHARACTER}")
 
 
 def _blank_comment(m) -> str:

@@ -21,11 +21,15 @@ base's) is left out.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
+from typing import Optional
+
+from .source_text import BLOCK_COMMENT, CHARACTER, STRING
 
 SOURCE_DIRS = ("Objects", "Python", "Modules", "Parser")
-_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|(\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*')", re.S)
+_COMMENT = re.compile(rf"{BLOCK_COMMENT}|//[^\n]*|({STRING}|{CHARACTER})", re.S)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*(define|undef)[ \t]+(\w+)(\([^)]*\))?(.*(?:\\\n.*)*)$", re.M)
 _TYPE = re.compile(r"PyTypeObject\s+(\w+)\s*=\s*\{")
 _SPEC = re.compile(r"PyType_Spec\s+(\w+)\s*=\s*\{")
@@ -177,26 +181,35 @@ def _terms(expr: str) -> list:
 
 
 class _File:
+    """One `.c` file as the records read it, none of it the table's (so it is read while the units
+    parse: `prepare_tree`): its macros, and its initializers of types, specs, slot lists and member
+    lists; `typed` whether it names a type initializer's type at all."""
+
     def __init__(self, rel: str, text: str) -> None:
         self.rel = rel
-        self.raw = text
-        self.text = _strip_comments(text)
-        self.macros = _Macros(self.text)
+        text = _strip_comments(text)
+        self.typed = "PyTypeObject" in text or "PyType_Spec" in text
+        self.macros = _Macros(text)
+        self._found = {p.pattern: _initializers(text, p) for p in (_TYPE, _SPEC, _SLOTS, _MEMBERS)} if self.typed else {}
 
     def initializers(self, pattern) -> dict:
-        """name -> (body, position, has a conditional inside) of every initializer `pattern` finds;
-        a body with a preprocessor conditional is cut before it (what follows depends on the build)."""
-        out = {}
-        for m in pattern.finditer(self.text):
-            if m.start() and (self.text[m.start() - 1].isalnum() or self.text[m.start() - 1] == "_"):
-                continue        # the word ends another name (the patterns lead with a literal: fast)
-            try:
-                body, _ = _body(self.text, m.end() - 1)
-            except ValueError:
-                continue
-            body, cond = _conditionals(body)
-            out[m.group(1)] = (body, m.start(), cond)
-        return out
+        return self._found[pattern.pattern]
+
+
+def _initializers(text: str, pattern) -> dict:
+    """name -> (body, position, has a conditional inside) of every initializer `pattern` finds in
+    `text`; a body with a preprocessor conditional is cut before it (what follows depends on the build)."""
+    out = {}
+    for m in pattern.finditer(text):
+        if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_"):
+            continue        # the word ends another name (the patterns lead with a literal: fast)
+        try:
+            body, _ = _body(text, m.end() - 1)
+        except ValueError:
+            continue
+        body, cond = _conditionals(body)
+        out[m.group(1)] = (body, m.start(), cond)
+    return out
 
 
 #: stands for an element a preprocessor conditional chooses (unreadable, but it keeps its place)
@@ -319,9 +332,20 @@ def _record(f: _File, pos: int, values: dict, member_lists: dict) -> tuple:
 def read_file(rel: str, text: str, type_order: list, constants: dict) -> dict:
     """tp_name -> record of every type one `.c` file initializes (`type_order`: PyTypeObject's
     members in order, from the table; `constants`: the table's constant values by name)."""
+    f = prepare(rel, text)
+    return {} if f is None else _records(f, type_order, constants)
+
+
+def prepare(rel: str, text: str) -> Optional[_File]:
+    """What `read_file` reads of a file before it needs the table; None for a file that names no
+    type initializer's type."""
+    if "PyTypeObject" not in text and "PyType_Spec" not in text:
+        return None         # nor without its comments: never read them out
     f = _File(rel, text)
-    if "PyTypeObject" not in f.text and "PyType_Spec" not in f.text:
-        return {}
+    return f if f.typed else None
+
+
+def _records(f: _File, type_order: list, constants: dict) -> dict:
     member_lists = _members(f, constants)
     found: dict = {}
     for symbol, (body, pos, cond) in f.initializers(_TYPE).items():
@@ -361,23 +385,47 @@ def _slot_pairs(body: str):
                 yield parts[0].strip(), parts[1].strip()
 
 
-def read(source: Path, table) -> dict:
-    """tp_name -> record of the types a source tree's `.c` files initialize, checked against
-    `table` (a `model.Table` of those sources): every struct and field a record names is in it."""
+def source_files(source: Path) -> list:
+    """The `.c` files `read` reads."""
+    return [path for d in SOURCE_DIRS for path in (sorted((source / d).rglob("*.c")) if (source / d).is_dir() else ())]
+
+
+def _text(data: bytes) -> str:
+    """A file's bytes as text, as `open(path, errors="replace")` reads it (universal newlines)."""
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def prepare_tree(job: tuple) -> dict:
+    """str(path) -> (digest of the bytes read, `prepare`d file or None) of each file of `job` =
+    (source tree, its `source_files`) that can be read: the records' part that needs no table,
+    made in a worker while the units parse (`scanner.SideTask`)."""
+    source, files = job
+    out = {}
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        out[str(path)] = ("sha256:" + hashlib.sha256(data).hexdigest(), prepare(str(path.relative_to(source)), _text(data)))
+    return out
+
+
+def read(source: Path, table, files: Optional[list] = None, prepared: Optional[dict] = None) -> dict:
+    """tp_name -> record of the types a source tree's `.c` files (`files`, else `source_files`)
+    initialize, checked against `table` (a `model.Table` of those sources): every struct and field
+    a record names is in it. `prepared`: what `prepare_tree` made of those files."""
     from ..layout.names import aliases, find_struct, struct_key
 
     order = [f.path for f in find_struct(table, "PyTypeObject").fields if "." not in f.path]
     groups = aliases()
     constants = {name: c.value for name, c in table.constants.items()}
+    if prepared is None:
+        prepared = prepare_tree((source, source_files(source) if files is None else files))
     found: dict = {}
-    for d in SOURCE_DIRS:
-        for path in sorted((source / d).rglob("*.c")) if (source / d).is_dir() else ():
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            for name, recs in read_file(str(path.relative_to(source)), text, order, constants).items():
-                found.setdefault(name, []).extend(recs)
+    for path in source_files(source) if files is None else files:
+        f = prepared.get(str(path), (None, None))[1]
+        for name, recs in ({} if f is None else _records(f, order, constants)).items():
+            found.setdefault(name, []).extend(recs)
 
     def key(struct, path, file):
         """The table's name for `struct` (qualified by `file` where the table qualifies it), or None
