@@ -246,6 +246,21 @@ def test_report_output_errors_are_one_line(where, table_file, capsys):
 
 
 # ---------------------------------------------------------------- 2. alias bombs
+#: scalars of every kind PyYAML's resolver tells apart, the decimal ints the strict parser reads itself
+#: among them, and their look-alikes it must leave to PyYAML (octal, hex, sexagesimal, signs, _)
+SCALARS = ["0", "7", "-12", "1234567890123456789012", "010", "0x1f", "0b101", "+5", "1_000", "1:30", "-0",
+           "00", "08", "1.5", "1e3", ".inf", "-.nan", "true", "no", "on", "~", "null", "", "'7'", '"12"',
+           "text", "PyObject *", "0.0", "1-2", "12abc", "2001-12-14"]
+
+
+def test_the_strict_parser_reads_every_scalar_as_pyyaml_does():
+    import yaml
+
+    text = "".join(f"k{i}: {v}\n" for i, v in enumerate(SCALARS)) + "l: [" + ", ".join(v for v in SCALARS if v) + "]\n"
+    assert yaml_strict.parse(text) == yaml.safe_load(text)
+    assert [type(v) for v in yaml_strict.parse(text).values()] == [type(v) for v in yaml.safe_load(text).values()]
+
+
 def test_an_alias_bomb_is_refused_at_once(tmp_path, capsys):
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text(BOMB)

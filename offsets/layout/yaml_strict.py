@@ -11,6 +11,7 @@ The table loader and every other reader of user YAML go through here:
 from __future__ import annotations
 
 import os
+import re
 import stat
 
 import yaml
@@ -26,6 +27,10 @@ MAX_DEPTH = 16
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE = "tag:yaml.org,2002:merge"
 _PLAIN = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+_STR, _INT = "tag:yaml.org,2002:str", "tag:yaml.org,2002:int"
+#: a decimal integer as PyYAML's int constructor reads it (no sign but -, no leading 0, _ or :), which
+#: is what int() makes of it; every other scalar goes through PyYAML's constructors
+_DECIMAL = re.compile(r"-?[1-9][0-9]*|0")
 
 
 def read_text(path, what: str = "table", limit: int = MAX_TABLE_BYTES) -> str:
@@ -91,6 +96,10 @@ class _Builder:
         if depth > MAX_DEPTH:
             raise self.fail(node, path, f"nesting deeper than {MAX_DEPTH} levels")
         if isinstance(node, yaml.ScalarNode):
+            if node.tag == _STR:        # what construct_object gives, without its bookkeeping
+                return node.value
+            if node.tag == _INT and _DECIMAL.fullmatch(node.value):
+                return int(node.value)
             return self.loader.construct_object(node)
         if node.tag not in _PLAIN:
             raise self.fail(node, path, f"the tag {node.tag[:40]} (tables use plain mappings and lists)")
