@@ -130,6 +130,11 @@ MOVES = [
     ("arrayobject", "allocated", 8), ("arraydescr", "itemsize", -4), ("PyGenObject", "gi_exc_state", 8),
     ("PyCoroObject", "cr_qualname", 8), ("_PyInterpreterFrame", "owner", 1), ("PyHeapTypeObject", "ht_cached_keys", 8),
     ("PyCodeObject", "co_nlocalsplus", 4), ("PyMemberDef", "offset", 8), ("PySequenceMethods", "sq_inplace_concat", 8),
+    # live_state: the interpreter's pointers, the frozen modules' table
+    ("PyInterpreterState", "runtime", 8), ("PyInterpreterState", "imports.importlib", 8),
+    ("PyInterpreterState", "importlib", 8), ("PyInterpreterState", "import_func", -8),
+    ("PyInterpreterState", "callable_cache.len", 8), ("PyInterpreterState", "cached_objects.typevar_type", 8),
+    ("PyInterpreterState", "slice_cache", 8), ("_frozen", "name", 8),
 ]
 
 

@@ -89,3 +89,11 @@ class Prover:
         except self.faults as e:
             self.view.take_used()
             self.r.failed.append(f"{what}: {e} (a pointer read through the table is not valid)")
+
+    def attempt(self, what: str, fn, *args) -> None:
+        """`run`, where any other error of the check itself (one that cannot run in this process) is
+        recorded as not run: such a check proves nothing, and stops nothing."""
+        try:
+            self.run(what, fn, *args)
+        except Exception as e:      # noqa: BLE001
+            self.skip(what, f"could not run here: {type(e).__name__}: {e}")

@@ -1,0 +1,111 @@
+"""Part of the live check (`live.py`): the interpreter's and the runtime's own pointers, each compared
+with `id()` of the object it must point at (or the address the C API or the binary's symbols give):
+the runtime, the import machinery (`_frozen_importlib`, `builtins.__import__`), the callables the
+specializer caches (`isinstance`, `len`, `list.append`), the typing types (3.12+: `_typing`'s
+TypeVar, ParamSpec...), a freed slice kept for reuse; and the frozen modules' table, whose names are
+what `_imp.is_frozen` says are frozen.
+
+Every object compared is held by this check while it reads; nothing is written.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def _interp() -> int:
+    import ctypes
+
+    return ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyInterpreterState_Get", ctypes.pythonapi))()
+
+
+def _runtime():
+    """The address of `_PyRuntime`, or None where the binary does not export it."""
+    import ctypes
+
+    try:
+        return ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime"))
+    except ValueError:
+        return None
+
+
+def _pointers(c, interp: int, pairs) -> None:
+    """Each (path, object) the table has: the interpreter's field at `path` holds that object."""
+    key = c.t.resolve_struct("PyInterpreterState")
+    fields = c.t.fields(key) if key else {}
+    for paths, obj in pairs:
+        path = next((p for p in paths if p in fields), None)
+        if path is None or obj is None:
+            continue
+        c.run(f"PyInterpreterState.{path}", lambda p=path, o=obj: c.expect(
+            f"PyInterpreterState.{p} is {o!r:.60}", id(o), c.field(interp, "PyInterpreterState", p)))
+
+
+def interpreter(c) -> None:
+    import builtins
+
+    interp = _interp()
+    runtime = _runtime()
+    if runtime is not None:
+        c.run("PyInterpreterState.runtime", lambda: c.expect(
+            "PyInterpreterState.runtime is &_PyRuntime", runtime, c.field(interp, "PyInterpreterState", "runtime")))
+    object().__reduce_ex__(2)       # fills cached_objects.objreduce (3.12+)
+    pairs = [(("imports.importlib", "importlib"), sys.modules.get("_frozen_importlib")),
+             (("imports.import_func", "import_func"), builtins.__import__),
+             (("callable_cache.isinstance",), isinstance), (("callable_cache.len",), len),
+             (("callable_cache.list_append",), list.__dict__["append"]),
+             (("callable_cache.object__getattribute__",), object.__dict__["__getattribute__"]),
+             (("cached_objects.objreduce",), object.__dict__["__reduce__"])]
+    if sys.version_info >= (3, 12):
+        import _typing
+
+        pairs += [((f"cached_objects.{f}",), getattr(_typing, name, None)) for f, name in (
+            ("generic_type", "Generic"), ("typevar_type", "TypeVar"), ("typevartuple_type", "TypeVarTuple"),
+            ("paramspec_type", "ParamSpec"), ("paramspecargs_type", "ParamSpecArgs"),
+            ("paramspeckwargs_type", "ParamSpecKwargs"))]
+    _pointers(c, interp, pairs)
+    c.run("PyInterpreterState.slice_cache", _slice_cache, c, interp)
+
+
+def _slice_cache(c, interp: int) -> None:
+    """A slice freed while the interpreter's one-slice cache is empty is kept there (up to 3.12)."""
+    if c.off("PyInterpreterState", "slice_cache") is None or c.t.build["config"].get("Py_GIL_DISABLED"):
+        raise LookupError("no PyInterpreterState.slice_cache")
+    kept = slice(object(), object(), object())   # takes the cached slice, if any: the cache is empty now
+    address = id(kept)
+    del kept
+    c.expect("PyInterpreterState.slice_cache holds the slice just freed", address,
+             c.field(interp, "PyInterpreterState", "slice_cache"))
+
+
+def frozen(c) -> None:
+    """The frozen modules' table, an array of struct _frozen up to a NULL name: up to 3.10
+    `PyImport_FrozenModules` (each name one `_imp.is_frozen` says is frozen), since
+    `_PyImport_FrozenBootstrap` (the first names `_imp._frozen_module_names` lists, in its order)."""
+    import ctypes
+    import _imp
+
+    listed = getattr(_imp, "_frozen_module_names", None)
+    symbol = "_PyImport_FrozenBootstrap" if listed else "PyImport_FrozenModules"
+    try:
+        table = ctypes.c_void_p.in_dll(ctypes.pythonapi, symbol).value
+    except ValueError:
+        raise LookupError(f"{symbol} is not exported") from None
+    if not table:
+        raise LookupError(f"{symbol} is NULL")
+    step, at = c.size("_frozen"), c.need("_frozen", "name")
+    names = []
+    for i in range(256):
+        p = c.ptr(table + i * step, at)
+        if not p:
+            break
+        names.append(c.cstring(p, 256).decode("utf-8", "replace"))
+    if listed:
+        truth = listed()[:len(names)] if len(names) >= 2 else ["at least two modules"]
+    else:
+        truth = [n for n in names if _imp.is_frozen(n)] or ["at least one module"]
+    c.expect(f"struct _frozen.name, sizeof(struct _frozen) ({symbol}: its frozen modules)", truth, names)
+
+
+def check(c) -> None:
+    c.attempt("the interpreter's pointers", interpreter, c)
+    c.attempt("the frozen modules", frozen, c)
