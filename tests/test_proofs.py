@@ -135,6 +135,13 @@ MOVES = [
     ("PyInterpreterState", "importlib", 8), ("PyInterpreterState", "import_func", -8),
     ("PyInterpreterState", "callable_cache.len", 8), ("PyInterpreterState", "cached_objects.typevar_type", 8),
     ("PyInterpreterState", "slice_cache", 8), ("_frozen", "name", 8),
+    # live_objects: objects' fields against what they or the interpreter say
+    ("_PyDictViewObject", "dv_dict", -8), ("PyNameErrorObject", "name", -8), ("PyCMethodObject", "mm_class", -8),
+    ("PyUnicodeObject", "data.any", -8), ("PyASCIIObject", "state.ready", 1), ("PyWeakReference", "wr_next", -8),
+    ("PyWeakReference", "wr_prev", 8), ("typevarobject", "evaluate_bound", 8), ("typealiasobject", "compute_value", 8),
+    ("typevarobject", "evaluate_default", 8), ("typevartupleobject", "default_value", 8),
+    ("PyFunctionObject", "func_typeparams", 8), ("PyHeapTypeObject", "ht_slots", 8), ("PyGetSetDef", "doc", 8),
+    ("PyGC_Head", "_gc_next", 8), ("PyGC_Head", "_gc_prev", -8), ("paramspecobject", "bound", 8),
 ]
 
 

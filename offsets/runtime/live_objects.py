@@ -1,0 +1,192 @@
+"""Part of the live check (`live.py`): more objects' fields, each against what the object or the
+interpreter says of it: dict views' dict, NameError's name, a METH_METHOD builtin's
+defining class, a str subclass's own data (not compact), an object's weak references in the order
+`weakref.getweakrefs` lists them, typing's lazily evaluated bounds, constraints, defaults and alias
+values (the one function `gc.get_referents` finds in each), a generic function's type parameters, a
+class's `__slots__`, a getset's doc, a keys object's reference count, and the GC's links between
+three objects made in a row (`gc.get_objects` lists them in that order).
+
+Every object read is held by this check while it reads.
+"""
+from __future__ import annotations
+
+import sys
+
+from .live_values import _ids
+
+METH_METHOD = 0x0200
+
+
+def views(c) -> None:
+    d = {"k": 1}
+    for view in (d.keys(), d.values(), d.items()):
+        _ids(c, "_PyDictViewObject", view, (("dv_dict", d),))
+
+
+def exceptions(c) -> None:
+    if sys.version_info >= (3, 10):
+        n = NameError("x", name="".join(["some", "name"]))
+        _ids(c, "PyNameErrorObject", n, (("name", n.name),))
+
+
+def _method_method():
+    """A bound builtin method whose PyMethodDef has METH_METHOD (its PyCMethodObject knows its class),
+    with the class, or None."""
+    import ctypes
+    import os
+
+    flags = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object)(("PyCFunction_GetFlags", ctypes.pythonapi))
+    candidates = []
+    if "array" in sys.modules:
+        a = sys.modules["array"].array("i")
+        candidates.append((a.__reduce_ex__, type(a)))
+    with os.scandir(os.path.dirname(os.path.abspath(__file__))) as entries:
+        entry = next(entries, None)
+    if entry is not None:
+        candidates.append((entry.is_dir, type(entry)))
+    for bound, cls in candidates:
+        if flags(bound) & METH_METHOD:
+            return bound, cls
+    return None
+
+
+def cmethod(c) -> None:
+    found = _method_method()
+    if found is None:
+        raise LookupError("no METH_METHOD builtin here")
+    bound, cls = found
+    _ids(c, "PyCMethodObject", bound, (("mm_class", cls),))
+
+
+def strings(c) -> None:
+    """A str subclass's instance is not compact: its characters are at data.any."""
+    class Text(str):
+        pass
+    texts = [Text("".join(["sub", "class"])), Text("".join(["lat", "\xe9", "1"]))]
+
+    def data():
+        c.expect("PyUnicodeObject.data.any of 2 str subclass instances", [t.encode("latin-1") for t in texts],
+                 [c.read(c.field(id(t), "PyUnicodeObject", "data.any"), len(t)) for t in texts])
+    c.run("PyUnicodeObject.data.any", data)
+    if c.off("PyASCIIObject", "state.ready") is not None:     # up to 3.11
+        plain = "".join(["com", "pact"])
+        c.run("PyASCIIObject.state.ready", lambda: c.expect(
+            "PyASCIIObject.state.ready, compact of a compact and a subclass's str", [[1, 1], [1, 0]],
+            [[c.field(id(s), "PyASCIIObject", "state.ready"), c.field(id(s), "PyASCIIObject", "state.compact")]
+             for s in (plain, texts[0])]))
+
+
+def weakrefs(c) -> None:
+    """An object's weak references are a list from its tp_weaklist along wr_next (and back along
+    wr_prev), in the order weakref.getweakrefs lists them."""
+    import weakref
+
+    class Target:
+        pass
+    target = Target()
+    callbacks = [lambda r: None, lambda r: None, lambda r: None]
+    refs = [weakref.ref(target, cb) for cb in callbacks]
+    order = weakref.getweakrefs(target)
+
+    def links():
+        after = [id(r) for r in order[1:]] + [0]
+        before = [0] + [id(r) for r in order[:-1]]
+        c.expect("PyWeakReference.wr_next, wr_prev of 3 weak references (weakref.getweakrefs)", [after, before],
+                 [[c.field(id(r), "PyWeakReference", "wr_next") for r in order],
+                  [c.field(id(r), "PyWeakReference", "wr_prev") for r in order]])
+    c.run("PyWeakReference.wr_next", links)
+    del refs
+
+
+#: 3.12+: generic functions and an alias, whose bounds, constraints, defaults and values are
+#: evaluated lazily by a function of their own
+TYPING_312 = "def generic[B: int, C: (str, bytes)](): pass\ntype Alias = list[int]\n"
+TYPING_313 = "def defaults[D = int, *E = *tuple[int], **F = [int]](): pass\n"
+
+
+def typing_lazy(c) -> None:
+    if sys.version_info < (3, 12):
+        return
+    import gc
+    import typing
+
+    ns: dict = {}
+    exec(TYPING_312 + (TYPING_313 if sys.version_info >= (3, 13) else ""), ns)     # noqa: S102 - our own text
+    func = type(typing_lazy)
+
+    def evaluator(obj):
+        found = [r for r in gc.get_referents(obj) if type(r) is func]
+        return found[0] if len(found) == 1 else None
+    b, cons = ns["generic"].__type_params__
+    _ids(c, "PyFunctionObject", ns["generic"], (("func_typeparams", ns["generic"].__type_params__),))
+    _ids(c, "typevarobject", b, (("evaluate_bound", evaluator(b)),))
+    _ids(c, "typevarobject", cons, (("evaluate_constraints", evaluator(cons)),))
+    _ids(c, "typealiasobject", ns["Alias"], (("compute_value", evaluator(ns["Alias"])),))
+    p, ts = typing.ParamSpec("P", bound=int), typing.TypeVarTuple("".join(["T", "s"]))
+    _ids(c, "paramspecobject", p, (("bound", p.__bound__),))
+    _ids(c, "typevartupleobject", ts, (("name", ts.__name__),))
+    if sys.version_info >= (3, 13):
+        for struct, param in zip(("typevarobject", "typevartupleobject", "paramspecobject"),
+                                 ns["defaults"].__type_params__):
+            _ids(c, struct, param, (("evaluate_default", evaluator(param)),))
+        given = [typing.TypeVar("G", default=int), typing.TypeVarTuple("H", default=tuple),
+                 typing.ParamSpec("I", default=dict)]
+        for struct, param in zip(("typevarobject", "typevartupleobject", "paramspecobject"), given):
+            _ids(c, struct, param, (("default_value", param.__default__),))
+
+
+def slots(c) -> None:
+    """A class's __slots__ names, kept sorted in a tuple of its own (PyHeapTypeObject.ht_slots)."""
+    class Slotted:
+        __slots__ = ("zeta", "alpha", "mid")
+
+    def one():
+        t = c.field(id(Slotted), "PyHeapTypeObject", "ht_slots")
+        n = c.field(t, "PyVarObject", "ob_size")
+        at = c.need("PyTupleObject", "ob_item")
+        c.expect("PyHeapTypeObject.ht_slots: a tuple of the __slots__ names, sorted",
+                 [id(tuple), sorted(id(s) for s in Slotted.__slots__)],
+                 [c.field(t, "PyObject", "ob_type"), sorted(c.ptr(t, at + i * c.psize) for i in range(min(n, 8)))])
+    c.run("PyHeapTypeObject.ht_slots", one)
+
+
+def getset_doc(c) -> None:
+    real = int.__dict__["real"]
+
+    def one():
+        gs = c.field(id(real), "PyGetSetDescrObject", "d_getset")
+        c.expect("PyGetSetDef.doc (a getset descriptor's __doc__)", real.__doc__.encode(),
+                 c.cstring(c.field(gs, "PyGetSetDef", "doc"), 1024))
+    c.run("PyGetSetDef.doc", one)
+
+
+def gc_links(c) -> None:
+    """Three lists made in a row follow each other in the youngest generation (gc.get_objects(0) in its
+    order): each one's PyGC_Head, just before it, links to the next (_gc_next) and back (_gc_prev, less
+    its two flag bits)."""
+    import gc
+
+    if c.t.build["config"].get("Py_GIL_DISABLED"):
+        raise LookupError("a free-threaded build has no PyGC_Head")
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        a, b, d = [], [], []
+        head = c.size("PyGC_Head")
+        got = [[c.field(id(x) - head, "PyGC_Head", "_gc_next") for x in (a, b)],
+               [c.field(id(x) - head, "PyGC_Head", "_gc_prev") & ~3 for x in (b, d)]]
+        young = gc.get_objects(0)
+    finally:
+        if enabled:
+            gc.enable()
+    at = {id(o): i for i, o in enumerate(young) if o is a or o is b or o is d}
+    if [at.get(id(x)) for x in (b, d)] != [at.get(id(a), -9) + 1, at.get(id(a), -9) + 2]:
+        raise LookupError("the three lists are not in a row in the youngest generation")
+    c.expect("PyGC_Head._gc_next, _gc_prev of three lists made in a row (gc.get_objects(0))",
+             [[id(b) - head, id(d) - head], [id(a) - head, id(b) - head]], got)
+    del young
+
+
+def check(c) -> None:
+    for fn in (views, exceptions, cmethod, strings, weakrefs, typing_lazy, slots, getset_doc, gc_links):
+        c.attempt(fn.__name__, fn, c)
