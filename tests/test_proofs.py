@@ -142,6 +142,11 @@ MOVES = [
     ("typevarobject", "evaluate_default", 8), ("typevartupleobject", "default_value", 8),
     ("PyFunctionObject", "func_typeparams", 8), ("PyHeapTypeObject", "ht_slots", 8), ("PyGetSetDef", "doc", 8),
     ("PyGC_Head", "_gc_next", 8), ("PyGC_Head", "_gc_prev", -8), ("paramspecobject", "bound", 8),
+    # live_typeobjects, and am_send through PyType_GetSlot
+    ("PyTypeObject", "tp_vectorcall_offset", 8), ("PyMethodDescrObject", "vectorcall", -8),
+    ("PyTypeObject", "tp_vectorcall", -8), ("PyTypeObject", "tp_methods", 8), ("PyTypeObject", "tp_subclasses", 8),
+    ("PyTypeObject", "tp_version_tag", 4), ("PyTypeObject", "tp_version_tag", -4), ("PyTypeObject", "tp_doc", 8),
+    ("PyAsyncMethods", "am_send", -8),
 ]
 
 
