@@ -47,6 +47,17 @@ class Prover:
             out += chunk
         return out
 
+    def names(self, base: int, struct: str, path: str, limit: int = 512) -> list:
+        """The strings an array of `struct` from `base` names at `path` (a `char *`), up to the first NULL."""
+        step, at = self.size(struct), self.need(struct, path)
+        out = []
+        for i in range(limit):
+            p = self.ptr(base + i * step, at)
+            if not p:
+                break
+            out.append(self.cstring(p, 256).decode("utf-8", "replace"))
+        return out
+
     def field(self, addr: int, struct: str, *paths: str, signed: bool = False) -> int:
         """The integer value of the first of `paths` the table has in `struct`, at the object at
         `addr`, sized as the table says (a bitfield: its bits)."""

@@ -92,13 +92,7 @@ def frozen(c) -> None:
         raise LookupError(f"{symbol} is not exported") from None
     if not table:
         raise LookupError(f"{symbol} is NULL")
-    step, at = c.size("_frozen"), c.need("_frozen", "name")
-    names = []
-    for i in range(256):
-        p = c.ptr(table + i * step, at)
-        if not p:
-            break
-        names.append(c.cstring(p, 256).decode("utf-8", "replace"))
+    names = c.names(table, "_frozen", "name", 256)
     if listed:
         truth = listed()[:len(names)] if len(names) >= 2 else ["at least two modules"]
     else:

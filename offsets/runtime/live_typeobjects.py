@@ -69,13 +69,7 @@ def vectorcall(c) -> None:
 def methods(c) -> None:
     for t in (list, dict, str):
         base = c.field(id(t), "PyTypeObject", "tp_methods")
-        step, name = c.size("PyMethodDef"), c.need("PyMethodDef", "ml_name")
-        names = []
-        for i in range(512):
-            p = c.ptr(base + i * step, name)
-            if not p:
-                break
-            names.append(c.cstring(p, 128).decode("utf-8", "replace"))
+        names, step = c.names(base, "PyMethodDef", "ml_name"), c.size("PyMethodDef")
         descriptors = {k: v for k, v in t.__dict__.items() if type(v) is type(list.__dict__["append"])}
         c.expect(f"PyTypeObject.tp_methods of {t.__name__}, sizeof(PyMethodDef): each method descriptor's "
                  "PyMethodDef is the entry of its name", {k: True for k in descriptors},
