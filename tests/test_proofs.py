@@ -147,6 +147,13 @@ MOVES = [
     ("PyTypeObject", "tp_vectorcall", -8), ("PyTypeObject", "tp_methods", 8), ("PyTypeObject", "tp_subclasses", 8),
     ("PyTypeObject", "tp_version_tag", 4), ("PyTypeObject", "tp_version_tag", -4), ("PyTypeObject", "tp_doc", 8),
     ("PyAsyncMethods", "am_send", -8),
+    # live_frames: frames, generators and code objects
+    ("_PyInterpreterFrame", "f_locals", 8), ("PyFrameObject", "f_locals", 8), ("PyFrameObject", "f_back", 8),
+    ("PyFrameObject", "f_localsplus", -8), ("PyFrameObject", "f_valuestack", 8), ("PyFrameObject", "f_stacktop", 8),
+    ("PyFrameObject", "f_iblock", 4), ("PyFrameObject", "f_executing", 1), ("PyFrameObject", "f_lineno", 4),
+    ("PyGenObject", "gi_frame_state", 1), ("_PyInterpreterFrame", "prev_instr", 8),
+    ("PyCodeObject", "_co_firsttraceable", 4), ("PyCodeObject", "co_framesize", 4),
+    ("PyCodeObject", "co_localsplusnames", 8), ("PyCodeObject", "co_localspluskinds", 8),
 ]
 
 

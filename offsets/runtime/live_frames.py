@@ -1,0 +1,198 @@
+"""Part of the live check (`live.py`): frames and code objects, each field against what Python says
+of the same frame or code object:
+
+- a frame's locals mapping (code run by `exec` with a locals dict of its own), its link back to the
+  frame that called it once it outlives it (`f_back`), and up to 3.10 its fast locals, value stack,
+  line at creation (up to 3.9), block count, whether it is running, and a suspended generator's stack top;
+- 3.11+: a suspended generator's last instruction (`f_lasti` from its code's first unit) and its
+  state (`gi_running`, `gi_suspended`, finished: the table's FRAME_* constants);
+- 3.11+: a code object's first traceable instruction (where `co_code`'s RESUME is), its frame size
+  (locals, stack and the frame's specials), the names and kinds of its locals, cells and free
+  variables.
+
+Every frame read is held by this check (a frame object, or a generator whose frame it is).
+"""
+from __future__ import annotations
+
+import sys
+
+from .live_values import _ids
+
+#: exec'd with globals and locals of its own: its frame's f_locals is the locals dict
+LOCALS_SOURCE = "seen.append(read(sys._getframe()))\n"
+
+
+def f_locals(c) -> None:
+    struct = "PyFrameObject" if c.off("PyFrameObject", "f_frame") is None else "_PyInterpreterFrame"
+    seen: list = []
+
+    def read(frame):
+        if struct == "PyFrameObject":
+            return c.field(id(frame), struct, "f_locals")
+        return c.field(c.field(id(frame), "PyFrameObject", "f_frame"), struct, "f_locals")
+    g, loc = {"sys": sys, "seen": seen, "read": read}, {}
+    exec(LOCALS_SOURCE, g, loc)      # noqa: S102 - our own text
+    c.expect(f"{struct}.f_locals of code exec'd with a locals dict", [id(loc)], seen)
+
+
+def _outlived():
+    return sys._getframe()
+
+
+def f_back(c) -> None:
+    """A frame object that outlives its frame keeps the frame object it returned to (3.11+; up to
+    3.10 every frame has it)."""
+    frame = _outlived()
+    _ids(c, "PyFrameObject", frame, (("f_back", frame.f_back),))
+
+
+def _plain_gen(a, b):
+    yield a
+
+
+def _loop_gen(items, extra):
+    for x in items:
+        yield x
+
+
+def _try_gen(a):
+    try:
+        try:
+            yield a
+        finally:
+            pass
+    finally:
+        pass
+
+
+def old_frames(c) -> None:
+    """Up to 3.10 (the frame object is the frame): fast locals, value stack, f_lineno as made,
+    the block count, f_executing, and a suspended generator's f_stacktop."""
+    if c.off("PyFrameObject", "f_localsplus") is None or c.off("PyFrameObject", "f_frame") is not None:
+        raise LookupError("not a frame object with its own locals (3.11+)")
+    first, second = object(), object()
+    items = [first, second]
+    gens = [_plain_gen(first, second), _loop_gen(items, second), _try_gen(first)]
+    for g in gens:
+        next(g)
+    frames = [g.gi_frame for g in gens]
+    here = sys._getframe()
+
+    def locals_plus():
+        at = c.need("PyFrameObject", "f_localsplus")
+        c.expect("PyFrameObject.f_localsplus[0] of 2 suspended generators' frames", [id(first), id(items)],
+                 [c.ptr(id(f), at) for f in frames[:2]])
+    c.run("PyFrameObject.f_localsplus", locals_plus)
+
+    def stack():
+        at = c.need("PyFrameObject", "f_localsplus")
+        base = [id(f) + at + (len(f.f_code.co_varnames) + len(f.f_code.co_cellvars) + len(f.f_code.co_freevars))
+                * c.psize for f in frames[:2]]
+        c.expect("PyFrameObject.f_valuestack (after the fast locals), f_stacktop of a generator suspended at a "
+                 "yield and one in a for loop (its iterator on the stack)", [base, [base[0], base[1] + c.psize]],
+                 [[c.field(id(f), "PyFrameObject", "f_valuestack") for f in frames[:2]],
+                  [c.field(id(f), "PyFrameObject", "f_stacktop") for f in frames[:2]]])
+    c.run("PyFrameObject.f_valuestack", stack)
+    c.run("PyFrameObject.f_iblock", lambda: c.expect(
+        "PyFrameObject.f_iblock of generators suspended in 0, 0 and 2 try blocks", [0, 0, 2],
+        [c.field(id(f), "PyFrameObject", "f_iblock", signed=True) for f in frames]))
+    c.run("PyFrameObject.f_executing", lambda: c.expect(
+        "PyFrameObject.f_executing of a running frame and of suspended generators' frames", [1, 0, 0],
+        [c.field(id(f), "PyFrameObject", "f_executing") for f in (here, frames[0], frames[1])]))
+    if sys.version_info >= (3, 10):     # 3.10 keeps 0 there until a trace function sets it
+        return
+    c.run("PyFrameObject.f_lineno", lambda: c.expect(
+        "PyFrameObject.f_lineno of frames never traced: their code's first line",
+        [f.f_code.co_firstlineno for f in frames], [c.field(id(f), "PyFrameObject", "f_lineno") for f in frames]))
+    del frames, gens
+
+
+def generators(c) -> None:
+    """3.11+: a suspended generator's last instruction and the states a generator goes through."""
+    from .constants import of
+
+    if c.off("PyGenObject", "gi_frame_state") is None:
+        raise LookupError("no PyGenObject.gi_frame_state")
+    k = {n: row[1] for n, row in of(c.t).items() if n.startswith("FRAME_")}
+    states: list = []
+
+    def gen():
+        states.append(c.field(id(g), "PyGenObject", "gi_frame_state", signed=True))
+        yield 1
+        yield 2
+    g, done = gen(), gen()
+    fresh = c.field(id(g), "PyGenObject", "gi_frame_state", signed=True)
+    next(g)
+    suspended = c.field(id(g), "PyGenObject", "gi_frame_state", signed=True)
+    list(done)
+    finished = c.field(id(done), "PyGenObject", "gi_frame_state", signed=True)
+    c.expect("PyGenObject.gi_frame_state created, running, suspended, exhausted (FRAME_*: its frame cleared)",
+             [k.get("FRAME_CREATED"), k.get("FRAME_EXECUTING"), k.get("FRAME_SUSPENDED"), k.get("FRAME_CLEARED")],
+             [fresh, states[0], suspended, finished])
+    if c.off("_PyInterpreterFrame", "prev_instr") is not None:
+        frame = c.field(id(g.gi_frame), "PyFrameObject", "f_frame")
+        c.expect("_PyInterpreterFrame.prev_instr of a suspended generator (its frame's f_lasti)",
+                 id(g.gi_code) + c.need("PyCodeObject", "co_code_adaptive") + g.gi_frame.f_lasti,
+                 c.field(frame, "_PyInterpreterFrame", "prev_instr"))
+    del g, done
+
+
+def _cells(a):
+    b = a + 1
+
+    def inner():
+        return a, b
+    return inner
+
+
+def _cells_gen(a):
+    yield lambda: a
+
+
+def code_objects(c) -> None:
+    """3.11+: a code object's _co_firsttraceable, co_framesize, co_localsplusnames, co_localspluskinds."""
+    import opcode
+
+    from .constants import of
+
+    if sys.version_info < (3, 11):
+        raise LookupError("a code object with locals-plus (3.11+)")
+    codes = [_cells.__code__, _cells(1).__code__, _cells_gen.__code__, _loop_gen.__code__, _plain_gen.__code__]
+    resume = opcode.opmap["RESUME"]
+    first = [next(i // 2 for i in range(0, len(co.co_code), 2) if co.co_code[i] == resume) for co in codes]
+    k = {n: row[1] for n, row in of(c.t).items() if n.startswith("CO_FAST_")}
+    if "_co_firsttraceable" in c.t.fields(c.t.resolve_struct("PyCodeObject")):
+        c.run("PyCodeObject._co_firsttraceable", lambda: c.expect(
+            f"PyCodeObject._co_firsttraceable (where co_code's RESUME is) of {len(codes)} code objects", first,
+            [c.field(id(co), "PyCodeObject", "_co_firsttraceable", signed=True) for co in codes]))
+
+    def names(co):
+        cells = [n for n in co.co_cellvars if n not in co.co_varnames]
+        return list(co.co_varnames) + cells + list(co.co_freevars)
+
+    def framesize():
+        specials = c.need("_PyInterpreterFrame", "localsplus") // c.psize
+        c.expect(f"PyCodeObject.co_framesize (locals, stack and the frame's {specials} specials)",
+                 [len(names(co)) + co.co_stacksize + specials for co in codes],
+                 [c.field(id(co), "PyCodeObject", "co_framesize", signed=True) for co in codes])
+    c.run("PyCodeObject.co_framesize", framesize)
+
+    def localsplus():
+        at = c.need("PyTupleObject", "ob_item")
+        tuples = [c.field(id(co), "PyCodeObject", "co_localsplusnames") for co in codes]
+        c.expect("PyCodeObject.co_localsplusnames: the names of locals, cells and free variables",
+                 [[id(n) for n in names(co)] for co in codes],
+                 [[c.ptr(t, at + i * c.psize) for i in range(min(len(names(co)), 64))] for t, co in zip(tuples, codes)])
+        want = [bytes((k["CO_FAST_LOCAL"] if n in co.co_varnames else 0) | (k["CO_FAST_CELL"] if n in co.co_cellvars
+                                                                            else 0) |
+                      (k["CO_FAST_FREE"] if n in co.co_freevars else 0) for n in names(co)) for co in codes]
+        sval = c.need("PyBytesObject", "ob_sval")
+        kinds = [c.field(id(co), "PyCodeObject", "co_localspluskinds") for co in codes]
+        c.expect("PyCodeObject.co_localspluskinds: a bytes object of their kinds (CO_FAST_*)", want,
+                 [c.read(b + sval, len(w)) if w else b"" for b, w in zip(kinds, want)])
+    c.run("PyCodeObject.co_localsplusnames", localsplus)
+
+
+def check(c) -> None:
+    for fn in (f_locals, f_back, old_frames, generators, code_objects):
+        c.attempt(fn.__name__, fn, c)
