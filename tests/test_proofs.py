@@ -154,6 +154,11 @@ MOVES = [
     ("PyGenObject", "gi_frame_state", 1), ("_PyInterpreterFrame", "prev_instr", 8),
     ("PyCodeObject", "_co_firsttraceable", 4), ("PyCodeObject", "co_framesize", 4),
     ("PyCodeObject", "co_localsplusnames", 8), ("PyCodeObject", "co_localspluskinds", 8),
+    # live_thread: the thread state's counters found by what they do, and its links
+    ("PyThreadState", "tracing", 4), ("PyThreadState", "tracing", -4), ("PyThreadState", "use_tracing", 4),
+    ("PyThreadState", "c_recursion_remaining", 4), ("PyThreadState", "context_ver", 8),
+    ("PyThreadState", "trash.delete_nesting", 4), ("PyThreadState", "root_cframe", -8), ("_PyCFrame", "previous", -8),
+    ("_PyStackChunk", "previous", 8),
 ]
 
 
