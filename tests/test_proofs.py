@@ -159,6 +159,8 @@ MOVES = [
     ("PyThreadState", "c_recursion_remaining", 4), ("PyThreadState", "context_ver", 8),
     ("PyThreadState", "trash.delete_nesting", 4), ("PyThreadState", "root_cframe", -8), ("_PyCFrame", "previous", -8),
     ("_PyStackChunk", "previous", 8),
+    # live_caches: inline caches where opcode._cache_format puts their counters
+    ("_PyAttrCache", "counter", 2), ("_PyCallCache", "counter", 2), ("_PyLoadGlobalCache", "counter", 2),
 ]
 
 
