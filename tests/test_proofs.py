@@ -161,6 +161,9 @@ MOVES = [
     ("_PyStackChunk", "previous", 8),
     # live_caches: inline caches where opcode._cache_format puts their counters
     ("_PyAttrCache", "counter", 2), ("_PyCallCache", "counter", 2), ("_PyLoadGlobalCache", "counter", 2),
+    # live_wrappers: static types' slots where their wrapper descriptors' functions are
+    ("PySequenceMethods", "sq_concat", 8), ("PySequenceMethods", "sq_inplace_repeat", -8),
+    ("PyMappingMethods", "mp_length", 8), ("PyWrapperDescrObject", "d_wrapped", -8),
 ]
 
 
