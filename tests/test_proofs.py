@@ -164,6 +164,9 @@ MOVES = [
     # live_wrappers: static types' slots where their wrapper descriptors' functions are
     ("PySequenceMethods", "sq_concat", 8), ("PySequenceMethods", "sq_inplace_repeat", -8),
     ("PyMappingMethods", "mp_length", 8), ("PyWrapperDescrObject", "d_wrapped", -8),
+    # up to 3.10 and 3.11: wide strings, small ints, zombie frames; keys' and modules' records
+    ("PyASCIIObject", "wstr", -8), ("PyCompactUnicodeObject", "wstr_length", -8), ("PyInterpreterState", "small_ints", 8),
+    ("PyCodeObject", "co_zombieframe", 8), ("PyDictKeysObject", "dk_refcnt", 8), ("PyModuleDef", "m_base.m_init", 8),
 ]
 
 

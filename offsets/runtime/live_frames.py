@@ -65,6 +65,21 @@ def _try_gen(a):
         pass
 
 
+def _frame_id():
+    return id(sys._getframe())
+
+
+def zombie_frame(c) -> None:
+    """Up to 3.10: a code object keeps the frame of its last call for the next (co_zombieframe)."""
+    if c.off("PyCodeObject", "co_zombieframe") is None:
+        raise LookupError("no PyCodeObject.co_zombieframe")
+    code = type(_frame_id.__code__)
+    fn = type(_frame_id)(code.replace(_frame_id.__code__), globals())    # a code object never run
+    address = fn()
+    c.expect("PyCodeObject.co_zombieframe: the frame of its one call", address,
+             c.field(id(fn.__code__), "PyCodeObject", "co_zombieframe"))
+
+
 def old_frames(c) -> None:
     """Up to 3.10 (the frame object is the frame): fast locals, value stack, f_lineno as made,
     the block count, f_executing, and a suspended generator's f_stacktop."""
@@ -194,5 +209,5 @@ def code_objects(c) -> None:
 
 
 def check(c) -> None:
-    for fn in (f_locals, f_back, old_frames, generators, code_objects):
+    for fn in (f_locals, f_back, zombie_frame, old_frames, generators, code_objects):
         c.attempt(fn.__name__, fn, c)

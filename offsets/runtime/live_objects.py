@@ -3,7 +3,7 @@ interpreter says of it: dict views' dict, NameError's name, a METH_METHOD builti
 defining class, a str subclass's own data (not compact), an object's weak references in the order
 `weakref.getweakrefs` lists them, typing's lazily evaluated bounds, constraints, defaults and alias
 values (the one function `gc.get_referents` finds in each), a generic function's type parameters, a
-class's `__slots__`, a getset's doc, a keys object's reference count, and the GC's links between
+class's `__slots__`, a getset's doc, a keys object's reference count (one for each dict sharing it), and the GC's links between
 three objects made in a row (`gc.get_objects` lists them in that order).
 
 Every object read is held by this check while it reads.
@@ -68,6 +68,19 @@ def strings(c) -> None:
         c.expect("PyUnicodeObject.data.any of 2 str subclass instances", [t.encode("latin-1") for t in texts],
                  [c.read(c.field(id(t), "PyUnicodeObject", "data.any"), len(t)) for t in texts])
     c.run("PyUnicodeObject.data.any", data)
+    if c.off("PyASCIIObject", "wstr") is not None:
+        wide, latin = "".join(["wide", "\U0001F600"]), "".join(["lat", "\xe9"])
+
+        def wstr():     # up to 3.11, with a 4-byte wchar_t: a UCS4 str's wstr is its own data
+            import ctypes
+
+            if ctypes.sizeof(ctypes.c_wchar) != 4:
+                raise LookupError("wchar_t is not 4 bytes")
+            c.expect("PyASCIIObject.wstr, PyCompactUnicodeObject.wstr_length of a UCS4 and a Latin-1 str",
+                     [[id(wide) + c.size("PyCompactUnicodeObject"), 0], [len(wide), 0]],
+                     [[c.field(id(s), "PyASCIIObject", "wstr") for s in (wide, latin)],
+                      [c.field(id(s), "PyCompactUnicodeObject", "wstr_length") for s in (wide, latin)]])
+        c.run("PyASCIIObject.wstr", wstr)
     if c.off("PyASCIIObject", "state.ready") is not None:     # up to 3.11
         plain = "".join(["com", "pact"])
         c.run("PyASCIIObject.state.ready", lambda: c.expect(
@@ -160,6 +173,25 @@ def getset_doc(c) -> None:
     c.run("PyGetSetDef.doc", one)
 
 
+def keys_refcnt(c) -> None:
+    """A dict's own keys have one reference; the keys a class's instance dicts share have one from the
+    class and one from each dict."""
+    class Shared:
+        def __init__(self):
+            self.a, self.b = 1, 2
+    general, insts = {1.5: 1}, [Shared() for _ in range(3)]
+    dicts = [i.__dict__ for i in insts]
+
+    def refcnt(d):
+        return c.field(c.field(id(d), "PyDictObject", "ma_keys"), "PyDictKeysObject", "dk_refcnt", signed=True)
+    got = [refcnt(general), refcnt(dicts[0])]
+    insts.append(Shared())
+    dicts.append(insts[-1].__dict__)
+    got.append(refcnt(dicts[0]))
+    c.expect("PyDictKeysObject.dk_refcnt of a dict's own keys, and of keys shared by 3 and then 4 instance dicts",
+             [1, 4, 5], got)
+
+
 def gc_links(c) -> None:
     """Three lists made in a row follow each other in the youngest generation (gc.get_objects(0) in its
     order): each one's PyGC_Head, just before it, links to the next (_gc_next) and back (_gc_prev, less
@@ -188,5 +220,5 @@ def gc_links(c) -> None:
 
 
 def check(c) -> None:
-    for fn in (views, exceptions, cmethod, strings, weakrefs, typing_lazy, slots, getset_doc, gc_links):
+    for fn in (views, exceptions, cmethod, strings, weakrefs, typing_lazy, slots, getset_doc, keys_refcnt, gc_links):
         c.attempt(fn.__name__, fn, c)

@@ -2,8 +2,9 @@
 with `id()` of the object it must point at (or the address the C API or the binary's symbols give):
 the runtime, the import machinery (`_frozen_importlib`, `builtins.__import__`), the callables the
 specializer caches (`isinstance`, `len`, `list.append`), the typing types (3.12+: `_typing`'s
-TypeVar, ParamSpec...), a freed slice kept for reuse; and the frozen modules' table, whose names are
-what `_imp.is_frozen` says are frozen.
+TypeVar, ParamSpec...), a freed slice kept for reuse, the small ints (up to 3.10); the frozen
+modules' table, whose names are what `_imp.is_frozen` says are frozen; a single-phase extension
+module's PyModuleDef, which keeps the PyInit_ function its shared object exports.
 
 Every object compared is held by this check while it reads; nothing is written.
 """
@@ -100,6 +101,45 @@ def frozen(c) -> None:
     c.expect(f"struct _frozen.name, sizeof(struct _frozen) ({symbol}: its frozen modules)", truth, names)
 
 
+def small_ints(c) -> None:
+    """Up to 3.10: the interpreter's small ints, -5 to 256, each the object Python gives for it."""
+    if c.off("PyInterpreterState", "small_ints") is None:
+        raise LookupError("no PyInterpreterState.small_ints")
+    interp, values = _interp(), [-5, -1, 0, 1, 7, 256]
+    at = c.need("PyInterpreterState", "small_ints")
+    c.expect("PyInterpreterState.small_ints[] (-5 to 256): the int objects themselves", [id(v) for v in values],
+             [c.ptr(interp, at + (v + 5) * c.psize) for v in values])
+
+
+def module_init(c) -> None:
+    """A single-phase extension module's PyModuleDef keeps its PyInit_ function (m_base.m_init), the
+    symbol its shared object exports."""
+    import ctypes
+
+    get_def = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object)(("PyModule_GetDef", ctypes.pythonapi))
+    checked = 0
+    for name, module in sorted(sys.modules.items()):
+        path = getattr(module, "__file__", None) or ""
+        if not path.endswith(".so") or "." in name:
+            continue
+        d = get_def(module)
+        if not d or c.field(d, "PyModuleDef", "m_slots"):      # multi-phase: no m_init is kept
+            c.view.take_used()
+            continue
+        try:
+            init = ctypes.cast(getattr(ctypes.CDLL(path), f"PyInit_{name}"), ctypes.c_void_p).value
+        except (OSError, AttributeError):
+            c.view.take_used()
+            continue
+        c.expect(f"PyModuleDef.m_base.m_init of {name} is its PyInit_{name}", init,
+                 c.field(d, "PyModuleDef", "m_base.m_init"))
+        checked += 1
+    if not checked:
+        raise LookupError("no single-phase extension module loaded")
+
+
 def check(c) -> None:
+    c.attempt("PyInterpreterState.small_ints", small_ints, c)
+    c.attempt("PyModuleDef.m_base.m_init", module_init, c)
     c.attempt("the interpreter's pointers", interpreter, c)
     c.attempt("the frozen modules", frozen, c)
