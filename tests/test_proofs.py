@@ -91,6 +91,8 @@ for spec in json.loads(sys.argv[1]):
     if key is None or (key, path) not in good.proven:   # no check of this version reads it
         continue
     h, n, r = compact.read_parts(compact.COMPACT_DIR / e["file"])
+    if path is None:      # the struct's size
+        r[key][2] += delta
     for f in r[key][6]:
         if f[0] == path:
             f[1] += delta
@@ -100,7 +102,7 @@ for spec in json.loads(sys.argv[1]):
     except TableError:     # moved out of its struct: not a table a layout can have
         continue
     res = runtime.live_check(bad)
-    out["moved"][f"{struct}.{path}{delta:+d}"] = {"ok": res.ok, "proven": (key, path) in res.proven,
+    out["moved"][f"{struct}.{path or 'size'}{delta:+d}"] = {"ok": res.ok, "proven": (key, path) in res.proven,
                                                   "failed": res.failed[:2]}
 print(json.dumps(out))
 """
@@ -154,6 +156,8 @@ MOVES = [
     ("PyGenObject", "gi_frame_state", 1), ("_PyInterpreterFrame", "prev_instr", 8),
     ("PyCodeObject", "_co_firsttraceable", 4), ("PyCodeObject", "co_framesize", 4),
     ("PyCodeObject", "co_localsplusnames", 8), ("PyCodeObject", "co_localspluskinds", 8),
+    # sizes: a struct's size changed (path None)
+    ("PyTupleObject", None, 8), ("PyTypeObject", None, 8), ("PyMethodDef", None, 8), ("_frozen", None, 8),
     # live_thread: the thread state's counters found by what they do, and its links
     ("PyThreadState", "tracing", 4), ("PyThreadState", "tracing", -4), ("PyThreadState", "use_tracing", 4),
     ("PyThreadState", "c_recursion_remaining", 4), ("PyThreadState", "context_ver", 8),
@@ -167,6 +171,7 @@ MOVES = [
     # up to 3.10 and 3.11: wide strings, small ints, zombie frames; keys' and modules' records
     ("PyASCIIObject", "wstr", -8), ("PyCompactUnicodeObject", "wstr_length", -8), ("PyInterpreterState", "small_ints", 8),
     ("PyCodeObject", "co_zombieframe", 8), ("PyDictKeysObject", "dk_refcnt", 8), ("PyModuleDef", "m_base.m_init", 8),
+    ("_PyInterpreterFrame", "stacktop", 4), ("PyFrameObject", "f_lineno", 4), ("PyThreadState", "what_event", 4),
 ]
 
 

@@ -4,8 +4,9 @@ of the same frame or code object:
 - a frame's locals mapping (code run by `exec` with a locals dict of its own), its link back to the
   frame that called it once it outlives it (`f_back`), and up to 3.10 its fast locals, value stack,
   line at creation (up to 3.9), block count, whether it is running, and a suspended generator's stack top;
-- 3.11+: a suspended generator's last instruction (`f_lasti` from its code's first unit) and its
-  state (`gi_running`, `gi_suspended`, finished: the table's FRAME_* constants);
+- 3.11+: a suspended generator's last instruction (`f_lasti` from its code's first unit), stack top
+  and state (`gi_running`, `gi_suspended`, finished: the table's FRAME_* constants); a frame's line
+  while a trace function handles a line event;
 - 3.11+: a code object's first traceable instruction (where `co_code`'s RESUME is), its frame size
   (locals, stack and the frame's specials), the names and kinds of its locals, cells and free
   variables.
@@ -144,12 +145,52 @@ def generators(c) -> None:
     c.expect("PyGenObject.gi_frame_state created, running, suspended, exhausted (FRAME_*: its frame cleared)",
              [k.get("FRAME_CREATED"), k.get("FRAME_EXECUTING"), k.get("FRAME_SUSPENDED"), k.get("FRAME_CLEARED")],
              [fresh, states[0], suspended, finished])
+    if c.off("_PyInterpreterFrame", "stacktop") is not None:
+        gens = [_plain_gen(1, 2), _loop_gen([1], 2)]
+        for x in gens:
+            next(x)
+        c.run("_PyInterpreterFrame.stacktop", lambda: c.expect(
+            "_PyInterpreterFrame.stacktop of generators suspended at a yield and in a for loop (its locals, and the "
+            "loop's iterator)", [2, 3 + 1],
+            [c.field(c.field(id(x.gi_frame), "PyFrameObject", "f_frame"), "_PyInterpreterFrame", "stacktop", signed=True)
+             for x in gens]))
     if c.off("_PyInterpreterFrame", "prev_instr") is not None:
         frame = c.field(id(g.gi_frame), "PyFrameObject", "f_frame")
         c.expect("_PyInterpreterFrame.prev_instr of a suspended generator (its frame's f_lasti)",
                  id(g.gi_code) + c.need("PyCodeObject", "co_code_adaptive") + g.gi_frame.f_lasti,
                  c.field(frame, "_PyInterpreterFrame", "prev_instr"))
     del g, done
+
+
+def _traced(a):
+    b = a + 1
+    return b
+
+
+def traced_lineno(c) -> None:
+    """3.11+: while a trace function handles a 'line' event, the frame keeps its line (f_lineno; 0
+    otherwise)."""
+    if c.off("PyFrameObject", "f_frame") is None:
+        raise LookupError("up to 3.10 f_lineno is checked as the frame was made")
+    if sys.gettrace() is not None or sys.getprofile() is not None:      # never replace a debugger's
+        raise LookupError("a trace or profile function is set")
+    seen: list = []
+
+    def trace(frame, event, arg):
+        if frame.f_code is _traced.__code__:
+            if event == "line":
+                seen.append((frame.f_lineno, c.field(id(frame), "PyFrameObject", "f_lineno")))
+            return trace
+        return None
+    sys.settrace(trace)
+    try:
+        _traced(1)
+    finally:
+        sys.settrace(None)
+    if len(seen) < 2:
+        raise LookupError("no line events")
+    c.expect("PyFrameObject.f_lineno while a trace function handles a line event", [t for t, _ in seen],
+             [r for _, r in seen])
 
 
 def _cells(a):
@@ -209,5 +250,5 @@ def code_objects(c) -> None:
 
 
 def check(c) -> None:
-    for fn in (f_locals, f_back, zombie_frame, old_frames, generators, code_objects):
+    for fn in (f_locals, f_back, zombie_frame, old_frames, generators, traced_lineno, code_objects):
         c.attempt(fn.__name__, fn, c)

@@ -3,7 +3,8 @@ counter is found by what it does: the thread state is read whole at each moment,
 offset must be the only place (of the field's size) whose values go as the interpreter says:
 
 - `tracing`: 1 inside a profile function, 0 outside it; up to 3.10 `use_tracing`: 1 while a profile
-  function is set, 0 while it runs and when none is;
+  function is set, 0 while it runs and when none is; 3.12+ `what_event`: -1 but while an event is
+  handled;
 - `c_recursion_remaining` (3.12+): one less at each level of nested lists whose repr is taken;
 - `context_ver` (3.12+): one more at each entry to and exit from a `Context.run`;
 - `trash.delete_nesting` (3.12): 0 outside a deallocation, and two more in the finalizer of an object
@@ -72,6 +73,9 @@ def tracing(c) -> None:
         raise LookupError("the profile function was not called")
     images = [before, during, inside[0], after]
     c.run("PyThreadState.tracing", _only, c, "PyThreadState", "tracing", images, lambda v: v == [0, 0, 1, 0])
+    if c.off("PyThreadState", "what_event") is not None:      # 3.12+: the monitoring event being handled
+        c.run("PyThreadState.what_event", _only, c, "PyThreadState", "what_event", images,
+              lambda v: v[0] == v[1] == v[3] == -1 and 0 <= v[2] < 32)
     if c.off("PyThreadState", "use_tracing") is not None:
         c.run("PyThreadState.use_tracing", _only, c, "PyThreadState", "use_tracing", images,
               lambda v: v == [0, 1, 0, 0])
