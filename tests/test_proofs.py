@@ -3,7 +3,8 @@ of a live interpreter compared with what that interpreter says, so the truths he
 interpreters (pyenv's, run as subprocesses) and their exact tables, which gcc and their DWARF
 verified (generated/index.yaml).
 
-- the type-system rule carries a proof only where two proven real offsets determine the third;
+- the type-system rule carries a proof only where two proven real offsets determine the third, and
+  a member is pinned only between both of its bounds;
 - every check fails on its interpreter's own table with the field it reads moved;
 - whatever a table of another release proves in an interpreter is what that interpreter's exact
   table says (0 wrong).
@@ -20,6 +21,7 @@ import pytest
 
 from conftest import missing_input, pyenv_python
 from offsets.proofs.embedding import by_value, carry
+from offsets.proofs.pinch import pinch
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,6 +57,44 @@ def test_nothing_is_carried_through_a_member_whose_offsets_do_not_add_up_or_a_po
     resolve, fields = small_table()
     got = carry(resolve, fields, {("S", "u"), ("S", "u.z"), ("S", "p"), ("S", "a")})
     assert ("U", "z") not in got and not any(k == "T" for k, _ in got)
+
+
+def header_table(cval_at=16, real_at=0, header_size=16):
+    """A complex number's layout: a 16-byte header at 0, then a Py_complex {real, imag}."""
+    structs = {
+        "S": {"ob_base": (0, header_size, "PyObject"), "ob_base.ob_type": (8, 8, "PyTypeObject *"),
+              "cval": (cval_at, 16, "Py_complex"), "cval.real": (cval_at + real_at, 8, "double"),
+              "cval.imag": (cval_at + 8, 8, "double")},
+        "Py_complex": {"real": (real_at, 8, "double"), "imag": (8, 8, "double")},
+        "PyObject": {"ob_type": (8, 8, "PyTypeObject *")},
+    }
+    sizes = {"S": 32, "Py_complex": 16, "PyObject": header_size}
+    return (lambda name: name if name in structs else None), (lambda key: structs[key]), sizes.get
+
+
+READ = {("S", "ob_base"), ("PyObject", None), ("S", "cval.real"), ("S", "cval.imag")}
+
+
+def test_a_member_right_after_a_proven_header_is_pinned_by_a_read_of_its_first_member():
+    """real(cval) <= 16 (cval.real, at cval's offset, is at or after 0 in Py_complex) and >= 16 (after
+    the header at 0, whose size is proven): so cval is at 16, and Py_complex's fields follow."""
+    resolve, fields, size = header_table()
+    got = carry(resolve, fields, pinch(resolve, fields, size, READ))
+    assert {("S", "cval"), ("Py_complex", "real"), ("Py_complex", "imag")} <= got
+
+
+@pytest.mark.parametrize("change", [
+    {"drop": ("PyObject", None)},           # the header's size is not proven
+    {"drop": ("S", "ob_base")},             # nor the header at 0
+    {"drop": ("S", "cval.real")},           # the read is not of the first member
+    {"table": {"cval_at": 24}},             # the member is not right after the header
+    {"table": {"real_at": 4}},              # what is read is not at the member's own offset
+    {"table": {"header_size": 8}},          # the header's row is not the header's proven size
+])
+def test_nothing_is_pinned_without_each_bound(change):
+    resolve, fields, size = header_table(**change.get("table", {}))
+    got = pinch(resolve, fields, size, READ - {change.get("drop")})
+    assert ("S", "cval") not in got
 
 
 def test_by_value_types():

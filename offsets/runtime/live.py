@@ -31,6 +31,7 @@ from . import live_caches, live_capi, live_frames, live_objects, live_state, liv
 #: offset), `@Struct.path` (an offset in another struct) or an int. The first expectation whose
 #: terms the table has is the one checked (the variable part of var-sized objects moved over time).
 BASICSIZE = (
+    ("object", lambda: object, "PyObject", (("size",),)),
     ("list", lambda: list, "PyListObject", (("size",),)),
     ("dict", lambda: dict, "PyDictObject", (("size",),)),
     ("set", lambda: set, "PySetObject", (("size",),)),
@@ -438,7 +439,7 @@ def check(table) -> Result:
         _debug_offsets(c)
     finally:
         mem.close()
-    from ..proofs.embedding import carry_table
+    from ..proofs.pinch import carry_and_pinch
 
-    result.proven = carry_table(table, result.proven)
+    result.proven = carry_and_pinch(table, result.proven)
     return result

@@ -1,0 +1,61 @@
+"""A struct member's offset held between two bounds that C's layout rules give, where one read alone
+proves only a sum (docs/identity.md, "Proven through the type system").
+
+Where struct S has a member P of struct type T right after its header h (the member at offset 0,
+an object's `ob_base`), a read of S's `P.x0`, x0 being T's first member (offset 0 in T), proves
+the real offsets add up: real(P) + real(x0) = table(P). Two rules of C hold in every build:
+
+- no member starts before offset 0, so real(x0) >= 0, and real(P) <= table(P);
+- members do not overlap, and h is at 0, so P starts at or after h's end: real(P) >= real size
+  of h, which is table(P) where h's size is proven and the table puts P right after it.
+
+So real(P) = table(P) (and real(x0) = 0), and the type-system rule (embedding.py) carries the rest.
+Nothing is assumed of the order of members: h is at 0 by a proof, and every other member is after it.
+"""
+from __future__ import annotations
+
+from .embedding import by_value
+
+
+def pinch(resolve, fields, size, proven: set) -> set:
+    """`proven` with each member pinned as above; `resolve`, `fields` as embedding.carry takes them,
+    `size(key)` a struct's size."""
+    out = set(proven)
+    for s in sorted({k for k, _ in proven}):
+        try:
+            rows = fields(s)
+        except (KeyError, LookupError, ValueError):
+            continue
+        heads = [(p, r) for p, r in rows.items() if r[0] == 0 and "." not in p and (s, p) in out]
+        for head, hrow in heads:
+            head_type = resolve(by_value(hrow[2]) or "")
+            if head_type is None or (head_type, None) not in out or size(head_type) != hrow[1]:
+                continue        # the header's own size is not proven
+            for p, row in rows.items():
+                if "." in p or p == head or row[0] != hrow[1] or (s, p) in out:
+                    continue
+                t = resolve(by_value(row[2]) or "")
+                if t is None:
+                    continue
+                try:
+                    firsts = [x for x, r in fields(t).items() if r[0] == 0 and "." not in x]
+                except (KeyError, LookupError, ValueError):
+                    continue
+                for x in firsts:
+                    inner = rows.get(f"{p}.{x}")
+                    if inner is not None and inner[0] == row[0] and (s, f"{p}.{x}") in out:
+                        out.add((s, p))
+                        break
+    return out
+
+
+def carry_and_pinch(table, proven: set) -> set:
+    """The type-system rule and the pinch above, over a runtime `Loaded` table, until nothing new follows."""
+    from .embedding import carry
+
+    while True:
+        more = pinch(table.resolve_struct, table.fields, table.size,
+                     carry(table.resolve_struct, table.fields, proven))
+        if more == proven:
+            return more
+        proven = more
