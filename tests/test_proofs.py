@@ -212,6 +212,8 @@ MOVES = [
     ("PyASCIIObject", "wstr", -8), ("PyCompactUnicodeObject", "wstr_length", -8), ("PyInterpreterState", "small_ints", 8),
     ("PyCodeObject", "co_zombieframe", 8), ("PyDictKeysObject", "dk_refcnt", 8), ("PyModuleDef", "m_base.m_init", 8),
     ("_PyInterpreterFrame", "stacktop", 4), ("PyFrameObject", "f_lineno", 4), ("PyThreadState", "what_event", 4),
+    ("PyInterpreterState", "ceval.tracing_possible", 4), ("PyFrameObject", "f_fast_as_locals", -1),
+    ("PyASCIIObject", "state.statically_allocated", 4), ("PyDictValues", "size", 1),
 ]
 
 

@@ -193,6 +193,21 @@ def traced_lineno(c) -> None:
              [r for _, r in seen])
 
 
+def fast_as_locals(c) -> None:
+    """3.11-3.12: a frame whose locals were asked for as a dict says so (f_fast_as_locals)."""
+    from .live_thread import image, only
+
+    if c.off("PyFrameObject", "f_fast_as_locals") is None:
+        raise LookupError("no PyFrameObject.f_fast_as_locals")
+    frame = sys._getframe()
+    n = c.size("PyFrameObject")
+    c.view.take_used()
+    images = [image(c, id(frame), n)]
+    frame.f_locals
+    images.append(image(c, id(frame), n))
+    only(c, "PyFrameObject", "f_fast_as_locals", images, lambda v: v == [0, 1])
+
+
 def _cells(a):
     b = a + 1
 
@@ -250,5 +265,5 @@ def code_objects(c) -> None:
 
 
 def check(c) -> None:
-    for fn in (f_locals, f_back, zombie_frame, old_frames, generators, traced_lineno, code_objects):
+    for fn in (f_locals, f_back, zombie_frame, old_frames, generators, traced_lineno, fast_as_locals, code_objects):
         c.attempt(fn.__name__, fn, c)

@@ -68,6 +68,8 @@ def strings(c) -> None:
         c.expect("PyUnicodeObject.data.any of 2 str subclass instances", [t.encode("latin-1") for t in texts],
                  [c.read(c.field(id(t), "PyUnicodeObject", "data.any"), len(t)) for t in texts])
     c.run("PyUnicodeObject.data.any", data)
+    if c.off("PyASCIIObject", "state.statically_allocated") is not None:     # 3.12+
+        c.run("PyASCIIObject.state.statically_allocated", _static_strings, c)
     if c.off("PyASCIIObject", "wstr") is not None:
         wide, latin = "".join(["wide", "\U0001F600"]), "".join(["lat", "\xe9"])
 
@@ -87,6 +89,37 @@ def strings(c) -> None:
             "PyASCIIObject.state.ready, compact of a compact and a subclass's str", [[1, 1], [1, 0]],
             [[c.field(id(s), "PyASCIIObject", "state.ready"), c.field(id(s), "PyASCIIObject", "state.compact")]
              for s in (plain, texts[0])]))
+
+
+def _static_strings(c) -> None:
+    """A str the runtime holds in its own static data (an identifier, a one-character or the empty
+    str) is statically allocated; one made here, interned or not, is not."""
+    from .live_state import _runtime
+
+    runtime = _runtime()
+    if runtime is None:
+        raise LookupError("_PyRuntime is not exported")
+    texts = ["__init__", "a", "", "".join(["dyn", "amic"]), sys.intern("".join(["inter", "ned"]))]
+    size = c.size("_PyRuntimeState")
+    c.view.take_used()
+    c.expect("PyASCIIObject.state.statically_allocated of strs in _PyRuntime's static objects and of others",
+             [int(0 <= id(s) - runtime < size) for s in texts],
+             [c.field(id(s), "PyASCIIObject", "state.statically_allocated") for s in texts])
+
+
+def split_values(c) -> None:
+    """3.13+: the values of an instance dict count its attributes (PyDictValues.size)."""
+    if c.off("PyDictValues", "size") is None:
+        raise LookupError("no PyDictValues.size")
+
+    class Few:
+        def __init__(self, n):
+            for i in range(n):
+                setattr(self, f"a{i}", i)
+    insts = [Few(2), Few(3), Few(1)]
+    dicts = [i.__dict__ for i in insts]
+    c.expect("PyDictValues.size of 3 instance dicts", [len(d) for d in dicts],
+             [c.field(c.field(id(d), "PyDictObject", "ma_values"), "PyDictValues", "size") for d in dicts])
 
 
 def weakrefs(c) -> None:
@@ -220,5 +253,6 @@ def gc_links(c) -> None:
 
 
 def check(c) -> None:
-    for fn in (views, exceptions, cmethod, strings, weakrefs, typing_lazy, slots, getset_doc, keys_refcnt, gc_links):
+    for fn in (views, exceptions, cmethod, strings, weakrefs, typing_lazy, slots, getset_doc, keys_refcnt, split_values,
+               gc_links):
         c.attempt(fn.__name__, fn, c)

@@ -8,7 +8,8 @@ offset must be the only place (of the field's size) whose values go as the inter
 - `c_recursion_remaining` (3.12+): one less at each level of nested lists whose repr is taken;
 - `context_ver` (3.12+): one more at each entry to and exit from a `Context.run`;
 - `trash.delete_nesting` (3.12): 0 outside a deallocation, and two more in the finalizer of an object
-  two list levels deeper.
+  two list levels deeper;
+- up to 3.10 the interpreter's `ceval.tracing_possible`: one more while this thread has a trace function.
 
 And the links the thread keeps: its C frames end at its own `root_cframe` (3.11-3.12), and a call
 deep enough to need a new data stack chunk links it to the one before (`_PyStackChunk.previous`).
@@ -25,11 +26,12 @@ def _ts() -> int:
     return ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_Get", ctypes.pythonapi))()
 
 
-def _image(c, addr: int, n: int) -> bytes:
+def image(c, addr: int, n: int) -> bytes:
+    """The `n` bytes at `addr`."""
     return b"".join(c.read(a, min(4096, addr + n - a)) for a in range(addr, addr + n, 4096))
 
 
-def _only(c, struct: str, path: str, images: list, goes) -> None:
+def only(c, struct: str, path: str, images: list, goes) -> None:
     """The table's offset of `path` is the only one whose values in `images` (the struct's bytes at
     successive moments) satisfy `goes(values)`; not run where no place, or more than one, does."""
     found = c.view.row(struct, path)
@@ -61,24 +63,43 @@ def tracing(c) -> None:
 
     def profile(frame, event, arg):
         if not inside:
-            inside.append(_image(c, ts, n))
-    before = _image(c, ts, n)
+            inside.append(image(c, ts, n))
+    before = image(c, ts, n)
     sys.setprofile(profile)
     try:
-        during = _image(c, ts, n)
+        during = image(c, ts, n)
     finally:
         sys.setprofile(None)
-    after = _image(c, ts, n)
+    after = image(c, ts, n)
     if not inside:
         raise LookupError("the profile function was not called")
     images = [before, during, inside[0], after]
-    c.run("PyThreadState.tracing", _only, c, "PyThreadState", "tracing", images, lambda v: v == [0, 0, 1, 0])
+    c.run("PyThreadState.tracing", only, c, "PyThreadState", "tracing", images, lambda v: v == [0, 0, 1, 0])
+    if c.off("PyInterpreterState", "ceval.tracing_possible") is not None:     # up to 3.10
+        c.run("PyInterpreterState.ceval.tracing_possible", _tracing_possible, c)
     if c.off("PyThreadState", "what_event") is not None:      # 3.12+: the monitoring event being handled
-        c.run("PyThreadState.what_event", _only, c, "PyThreadState", "what_event", images,
+        c.run("PyThreadState.what_event", only, c, "PyThreadState", "what_event", images,
               lambda v: v[0] == v[1] == v[3] == -1 and 0 <= v[2] < 32)
     if c.off("PyThreadState", "use_tracing") is not None:
-        c.run("PyThreadState.use_tracing", _only, c, "PyThreadState", "use_tracing", images,
+        c.run("PyThreadState.use_tracing", only, c, "PyThreadState", "use_tracing", images,
               lambda v: v == [0, 1, 0, 0])
+
+
+def _tracing_possible(c) -> None:
+    """Up to 3.10: the interpreter counts its threads with a trace function."""
+    interp = c.field(_ts(), "PyThreadState", "interp")
+    n = c.size("PyInterpreterState")
+    c.view.take_used()
+    if n > 65536:
+        raise LookupError("the interpreter state is too large to read whole")
+    images = [image(c, interp, n)]
+    sys.settrace(lambda *a: None)
+    try:
+        images.append(image(c, interp, n))
+    finally:
+        sys.settrace(None)
+    images.append(image(c, interp, n))
+    only(c, "PyInterpreterState", "ceval.tracing_possible", images, lambda v: v[1] == v[0] + 1 == v[2] + 1)
 
 
 def c_recursion(c) -> None:
@@ -87,37 +108,37 @@ def c_recursion(c) -> None:
 
     class Leaf:
         def __repr__(self):
-            images.append(_image(c, ts, n))
+            images.append(image(c, ts, n))
             return "leaf"
     repr([Leaf()]), repr([[Leaf()]]), repr([[[Leaf()]]])
 
     def goes(v):
         step = v[0] - v[1]
         return 0 < step <= 8 and v[1] - v[2] == step
-    _only(c, "PyThreadState", "c_recursion_remaining", images, goes)
+    only(c, "PyThreadState", "c_recursion_remaining", images, goes)
 
 
 def context_ver(c) -> None:
     import contextvars
 
     ts, n = _state(c, "context_ver")
-    images = [_image(c, ts, n)]
-    contextvars.Context().run(lambda: images.append(_image(c, ts, n)))
-    images.append(_image(c, ts, n))
-    _only(c, "PyThreadState", "context_ver", images, lambda v: v[1] == v[0] + 1 and v[2] == v[1] + 1)
+    images = [image(c, ts, n)]
+    contextvars.Context().run(lambda: images.append(image(c, ts, n)))
+    images.append(image(c, ts, n))
+    only(c, "PyThreadState", "context_ver", images, lambda v: v[1] == v[0] + 1 and v[2] == v[1] + 1)
 
 
 def delete_nesting(c) -> None:
     ts, n = _state(c, "trash.delete_nesting")
-    images = [_image(c, ts, n)]
+    images = [image(c, ts, n)]
 
     class Dying:
         def __del__(self):
-            images.append(_image(c, ts, n))
+            images.append(image(c, ts, n))
     shallow, deep = [[Dying()]], [[[[Dying()]]]]
     del shallow
     del deep
-    _only(c, "PyThreadState", "trash.delete_nesting", images,
+    only(c, "PyThreadState", "trash.delete_nesting", images,
           lambda v: len(v) == 3 and v[0] == 0 and v[1] > 0 and v[2] == v[1] + 2)
 
 
