@@ -214,6 +214,9 @@ MOVES = [
     ("_PyInterpreterFrame", "stacktop", 4), ("PyFrameObject", "f_lineno", 4), ("PyThreadState", "what_event", 4),
     ("PyInterpreterState", "ceval.tracing_possible", 4), ("PyFrameObject", "f_fast_as_locals", -1),
     ("PyASCIIObject", "state.statically_allocated", 4), ("PyDictValues", "size", 1),
+    # live_records: the binary's own tables of offsetof (slotdefs; 3.13+ PYCONFIG_SPEC)
+    ("PyTypeObject", "tp_getattr", 8), ("PyTypeObject", "tp_setattr", -8), ("PyConfig", "prefix", 8),
+    ("PyConfig", "home", -8), ("PyConfig", "parse_argv", 4),
 ]
 
 
