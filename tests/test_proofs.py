@@ -217,6 +217,13 @@ MOVES = [
     # live_records: the binary's own tables of offsetof (slotdefs; 3.13+ PYCONFIG_SPEC)
     ("PyTypeObject", "tp_getattr", 8), ("PyTypeObject", "tp_setattr", -8), ("PyConfig", "prefix", 8),
     ("PyConfig", "home", -8), ("PyConfig", "parse_argv", 4),
+    # the interpreter's free lists (live_state), the specializer's versions (live_versions)
+    ("PyInterpreterState", "list.free_list", 8), ("PyInterpreterState", "list.numfree", 4),
+    ("PyInterpreterState", "dict_state.numfree", -4), ("PyInterpreterState", "tuple.free_list", 8),
+    ("PyInterpreterState", "tuple.numfree", 4), ("PyInterpreterState", "object_state.freelists.lists.numfree", 4),
+    ("PyInterpreterState", "object_state.freelists.tuples.items", 8), ("PyCodeObject", "co_version", 4),
+    ("PyFunctionObject", "func_version", 4), ("PyDictKeysObject", "dk_version", 4),
+    ("PyInterpreterState", "dict_state.next_keys_version", 8),
 ]
 
 

@@ -101,6 +101,86 @@ def frozen(c) -> None:
     c.expect(f"struct _frozen.name, sizeof(struct _frozen) ({symbol}: its frozen modules)", truth, names)
 
 
+#: (what, the interpreter's paths of its free list and count: up to 3.12, 3.13+), for lists and dicts,
+#: whose free lists are arrays of the objects freed, counted
+ARRAY_FREELISTS = (("a list", ("list.free_list", "object_state.freelists.lists.items"),
+                    ("list.numfree", "object_state.freelists.lists.numfree")),
+                   ("a dict", ("dict_state.free_list", "object_state.freelists.dicts.items"),
+                    ("dict_state.numfree", "object_state.freelists.dicts.numfree")))
+
+
+def freelists(c) -> None:
+    """Objects just freed go to the interpreter's free lists: a list or dict at the end of its array
+    (one more counted), a 7-item tuple at the head of the 7-item tuples' linked list. Read with
+    nothing allocated in between (ints and bytes only), where another thread could take them only in
+    between two reads."""
+    if c.t.build["config"].get("Py_GIL_DISABLED"):
+        raise LookupError("a free-threaded build keeps its free lists per thread")
+    interp = _interp()
+    for what, items, counts in ARRAY_FREELISTS:
+        c.run(f"the free list of {what}", _array_freelist, c, interp, what, items, counts)
+    c.run("the free list of 7-item tuples", _tuple_freelist, c, interp)
+
+
+def _path(c, paths):
+    key = c.t.resolve_struct("PyInterpreterState")
+    found = next((p for p in paths if p in c.t.fields(key)), None)
+    if found is None:
+        raise LookupError(f"none of {', '.join(paths)} in PyInterpreterState")
+    return found
+
+
+def _span(c, interp: int, items: str, counts: str, width: int):
+    """(start, length) of the interpreter's bytes from the free list's array to its count's end."""
+    lo = min(c.need("PyInterpreterState", items), c.need("PyInterpreterState", counts))
+    hi = max(c.need("PyInterpreterState", items), c.need("PyInterpreterState", counts) + width)
+    if hi - lo > 4096:
+        raise LookupError(f"{items} and {counts} are more than a page apart")
+    return interp + lo, hi - lo
+
+
+def _word(image: bytes, at: int, n: int) -> int:
+    return int.from_bytes(image[at:at + n], sys.byteorder)
+
+
+def _array_freelist(c, interp: int, what: str, items, counts) -> None:
+    items, counts = _path(c, items), _path(c, counts)
+    width = c.view.need("PyInterpreterState", counts)[1]
+    start, length = _span(c, interp, items, counts, width)
+    at_items = interp + c.need("PyInterpreterState", items) - start
+    at_n = interp + c.need("PyInterpreterState", counts) - start
+    # each image is read right after a free: nothing allocated in between but ints and bytes
+    a, b = ([], []) if what == "a list" else ({}, {})
+    first_id, second_id = id(a), id(b)
+    del a
+    after_one = c.read(start, length)
+    del b
+    after_two = c.read(start, length)
+    n = _word(after_one, at_n, width)
+    c.expect(f"PyInterpreterState.{items}, {counts}: {what} freed is counted, at the end of the array",
+             [first_id, n + 1, second_id],
+             [_word(after_one, at_items + (n - 1) * c.psize, c.psize) if n else None, _word(after_two, at_n, width),
+              _word(after_two, at_items + n * c.psize, c.psize)])
+
+
+def _tuple_freelist(c, interp: int) -> None:
+    items = _path(c, ("tuple.free_list", "object_state.freelists.tuples.items"))
+    counts = _path(c, ("tuple.numfree", "object_state.freelists.tuples.numfree"))
+    start, length = _span(c, interp, items, counts, 20 * 4)
+    index = 6 if sys.version_info >= (3, 11) else 7     # up to 3.10 entry 0 is the empty tuple's
+    head = interp + c.need("PyInterpreterState", items) + index * c.psize - start
+    count = interp + c.need("PyInterpreterState", counts) + index * 4 - start
+    o = object()
+    t = (o, o, o, o, o, o, o)
+    address = id(t)
+    before = c.read(start, length)
+    del t
+    after = c.read(start, length)
+    c.expect(f"PyInterpreterState.{items}[{index}], {counts}[{index}]: a 7-item tuple freed heads its list, "
+             "counted",
+             [address, _word(before, count, 4) + 1], [_word(after, head, c.psize), _word(after, count, 4)])
+
+
 def small_ints(c) -> None:
     """Up to 3.10: the interpreter's small ints, -5 to 256, each the object Python gives for it."""
     if c.off("PyInterpreterState", "small_ints") is None:
@@ -139,6 +219,7 @@ def module_init(c) -> None:
 
 
 def check(c) -> None:
+    c.attempt("the interpreter's free lists", freelists, c)
     c.attempt("PyInterpreterState.small_ints", small_ints, c)
     c.attempt("PyModuleDef.m_base.m_init", module_init, c)
     c.attempt("the interpreter's pointers", interpreter, c)
