@@ -224,6 +224,10 @@ MOVES = [
     ("PyInterpreterState", "object_state.freelists.tuples.items", 8), ("PyCodeObject", "co_version", 4),
     ("PyFunctionObject", "func_version", 4), ("PyDictKeysObject", "dk_version", 4),
     ("PyInterpreterState", "dict_state.next_keys_version", 8),
+    # live_static_types: the static types' states, pinned by their first and last members
+    ("PyInterpreterState", "types.builtins", 8), ("static_builtin_state", "tp_dict", 8),
+    ("PyInterpreterState", "types.builtins.initialized", -8), ("managed_static_type_state", "tp_subclasses", 8),
+    ("managed_static_type_state", "tp_weaklist", -8), ("managed_static_type_state", "type", 8),
 ]
 
 
