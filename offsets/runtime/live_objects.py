@@ -209,6 +209,9 @@ def getset_doc(c) -> None:
 def keys_refcnt(c) -> None:
     """A dict's own keys have one reference; the keys a class's instance dicts share have one from the
     class and one from each dict."""
+    if c.t.build["config"].get("Py_GIL_DISABLED"):
+        raise LookupError("a free-threaded build shares keys otherwise")
+
     class Shared:
         def __init__(self):
             self.a, self.b = 1, 2

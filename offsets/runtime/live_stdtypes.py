@@ -337,7 +337,8 @@ def config(c) -> None:
             argv = base + c.need("PyConfig", "orig_argv")
             n = c.field(argv, "PyWideStringList", "length", signed=True)
             items = c.field(argv, "PyWideStringList", "items")
-            c.expect("PyConfig.orig_argv, a PyWideStringList (sys.orig_argv)", sys.orig_argv,
+            # the first 64 arguments, and 4096 characters of each: `wide` reads no more
+            c.expect("PyConfig.orig_argv, a PyWideStringList (sys.orig_argv)", [a[:4096] for a in sys.orig_argv[:64]],
                      [wide(c.ptr(items, i * c.psize)) for i in range(min(n, 64))])
     c.run("PyConfig", strings)
 

@@ -33,6 +33,8 @@ def code_versions(c) -> None:
 def specialized(c) -> None:
     import ctypes
 
+    if c.t.build["config"].get("Py_GIL_DISABLED"):
+        raise LookupError("a free-threaded build does not specialize (3.13)")
     interp = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyInterpreterState_Get", ctypes.pythonapi))()
     spaces = []
     for _ in range(2):
