@@ -21,7 +21,7 @@ import pytest
 
 from conftest import missing_input, pyenv_python
 from offsets.proofs.embedding import by_value, carry
-from offsets.proofs.pinch import pinch
+from offsets.proofs.pinch import at_zero, pinch
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -95,6 +95,14 @@ def test_nothing_is_pinned_without_each_bound(change):
     resolve, fields, size = header_table(**change.get("table", {}))
     got = pinch(resolve, fields, size, READ - {change.get("drop")})
     assert ("S", "cval") not in got
+
+
+def test_a_field_proven_at_offset_0_proves_the_members_on_its_path_at_0():
+    structs = {"S": {"u": (0, 24, "union <anonymous>"), "u.lg": (0, 24, "LG"), "u.lg.ptr": (0, 8, "PyObject *"),
+                     "u.lg.ver": (8, 8, "long"), "w": (24, 8, "W"), "w.x": (24, 8, "long")}}
+    fields = structs.__getitem__
+    assert at_zero(fields, {("S", "u.lg.ptr")}) == {("S", "u"), ("S", "u.lg")}
+    assert at_zero(fields, {("S", "u.lg.ver"), ("S", "w.x")}) == set()      # not at 0: a sum only
 
 
 def test_by_value_types():
@@ -228,6 +236,9 @@ MOVES = [
     ("PyInterpreterState", "types.builtins", 8), ("static_builtin_state", "tp_dict", 8),
     ("PyInterpreterState", "types.builtins.initialized", -8), ("managed_static_type_state", "tp_subclasses", 8),
     ("managed_static_type_state", "tp_weaklist", -8), ("managed_static_type_state", "type", 8),
+    # live_opcache (3.8-3.10)
+    ("_PyOpcache", "u.lg.ptr", 8), ("_PyOpcache", "optimized", -8), ("_PyOpcache", None, 8),
+    ("PyCodeObject", "co_opcache", 8),
 ]
 
 

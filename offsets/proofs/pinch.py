@@ -11,6 +11,9 @@ the real offsets add up: real(P) + real(x0) = table(P). Two rules of C hold in e
 
 So real(P) = table(P) (and real(x0) = 0), and the type-system rule (embedding.py) carries the rest.
 Nothing is assumed of the order of members: h is at 0 by a proof, and every other member is after it.
+
+And where a field proven at offset 0 is nested (`u.lg.ptr`), the real offsets along its path add up
+to 0 and none is negative: each member on the path is at 0 (`at_zero`).
 """
 from __future__ import annotations
 
@@ -46,6 +49,27 @@ def pinch(resolve, fields, size, proven: set) -> set:
                     if inner is not None and inner[0] == row[0] and (s, f"{p}.{x}") in out:
                         out.add((s, p))
                         break
+    return out | at_zero(fields, out)
+
+
+def at_zero(fields, proven: set) -> set:
+    """Every member on the path of a proven field at offset 0: real offsets are never negative, so
+    where they add up to 0 each is 0 (`u.lg.ptr` at 0 proves `u` and `u.lg` at 0)."""
+    out = set()
+    for s, path in proven:
+        if not path or "." not in path:
+            continue
+        try:
+            rows = fields(s)
+        except (KeyError, LookupError, ValueError):
+            continue
+        if path not in rows or rows[path][0] != 0:
+            continue
+        parts = path.split(".")
+        for i in range(1, len(parts)):
+            prefix = ".".join(parts[:i])
+            if prefix in rows and rows[prefix][0] == 0:
+                out.add((s, prefix))
     return out
 
 

@@ -193,29 +193,21 @@ def small_ints(c) -> None:
 
 def module_init(c) -> None:
     """A single-phase extension module's PyModuleDef keeps its PyInit_ function (m_base.m_init), the
-    symbol its shared object exports."""
+    symbol its shared object exports: `_ctypes` (this check's own), single-phase up to 3.12
+    (PyInit__ctypes returns PyModule_Create's module; a multi-phase one returns its def, which keeps
+    no m_init, slots or not)."""
     import ctypes
 
+    if sys.version_info >= (3, 13):
+        raise LookupError("_ctypes is a multi-phase module since 3.13")
+    module = sys.modules.get("_ctypes")
+    path = getattr(module, "__file__", None) or ""
+    if not path.endswith(".so"):
+        raise LookupError("_ctypes is not a shared object here")
     get_def = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object)(("PyModule_GetDef", ctypes.pythonapi))
-    checked = 0
-    for name, module in sorted(sys.modules.items()):
-        path = getattr(module, "__file__", None) or ""
-        if not path.endswith(".so") or "." in name:
-            continue
-        d = get_def(module)
-        if not d or c.field(d, "PyModuleDef", "m_slots"):      # multi-phase: no m_init is kept
-            c.view.take_used()
-            continue
-        try:
-            init = ctypes.cast(getattr(ctypes.CDLL(path), f"PyInit_{name}"), ctypes.c_void_p).value
-        except (OSError, AttributeError):
-            c.view.take_used()
-            continue
-        c.expect(f"PyModuleDef.m_base.m_init of {name} is its PyInit_{name}", init,
-                 c.field(d, "PyModuleDef", "m_base.m_init"))
-        checked += 1
-    if not checked:
-        raise LookupError("no single-phase extension module loaded")
+    init = ctypes.cast(ctypes.CDLL(path).PyInit__ctypes, ctypes.c_void_p).value
+    c.expect("PyModuleDef.m_base.m_init of _ctypes is its PyInit__ctypes", init,
+             c.field(get_def(module), "PyModuleDef", "m_base.m_init"))
 
 
 def check(c) -> None:
