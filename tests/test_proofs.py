@@ -238,7 +238,7 @@ MOVES = [
     ("managed_static_type_state", "tp_weaklist", -8), ("managed_static_type_state", "type", 8),
     # live_opcache (3.8-3.10)
     ("_PyOpcache", "u.lg.ptr", 8), ("_PyOpcache", "optimized", -8), ("_PyOpcache", None, 8),
-    ("PyCodeObject", "co_opcache", 8),
+    ("PyCodeObject", "co_opcache", 8), ("PyAddrPair", "ap_lower", 4), ("PyAddrPair", "ap_upper", -4),
 ]
 
 

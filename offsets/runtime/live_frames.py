@@ -9,7 +9,7 @@ of the same frame or code object:
   while a trace function handles a line event;
 - 3.11+: a code object's first traceable instruction (where `co_code`'s RESUME is), its frame size
   (locals, stack and the frame's specials), the names and kinds of its locals, cells and free
-  variables.
+  variables; up to 3.9 the range of a line's instructions `_PyCode_CheckLineNumber` gives (PyAddrPair).
 
 Every frame read is held by this check (a frame object, or a generator whose frame it is).
 """
@@ -208,6 +208,38 @@ def fast_as_locals(c) -> None:
     only(c, "PyFrameObject", "f_fast_as_locals", images, lambda v: v == [0, 1])
 
 
+def _three_lines(a):
+    b = a + 1
+    c = b * 2
+    return c
+
+
+def address_pair(c) -> None:
+    """Up to 3.9: `_PyCode_CheckLineNumber` gives the range of instructions of a line in a PyAddrPair of
+    the caller's (a buffer of this check's, larger than any), as `dis.findlinestarts` bounds it."""
+    import ctypes
+    import dis
+
+    if c.t.resolve_struct("PyAddrPair") is None:
+        raise LookupError("no PyAddrPair (3.10+)")
+    try:
+        check = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_int, ctypes.c_void_p)(
+            ("_PyCode_CheckLineNumber", ctypes.pythonapi))
+    except AttributeError:
+        raise LookupError("no _PyCode_CheckLineNumber") from None
+    code = _three_lines.__code__
+    starts = sorted(s for s, _ in dis.findlinestarts(code))
+    if len(starts) < 3:
+        raise LookupError("fewer than 3 lines")
+    buffer = ctypes.create_string_buffer(256)
+    check(code, starts[1], ctypes.addressof(buffer))
+    at = ctypes.addressof(buffer)
+    c.expect("PyAddrPair.ap_lower, ap_upper (_PyCode_CheckLineNumber: the second line's instructions)",
+             [starts[1], starts[2]], [c.field(at, "PyAddrPair", "ap_lower", signed=True),
+                                      c.field(at, "PyAddrPair", "ap_upper", signed=True)])
+    del buffer
+
+
 def _cells(a):
     b = a + 1
 
@@ -265,5 +297,6 @@ def code_objects(c) -> None:
 
 
 def check(c) -> None:
-    for fn in (f_locals, f_back, zombie_frame, old_frames, generators, traced_lineno, fast_as_locals, code_objects):
+    for fn in (f_locals, f_back, zombie_frame, old_frames, generators, traced_lineno, fast_as_locals, address_pair,
+               code_objects):
         c.attempt(fn.__name__, fn, c)
