@@ -239,6 +239,7 @@ MOVES = [
     # live_opcache (3.8-3.10)
     ("_PyOpcache", "u.lg.ptr", 8), ("_PyOpcache", "optimized", -8), ("_PyOpcache", None, 8),
     ("PyCodeObject", "co_opcache", 8), ("PyAddrPair", "ap_lower", 4), ("PyAddrPair", "ap_upper", -4),
+    ("PyGetSetDef", "get", 8), ("PyGetSetDef", "get", -8), ("PyGetSetDef", "set", 8), ("PyGetSetDef", "set", -8),
 ]
 
 

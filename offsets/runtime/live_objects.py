@@ -1,10 +1,11 @@
 """Part of the live check (`live.py`): more objects' fields, each against what the object or the
-interpreter says of it: dict views' dict, NameError's name, a METH_METHOD builtin's
-defining class, a str subclass's own data (not compact), an object's weak references in the order
-`weakref.getweakrefs` lists them, typing's lazily evaluated bounds, constraints, defaults and alias
-values (the one function `gc.get_referents` finds in each), a generic function's type parameters, a
-class's `__slots__`, a getset's doc, a keys object's reference count (one for each dict sharing it), and the GC's links between
-three objects made in a row (`gc.get_objects` lists them in that order).
+interpreter says of it: dict views' dict, NameError's name, a METH_METHOD builtin's defining class,
+a str subclass's own data (not compact), a UCS4 str's wstr (up to 3.11), static strs, an object's
+weak references in the order `weakref.getweakrefs` lists them, typing's lazily evaluated bounds,
+constraints, defaults and alias values (the one function `gc.get_referents` finds in each), a
+generic function's type parameters, a class's `__slots__`, a getset's doc, getter and setter, a keys
+object's reference count (one for each dict sharing it), instance dicts' values count, and the GC's
+links between three objects made in a row (`gc.get_objects` lists them in that order).
 
 Every object read is held by this check while it reads.
 """
@@ -196,14 +197,23 @@ def slots(c) -> None:
     c.run("PyHeapTypeObject.ht_slots", one)
 
 
-def getset_doc(c) -> None:
-    real = int.__dict__["real"]
+def getset(c) -> None:
+    """A getset's doc; its getter, which int's `real` and `numerator` share (longobject.c: each is the
+    int itself) and `imag` has another of; its setter, none for a read-only one (setting `int.real`
+    raises), one for a function's `__name__`."""
+    names = ("real", "numerator", "imag")
+    ds = [int.__dict__[n] for n in names] + [type(getset).__dict__["__name__"]]
 
     def one():
-        gs = c.field(id(real), "PyGetSetDescrObject", "d_getset")
-        c.expect("PyGetSetDef.doc (a getset descriptor's __doc__)", real.__doc__.encode(),
-                 c.cstring(c.field(gs, "PyGetSetDef", "doc"), 1024))
-    c.run("PyGetSetDef.doc", one)
+        defs = [c.field(id(d), "PyGetSetDescrObject", "d_getset") for d in ds]
+        get = [c.field(d, "PyGetSetDef", "get") for d in defs]
+        put = [c.field(d, "PyGetSetDef", "set") for d in defs]
+        c.expect("PyGetSetDef.doc (a getset descriptor's __doc__), get (real's is numerator's, not imag's), "
+                 "set (none for int.real, one for a function's __name__)",
+                 [ds[0].__doc__.encode(), True, True, 0, True],
+                 [c.cstring(c.field(defs[0], "PyGetSetDef", "doc"), 1024), get[0] == get[1] != 0,
+                  get[0] != get[2], put[0], put[3] != 0])
+    c.run("PyGetSetDef", one)
 
 
 def keys_refcnt(c) -> None:
@@ -256,6 +266,6 @@ def gc_links(c) -> None:
 
 
 def check(c) -> None:
-    for fn in (views, exceptions, cmethod, strings, weakrefs, typing_lazy, slots, getset_doc, keys_refcnt, split_values,
-               gc_links):
+    for fn in (views, exceptions, cmethod, strings, weakrefs, typing_lazy, slots, getset, keys_refcnt,
+               split_values, gc_links):
         c.attempt(fn.__name__, fn, c)
