@@ -152,8 +152,8 @@ def generators(c) -> None:
         c.run("_PyInterpreterFrame.stacktop", lambda: c.expect(
             "_PyInterpreterFrame.stacktop of generators suspended at a yield and in a for loop (its locals, and the "
             "loop's iterator)", [2, 3 + 1],
-            [c.field(c.field(id(x.gi_frame), "PyFrameObject", "f_frame"), "_PyInterpreterFrame", "stacktop", signed=True)
-             for x in gens]))
+            [c.field(c.field(id(x.gi_frame), "PyFrameObject", "f_frame"), "_PyInterpreterFrame", "stacktop",
+                     signed=True) for x in gens]))
     if c.off("_PyInterpreterFrame", "prev_instr") is not None:
         frame = c.field(id(g.gi_frame), "PyFrameObject", "f_frame")
         c.expect("_PyInterpreterFrame.prev_instr of a suspended generator (its frame's f_lasti)",
