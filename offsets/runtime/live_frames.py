@@ -291,8 +291,9 @@ def code_objects(c) -> None:
                       (k["CO_FAST_FREE"] if n in co.co_freevars else 0) for n in names(co)) for co in codes]
         sval = c.need("PyBytesObject", "ob_sval")
         kinds = [c.field(id(co), "PyCodeObject", "co_localspluskinds") for co in codes]
-        c.expect("PyCodeObject.co_localspluskinds: a bytes object of their kinds (CO_FAST_*)", want,
-                 [c.read(b + sval, len(w)) if w else b"" for b, w in zip(kinds, want)])
+        mask = k["CO_FAST_LOCAL"] | k["CO_FAST_CELL"] | k["CO_FAST_FREE"]      # 3.14 adds the arguments' kinds
+        c.expect("PyCodeObject.co_localspluskinds: a bytes object of their kinds (CO_FAST_LOCAL, CELL, FREE)", want,
+                 [bytes(x & mask for x in c.read(b + sval, len(w))) if w else b"" for b, w in zip(kinds, want)])
     c.run("PyCodeObject.co_localsplusnames", localsplus)
 
 
