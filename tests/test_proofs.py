@@ -240,6 +240,12 @@ MOVES = [
     ("_PyOpcache", "u.lg.ptr", 8), ("_PyOpcache", "optimized", -8), ("_PyOpcache", None, 8),
     ("PyCodeObject", "co_opcache", 8), ("PyAddrPair", "ap_lower", 4), ("PyAddrPair", "ap_upper", -4),
     ("PyGetSetDef", "get", 8), ("PyGetSetDef", "get", -8), ("PyGetSetDef", "set", 8), ("PyGetSetDef", "set", -8),
+    # live_outputs: structs the C API fills in the check's own buffers; live_monitoring: sys.monitoring's state
+    ("PyStatus", "_type", 4), ("PyCompilerFlags", "cf_flags", 4), ("_PyUnicodeWriter", "buffer", 8),
+    ("_PyUnicodeWriter", None, 8), ("PyInterpreterState", "monitoring_callables", 8),
+    ("PyInterpreterState", "monitors.tools", 1), ("PyCodeObject", "_co_monitoring", 8), ("_PyCoMonitoringData", "lines", 8),
+    ("_PyCoMonitoringData", "per_instruction_opcodes", -8), ("_PyCoMonitoringData", "active_monitors.tools", 1),
+    ("_PyCoLineInstrumentationData", "original_opcode", 1),
 ]
 
 
