@@ -21,7 +21,7 @@ import pytest
 
 from conftest import missing_input, pyenv_python
 from offsets.proofs.embedding import by_value, carry
-from offsets.proofs.pinch import at_zero, pinch
+from offsets.proofs.pinch import at_zero, header_sizes, pinch
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -103,6 +103,20 @@ def test_a_field_proven_at_offset_0_proves_the_members_on_its_path_at_0():
     fields = structs.__getitem__
     assert at_zero(fields, {("S", "u.lg.ptr")}) == {("S", "u"), ("S", "u.lg")}
     assert at_zero(fields, {("S", "u.lg.ver"), ("S", "w.x")}) == set()      # not at 0: a sum only
+
+
+def test_a_header_s_size_lies_between_its_last_field_s_end_and_the_next_member():
+    structs = {"T": {"ob_base": (0, 24, "PyVarObject"), "ob_base.ob_size": (16, 8, "Py_ssize_t"),
+                     "ob_item": (24, 8, "PyObject *[1]")},
+               "PyVarObject": {"ob_refcnt": (0, 8, "Py_ssize_t"), "ob_size": (16, 8, "Py_ssize_t")}}
+    sizes = {"T": 32, "PyVarObject": 24}
+    resolve, fields = (lambda n: n if n in structs else None), structs.__getitem__
+    proven = {("T", "ob_base"), ("T", "ob_item"), ("PyVarObject", "ob_size")}
+    assert ("PyVarObject", None) in header_sizes(resolve, fields, sizes.get, proven)
+    for drop in proven:      # each bound, and the header at 0, is needed
+        assert ("PyVarObject", None) not in header_sizes(resolve, fields, sizes.get, proven - {drop})
+    sizes["PyVarObject"] = 32      # a table whose size is not where the bounds meet
+    assert ("PyVarObject", None) not in header_sizes(resolve, fields, sizes.get, proven)
 
 
 def test_by_value_types():
@@ -245,7 +259,8 @@ MOVES = [
     ("_PyUnicodeWriter", None, 8), ("PyInterpreterState", "monitoring_callables", 8),
     ("PyInterpreterState", "monitors.tools", 1), ("PyCodeObject", "_co_monitoring", 8), ("_PyCoMonitoringData", "lines", 8),
     ("_PyCoMonitoringData", "per_instruction_opcodes", -8), ("_PyCoMonitoringData", "active_monitors.tools", 1),
-    ("_PyCoLineInstrumentationData", "original_opcode", 1),
+    ("_PyCoLineInstrumentationData", "original_opcode", 1), ("PyThreadState", "eval_breaker", 8),
+    ("PyVarObject", None, 8),
 ]
 
 

@@ -13,7 +13,8 @@ So real(P) = table(P) (and real(x0) = 0), and the type-system rule (embedding.py
 Nothing is assumed of the order of members: h is at 0 by a proof, and every other member is after it.
 
 And where a field proven at offset 0 is nested (`u.lg.ptr`), the real offsets along its path add up
-to 0 and none is negative: each member on the path is at 0 (`at_zero`).
+to 0 and none is negative: each member on the path is at 0 (`at_zero`). A header type's size lies
+between the end of its last proven field and the first proven member after it (`header_sizes`).
 """
 from __future__ import annotations
 
@@ -49,7 +50,36 @@ def pinch(resolve, fields, size, proven: set) -> set:
                     if inner is not None and inner[0] == row[0] and (s, f"{p}.{x}") in out:
                         out.add((s, p))
                         break
-    return out | at_zero(fields, out)
+    return out | at_zero(fields, out) | header_sizes(resolve, fields, size, out)
+
+
+def header_sizes(resolve, fields, size, proven: set) -> set:
+    """The size of an object's header type, held between the end of its last proven field (a scalar,
+    its size the target's) and the first proven member of a struct that holds it at 0 (members do not
+    overlap): sizeof(PyVarObject) is where ob_size ends, and where PyTupleObject's ob_item starts."""
+    out = set()
+    for s in sorted({k for k, _ in proven}):
+        try:
+            rows = fields(s)
+        except (KeyError, LookupError, ValueError):
+            continue
+        for head, hrow in rows.items():
+            if hrow[0] != 0 or "." in head or (s, head) not in proven:
+                continue
+            t = resolve(by_value(hrow[2]) or "")
+            if t is None or (t, None) in proven or t == s:
+                continue
+            try:
+                inner = fields(t)
+            except (KeyError, LookupError, ValueError):
+                continue
+            ends = [r[0] + r[1] for x, r in inner.items() if (t, x) in proven and
+                    ("*" in r[2] or resolve(by_value(r[2]) or "") is None) and "[" not in r[2]]
+            starts = [r[0] for m, r in rows.items() if (s, m) in proven and r[0] > 0 and m != head and
+                      not m.startswith(head + ".")]
+            if ends and starts and max(ends) == min(starts) == size(t) == hrow[1]:
+                out.add((t, None))
+    return out
 
 
 def at_zero(fields, proven: set) -> set:

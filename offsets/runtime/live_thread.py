@@ -4,7 +4,8 @@ offset must be the only place (of the field's size) whose values go as the inter
 
 - `tracing`: 1 inside a profile function, 0 outside it; up to 3.10 `use_tracing`: 1 while a profile
   function is set, 0 while it runs and when none is; 3.12+ `what_event`: -1 but while an event is
-  handled;
+  handled; 3.13+ `eval_breaker`, whose instrumentation version (above its event bits) is one more
+  when a profile function is set and one more again when it is unset;
 - `c_recursion_remaining` (3.12+): one less at each level of nested lists whose repr is taken;
 - `context_ver` (3.12+): one more at each entry to and exit from a `Context.run`;
 - `trash.delete_nesting` (3.12): 0 outside a deallocation, and two more in the finalizer of an object
@@ -80,6 +81,13 @@ def tracing(c) -> None:
     if c.off("PyThreadState", "what_event") is not None:      # 3.12+: the monitoring event being handled
         c.run("PyThreadState.what_event", only, c, "PyThreadState", "what_event", images,
               lambda v: v[0] == v[1] == v[3] == -1 and 0 <= v[2] < 32)
+    if c.off("PyThreadState", "eval_breaker") is not None:        # 3.13+: the instrumentation version, shifted
+        from .constants import of
+
+        bits = of(c.t).get("_PY_EVAL_EVENTS_BITS")
+        if bits is not None:
+            c.run("PyThreadState.eval_breaker", only, c, "PyThreadState", "eval_breaker", images,
+                  lambda v: (v[1] >> bits[1]) - (v[0] >> bits[1]) == 1 == (v[3] >> bits[1]) - (v[1] >> bits[1]))
     if c.off("PyThreadState", "use_tracing") is not None:
         c.run("PyThreadState.use_tracing", only, c, "PyThreadState", "use_tracing", images,
               lambda v: v == [0, 1, 0, 0])
