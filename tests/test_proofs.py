@@ -260,6 +260,7 @@ MOVES = [
     ("PyInterpreterState", "monitors.tools", 1), ("PyCodeObject", "_co_monitoring", 8), ("_PyCoMonitoringData", "lines", 8),
     ("_PyCoMonitoringData", "per_instruction_opcodes", -8), ("_PyCoMonitoringData", "active_monitors.tools", 1),
     ("_PyCoLineInstrumentationData", "original_opcode", 1), ("PyThreadState", "eval_breaker", 8),
+    ("_PyInterpreterFrame", "return_offset", 2), ("_PyInterpreterFrame", "return_offset", -2),
 ]
 
 

@@ -4,7 +4,8 @@ of the same frame or code object:
 - a frame's locals mapping (code run by `exec` with a locals dict of its own), its link back to the
   frame that called it once it outlives it (`f_back`), and up to 3.10 its fast locals, value stack,
   line at creation (up to 3.9), block count, whether it is running, and a suspended generator's stack top;
-- 3.11+: a suspended generator's last instruction (`f_lasti` from its code's first unit), stack top
+- 3.11+: a suspended generator's last instruction (`f_lasti` from its code's first unit), where it
+  returns to from `yield from` (3.12+), stack top
   and state (`gi_running`, `gi_suspended`, finished: the table's FRAME_* constants); a frame's line
   while a trace function handles a line event;
 - 3.11+: a code object's first traceable instruction (where `co_code`'s RESUME is), its frame size
@@ -154,12 +155,38 @@ def generators(c) -> None:
             "loop's iterator)", [2, 3 + 1],
             [c.field(c.field(id(x.gi_frame), "PyFrameObject", "f_frame"), "_PyInterpreterFrame", "stacktop",
                      signed=True) for x in gens]))
+    if c.off("_PyInterpreterFrame", "return_offset") is not None:
+        c.run("_PyInterpreterFrame.return_offset", _return_offset, c)
     if c.off("_PyInterpreterFrame", "prev_instr") is not None:
         frame = c.field(id(g.gi_frame), "PyFrameObject", "f_frame")
         c.expect("_PyInterpreterFrame.prev_instr of a suspended generator (its frame's f_lasti)",
                  id(g.gi_code) + c.need("PyCodeObject", "co_code_adaptive") + g.gi_frame.f_lasti,
                  c.field(frame, "_PyInterpreterFrame", "prev_instr"))
     del g, done
+
+
+#: generators that delegate to another, at two stack depths
+DELEGATES = ("def inner():\n    yield 1\n    yield 2\n"
+             "def plain():\n    yield from inner()\n"
+             "def deeper():\n    return [1, 2, (yield from inner())]\n")
+
+
+def _return_offset(c) -> None:
+    """3.12+: a generator suspended in `yield from` returns past its SEND: its frame's return_offset is
+    SEND's argument (3.13+: and the SEND and its cache before it)."""
+    import dis
+    import opcode
+
+    ns: dict = {}
+    exec(DELEGATES, ns)      # noqa: S102 - our own text
+    gens = [ns["plain"](), ns["deeper"]()]
+    for g in gens:
+        next(g)
+    extra = 0 if sys.version_info < (3, 13) else 1 + sum(getattr(opcode, "_cache_format", {}).get("SEND", {}).values())
+    want = [next(i.arg for i in dis.get_instructions(g.gi_code) if i.opname == "SEND") + extra for g in gens]
+    c.expect("_PyInterpreterFrame.return_offset of generators suspended in yield from (SEND's argument)", want,
+             [c.field(c.field(id(g.gi_frame), "PyFrameObject", "f_frame"), "_PyInterpreterFrame", "return_offset")
+              for g in gens])
 
 
 def _traced(a):
