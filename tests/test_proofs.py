@@ -261,6 +261,7 @@ MOVES = [
     ("_PyCoMonitoringData", "per_instruction_opcodes", -8), ("_PyCoMonitoringData", "active_monitors.tools", 1),
     ("_PyCoLineInstrumentationData", "original_opcode", 1), ("PyThreadState", "eval_breaker", 8),
     ("_PyInterpreterFrame", "return_offset", 2), ("_PyInterpreterFrame", "return_offset", -2),
+    ("PyHeapTypeObject", "_spec_cache.getitem", 8), ("PyHeapTypeObject", "_spec_cache.getitem_version", 4),
 ]
 
 

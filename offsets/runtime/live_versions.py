@@ -4,7 +4,8 @@ out, each read where the table says and compared with what giving them out means
 - code objects made one after another get increasing `co_version`s (a few apart at most);
 - a function whose calls were specialized has its code's version (`func_version`);
 - a dict whose global lookups were specialized gets a keys version (`dk_version`), a later one a
-  greater one, and the interpreter's next one (`dict_state.next_keys_version`) is past both.
+  greater one, and the interpreter's next one (`dict_state.next_keys_version`) is past both;
+- a class whose subscription was specialized keeps the `__getitem__` called and its version.
 
 The code run is this module's own text, in namespaces of its own; nothing else is changed.
 """
@@ -14,6 +15,9 @@ import sys
 
 #: a function whose global lookups and calls the specializer specializes after a few runs
 SOURCE = "def callee():\n    return len\ndef caller():\n    for _ in range(32):\n        callee()\n"
+#: a class whose subscription the specializer caches in the class (PyHeapTypeObject._spec_cache)
+SUBSCRIPT = ("class Indexed:\n    def __getitem__(self, i):\n        return i\n"
+             "def subscript(o):\n    for _ in range(32):\n        o[0]\n")
 
 
 def check(c) -> None:
@@ -56,3 +60,18 @@ def specialized(c) -> None:
                  "PyInterpreterState.dict_state.next_keys_version past both", [True, True],
                  [0 < v[0] < v[1], v[1] < later <= v[1] + 4096])
     c.run("PyDictKeysObject.dk_version", keys)
+    if c.off("PyHeapTypeObject", "_spec_cache.getitem") is not None:
+        c.run("PyHeapTypeObject._spec_cache", _spec_cache, c)
+
+
+def _spec_cache(c) -> None:
+    ns: dict = {}
+    exec(SUBSCRIPT, ns)        # noqa: S102 - our own text
+    cls = ns["Indexed"]
+    ns["subscript"](cls())
+    getitem = cls.__dict__["__getitem__"]
+    c.expect("PyHeapTypeObject._spec_cache.getitem, getitem_version: the __getitem__ a specialized "
+             "subscription calls, and its func_version",
+             [id(getitem), c.field(id(getitem), "PyFunctionObject", "func_version")],
+             [c.field(id(cls), "PyHeapTypeObject", "_spec_cache.getitem"),
+              c.field(id(cls), "PyHeapTypeObject", "_spec_cache.getitem_version")])
