@@ -3,11 +3,12 @@ of the same frame or code object:
 
 - a frame's locals mapping (code run by `exec` with a locals dict of its own), its link back to the
   frame that called it once it outlives it (`f_back`), and up to 3.10 its fast locals, value stack,
-  line at creation (up to 3.9), block count, whether it is running, and a suspended generator's stack top;
+  line at creation (up to 3.9), block count, whether it is running, and a suspended generator's
+  stack top;
 - 3.11+: a suspended generator's last instruction (`f_lasti` from its code's first unit), where it
-  returns to from `yield from` (3.12+), stack top
-  and state (`gi_running`, `gi_suspended`, finished: the table's FRAME_* constants); a frame's line
-  while a trace function handles a line event;
+  returns to from `yield from` (3.12+), stack top and state (`gi_running`, `gi_suspended`, finished:
+  the table's FRAME_* constants); a frame's line while a trace function handles a line event; 3.12
+  the code of the entry frames of C calls into Python (the interpreter's trampoline);
 - 3.11+: a code object's first traceable instruction (where `co_code`'s RESUME is), its frame size
   (locals, stack and the frame's specials), the names and kinds of its locals, cells and free
   variables; up to 3.9 the range of a line's instructions `_PyCode_CheckLineNumber` gives (PyAddrPair).
@@ -189,6 +190,32 @@ def _return_offset(c) -> None:
               for g in gens])
 
 
+def trampoline(c) -> None:
+    """3.12: each C call into Python starts with an entry frame on the C stack
+    (FRAME_OWNED_BY_CSTACK), whose code is the interpreter's trampoline code object."""
+    from .constants import of
+    from .live_state import _interp
+
+    if c.off("PyInterpreterState", "interpreter_trampoline") is None:
+        raise LookupError("no PyInterpreterState.interpreter_trampoline")
+    cstack = of(c.t).get("FRAME_OWNED_BY_CSTACK")
+    if cstack is None:
+        raise LookupError("no FRAME_OWNED_BY_CSTACK in the table")
+    frame, codes = c.field(id(sys._getframe()), "PyFrameObject", "f_frame"), []
+    for _ in range(10000):
+        if not frame:
+            break
+        if c.field(frame, "_PyInterpreterFrame", "owner") == cstack[1]:
+            codes.append(c.field(frame, "_PyInterpreterFrame", "f_code"))
+        frame = c.field(frame, "_PyInterpreterFrame", "previous")
+    if not codes:
+        raise LookupError("no entry frame below this one")
+    code = c.field(_interp(), "PyInterpreterState", "interpreter_trampoline")
+    c.expect("PyInterpreterState.interpreter_trampoline: the code of every entry frame (FRAME_OWNED_BY_CSTACK), "
+             "a code object", [code] * len(codes) + [id(type(trampoline.__code__))],
+             codes + [c.field(code, "PyObject", "ob_type")])
+
+
 def _traced(a):
     b = a + 1
     return b
@@ -326,5 +353,5 @@ def code_objects(c) -> None:
 
 def check(c) -> None:
     for fn in (f_locals, f_back, zombie_frame, old_frames, generators, traced_lineno, fast_as_locals, address_pair,
-               code_objects):
+               trampoline, code_objects):
         c.attempt(fn.__name__, fn, c)
