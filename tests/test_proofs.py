@@ -262,7 +262,8 @@ MOVES = [
     ("_PyCoLineInstrumentationData", "original_opcode", 1), ("PyThreadState", "eval_breaker", 8),
     ("_PyInterpreterFrame", "return_offset", 2), ("_PyInterpreterFrame", "return_offset", -2),
     ("PyHeapTypeObject", "_spec_cache.getitem", 8), ("PyHeapTypeObject", "_spec_cache.getitem_version", 4),
-    ("PyInterpreterState", "interpreter_trampoline", 8),
+    ("PyInterpreterState", "interpreter_trampoline", 8), ("PyTracebackObject", "tb_lineno", -4),
+    ("PyDictKeysObject", "dk_lookup", 8), ("PyDictKeysObject", "dk_lookup", -8),
 ]
 
 

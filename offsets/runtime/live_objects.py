@@ -3,9 +3,10 @@ interpreter says of it: dict views' dict, NameError's name, a METH_METHOD builti
 a str subclass's own data (not compact), a UCS4 str's wstr (up to 3.11), static strs, an object's
 weak references in the order `weakref.getweakrefs` lists them, typing's lazily evaluated bounds,
 constraints, defaults and alias values (the one function `gc.get_referents` finds in each), a
-generic function's type parameters, a class's `__slots__`, a getset's doc, getter and setter, a keys
-object's reference count (one for each dict sharing it), instance dicts' values count, and the GC's
-links between three objects made in a row (`gc.get_objects` lists them in that order).
+generic function's type parameters, a class's `__slots__`, a getset's doc, getter and setter, a
+traceback's given line, a keys object's lookup function (up to 3.10) and reference count (one for
+each dict sharing it), instance dicts' values count, and the GC's links between three objects made
+in a row (`gc.get_objects` lists them in that order).
 
 Every object read is held by this check while it reads.
 """
@@ -216,6 +217,34 @@ def getset(c) -> None:
     c.run("PyGetSetDef", one)
 
 
+def made_tracebacks(c) -> None:
+    """A traceback made by `types.TracebackType` keeps the line it was given (tb_lineno)."""
+    import types
+
+    frame = sys._getframe()
+    tbs = [types.TracebackType(None, frame, 0, line) for line in (12345, 23456)]
+    c.expect("PyTracebackObject.tb_lineno of tracebacks made with lines 12345 and 23456", [12345, 23456],
+             [c.field(id(t), "PyTracebackObject", "tb_lineno", signed=True) for t in tbs])
+
+
+def lookups(c) -> None:
+    """Up to 3.10: a keys object's lookup function (dk_lookup) is one for str-only keys never deleted
+    (two such dicts share it), another once one is deleted, another for other keys, another for split
+    dicts."""
+    if c.off("PyDictKeysObject", "dk_lookup") is None:
+        raise LookupError("no PyDictKeysObject.dk_lookup (3.11+)")
+
+    class Split:
+        def __init__(self):
+            self.a = 1
+    deleted = {"a": 1, "b": 2}
+    del deleted["a"]
+    dicts = [{"x": 1}, {"y": 2}, deleted, {1.5: 1}, Split().__dict__]
+    f = [c.field(c.field(id(d), "PyDictObject", "ma_keys"), "PyDictKeysObject", "dk_lookup") for d in dicts]
+    c.expect("PyDictKeysObject.dk_lookup: str-only keys share one, a deletion, other keys and split dicts have "
+             "others", [True, 4], [f[0] == f[1] != 0, len(set(f[1:]))])
+
+
 def keys_refcnt(c) -> None:
     """A dict's own keys have one reference; the keys a class's instance dicts share have one from the
     class and one from each dict."""
@@ -266,6 +295,6 @@ def gc_links(c) -> None:
 
 
 def check(c) -> None:
-    for fn in (views, exceptions, cmethod, strings, weakrefs, typing_lazy, slots, getset, keys_refcnt,
-               split_values, gc_links):
+    for fn in (views, exceptions, cmethod, strings, weakrefs, typing_lazy, slots, getset, made_tracebacks, lookups,
+               keys_refcnt, split_values, gc_links):
         c.attempt(fn.__name__, fn, c)
