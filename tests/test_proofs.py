@@ -264,6 +264,8 @@ MOVES = [
     ("PyHeapTypeObject", "_spec_cache.getitem", 8), ("PyHeapTypeObject", "_spec_cache.getitem_version", 4),
     ("PyInterpreterState", "interpreter_trampoline", 8), ("PyTracebackObject", "tb_lineno", -4),
     ("PyDictKeysObject", "dk_lookup", 8), ("PyDictKeysObject", "dk_lookup", -8),
+    ("PyFrameObject", "f_blockstack", 4), ("PyTryBlock", "b_handler", 4), ("PyTryBlock", "b_level", -4),
+    ("PyTryBlock", None, 4),
 ]
 
 

@@ -125,6 +125,49 @@ def old_frames(c) -> None:
     del frames, gens
 
 
+def _blocks_gen(items):
+    for x in items:
+        try:
+            try:
+                yield x
+            finally:
+                pass
+        finally:
+            pass
+
+
+def block_stack(c) -> None:
+    """Up to 3.10: a generator suspended in two try blocks in a for loop has them on its block stack,
+    as its code's SETUP_FINALLYs say (their opcode, handler, and the loop's iterator under them).
+
+    One entry read proves only a sum (the array's offset and the field's in PyTryBlock); the array is
+    pinched: its first entry's first field is read at the table's offset of the array, so the array is
+    at or before it; and it is after f_executing (proven: read as it runs), for anything of it read
+    lies past f_executing's end, and at a multiple of PyTryBlock's alignment (its ints': 4), which the
+    table's offset is the first after f_executing's end. Entries at two indices prove the stride."""
+    import dis
+
+    rows = c.t.fields(c.t.resolve_struct("PyFrameObject")) if c.t.resolve_struct("PyFrameObject") else {}
+    if "f_blockstack" not in rows or "f_executing" not in rows or c.t.resolve_struct("PyTryBlock") is None:
+        raise LookupError("no PyFrameObject.f_blockstack in the table")
+    g = _blocks_gen([object()])
+    next(g)
+    f = g.gi_frame
+    setups = [i for i in dis.get_instructions(g.gi_code) if i.opname == "SETUP_FINALLY"]
+    at, step = c.need("PyFrameObject", "f_blockstack"), c.size("PyTryBlock")
+    got = [[c.field(id(f) + at + i * step, "PyTryBlock", x, signed=True) for x in ("b_type", "b_handler", "b_level")]
+           for i in range(len(setups))]
+    end = rows["f_executing"][0] + rows["f_executing"][1]
+    pinned = (("PyFrameObject", "f_executing") in c.r.proven and id(f) % 8 == 0 and at == (end + 3) // 4 * 4 and
+              c.off("PyTryBlock", "b_type") == 0 and len(setups) >= 2)
+    if not pinned:
+        c.view.take_used()
+    c.expect("PyFrameObject.f_blockstack[], PyTryBlock.b_type, b_handler, b_level of a generator in two try "
+             "blocks in a for loop (its SETUP_FINALLYs, the iterator under them)" + ("" if pinned else
+                                                                                   " (not pinned: proves nothing)"),
+             [[i.opcode, i.argval, 1] for i in setups], got)
+
+
 def generators(c) -> None:
     """3.11+: a suspended generator's last instruction and the states a generator goes through."""
     from .constants import of
@@ -352,6 +395,6 @@ def code_objects(c) -> None:
 
 
 def check(c) -> None:
-    for fn in (f_locals, f_back, zombie_frame, old_frames, generators, traced_lineno, fast_as_locals, address_pair,
-               trampoline, code_objects):
+    for fn in (f_locals, f_back, zombie_frame, old_frames, block_stack, generators, traced_lineno, fast_as_locals,
+               address_pair, trampoline, code_objects):
         c.attempt(fn.__name__, fn, c)
