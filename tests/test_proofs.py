@@ -21,7 +21,7 @@ import pytest
 
 from conftest import missing_input, pyenv_python
 from offsets.proofs.embedding import by_value, carry
-from offsets.proofs.pinch import at_zero, header_sizes, pinch
+from offsets.proofs.pinch import after_member, at_zero, header_sizes, pinch
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -117,6 +117,18 @@ def test_a_header_s_size_lies_between_its_last_field_s_end_and_the_next_member()
         assert ("PyVarObject", None) not in header_sizes(resolve, fields, sizes.get, proven - {drop})
     sizes["PyVarObject"] = 32      # a table whose size is not where the bounds meet
     assert ("PyVarObject", None) not in header_sizes(resolve, fields, sizes.get, proven)
+
+
+def test_a_member_after_a_proven_scalar_is_pinned_by_its_first_field_and_its_alignment():
+    rows = {"length": (16, 8, "Py_ssize_t"), "hash": (24, 8, "Py_hash_t"), "state": (32, 4, "struct <anonymous>"),
+            "state.interned": (32, 4, "unsigned int"), "wstr": (40, 8, "wchar_t *")}
+    fields = {"S": rows}.__getitem__
+    read = {("S", "hash"), ("S", "state.interned")}
+    assert after_member(fields, read) == {("S", "state")}
+    assert after_member(fields, {("S", "state.interned")}) == set()            # the member before is not proven
+    assert after_member(fields, {("S", "hash"), ("S", "length")}) == set()     # nothing of it is read
+    rows["state"], rows["state.interned"] = (36, 4, "struct <anonymous>"), (36, 4, "unsigned int")
+    assert after_member(fields, read) == set()      # not the first place after hash its alignment allows
 
 
 def test_by_value_types():

@@ -50,7 +50,39 @@ def pinch(resolve, fields, size, proven: set) -> set:
                     if inner is not None and inner[0] == row[0] and (s, f"{p}.{x}") in out:
                         out.add((s, p))
                         break
+    out |= after_member(fields, out)
     return out | at_zero(fields, out) | header_sizes(resolve, fields, size, out)
+
+
+def _scalar(rows: dict, path: str) -> bool:
+    """A field with no fields of its own in the table and no array: its size is its type's."""
+    return "[" not in rows[path][2] and not any(p.startswith(path + ".") for p in rows)
+
+
+def after_member(fields, proven: set) -> set:
+    """A member P right after a proven scalar member m (an int or a pointer, its size its type's), whose
+    first field is read at the table's offset of P: real(P) <= table(P) (no field of P starts before P),
+    and what of P was read lies past m's end, so P is after m (members do not overlap), at a multiple
+    of the alignment of the widest scalar read in it, which the table's offset is the first after m's
+    end: real(P) = table(P) (PyASCIIObject.state after hash, read through state.interned)."""
+    out = set()
+    for s in sorted({k for k, _ in proven}):
+        try:
+            rows = fields(s)
+        except (KeyError, LookupError, ValueError):
+            continue
+        top = sorted(((r[0], p) for p, r in rows.items() if "." not in p), key=lambda x: (x[0], x[1]))
+        for (prev_at, prev), (at, p) in zip(top, top[1:]):
+            if (s, p) in proven or (s, prev) not in proven or not _scalar(rows, prev) or prev_at == at:
+                continue
+            reads = [(q, r) for q, r in rows.items() if q.startswith(p + ".") and (s, q) in proven and _scalar(rows, q)]
+            if not any(r[0] == at for _, r in reads):
+                continue
+            align = max(min(r[1], 8) for _, r in reads)
+            end = prev_at + rows[prev][1]
+            if at == -(-end // align) * align:
+                out.add((s, p))
+    return out
 
 
 def header_sizes(resolve, fields, size, proven: set) -> set:
