@@ -21,15 +21,20 @@ from __future__ import annotations
 from .embedding import by_value
 
 
+def _structs(fields, proven: set):
+    """(struct key, its rows) of each struct something of which is proven."""
+    for s in sorted({k for k, _ in proven}):
+        try:
+            yield s, fields(s)
+        except (KeyError, LookupError, ValueError):
+            continue
+
+
 def pinch(resolve, fields, size, proven: set) -> set:
     """`proven` with each member pinned as above; `resolve`, `fields` as embedding.carry takes them,
     `size(key)` a struct's size."""
     out = set(proven)
-    for s in sorted({k for k, _ in proven}):
-        try:
-            rows = fields(s)
-        except (KeyError, LookupError, ValueError):
-            continue
+    for s, rows in _structs(fields, proven):
         heads = [(p, r) for p, r in rows.items() if r[0] == 0 and "." not in p and (s, p) in out]
         for head, hrow in heads:
             head_type = resolve(by_value(hrow[2]) or "")
@@ -66,16 +71,13 @@ def after_member(fields, proven: set) -> set:
     of the alignment of the widest scalar read in it, which the table's offset is the first after m's
     end: real(P) = table(P) (PyASCIIObject.state after hash, read through state.interned)."""
     out = set()
-    for s in sorted({k for k, _ in proven}):
-        try:
-            rows = fields(s)
-        except (KeyError, LookupError, ValueError):
-            continue
+    for s, rows in _structs(fields, proven):
         top = sorted(((r[0], p) for p, r in rows.items() if "." not in p), key=lambda x: (x[0], x[1]))
         for (prev_at, prev), (at, p) in zip(top, top[1:]):
             if (s, p) in proven or (s, prev) not in proven or not _scalar(rows, prev) or prev_at == at:
                 continue
-            reads = [(q, r) for q, r in rows.items() if q.startswith(p + ".") and (s, q) in proven and _scalar(rows, q)]
+            reads = [(q, r) for q, r in rows.items()
+                     if q.startswith(p + ".") and (s, q) in proven and _scalar(rows, q)]
             if not any(r[0] == at for _, r in reads):
                 continue
             align = max(min(r[1], 8) for _, r in reads)
@@ -90,11 +92,7 @@ def header_sizes(resolve, fields, size, proven: set) -> set:
     its size the target's) and the first proven member of a struct that holds it at 0 (members do not
     overlap): sizeof(PyVarObject) is where ob_size ends, and where PyTupleObject's ob_item starts."""
     out = set()
-    for s in sorted({k for k, _ in proven}):
-        try:
-            rows = fields(s)
-        except (KeyError, LookupError, ValueError):
-            continue
+    for s, rows in _structs(fields, proven):
         for head, hrow in rows.items():
             if hrow[0] != 0 or "." in head or (s, head) not in proven:
                 continue
