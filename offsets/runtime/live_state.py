@@ -68,14 +68,57 @@ def interpreter(c) -> None:
 
 
 def _slice_cache(c, interp: int) -> None:
-    """A slice freed while the interpreter's one-slice cache is empty is kept there (up to 3.12)."""
-    if c.off("PyInterpreterState", "slice_cache") is None or c.t.build["config"].get("Py_GIL_DISABLED"):
-        raise LookupError("no PyInterpreterState.slice_cache")
+    """A slice freed while the interpreter's one-slice cache is empty is kept there."""
+    if c.t.build["config"].get("Py_GIL_DISABLED"):
+        raise LookupError("a free-threaded build keeps its free lists per thread")
+    path = _path(c, ("slice_cache", "object_state.freelists.slices.slice_cache"))
     kept = slice(object(), object(), object())   # takes the cached slice, if any: the cache is empty now
     address = id(kept)
     del kept
-    c.expect("PyInterpreterState.slice_cache holds the slice just freed", address,
-             c.field(interp, "PyInterpreterState", "slice_cache"))
+    c.expect(f"PyInterpreterState.{path} holds the slice just freed", address,
+             c.field(interp, "PyInterpreterState", path))
+
+
+def code_watchers(c) -> None:
+    """3.12+: a code watcher added sets its bit in the interpreter's active_code_watchers, and clearing
+    it clears the bit (a callback that does nothing, for the moment it is there)."""
+    import ctypes
+
+    if c.off("PyInterpreterState", "active_code_watchers") is None:
+        raise LookupError("no PyInterpreterState.active_code_watchers")
+    api = ctypes.pythonapi
+    add = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(("PyCode_AddWatcher", api))
+    clear = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_int)(("PyCode_ClearWatcher", api))
+    callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p)(lambda event, code: 0)
+    at = _interp() + c.need("PyInterpreterState", "active_code_watchers")
+    width = c.view.row("PyInterpreterState", "active_code_watchers")[1][1]
+    before = c.int(at, width)
+    watcher = add(ctypes.cast(callback, ctypes.c_void_p))
+    try:
+        during = c.int(at, width)
+    finally:
+        clear(watcher)
+    after = c.int(at, width)
+    c.expect(f"PyInterpreterState.active_code_watchers while code watcher {watcher} is added, and after",
+             [before | 1 << watcher, before & ~(1 << watcher)], [during, after])
+    del callback
+
+
+def _float_freelist(c, interp: int) -> None:
+    """A float just freed heads the interpreter's float free list (linked through their types), counted."""
+    items = _path(c, ("float_state.free_list", "object_state.freelists.floats.items"))
+    counts = _path(c, ("float_state.numfree", "object_state.freelists.floats.numfree"))
+    width = c.view.need("PyInterpreterState", counts)[1]
+    start, length = _span(c, interp, items, counts)
+    head = interp + c.need("PyInterpreterState", items) - start
+    count = interp + c.need("PyInterpreterState", counts) - start
+    x = float(len(items)) + 0.25
+    address = id(x)
+    before = c.read(start, length)
+    del x
+    after = c.read(start, length)
+    c.expect(f"PyInterpreterState.{items}, {counts}: a float freed heads its list, counted",
+             [address, _word(before, count, width) + 1], [_word(after, head, c.psize), _word(after, count, width)])
 
 
 def frozen(c) -> None:
@@ -120,6 +163,7 @@ def freelists(c) -> None:
     for what, items, counts in ARRAY_FREELISTS:
         c.run(f"the free list of {what}", _array_freelist, c, interp, what, items, counts)
     c.run("the free list of 7-item tuples", _tuple_freelist, c, interp)
+    c.run("the free list of floats", _float_freelist, c, interp)
 
 
 def _path(c, paths):
@@ -130,10 +174,10 @@ def _path(c, paths):
     return found
 
 
-def _span(c, interp: int, items: str, counts: str, width: int):
-    """(start, length) of the interpreter's bytes from the free list's array to its count's end."""
-    lo = min(c.need("PyInterpreterState", items), c.need("PyInterpreterState", counts))
-    hi = max(c.need("PyInterpreterState", items), c.need("PyInterpreterState", counts) + width)
+def _span(c, interp: int, items: str, counts: str):
+    """(start, length) of the interpreter's bytes that hold a free list and its count, both whole."""
+    (ia, isize), (ca, csize) = (c.view.need("PyInterpreterState", p) for p in (items, counts))
+    lo, hi = min(ia, ca), max(ia + isize, ca + csize)
     if hi - lo > 4096:
         raise LookupError(f"{items} and {counts} are more than a page apart")
     return interp + lo, hi - lo
@@ -146,7 +190,7 @@ def _word(image: bytes, at: int, n: int) -> int:
 def _array_freelist(c, interp: int, what: str, items, counts) -> None:
     items, counts = _path(c, items), _path(c, counts)
     width = c.view.need("PyInterpreterState", counts)[1]
-    start, length = _span(c, interp, items, counts, width)
+    start, length = _span(c, interp, items, counts)
     at_items = interp + c.need("PyInterpreterState", items) - start
     at_n = interp + c.need("PyInterpreterState", counts) - start
     # each image is read right after a free: nothing allocated in between but ints and bytes
@@ -166,7 +210,7 @@ def _array_freelist(c, interp: int, what: str, items, counts) -> None:
 def _tuple_freelist(c, interp: int) -> None:
     items = _path(c, ("tuple.free_list", "object_state.freelists.tuples.items"))
     counts = _path(c, ("tuple.numfree", "object_state.freelists.tuples.numfree"))
-    start, length = _span(c, interp, items, counts, 20 * 4)
+    start, length = _span(c, interp, items, counts)
     index = 6 if sys.version_info >= (3, 11) else 7     # up to 3.10 entry 0 is the empty tuple's
     head = interp + c.need("PyInterpreterState", items) + index * c.psize - start
     count = interp + c.need("PyInterpreterState", counts) + index * 4 - start
@@ -212,6 +256,7 @@ def module_init(c) -> None:
 
 def check(c) -> None:
     c.attempt("the interpreter's free lists", freelists, c)
+    c.attempt("PyInterpreterState.active_code_watchers", code_watchers, c)
     c.attempt("PyInterpreterState.small_ints", small_ints, c)
     c.attempt("PyModuleDef.m_base.m_init", module_init, c)
     c.attempt("the interpreter's pointers", interpreter, c)
