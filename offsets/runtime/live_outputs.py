@@ -7,6 +7,8 @@ interpreter wrote there.
   `PyStatus_Exit`: its type, the message and the exit code given;
 - `PyCompilerFlags`, whose `cf_flags` the compiler ORs the future features of the code it compiles
   into (`from __future__ import annotations`: the table's CO_FUTURE_ANNOTATIONS);
+- `Py_buffer`, which `PyObject_GetBuffer` of bytes fills field by field in a buffer filled with 0xAA
+  (where the pattern starts again is its size), its shape and strides pointing to its own fields;
 - 3.12-3.13 `_PyUnicodeWriter`: `_PyUnicodeWriter_Init` zeroes sizeof(_PyUnicodeWriter) bytes of a
   buffer filled with 0xAA (where the zeros end is its size), and writing a str into a fresh writer
   keeps that very str as its buffer.
@@ -20,7 +22,7 @@ ROOM = 256
 
 
 def check(c) -> None:
-    for fn in (status, compiler_flags, unicode_writer):
+    for fn in (status, compiler_flags, buffer_size, unicode_writer):
         c.attempt(fn.__name__, fn, c)
 
 
@@ -64,6 +66,33 @@ def compiler_flags(c) -> None:
     c.expect("PyCompilerFlags.cf_flags: the compiler ORs in the future feature it compiled "
              "(CO_FUTURE_ANNOTATIONS)", future[1], c.field(ctypes.addressof(flags), "PyCompilerFlags", "cf_flags"))
     del flags
+
+
+#: PyBUF_FULL_RO: the format, shape and strides too (every field of a Py_buffer)
+FULL_RO = 0x0100 | 0x0004 | 0x0008 | 0x0010 | 0x0018
+
+
+def buffer_size(c) -> None:
+    """`PyObject_GetBuffer` of bytes fills a Py_buffer field by field (PyBuffer_FillInfo: all eleven),
+    in a buffer filled with 0xAA: where the pattern starts again is its size; its shape and strides
+    point to its own len and itemsize."""
+    import ctypes
+
+    api = ctypes.pythonapi
+    get = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_void_p, ctypes.c_int)(("PyObject_GetBuffer", api))
+    release = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(("PyBuffer_Release", api))
+    data = bytes(range(40, 72))
+    view = ctypes.create_string_buffer(b"\xaa" * ROOM, ROOM)
+    at = ctypes.addressof(view)
+    get(data, at, FULL_RO)
+    try:
+        filled = bytes(view.raw).index(b"\xaa" * 8)
+        c.expect("sizeof(Py_buffer) (what PyObject_GetBuffer of bytes fills), Py_buffer.shape, strides (its own len "
+                 "and itemsize)", [filled, at + c.need("Py_buffer", "len"), at + c.need("Py_buffer", "itemsize")],
+                 [c.size("Py_buffer"), c.field(at, "Py_buffer", "shape"), c.field(at, "Py_buffer", "strides")])
+    finally:
+        release(at)
+    del view
 
 
 def unicode_writer(c) -> None:
