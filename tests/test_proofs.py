@@ -277,7 +277,10 @@ MOVES = [
     ("PyInterpreterState", "interpreter_trampoline", 8), ("PyTracebackObject", "tb_lineno", -4),
     ("PyDictKeysObject", "dk_lookup", 8), ("PyDictKeysObject", "dk_lookup", -8),
     ("PyFrameObject", "f_blockstack", 4), ("PyTryBlock", "b_handler", 4), ("PyTryBlock", "b_level", -4),
-    ("PyTryBlock", None, 4),
+    ("PyTryBlock", None, 4), ("PyInterpreterState", "active_code_watchers", 1),
+    ("PyInterpreterState", "float_state.free_list", 8), ("PyInterpreterState", "object_state.freelists.floats.items", 8),
+    ("PyInterpreterState", "object_state.freelists.slices.slice_cache", 8), ("Py_buffer", None, 8),
+    ("gc_generation", "count", -4), ("gc_generation", "head._gc_next", 8),
 ]
 
 

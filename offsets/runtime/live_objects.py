@@ -5,8 +5,8 @@ weak references in the order `weakref.getweakrefs` lists them, typing's lazily e
 constraints, defaults and alias values (the one function `gc.get_referents` finds in each), a
 generic function's type parameters, a class's `__slots__`, a getset's doc, getter and setter, a
 traceback's given line, a keys object's lookup function (up to 3.10) and reference count (one for
-each dict sharing it), instance dicts' values count, and the GC's links between three objects made
-in a row (`gc.get_objects` lists them in that order).
+each dict sharing it), instance dicts' values count, the GC's links between three objects made in
+a row (`gc.get_objects` lists them in that order) and its oldest generation's list and count.
 
 Every object read is held by this check while it reads.
 """
@@ -294,7 +294,33 @@ def gc_links(c) -> None:
     del young
 
 
+def generations(c) -> None:
+    """The oldest generation's list starts at the first object `gc.get_objects(2)` lists, and counts what
+    `gc.get_count()` says. Read in that entry of PyInterpreterState.gc.generations, its first member
+    (head._gc_next, at 0) and its last (count, ending the struct) pin the entry, as its stride is proven
+    by its three thresholds (live_capi): every field of gc_generation is then where the table says."""
+    import gc
+
+    if c.t.build["config"].get("Py_GIL_DISABLED") or sys.version_info >= (3, 14):
+        raise LookupError("generations of another kind")
+    rows = c.t.fields(c.t.resolve_struct("gc_generation")) if c.t.resolve_struct("gc_generation") else {}
+    if not {"head._gc_next", "count"} <= set(rows) or rows["head._gc_next"][0] != 0 or \
+            rows["count"][0] + rows["count"][1] != c.t.size(c.t.resolve_struct("gc_generation")):
+        raise LookupError("gc_generation does not start with its head and end with its count")
+    from .live_state import _interp
+
+    oldest, counts = gc.get_objects(2), gc.get_count()
+    if not oldest or not counts[2]:
+        raise LookupError("the oldest generation is empty or counts nothing")
+    entry = _interp() + c.need("PyInterpreterState", "gc.generations") + 2 * c.size("gc_generation")
+    head = c.size("PyGC_Head")
+    c.expect("gc_generation.head._gc_next, count of the oldest generation (gc.get_objects(2)[0]'s PyGC_Head, "
+             "gc.get_count()[2])", [id(oldest[0]) - head, counts[2]],
+             [c.field(entry, "gc_generation", "head._gc_next"), c.field(entry, "gc_generation", "count")])
+    del oldest
+
+
 def check(c) -> None:
     for fn in (views, exceptions, cmethod, strings, weakrefs, typing_lazy, slots, getset, made_tracebacks, lookups,
-               keys_refcnt, split_values, gc_links):
+               keys_refcnt, split_values, gc_links, generations):
         c.attempt(fn.__name__, fn, c)
