@@ -131,6 +131,19 @@ def test_a_member_after_a_proven_scalar_is_pinned_by_its_first_field_and_its_ali
     assert after_member(fields, read) == set()      # not the first place after hash its alignment allows
 
 
+def test_a_member_after_a_struct_is_pinned_past_its_proven_fields_by_its_elements_alignment():
+    """3.13's free lists: lists (items[80], numfree) then dicts (items[80]) after 4 bytes of padding."""
+    rows = {"lists": (256, 648, "struct L"), "lists.items": (256, 640, "PyListObject *[80]", None, None, 80),
+            "lists.numfree": (896, 4, "int"), "dicts": (904, 648, "struct D"),
+            "dicts.items": (904, 640, "PyDictObject *[80]", None, None, 80), "dicts.numfree": (1544, 4, "int")}
+    fields = {"S": rows}.__getitem__
+    read = {("S", "lists.numfree"), ("S", "dicts.items")}
+    assert after_member(fields, read) == {("S", "dicts")}
+    assert after_member(fields, {("S", "dicts.items")}) == set()       # nothing of lists proven: no lower bound
+    rows["dicts.items"] = (904, 640, "struct E[80]", None, None, 80)    # an array of structs: no alignment known
+    assert after_member(fields, read) == set()
+
+
 def test_by_value_types():
     assert [by_value(t) for t in ("PyObject", "struct _object", "const struct gc_generation", "PyObject *",
                                   "struct gc_generation[3]", "void (*)(void)")] == \

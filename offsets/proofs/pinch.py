@@ -59,30 +59,59 @@ def pinch(resolve, fields, size, proven: set) -> set:
     return out | at_zero(fields, out) | header_sizes(resolve, fields, size, out)
 
 
+#: C's integer types (and CPython's and the C library's names of them): their size is their alignment
+INTEGERS = {"char", "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int", "unsigned",
+            "long", "unsigned long", "long long", "unsigned long long", "_Bool", "size_t", "ssize_t", "Py_ssize_t",
+            "Py_hash_t", "Py_uhash_t", "intptr_t", "uintptr_t", "digit", "wchar_t"} | \
+    {f"{u}int{n}_t" for u in ("", "u") for n in (8, 16, 32, 64)}
+
+
+def _integer_or_pointer(spelling: str) -> bool:
+    t = spelling.replace("const ", "").replace("volatile ", "").strip()
+    return t.endswith("*") or t in INTEGERS
+
+
 def _scalar(rows: dict, path: str) -> bool:
-    """A field with no fields of its own in the table and no array: its size is its type's."""
-    return "[" not in rows[path][2] and not any(p.startswith(path + ".") for p in rows)
+    """An int or a pointer, no array: its size is its type's, and so is its alignment."""
+    return _integer_or_pointer(rows[path][2]) and not any(p.startswith(path + ".") for p in rows)
+
+
+def _scalar_array(rows: dict, path: str) -> bool:
+    """An array of ints or pointers whose length the table says."""
+    r = rows[path]
+    return "[" in r[2] and _integer_or_pointer(r[2].split("[")[0]) and bool(_element(r))
+
+
+def _element(row):
+    """The size of one element of an array row, None where the table does not say how many."""
+    return row[1] // row[5] if len(row) > 5 and row[5] else None
 
 
 def after_member(fields, proven: set) -> set:
-    """A member P right after a proven scalar member m (an int or a pointer, its size its type's), whose
-    first field is read at the table's offset of P: real(P) <= table(P) (no field of P starts before P),
-    and what of P was read lies past m's end, so P is after m (members do not overlap), at a multiple
-    of the alignment of the widest scalar read in it, which the table's offset is the first after m's
-    end: real(P) = table(P) (PyASCIIObject.state after hash, read through state.interned)."""
+    """A member P right after a member m, whose first field is read at the table's offset of P:
+    real(P) <= table(P) (no field of P starts before P). And what of P was read lies past what of m
+    was read, so P is after m (members do not overlap): past the end of m's proven ints and pointers
+    (m's own, where m is one: their sizes their types'), at a multiple of the alignment of the widest
+    scalar read in P (an array's: its element's), which the table's offset is the first of: real(P) =
+    table(P) (PyASCIIObject.state after hash, read through state.interned; 3.13's dicts free list
+    after the lists', whose count ends where padding to a pointer's alignment begins)."""
     out = set()
     for s, rows in _structs(fields, proven):
         top = sorted(((r[0], p) for p, r in rows.items() if "." not in p), key=lambda x: (x[0], x[1]))
         for (prev_at, prev), (at, p) in zip(top, top[1:]):
-            if (s, p) in proven or (s, prev) not in proven or not _scalar(rows, prev) or prev_at == at:
+            if (s, p) in proven or prev_at == at:
                 continue
-            reads = [(q, r) for q, r in rows.items()
-                     if q.startswith(p + ".") and (s, q) in proven and _scalar(rows, q)]
-            if not any(r[0] == at for _, r in reads):
+            if _scalar(rows, prev):
+                ends = [prev_at + rows[prev][1]] if (s, prev) in proven else []
+            else:
+                ends = [r[0] + r[1] for q, r in rows.items()
+                        if q.startswith(prev + ".") and (s, q) in proven and _scalar(rows, q)]
+            reads = [r for q, r in rows.items() if q.startswith(p + ".") and (s, q) in proven and
+                     (_scalar(rows, q) or _scalar_array(rows, q))]
+            if not ends or not any(r[0] == at for r in reads):
                 continue
-            align = max(min(r[1], 8) for _, r in reads)
-            end = prev_at + rows[prev][1]
-            if at == -(-end // align) * align:
+            align = max(min(r[1] if "[" not in r[2] else _element(r), 8) for r in reads)
+            if at == -(-max(ends) // align) * align:
                 out.add((s, p))
     return out
 
@@ -103,8 +132,7 @@ def header_sizes(resolve, fields, size, proven: set) -> set:
                 inner = fields(t)
             except (KeyError, LookupError, ValueError):
                 continue
-            ends = [r[0] + r[1] for x, r in inner.items() if (t, x) in proven and
-                    ("*" in r[2] or resolve(by_value(r[2]) or "") is None) and "[" not in r[2]]
+            ends = [r[0] + r[1] for x, r in inner.items() if (t, x) in proven and _scalar(inner, x)]
             starts = [r[0] for m, r in rows.items() if (s, m) in proven and r[0] > 0 and m != head and
                       not m.startswith(head + ".")]
             if ends and starts and max(ends) == min(starts) == size(t) == hrow[1]:
