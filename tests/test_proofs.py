@@ -3,7 +3,8 @@ of a live interpreter compared with what that interpreter says, so the truths he
 interpreters (pyenv's, run as subprocesses) and their exact tables, which gcc and their DWARF
 verified (generated/index.yaml).
 
-- the type-system rule carries a proof only where two proven real offsets determine the third;
+- the type-system rule carries a proof only where two proven real offsets determine the third, and
+  a member is pinned only between both of its bounds;
 - every check fails on its interpreter's own table with the field it reads moved;
 - whatever a table of another release proves in an interpreter is what that interpreter's exact
   table says (0 wrong).
@@ -20,6 +21,7 @@ import pytest
 
 from conftest import missing_input, pyenv_python
 from offsets.proofs.embedding import by_value, carry
+from offsets.proofs.pinch import after_member, at_zero, header_sizes, pinch
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,6 +59,91 @@ def test_nothing_is_carried_through_a_member_whose_offsets_do_not_add_up_or_a_po
     assert ("U", "z") not in got and not any(k == "T" for k, _ in got)
 
 
+def header_table(cval_at=16, real_at=0, header_size=16):
+    """A complex number's layout: a 16-byte header at 0, then a Py_complex {real, imag}."""
+    structs = {
+        "S": {"ob_base": (0, header_size, "PyObject"), "ob_base.ob_type": (8, 8, "PyTypeObject *"),
+              "cval": (cval_at, 16, "Py_complex"), "cval.real": (cval_at + real_at, 8, "double"),
+              "cval.imag": (cval_at + 8, 8, "double")},
+        "Py_complex": {"real": (real_at, 8, "double"), "imag": (8, 8, "double")},
+        "PyObject": {"ob_type": (8, 8, "PyTypeObject *")},
+    }
+    sizes = {"S": 32, "Py_complex": 16, "PyObject": header_size}
+    return (lambda name: name if name in structs else None), (lambda key: structs[key]), sizes.get
+
+
+READ = {("S", "ob_base"), ("PyObject", None), ("S", "cval.real"), ("S", "cval.imag")}
+
+
+def test_a_member_right_after_a_proven_header_is_pinned_by_a_read_of_its_first_member():
+    """real(cval) <= 16 (cval.real, at cval's offset, is at or after 0 in Py_complex) and >= 16 (after
+    the header at 0, whose size is proven): so cval is at 16, and Py_complex's fields follow."""
+    resolve, fields, size = header_table()
+    got = carry(resolve, fields, pinch(resolve, fields, size, READ))
+    assert {("S", "cval"), ("Py_complex", "real"), ("Py_complex", "imag")} <= got
+
+
+@pytest.mark.parametrize("change", [
+    {"drop": ("PyObject", None)},           # the header's size is not proven
+    {"drop": ("S", "ob_base")},             # nor the header at 0
+    {"drop": ("S", "cval.real")},           # the read is not of the first member
+    {"table": {"cval_at": 24}},             # the member is not right after the header
+    {"table": {"real_at": 4}},              # what is read is not at the member's own offset
+    {"table": {"header_size": 8}},          # the header's row is not the header's proven size
+])
+def test_nothing_is_pinned_without_each_bound(change):
+    resolve, fields, size = header_table(**change.get("table", {}))
+    got = pinch(resolve, fields, size, READ - {change.get("drop")})
+    assert ("S", "cval") not in got
+
+
+def test_a_field_proven_at_offset_0_proves_the_members_on_its_path_at_0():
+    structs = {"S": {"u": (0, 24, "union <anonymous>"), "u.lg": (0, 24, "LG"), "u.lg.ptr": (0, 8, "PyObject *"),
+                     "u.lg.ver": (8, 8, "long"), "w": (24, 8, "W"), "w.x": (24, 8, "long")}}
+    fields = structs.__getitem__
+    assert at_zero(fields, {("S", "u.lg.ptr")}) == {("S", "u"), ("S", "u.lg")}
+    assert at_zero(fields, {("S", "u.lg.ver"), ("S", "w.x")}) == set()      # not at 0: a sum only
+
+
+def test_a_header_s_size_lies_between_its_last_field_s_end_and_the_next_member():
+    structs = {"T": {"ob_base": (0, 24, "PyVarObject"), "ob_base.ob_size": (16, 8, "Py_ssize_t"),
+                     "ob_item": (24, 8, "PyObject *[1]")},
+               "PyVarObject": {"ob_refcnt": (0, 8, "Py_ssize_t"), "ob_size": (16, 8, "Py_ssize_t")}}
+    sizes = {"T": 32, "PyVarObject": 24}
+    resolve, fields = (lambda n: n if n in structs else None), structs.__getitem__
+    proven = {("T", "ob_base"), ("T", "ob_item"), ("PyVarObject", "ob_size")}
+    assert ("PyVarObject", None) in header_sizes(resolve, fields, sizes.get, proven)
+    for drop in proven:      # each bound, and the header at 0, is needed
+        assert ("PyVarObject", None) not in header_sizes(resolve, fields, sizes.get, proven - {drop})
+    sizes["PyVarObject"] = 32      # a table whose size is not where the bounds meet
+    assert ("PyVarObject", None) not in header_sizes(resolve, fields, sizes.get, proven)
+
+
+def test_a_member_after_a_proven_scalar_is_pinned_by_its_first_field_and_its_alignment():
+    rows = {"length": (16, 8, "Py_ssize_t"), "hash": (24, 8, "Py_hash_t"), "state": (32, 4, "struct <anonymous>"),
+            "state.interned": (32, 4, "unsigned int"), "wstr": (40, 8, "wchar_t *")}
+    fields = {"S": rows}.__getitem__
+    read = {("S", "hash"), ("S", "state.interned")}
+    assert after_member(fields, read) == {("S", "state")}
+    assert after_member(fields, {("S", "state.interned")}) == set()            # the member before is not proven
+    assert after_member(fields, {("S", "hash"), ("S", "length")}) == set()     # nothing of it is read
+    rows["state"], rows["state.interned"] = (36, 4, "struct <anonymous>"), (36, 4, "unsigned int")
+    assert after_member(fields, read) == set()      # not the first place after hash its alignment allows
+
+
+def test_a_member_after_a_struct_is_pinned_past_its_proven_fields_by_its_elements_alignment():
+    """3.13's free lists: lists (items[80], numfree) then dicts (items[80]) after 4 bytes of padding."""
+    rows = {"lists": (256, 648, "struct L"), "lists.items": (256, 640, "PyListObject *[80]", None, None, 80),
+            "lists.numfree": (896, 4, "int"), "dicts": (904, 648, "struct D"),
+            "dicts.items": (904, 640, "PyDictObject *[80]", None, None, 80), "dicts.numfree": (1544, 4, "int")}
+    fields = {"S": rows}.__getitem__
+    read = {("S", "lists.numfree"), ("S", "dicts.items")}
+    assert after_member(fields, read) == {("S", "dicts")}
+    assert after_member(fields, {("S", "dicts.items")}) == set()       # nothing of lists proven: no lower bound
+    rows["dicts.items"] = (904, 640, "struct E[80]", None, None, 80)    # an array of structs: no alignment known
+    assert after_member(fields, read) == set()
+
+
 def test_by_value_types():
     assert [by_value(t) for t in ("PyObject", "struct _object", "const struct gc_generation", "PyObject *",
                                   "struct gc_generation[3]", "void (*)(void)")] == \
@@ -91,6 +178,8 @@ for spec in json.loads(sys.argv[1]):
     if key is None or (key, path) not in good.proven:   # no check of this version reads it
         continue
     h, n, r = compact.read_parts(compact.COMPACT_DIR / e["file"])
+    if path is None:      # the struct's size
+        r[key][2] += delta
     for f in r[key][6]:
         if f[0] == path:
             f[1] += delta
@@ -100,7 +189,7 @@ for spec in json.loads(sys.argv[1]):
     except TableError:     # moved out of its struct: not a table a layout can have
         continue
     res = runtime.live_check(bad)
-    out["moved"][f"{struct}.{path}{delta:+d}"] = {"ok": res.ok, "proven": (key, path) in res.proven,
+    out["moved"][f"{struct}.{path or 'size'}{delta:+d}"] = {"ok": res.ok, "proven": (key, path) in res.proven,
                                                   "failed": res.failed[:2]}
 print(json.dumps(out))
 """
@@ -130,6 +219,81 @@ MOVES = [
     ("arrayobject", "allocated", 8), ("arraydescr", "itemsize", -4), ("PyGenObject", "gi_exc_state", 8),
     ("PyCoroObject", "cr_qualname", 8), ("_PyInterpreterFrame", "owner", 1), ("PyHeapTypeObject", "ht_cached_keys", 8),
     ("PyCodeObject", "co_nlocalsplus", 4), ("PyMemberDef", "offset", 8), ("PySequenceMethods", "sq_inplace_concat", 8),
+    # live_state: the interpreter's pointers, the frozen modules' table
+    ("PyInterpreterState", "runtime", 8), ("PyInterpreterState", "imports.importlib", 8),
+    ("PyInterpreterState", "importlib", 8), ("PyInterpreterState", "import_func", -8),
+    ("PyInterpreterState", "callable_cache.len", 8), ("PyInterpreterState", "cached_objects.typevar_type", 8),
+    ("PyInterpreterState", "slice_cache", 8), ("_frozen", "name", 8),
+    # live_objects: objects' fields against what they or the interpreter say
+    ("_PyDictViewObject", "dv_dict", -8), ("PyNameErrorObject", "name", -8), ("PyCMethodObject", "mm_class", -8),
+    ("PyUnicodeObject", "data.any", -8), ("PyASCIIObject", "state.ready", 1), ("PyWeakReference", "wr_next", -8),
+    ("PyWeakReference", "wr_prev", 8), ("typevarobject", "evaluate_bound", 8), ("typealiasobject", "compute_value", 8),
+    ("typevarobject", "evaluate_default", 8), ("typevartupleobject", "default_value", 8),
+    ("PyFunctionObject", "func_typeparams", 8), ("PyHeapTypeObject", "ht_slots", 8), ("PyGetSetDef", "doc", 8),
+    ("PyGC_Head", "_gc_next", 8), ("PyGC_Head", "_gc_prev", -8), ("paramspecobject", "bound", 8),
+    # live_typeobjects, and am_send through PyType_GetSlot
+    ("PyTypeObject", "tp_vectorcall_offset", 8), ("PyMethodDescrObject", "vectorcall", -8),
+    ("PyTypeObject", "tp_vectorcall", -8), ("PyTypeObject", "tp_methods", 8), ("PyTypeObject", "tp_subclasses", 8),
+    ("PyTypeObject", "tp_version_tag", 4), ("PyTypeObject", "tp_version_tag", -4), ("PyTypeObject", "tp_doc", 8),
+    ("PyAsyncMethods", "am_send", -8),
+    # live_frames: frames, generators and code objects
+    ("_PyInterpreterFrame", "f_locals", 8), ("PyFrameObject", "f_locals", 8), ("PyFrameObject", "f_back", 8),
+    ("PyFrameObject", "f_localsplus", -8), ("PyFrameObject", "f_valuestack", 8), ("PyFrameObject", "f_stacktop", 8),
+    ("PyFrameObject", "f_iblock", 4), ("PyFrameObject", "f_executing", 1), ("PyFrameObject", "f_lineno", 4),
+    ("PyGenObject", "gi_frame_state", 1), ("_PyInterpreterFrame", "prev_instr", 8),
+    ("PyCodeObject", "_co_firsttraceable", 4), ("PyCodeObject", "co_framesize", 4),
+    ("PyCodeObject", "co_localsplusnames", 8), ("PyCodeObject", "co_localspluskinds", 8),
+    # sizes: a struct's size changed (path None)
+    ("PyTupleObject", None, 8), ("PyTypeObject", None, 8), ("PyMethodDef", None, 8), ("_frozen", None, 8),
+    # live_thread: the thread state's counters found by what they do, and its links
+    ("PyThreadState", "tracing", 4), ("PyThreadState", "tracing", -4), ("PyThreadState", "use_tracing", 4),
+    ("PyThreadState", "c_recursion_remaining", 4), ("PyThreadState", "context_ver", 8),
+    ("PyThreadState", "trash.delete_nesting", 4), ("PyThreadState", "root_cframe", -8), ("_PyCFrame", "previous", -8),
+    ("_PyStackChunk", "previous", 8),
+    # live_caches: inline caches where opcode._cache_format puts their counters
+    ("_PyAttrCache", "counter", 2), ("_PyCallCache", "counter", 2), ("_PyLoadGlobalCache", "counter", 2),
+    # live_wrappers: static types' slots where their wrapper descriptors' functions are
+    ("PySequenceMethods", "sq_concat", 8), ("PySequenceMethods", "sq_inplace_repeat", -8),
+    ("PyMappingMethods", "mp_length", 8), ("PyWrapperDescrObject", "d_wrapped", -8),
+    # up to 3.10 and 3.11: wide strings, small ints, zombie frames; keys' and modules' records
+    ("PyASCIIObject", "wstr", -8), ("PyCompactUnicodeObject", "wstr_length", -8), ("PyInterpreterState", "small_ints", 8),
+    ("PyCodeObject", "co_zombieframe", 8), ("PyDictKeysObject", "dk_refcnt", 8), ("PyModuleDef", "m_base.m_init", 8),
+    ("_PyInterpreterFrame", "stacktop", 4), ("PyFrameObject", "f_lineno", 4), ("PyThreadState", "what_event", 4),
+    ("PyInterpreterState", "ceval.tracing_possible", 4), ("PyFrameObject", "f_fast_as_locals", -1),
+    ("PyASCIIObject", "state.statically_allocated", 4), ("PyDictValues", "size", 1),
+    # live_records: the binary's own tables of offsetof (slotdefs; 3.13+ PYCONFIG_SPEC)
+    ("PyTypeObject", "tp_getattr", 8), ("PyTypeObject", "tp_setattr", -8), ("PyConfig", "prefix", 8),
+    ("PyConfig", "home", -8), ("PyConfig", "parse_argv", 4),
+    # the interpreter's free lists (live_state), the specializer's versions (live_versions)
+    ("PyInterpreterState", "list.free_list", 8), ("PyInterpreterState", "list.numfree", 4),
+    ("PyInterpreterState", "dict_state.numfree", -4), ("PyInterpreterState", "tuple.free_list", 8),
+    ("PyInterpreterState", "tuple.numfree", 4), ("PyInterpreterState", "object_state.freelists.lists.numfree", 4),
+    ("PyInterpreterState", "object_state.freelists.tuples.items", 8), ("PyCodeObject", "co_version", 4),
+    ("PyFunctionObject", "func_version", 4), ("PyDictKeysObject", "dk_version", 4),
+    ("PyInterpreterState", "dict_state.next_keys_version", 8),
+    # live_static_types: the static types' states, pinned by their first and last members
+    ("PyInterpreterState", "types.builtins", 8), ("static_builtin_state", "tp_dict", 8),
+    ("PyInterpreterState", "types.builtins.initialized", -8), ("managed_static_type_state", "tp_subclasses", 8),
+    ("managed_static_type_state", "tp_weaklist", -8), ("managed_static_type_state", "type", 8),
+    # live_opcache (3.8-3.10)
+    ("_PyOpcache", "u.lg.ptr", 8), ("_PyOpcache", "optimized", -8), ("_PyOpcache", None, 8),
+    ("PyCodeObject", "co_opcache", 8), ("PyAddrPair", "ap_lower", 4), ("PyAddrPair", "ap_upper", -4),
+    ("PyGetSetDef", "get", 8), ("PyGetSetDef", "get", -8), ("PyGetSetDef", "set", 8), ("PyGetSetDef", "set", -8),
+    # live_outputs: structs the C API fills in the check's own buffers; live_monitoring: sys.monitoring's state
+    ("PyStatus", "_type", 4), ("PyCompilerFlags", "cf_flags", 4), ("_PyUnicodeWriter", "buffer", 8),
+    ("_PyUnicodeWriter", None, 8), ("PyInterpreterState", "monitoring_callables", 8),
+    ("PyInterpreterState", "monitors.tools", 1), ("PyCodeObject", "_co_monitoring", 8), ("_PyCoMonitoringData", "lines", 8),
+    ("_PyCoMonitoringData", "per_instruction_opcodes", -8), ("_PyCoMonitoringData", "active_monitors.tools", 1),
+    ("_PyCoLineInstrumentationData", "original_opcode", 1), ("PyThreadState", "eval_breaker", 8),
+    ("_PyInterpreterFrame", "return_offset", 2), ("_PyInterpreterFrame", "return_offset", -2),
+    ("PyHeapTypeObject", "_spec_cache.getitem", 8), ("PyHeapTypeObject", "_spec_cache.getitem_version", 4),
+    ("PyInterpreterState", "interpreter_trampoline", 8), ("PyTracebackObject", "tb_lineno", -4),
+    ("PyDictKeysObject", "dk_lookup", 8), ("PyDictKeysObject", "dk_lookup", -8),
+    ("PyFrameObject", "f_blockstack", 4), ("PyTryBlock", "b_handler", 4), ("PyTryBlock", "b_level", -4),
+    ("PyTryBlock", None, 4), ("PyInterpreterState", "active_code_watchers", 1),
+    ("PyInterpreterState", "float_state.free_list", 8), ("PyInterpreterState", "object_state.freelists.floats.items", 8),
+    ("PyInterpreterState", "object_state.freelists.slices.slice_cache", 8), ("Py_buffer", None, 8),
+    ("gc_generation", "count", -4), ("gc_generation", "head._gc_next", 8),
 ]
 
 

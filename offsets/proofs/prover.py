@@ -47,6 +47,17 @@ class Prover:
             out += chunk
         return out
 
+    def names(self, base: int, struct: str, path: str, limit: int = 512) -> list:
+        """The strings an array of `struct` from `base` names at `path` (a `char *`), up to the first NULL."""
+        step, at = self.size(struct), self.need(struct, path)
+        out = []
+        for i in range(limit):
+            p = self.ptr(base + i * step, at)
+            if not p:
+                break
+            out.append(self.cstring(p, 256).decode("utf-8", "replace"))
+        return out
+
     def field(self, addr: int, struct: str, *paths: str, signed: bool = False) -> int:
         """The integer value of the first of `paths` the table has in `struct`, at the object at
         `addr`, sized as the table says (a bitfield: its bits)."""
@@ -89,3 +100,11 @@ class Prover:
         except self.faults as e:
             self.view.take_used()
             self.r.failed.append(f"{what}: {e} (a pointer read through the table is not valid)")
+
+    def attempt(self, what: str, fn, *args) -> None:
+        """`run`, where any other error of the check itself (one that cannot run in this process) is
+        recorded as not run: such a check proves nothing, and stops nothing."""
+        try:
+            self.run(what, fn, *args)
+        except Exception as e:      # noqa: BLE001
+            self.skip(what, f"could not run here: {type(e).__name__}: {e}")

@@ -24,6 +24,9 @@ from __future__ import annotations
 _T_OBJECT, _T_ULONG, _T_PYSSIZET, _READONLY = 6, 12, 19, 1
 BY_HAND = {
     "code": {"symbol": "PyCode_Type", "itemsize": [[1, "size", "_Py_CODEUNIT", None]]},
+    # tupleobject.c, unchanged since 3.0: the one item PyTupleObject declares is the first of ob_size
+    "tuple": {"symbol": "PyTuple_Type", "basicsize": [[1, "size", "PyTupleObject", None], [-1, "pointer", None, None]],
+              "itemsize": [[1, "pointer", None, None]]},
     # typeobject.c, funcobject.c, classobject.c and methodobject.c, unchanged since 3.0 (3.10 added __builtins__)
     "type": {"symbol": "PyType_Type", "members": [
         [name, code, _READONLY, "PyTypeObject", field] for name, code, field in (

@@ -22,7 +22,7 @@ what they prove through the type system (`proofs/embedding.py`).
 from __future__ import annotations
 
 from ..errors import OffsetsError
-from ..proofs.embedding import carry_table
+from ..proofs.pinch import carry_and_pinch
 from ..proofs.prover import Prover
 from ..proofs.result import Result
 from . import anchors, frames, procfs
@@ -128,7 +128,7 @@ def check(table, memory, ident) -> Result:
                      ("_Py_DebugOffsets", debug_offsets), ("interpreters and thread states", links),
                      ("stacks", stacks)):
         run(what, fn)
-    result.proven = carry_table(table, result.proven)
+    result.proven = carry_and_pinch(table, result.proven)
     return result
 
 

@@ -24,13 +24,16 @@ import sys
 from ..proofs.prover import Prover
 from ..proofs.result import MIN_PASSED, Result  # noqa: F401 - read as live.Result, live.MIN_PASSED
 from ..proofs.view import View
-from . import live_capi, live_stdtypes, live_types, live_values
+from . import (live_caches, live_capi, live_frames, live_monitoring, live_objects, live_opcache, live_outputs,
+               live_records, live_state, live_static_types, live_stdtypes, live_thread, live_typeobjects, live_types,
+               live_values, live_versions, live_wrappers)
 
 #: Types whose `__basicsize__` a struct determines: (label, type getter, struct, expectations).
 #: An expectation is a sum of terms: `size` (of the struct), a field path of the struct (its
 #: offset), `@Struct.path` (an offset in another struct) or an int. The first expectation whose
 #: terms the table has is the one checked (the variable part of var-sized objects moved over time).
 BASICSIZE = (
+    ("object", lambda: object, "PyObject", (("size",),)),
     ("list", lambda: list, "PyListObject", (("size",),)),
     ("dict", lambda: dict, "PyDictObject", (("size",),)),
     ("set", lambda: set, "PySetObject", (("size",),)),
@@ -427,11 +430,24 @@ def check(table) -> Result:
         live_capi.check(c)
         live_types.check(c)
         live_stdtypes.check(c)
+        live_state.check(c)
+        live_objects.check(c)
+        live_typeobjects.check(c)
+        live_frames.check(c)
+        live_thread.check(c)
+        live_caches.check(c)
+        live_wrappers.check(c)
+        live_records.check(c)
+        live_versions.check(c)
+        live_static_types.check(c)
+        live_opcache.check(c)
+        live_outputs.check(c)
+        live_monitoring.check(c)
         _thread_state(c)
         _debug_offsets(c)
     finally:
         mem.close()
-    from ..proofs.embedding import carry_table
+    from ..proofs.pinch import carry_and_pinch
 
-    result.proven = carry_table(table, result.proven)
+    result.proven = carry_and_pinch(table, result.proven)
     return result

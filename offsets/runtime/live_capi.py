@@ -40,6 +40,10 @@ def _rich_class():
     return type("Rich", (), ns)
 
 
+def _generator():
+    yield 1
+
+
 def _words(c, start: int, end: int, value: int) -> list:
     """Where `value` is among the pointer-sized words from `start` to `end`."""
     raw = b"".join(c.read(a, min(4096, end - a)) for a in range(start, end, 4096))
@@ -59,8 +63,9 @@ def slots(c) -> None:
     if not ids:
         raise LookupError("the table has no Py_tp_* slot constants")
     rich = _rich_class()
-    types = [rich] + ([list, dict, int, str, type, object, bytes, memoryview, property] if sys.version_info >= (3, 10)
-                      else [])
+    generator = type(_generator())      # its PyAsyncMethods has am_send (3.10+)
+    types = [rich] + ([list, dict, int, str, type, object, bytes, memoryview, property, generator]
+                      if sys.version_info >= (3, 10) else [])
     seen = set()
     for tp in types:
         start, end = id(tp), id(tp) + type(tp).__basicsize__

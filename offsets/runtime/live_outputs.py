@@ -1,0 +1,119 @@
+"""Part of the live check (`live.py`): structs the C API fills in memory this check owns, read back
+through the table. The check never writes a field itself (a table that is wrong would make it write
+another one): it gives zeroed (or patterned) buffers larger than any such struct, and reads what the
+interpreter wrote there.
+
+- `PyStatus`, returned by value (into a buffer of 256 bytes) by `PyStatus_Ok`, `PyStatus_Error` and
+  `PyStatus_Exit`: its type, the message and the exit code given;
+- `PyCompilerFlags`, whose `cf_flags` the compiler ORs the future features of the code it compiles
+  into (`from __future__ import annotations`: the table's CO_FUTURE_ANNOTATIONS);
+- `Py_buffer`, which `PyObject_GetBuffer` of bytes fills field by field in a buffer filled with 0xAA
+  (where the pattern starts again is its size), its shape and strides pointing to its own fields;
+- 3.12-3.13 `_PyUnicodeWriter`: `_PyUnicodeWriter_Init` zeroes sizeof(_PyUnicodeWriter) bytes of a
+  buffer filled with 0xAA (where the zeros end is its size), and writing a str into a fresh writer
+  keeps that very str as its buffer.
+"""
+from __future__ import annotations
+
+import sys
+
+#: larger than any of these structs in any CPython
+ROOM = 256
+
+
+def check(c) -> None:
+    for fn in (status, compiler_flags, buffer_size, unicode_writer):
+        c.attempt(fn.__name__, fn, c)
+
+
+def status(c) -> None:
+    import ctypes
+
+    from .constants import of
+
+    class Room(ctypes.Structure):       # returned in memory, as PyStatus is (more than 16 bytes)
+        _fields_ = [("raw", ctypes.c_char * ROOM)]
+    api = ctypes.pythonapi
+    k = {n: row[1] for n, row in of(c.t).items() if n.startswith("_PyStatus_TYPE_")}
+    if c.t.resolve_struct("PyStatus") is None or len(k) < 3:
+        raise LookupError("no PyStatus or _PyStatus_TYPE_* in the table")
+    message = ctypes.create_string_buffer(b"offsets: a status")
+    ok = ctypes.PYFUNCTYPE(Room)(("PyStatus_Ok", api))()
+    error = ctypes.PYFUNCTYPE(Room, ctypes.c_void_p)(("PyStatus_Error", api))(ctypes.addressof(message))
+    leave = ctypes.PYFUNCTYPE(Room, ctypes.c_int)(("PyStatus_Exit", api))(37)
+    held = (ok, error, leave)
+    at = [ctypes.addressof(h) for h in held]
+    c.expect("PyStatus._type, err_msg, exitcode (PyStatus_Ok, PyStatus_Error, PyStatus_Exit(37))",
+             [[k.get("_PyStatus_TYPE_OK"), k.get("_PyStatus_TYPE_ERROR"), k.get("_PyStatus_TYPE_EXIT")],
+              ctypes.addressof(message), 37],
+             [[c.field(a, "PyStatus", "_type") for a in at], c.field(at[1], "PyStatus", "err_msg"),
+              c.field(at[2], "PyStatus", "exitcode", signed=True)])
+    del held, message
+
+
+def compiler_flags(c) -> None:
+    import ctypes
+
+    from .constants import of
+
+    future = of(c.t).get("CO_FUTURE_ANNOTATIONS")
+    if future is None or c.t.resolve_struct("PyCompilerFlags") is None:
+        raise LookupError("no CO_FUTURE_ANNOTATIONS or PyCompilerFlags in the table")
+    compile_ = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p,
+                                 ctypes.c_int)(("Py_CompileStringExFlags", ctypes.pythonapi))
+    flags = ctypes.create_string_buffer(ROOM)
+    compile_(b"from __future__ import annotations\n", b"<offsets flags>", 257, ctypes.addressof(flags), -1)
+    c.expect("PyCompilerFlags.cf_flags: the compiler ORs in the future feature it compiled "
+             "(CO_FUTURE_ANNOTATIONS)", future[1], c.field(ctypes.addressof(flags), "PyCompilerFlags", "cf_flags"))
+    del flags
+
+
+#: PyBUF_FULL_RO: the format, shape and strides too (every field of a Py_buffer)
+FULL_RO = 0x0100 | 0x0004 | 0x0008 | 0x0010 | 0x0018
+
+
+def buffer_size(c) -> None:
+    """`PyObject_GetBuffer` of bytes fills a Py_buffer field by field (PyBuffer_FillInfo: all eleven),
+    in a buffer filled with 0xAA: where the pattern starts again is its size; its shape and strides
+    point to its own len and itemsize."""
+    import ctypes
+
+    api = ctypes.pythonapi
+    get = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_void_p, ctypes.c_int)(("PyObject_GetBuffer", api))
+    release = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(("PyBuffer_Release", api))
+    data = bytes(range(40, 72))
+    view = ctypes.create_string_buffer(b"\xaa" * ROOM, ROOM)
+    at = ctypes.addressof(view)
+    get(data, at, FULL_RO)
+    try:
+        filled = bytes(view.raw).index(b"\xaa" * 8)
+        c.expect("sizeof(Py_buffer) (what PyObject_GetBuffer of bytes fills), Py_buffer.shape, strides (its own len "
+                 "and itemsize)", [filled, at + c.need("Py_buffer", "len"), at + c.need("Py_buffer", "itemsize")],
+                 [c.size("Py_buffer"), c.field(at, "Py_buffer", "shape"), c.field(at, "Py_buffer", "strides")])
+    finally:
+        release(at)
+    del view
+
+
+def unicode_writer(c) -> None:
+    import ctypes
+
+    if not (3, 12) <= sys.version_info < (3, 14) or c.t.resolve_struct("_PyUnicodeWriter") is None:
+        raise LookupError("_PyUnicodeWriter's functions are read here in 3.12 and 3.13")
+    api = ctypes.pythonapi
+    init = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(("_PyUnicodeWriter_Init", api))
+    write = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.py_object)(("_PyUnicodeWriter_WriteStr", api))
+    dealloc = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(("_PyUnicodeWriter_Dealloc", api))
+    writer = ctypes.create_string_buffer(b"\xaa" * ROOM, ROOM)
+    at = ctypes.addressof(writer)
+    init(at)
+    zeroed = bytes(writer.raw).index(b"\xaa" * 8)
+    text = "".join(["offsets ", "writer"])
+    write(at, text)
+    try:
+        c.expect("sizeof(_PyUnicodeWriter) (what _PyUnicodeWriter_Init zeroes), _PyUnicodeWriter.buffer (the str "
+                 "written into a fresh writer)", [zeroed, id(text)],
+                 [c.size("_PyUnicodeWriter"), c.field(at, "_PyUnicodeWriter", "buffer")])
+    finally:
+        dealloc(at)
+    del writer

@@ -1,0 +1,200 @@
+"""Part of the live check (`live.py`): this thread's state, read in states Python puts it in. A
+counter is found by what it does: the thread state is read whole at each moment, and the table's
+offset must be the only place (of the field's size) whose values go as the interpreter says:
+
+- `tracing`: 1 inside a profile function, 0 outside it; up to 3.10 `use_tracing`: 1 while a profile
+  function is set, 0 while it runs and when none is; 3.12+ `what_event`: -1 but while an event is
+  handled; 3.13+ `eval_breaker`, whose instrumentation version (above its event bits) is one more
+  when a profile function is set and one more again when it is unset;
+- `c_recursion_remaining` (3.12+): one less at each level of nested lists whose repr is taken;
+- `context_ver` (3.12+): one more at each entry to and exit from a `Context.run`;
+- `trash.delete_nesting` (3.12): 0 outside a deallocation, and two more in the finalizer of an object
+  two list levels deeper;
+- up to 3.10 the interpreter's `ceval.tracing_possible`: one more while this thread has a trace function.
+
+And the links the thread keeps: its C frames end at its own `root_cframe` (3.11-3.12), and a call
+deep enough to need a new data stack chunk links it to the one before (`_PyStackChunk.previous`).
+Nothing the check reads is freed meanwhile (the thread state is this thread's own).
+"""
+from __future__ import annotations
+
+import sys
+
+
+def _ts() -> int:
+    import ctypes
+
+    return ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_Get", ctypes.pythonapi))()
+
+
+def image(c, addr: int, n: int) -> bytes:
+    """The `n` bytes at `addr`."""
+    return b"".join(c.read(a, min(4096, addr + n - a)) for a in range(addr, addr + n, 4096))
+
+
+def only(c, struct: str, path: str, images: list, goes) -> None:
+    """The table's offset of `path` is the only one whose values in `images` (the struct's bytes at
+    successive moments) satisfy `goes(values)`; not run where no place, or more than one, does."""
+    found = c.view.row(struct, path)
+    c.view.take_used()
+    if found is None:
+        raise LookupError(f"{struct}.{path} is not in the table")
+    width = found[1][1]
+    where = [i for i in range(0, len(images[0]) - width + 1, width)
+             if goes([int.from_bytes(m[i:i + width], sys.byteorder, signed=True) for m in images])]
+    if len(where) != 1:
+        raise LookupError(f"{len(where)} places of {width} bytes in {struct} go as {path} does")
+    c.expect(f"{struct}.{path}: the only place that goes as it does", where[0], c.need(struct, path))
+
+
+def _state(c, path=None) -> tuple:
+    """(this thread's PyThreadState *, its size in the table); LookupError where the table has no `path`."""
+    if path is not None and c.off("PyThreadState", path) is None:
+        raise LookupError(f"no PyThreadState.{path}")
+    ts, n = _ts(), c.size("PyThreadState")
+    c.view.take_used()
+    return ts, n
+
+
+def tracing(c) -> None:
+    if sys.getprofile() is not None or sys.gettrace() is not None:     # never replace a profiler's
+        raise LookupError("a profile or trace function is set")
+    ts, n = _state(c)
+    inside: list = []
+
+    def profile(frame, event, arg):
+        if not inside:
+            inside.append(image(c, ts, n))
+    before = image(c, ts, n)
+    sys.setprofile(profile)
+    try:
+        during = image(c, ts, n)
+    finally:
+        sys.setprofile(None)
+    after = image(c, ts, n)
+    if not inside:
+        raise LookupError("the profile function was not called")
+    images = [before, during, inside[0], after]
+    c.run("PyThreadState.tracing", only, c, "PyThreadState", "tracing", images, lambda v: v == [0, 0, 1, 0])
+    if c.off("PyInterpreterState", "ceval.tracing_possible") is not None:     # up to 3.10
+        c.run("PyInterpreterState.ceval.tracing_possible", _tracing_possible, c)
+    if c.off("PyThreadState", "what_event") is not None:      # 3.12+: the monitoring event being handled
+        c.run("PyThreadState.what_event", only, c, "PyThreadState", "what_event", images,
+              lambda v: v[0] == v[1] == v[3] == -1 and 0 <= v[2] < 32)
+    if c.off("PyThreadState", "eval_breaker") is not None:        # 3.13+: the instrumentation version, shifted
+        from .constants import of
+
+        bits = of(c.t).get("_PY_EVAL_EVENTS_BITS")
+        if bits is not None:
+            c.run("PyThreadState.eval_breaker", only, c, "PyThreadState", "eval_breaker", images,
+                  lambda v: (v[1] >> bits[1]) - (v[0] >> bits[1]) == 1 == (v[3] >> bits[1]) - (v[1] >> bits[1]))
+    if c.off("PyThreadState", "use_tracing") is not None:
+        c.run("PyThreadState.use_tracing", only, c, "PyThreadState", "use_tracing", images,
+              lambda v: v == [0, 1, 0, 0])
+
+
+def _tracing_possible(c) -> None:
+    """Up to 3.10: the interpreter counts its threads with a trace function."""
+    interp = c.field(_ts(), "PyThreadState", "interp")
+    n = c.size("PyInterpreterState")
+    c.view.take_used()
+    if n > 65536:
+        raise LookupError("the interpreter state is too large to read whole")
+    images = [image(c, interp, n)]
+    sys.settrace(lambda *a: None)
+    try:
+        images.append(image(c, interp, n))
+    finally:
+        sys.settrace(None)
+    images.append(image(c, interp, n))
+    only(c, "PyInterpreterState", "ceval.tracing_possible", images, lambda v: v[1] == v[0] + 1 == v[2] + 1)
+
+
+def c_recursion(c) -> None:
+    ts, n = _state(c, "c_recursion_remaining")
+    images: list = []
+
+    class Leaf:
+        def __repr__(self):
+            images.append(image(c, ts, n))
+            return "leaf"
+    repr([Leaf()]), repr([[Leaf()]]), repr([[[Leaf()]]])
+
+    def goes(v):
+        step = v[0] - v[1]
+        return 0 < step <= 8 and v[1] - v[2] == step
+    only(c, "PyThreadState", "c_recursion_remaining", images, goes)
+
+
+def context_ver(c) -> None:
+    import contextvars
+
+    ts, n = _state(c, "context_ver")
+    images = [image(c, ts, n)]
+    contextvars.Context().run(lambda: images.append(image(c, ts, n)))
+    images.append(image(c, ts, n))
+    only(c, "PyThreadState", "context_ver", images, lambda v: v[1] == v[0] + 1 and v[2] == v[1] + 1)
+
+
+def delete_nesting(c) -> None:
+    ts, n = _state(c, "trash.delete_nesting")
+    images = [image(c, ts, n)]
+
+    class Dying:
+        def __del__(self):
+            images.append(image(c, ts, n))
+    shallow, deep = [[Dying()]], [[[[Dying()]]]]
+    del shallow
+    del deep
+    only(c, "PyThreadState", "trash.delete_nesting", images,
+          lambda v: len(v) == 3 and v[0] == 0 and v[1] > 0 and v[2] == v[1] + 2)
+
+
+def root_cframe(c) -> None:
+    """3.11-3.12: the C frames of this thread, from PyThreadState.cframe along _PyCFrame.previous,
+    end at its root_cframe."""
+    if c.off("PyThreadState", "root_cframe") is None:
+        raise LookupError("no PyThreadState.root_cframe")
+    ts = _ts()
+    p, seen = c.field(ts, "PyThreadState", "cframe"), 0
+    while seen < 10000:
+        back = c.field(p, "_PyCFrame", "previous")
+        if not back:
+            break
+        p, seen = back, seen + 1
+    c.expect("the C frames along _PyCFrame.previous end at PyThreadState.root_cframe",
+             ts + c.need("PyThreadState", "root_cframe"), p)
+
+
+def stack_chunks(c) -> None:
+    """3.11+: a call deep enough to need a new data stack chunk, which links to the one before."""
+    if c.off("PyThreadState", "datastack_chunk") is None:
+        raise LookupError("no PyThreadState.datastack_chunk")
+    ts = _ts()
+    first = c.field(ts, "PyThreadState", "datastack_chunk")
+    room = sys.getrecursionlimit() - len(_depth()) - 50
+    found: list = []
+
+    def down(n):
+        chunk = c.field(ts, "PyThreadState", "datastack_chunk")
+        if chunk != first:      # read here: the chunk is freed when these calls return
+            found.append(c.field(chunk, "_PyStackChunk", "previous"))
+        elif n < room:
+            down(n + 1)
+    down(0)
+    if not found:
+        raise LookupError("no new data stack chunk within the recursion limit")
+    c.expect("_PyStackChunk.previous of a new data stack chunk is the one before", first, found[0])
+
+
+def _depth() -> list:
+    frames, f = [], sys._getframe()
+    while f is not None:
+        frames.append(f)
+        f = f.f_back
+    return frames
+
+
+def check(c) -> None:
+    for fn in (tracing, c_recursion, context_ver, delete_nesting, root_cframe, stack_chunks):
+        c.attempt(fn.__name__, fn, c)
