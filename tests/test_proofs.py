@@ -282,7 +282,7 @@ MOVES = [
     # live_outputs: structs the C API fills in the check's own buffers; live_monitoring: sys.monitoring's state
     ("PyStatus", "_type", 4), ("PyCompilerFlags", "cf_flags", 4), ("_PyUnicodeWriter", "buffer", 8),
     ("_PyUnicodeWriter", None, 8), ("PyInterpreterState", "monitoring_callables", 8),
-    ("PyInterpreterState", "monitors.tools", 1), ("PyCodeObject", "_co_monitoring", 8), ("_PyCoMonitoringData", "lines", 8),
+    ("PyCodeObject", "_co_monitoring", 8), ("_PyCoMonitoringData", "lines", 8),
     ("_PyCoMonitoringData", "per_instruction_opcodes", -8), ("_PyCoMonitoringData", "active_monitors.tools", 1),
     ("_PyCoLineInstrumentationData", "original_opcode", 1), ("PyThreadState", "eval_breaker", 8),
     ("_PyInterpreterFrame", "return_offset", 2), ("_PyInterpreterFrame", "return_offset", -2),
@@ -290,7 +290,7 @@ MOVES = [
     ("PyInterpreterState", "interpreter_trampoline", 8), ("PyTracebackObject", "tb_lineno", -4),
     ("PyDictKeysObject", "dk_lookup", 8), ("PyDictKeysObject", "dk_lookup", -8),
     ("PyFrameObject", "f_blockstack", 4), ("PyTryBlock", "b_handler", 4), ("PyTryBlock", "b_level", -4),
-    ("PyTryBlock", None, 4), ("PyInterpreterState", "active_code_watchers", 1),
+    ("PyTryBlock", None, 4),
     ("PyInterpreterState", "float_state.free_list", 8), ("PyInterpreterState", "object_state.freelists.floats.items", 8),
     ("PyInterpreterState", "object_state.freelists.slices.slice_cache", 8), ("Py_buffer", None, 8),
     ("gc_generation", "count", -4), ("gc_generation", "head._gc_next", 8),

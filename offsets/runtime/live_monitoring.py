@@ -1,10 +1,11 @@
 """Part of the live check (`live.py`), 3.12+: `sys.monitoring`'s state, while this check uses a tool id
 no one else does (`sys.monitoring.get_tool` says it is free) and gives it back at once, as it does
-with `sys.settrace` (never where a tool, a trace or a profile function is set already):
+with `sys.settrace` (never where a tool, a trace or a profile function is set already). It sets
+events only on its own code object: a global event would instrument every code object of the
+process (and invalidate what a JIT built on them), so the global monitors are not read.
 
 - the interpreter's callables: the function registered for a tool's event is at
   `monitoring_callables[tool][event]` (the events' numbers are `sys.monitoring.events`' bits);
-- its global monitors: with a tool's RAISE events set, `monitors.tools[RAISE]` has that tool's bit;
 - a code object's `_co_monitoring`, after local LINE and INSTRUCTION events are set on it: its
   `active_monitors.tools[LINE]` has the tool's bit, its `lines` hold each line's first instruction's
   own opcode (`original_opcode`), its `per_instruction_opcodes` every instruction's (as `co_code`
@@ -49,7 +50,7 @@ def monitoring(c) -> None:
     exec(SOURCE, ns)      # noqa: S102 - our own text
     code = ns["watched"].__code__
     ev = m.events
-    line, raise_ = _event(ev.LINE), _event(ev.RAISE)
+    line = _event(ev.LINE)
     starts = sorted({s // 2 for s, _ in dis.findlinestarts(code)} - {0})      # not RESUME's, no line event
     ops = [code.co_code[2 * i] for i in range(len(code.co_code) // 2)]
     # the instructions but RESUME (no events) and the cache units that follow some
@@ -60,36 +61,33 @@ def monitoring(c) -> None:
     m.use_tool_id(tool, "offsets")
     try:
         m.register_callback(tool, ev.LINE, callback)
-        m.set_events(tool, ev.RAISE)
         m.set_local_events(tool, code, ev.LINE)
-        got = _read(c, _interp(), code, tool, line, raise_, starts)
+        got = _read(c, _interp(), code, tool, line, starts)
         m.set_local_events(tool, code, ev.LINE | ev.INSTRUCTION)
         data = c.field(id(code), "PyCodeObject", "_co_monitoring")
         per = c.read(c.field(data, "_PyCoMonitoringData", "per_instruction_opcodes"), len(ops))
         got.append([per[i] for i in instructions])
     finally:
         m.set_local_events(tool, code, 0)
-        m.set_events(tool, 0)
         m.register_callback(tool, ev.LINE, None)
         m.free_tool_id(tool)
-    callables, monitors, active, lines, opcodes = got
-    c.expect(f"PyInterpreterState.monitoring_callables[{tool}][LINE], monitors.tools[RAISE]; "
+    callables, active, lines, opcodes = got
+    c.expect(f"PyInterpreterState.monitoring_callables[{tool}][LINE]; "
              "_PyCoMonitoringData.active_monitors.tools[LINE], lines[].original_opcode, per_instruction_opcodes "
              "(PyCodeObject._co_monitoring) while a tool watches a code object",
-             [id(callback), 1 << tool, 1 << tool, [ops[i] for i in starts], [ops[i] for i in instructions]],
-             [callables, monitors, active, lines, opcodes])
+             [id(callback), 1 << tool, [ops[i] for i in starts], [ops[i] for i in instructions]],
+             [callables, active, lines, opcodes])
 
 
-def _read(c, interp: int, code, tool: int, line: int, raise_: int, starts) -> list:
+def _read(c, interp: int, code, tool: int, line: int, starts) -> list:
     row = c.view.row("PyInterpreterState", "monitoring_callables")
     if row is None:
         raise LookupError("no PyInterpreterState.monitoring_callables")
     events = int(row[1][2].rsplit("[", 1)[1].rstrip("]"))       # PyObject *[tools][events]
     callables = c.ptr(interp + row[1][0], (tool * events + line) * c.psize)
-    monitors = c.int(interp + c.need("PyInterpreterState", "monitors.tools") + raise_, 1)
     data = c.field(id(code), "PyCodeObject", "_co_monitoring")
     active = c.int(data + c.need("_PyCoMonitoringData", "active_monitors.tools") + line, 1)
     lines = c.field(data, "_PyCoMonitoringData", "lines")
     step, at = c.size("_PyCoLineInstrumentationData"), c.need("_PyCoLineInstrumentationData", "original_opcode")
     originals = [c.int(lines + i * step + at, 1) for i in starts]
-    return [callables, monitors, active, originals]
+    return [callables, active, originals]

@@ -275,6 +275,10 @@ def gc_links(c) -> None:
 
     if c.t.build["config"].get("Py_GIL_DISABLED"):
         raise LookupError("a free-threaded build has no PyGC_Head")
+    # the collector is paused for the reads only where this is the interpreter's one thread: with
+    # another, turning it off and on again could undo that thread's gc.disable()
+    if len(sys._current_frames()) != 1:
+        raise LookupError("another thread runs: the collector is not paused")
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -312,6 +316,10 @@ def generations(c) -> None:
         c.t.size(c.t.resolve_struct("gc_generation")) and ends[-2] < ends[-1]
     from .live_state import _interp
 
+    if not gc.get_count()[2] and gc.isenabled():
+        # a collection of the younger generations counts one in the oldest; only where the collector
+        # runs of itself anyway (never where the program turned it off)
+        gc.collect(1)
     oldest, counts = gc.get_objects(2), gc.get_count()
     if not oldest or not counts[2]:
         raise LookupError("the oldest generation is empty or counts nothing")

@@ -79,31 +79,6 @@ def _slice_cache(c, interp: int) -> None:
              c.field(interp, "PyInterpreterState", path))
 
 
-def code_watchers(c) -> None:
-    """3.12+: a code watcher added sets its bit in the interpreter's active_code_watchers, and clearing
-    it clears the bit (a callback that does nothing, for the moment it is there)."""
-    import ctypes
-
-    if c.off("PyInterpreterState", "active_code_watchers") is None:
-        raise LookupError("no PyInterpreterState.active_code_watchers")
-    api = ctypes.pythonapi
-    add = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(("PyCode_AddWatcher", api))
-    clear = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_int)(("PyCode_ClearWatcher", api))
-    callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p)(lambda event, code: 0)
-    at = _interp() + c.need("PyInterpreterState", "active_code_watchers")
-    width = c.view.row("PyInterpreterState", "active_code_watchers")[1][1]
-    before = c.int(at, width)
-    watcher = add(ctypes.cast(callback, ctypes.c_void_p))
-    try:
-        during = c.int(at, width)
-    finally:
-        clear(watcher)
-    after = c.int(at, width)
-    c.expect(f"PyInterpreterState.active_code_watchers while code watcher {watcher} is added, and after",
-             [before | 1 << watcher, before & ~(1 << watcher)], [during, after])
-    del callback
-
-
 def _float_freelist(c, interp: int) -> None:
     """A float just freed heads the interpreter's float free list (linked through their types), counted."""
     items = _path(c, ("float_state.free_list", "object_state.freelists.floats.items"))
@@ -256,7 +231,6 @@ def module_init(c) -> None:
 
 def check(c) -> None:
     c.attempt("the interpreter's free lists", freelists, c)
-    c.attempt("PyInterpreterState.active_code_watchers", code_watchers, c)
     c.attempt("PyInterpreterState.small_ints", small_ints, c)
     c.attempt("PyModuleDef.m_base.m_init", module_init, c)
     c.attempt("the interpreter's pointers", interpreter, c)
