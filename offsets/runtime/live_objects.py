@@ -275,21 +275,14 @@ def gc_links(c) -> None:
 
     if c.t.build["config"].get("Py_GIL_DISABLED"):
         raise LookupError("a free-threaded build has no PyGC_Head")
-    # the collector is paused for the reads only where this is the interpreter's one thread: with
-    # another, turning it off and on again could undo that thread's gc.disable()
-    if len(sys._current_frames()) != 1:
-        raise LookupError("another thread runs: the collector is not paused")
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        a, b, d = [], [], []
-        head = c.size("PyGC_Head")
-        got = [[c.field(id(x) - head, "PyGC_Head", "_gc_next") for x in (a, b)],
-               [c.field(id(x) - head, "PyGC_Head", "_gc_prev") & ~3 for x in (b, d)]]
-        young = gc.get_objects(0)
-    finally:
-        if enabled:
-            gc.enable()
+    # the collector is left as it is (turning it off and on again could undo another thread's
+    # gc.disable()): a collection between the reads moves the lists out of the youngest generation,
+    # and then they are not in a row there, and nothing is compared
+    a, b, d = [], [], []
+    head = c.size("PyGC_Head")
+    got = [[c.field(id(x) - head, "PyGC_Head", "_gc_next") for x in (a, b)],
+           [c.field(id(x) - head, "PyGC_Head", "_gc_prev") & ~3 for x in (b, d)]]
+    young = gc.get_objects(0)
     at = {id(o): i for i, o in enumerate(young) if o is a or o is b or o is d}
     if [at.get(id(x)) for x in (b, d)] != [at.get(id(a), -9) + 1, at.get(id(a), -9) + 2]:
         raise LookupError("the three lists are not in a row in the youngest generation")
