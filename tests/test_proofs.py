@@ -718,3 +718,17 @@ def test_a_sub_interpreter_answers_from_the_binary_s_kept_proof_or_refuses(minor
     assert runs["sub-only"]["sub"] in (["NoMatchingTable"], [runs["main-first"]["sub"][0], "proven", True])
     assert runs["main-first"]["main"][1] == "proven"
     assert runs["main-first"]["sub"][1:] == ["proven", False]
+
+
+def test_every_module_of_the_live_check_is_part_of_its_cache_key():
+    """A kept proof is made again when any code of the check changes: every module of offsets.proofs
+    and offsets.runtime.live* that the check imports is among the files its key hashes."""
+    import sys
+
+    from offsets.runtime import live, proof_cache
+
+    assert live.check
+    loaded = {os.path.realpath(m.__file__) for name, m in list(sys.modules.items())
+              if (name.startswith("offsets.proofs") or name.startswith("offsets.runtime.live")) and getattr(m, "__file__", None)}
+    assert len(loaded) > 20
+    assert loaded - {os.path.realpath(p) for p in proof_cache.code_files()} == set()

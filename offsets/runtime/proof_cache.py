@@ -32,9 +32,9 @@ from ..layout import identity
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: the files whose bytes the check's results depend on, relative to the package
-CODE = ("proofs", "runtime/live.py", "runtime/live_capi.py", "runtime/live_stdtypes.py", "runtime/live_types.py",
-        "runtime/live_values.py",
-        "data/compact/types.json", "data/debug_offsets.json")
+#: (a folder's .py files, whose names start with the part after its last "/", if any: every
+#: `runtime/live*.py`, so that a new module of the check is part of the key without being listed)
+CODE = ("proofs/", "runtime/live", "data/compact/types.json", "data/debug_offsets.json")
 REVISION = 1
 
 
@@ -53,6 +53,19 @@ def _stat(path: str) -> str:
     return "%s\0%d\0%d\0%d\0%d\0%d" % (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def code_files() -> list:
+    """The paths of `CODE`'s files."""
+    out = []
+    for rel in CODE:
+        path = os.path.join(PACKAGE_DIR, rel)
+        if os.path.isfile(path):
+            out.append(path)
+            continue
+        folder, start = os.path.split(path)
+        out += sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.startswith(start) and n.endswith(".py"))
+    return out
+
+
 def key(table):
     """The cache key of the live check of `table` in this process, or None when the binary cannot be
     named (no /proc, an anonymous mapping)."""
@@ -67,11 +80,7 @@ def key(table):
         pool = os.path.join(os.path.dirname(table.source), "layouts.jsonl")
         if os.path.exists(pool):
             h.update(_stat(pool).encode())
-        for rel in CODE:
-            path = os.path.join(PACKAGE_DIR, rel)
-            files = sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".py")) \
-                if os.path.isdir(path) else [path]
-            for p in files:
+        for p in code_files():
                 with open(p, "rb") as f:
                     h.update(p.encode() + b"\0" + f.read())
     except OSError:
