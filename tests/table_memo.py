@@ -20,6 +20,7 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+from offsets import atomic_write
 from offsets.layout import table_yaml
 from offsets.layout.identity import cache_dir
 
@@ -78,11 +79,7 @@ def loads(text: str, origin: str = "table"):
     if table is not None:
         return table
     table = real_loads(text, origin)
-    folder = _folder()
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{key}.{os.getpid()}"
-    tmp.write_bytes(pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL))
-    os.replace(tmp, folder / f"{key}.pickle")
+    atomic_write.replace(_folder() / f"{key}.pickle", pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL))
     _recalled.cache_clear()
     return table
 
