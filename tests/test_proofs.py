@@ -258,7 +258,7 @@ MOVES = [
     # up to 3.10 and 3.11: wide strings, small ints, zombie frames; keys' and modules' records
     ("PyASCIIObject", "wstr", -8), ("PyCompactUnicodeObject", "wstr_length", -8), ("PyInterpreterState", "small_ints", 8),
     ("PyCodeObject", "co_zombieframe", 8), ("PyDictKeysObject", "dk_refcnt", 8), ("PyModuleDef", "m_base.m_init", 8),
-    ("_PyInterpreterFrame", "stacktop", 4), ("PyFrameObject", "f_lineno", 4), ("PyThreadState", "what_event", 4),
+    ("_PyInterpreterFrame", "stacktop", 4), ("PyFrameObject", "f_lineno", 4),
     ("PyInterpreterState", "ceval.tracing_possible", 4), ("PyFrameObject", "f_fast_as_locals", -1),
     ("PyASCIIObject", "state.statically_allocated", 4), ("PyDictValues", "size", 1),
     # live_records: the binary's own tables of offsetof (slotdefs; 3.13+ PYCONFIG_SPEC)
@@ -279,12 +279,9 @@ MOVES = [
     ("_PyOpcache", "u.lg.ptr", 8), ("_PyOpcache", "optimized", -8), ("_PyOpcache", None, 8),
     ("PyCodeObject", "co_opcache", 8), ("PyAddrPair", "ap_lower", 4), ("PyAddrPair", "ap_upper", -4),
     ("PyGetSetDef", "get", 8), ("PyGetSetDef", "get", -8), ("PyGetSetDef", "set", 8), ("PyGetSetDef", "set", -8),
-    # live_outputs: structs the C API fills in the check's own buffers; live_monitoring: sys.monitoring's state
+    # live_outputs: structs the C API fills in the check's own buffers
     ("PyStatus", "_type", 4), ("PyCompilerFlags", "cf_flags", 4), ("_PyUnicodeWriter", "buffer", 8),
-    ("_PyUnicodeWriter", None, 8), ("PyInterpreterState", "monitoring_callables", 8),
-    ("PyCodeObject", "_co_monitoring", 8), ("_PyCoMonitoringData", "lines", 8),
-    ("_PyCoMonitoringData", "per_instruction_opcodes", -8), ("_PyCoMonitoringData", "active_monitors.tools", 1),
-    ("_PyCoLineInstrumentationData", "original_opcode", 1), ("PyThreadState", "eval_breaker", 8),
+    ("_PyUnicodeWriter", None, 8),
     ("_PyInterpreterFrame", "return_offset", 2), ("_PyInterpreterFrame", "return_offset", -2),
     ("PyHeapTypeObject", "_spec_cache.getitem", 8), ("PyHeapTypeObject", "_spec_cache.getitem_version", 4),
     ("PyInterpreterState", "interpreter_trampoline", 8), ("PyTracebackObject", "tb_lineno", -4),

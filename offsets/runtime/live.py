@@ -24,7 +24,7 @@ import sys
 from ..proofs.prover import Prover
 from ..proofs.result import MIN_PASSED, Result  # noqa: F401 - read as live.Result, live.MIN_PASSED
 from ..proofs.view import View
-from . import (live_caches, live_capi, live_frames, live_monitoring, live_objects, live_opcache, live_outputs,
+from . import (live_caches, live_capi, live_frames, live_objects, live_opcache, live_outputs,
                live_records, live_state, live_static_types, live_stdtypes, live_thread, live_typeobjects, live_types,
                live_values, live_versions, live_wrappers)
 
@@ -442,7 +442,6 @@ def check(table) -> Result:
         live_static_types.check(c)
         live_opcache.check(c)
         live_outputs.check(c)
-        live_monitoring.check(c)
         _thread_state(c)
         _debug_offsets(c)
     finally:

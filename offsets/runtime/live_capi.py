@@ -6,7 +6,9 @@ this check).
   `Py_am_*`, `Py_bf_*`; its numbers are the table's constants, which the limited API never
   renumbers), on a class that fills most of them (3.9: heap types only) and on builtin types;
 - the interpreter's id, the thread state's frame, the frame's code and back link, the eval-frame
-  function, the recursion limits, the exception being handled, the trace and profile functions.
+  function, the recursion limits, the exception being handled, and up to 3.11 the trace and profile
+  functions (from 3.12 `sys.settrace`/`sys.setprofile` instrument every code object of the
+  interpreter: docs/identity.md, "What the live check never does").
 
 A slot's value is taken as proof of its offset only where it occurs once among the words where the
 field can be (the heap type object, whose suites are inside it; a static type's suite, from where
@@ -164,7 +166,8 @@ def interpreter(c) -> None:
 
 def thread(c) -> None:
     """The thread state: its recursion counters one call apart, the exception being handled, the
-    trace and profile functions after sys.settrace/sys.setprofile, and the frames it runs."""
+    trace and profile functions after sys.settrace/sys.setprofile (up to 3.11, where they are this
+    thread's alone), and the frames it runs."""
     ts, _ = _states()
     for path, step in (("recursion_depth", 1), ("py_recursion_remaining", -1), ("recursion_remaining", -1)):
         def depth(p=path, step=step):
@@ -192,8 +195,7 @@ def thread(c) -> None:
                          [c.field(item, "_PyErr_StackItem", "exc_type"),
                           c.field(item, "_PyErr_StackItem", "exc_traceback")])
     c.run("the exception being handled", handled)
-    if sys.gettrace() is None and sys.getprofile() is None:     # never replace a debugger's or a profiler's
-        c.run("trace and profile functions", _tracing, c, ts)
+    c.run("trace and profile functions", _tracing, c, ts)
     c.run("frames", _frames, c)
 
 
@@ -202,6 +204,9 @@ def _no_trace(*args):
 
 
 def _tracing(c, ts: int) -> None:
+    from .live_thread import may_trace
+
+    may_trace()
     def profiler(*args):
         return None
     for what, setter, fn in (("profile", sys.setprofile, profiler), ("trace", sys.settrace, _no_trace)):

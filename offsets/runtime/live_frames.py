@@ -265,12 +265,13 @@ def _traced(a):
 
 
 def traced_lineno(c) -> None:
-    """3.11+: while a trace function handles a 'line' event, the frame keeps its line (f_lineno; 0
-    otherwise)."""
+    """3.11 (not later: `live_thread.may_trace`): while a trace function handles a 'line' event, the
+    frame keeps its line (f_lineno; 0 otherwise)."""
     if c.off("PyFrameObject", "f_frame") is None:
         raise LookupError("up to 3.10 f_lineno is checked as the frame was made")
-    if sys.gettrace() is not None or sys.getprofile() is not None:      # never replace a debugger's
-        raise LookupError("a trace or profile function is set")
+    from .live_thread import may_trace
+
+    may_trace()
     seen: list = []
 
     def trace(frame, event, arg):

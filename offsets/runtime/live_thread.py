@@ -2,10 +2,10 @@
 counter is found by what it does: the thread state is read whole at each moment, and the table's
 offset must be the only place (of the field's size) whose values go as the interpreter says:
 
-- `tracing`: 1 inside a profile function, 0 outside it; up to 3.10 `use_tracing`: 1 while a profile
-  function is set, 0 while it runs and when none is; 3.12+ `what_event`: -1 but while an event is
-  handled; 3.13+ `eval_breaker`, whose instrumentation version (above its event bits) is one more
-  when a profile function is set and one more again when it is unset;
+- `tracing`: up to 3.11, 1 inside a profile function, 0 outside it; up to 3.10 `use_tracing`: 1
+  while a profile function is set, 0 while it runs and when none is (from 3.12 a profile function
+  instruments the whole interpreter, so none is set: `may_trace`; `tracing` is then one more after
+  each `PyThreadState_EnterTracing`, one less after each `PyThreadState_LeaveTracing`);
 - `c_recursion_remaining` (3.12+): one less at each level of nested lists whose repr is taken;
 - `context_ver` (3.12+): one more at each entry to and exit from a `Context.run`;
 - `trash.delete_nesting` (3.12): 0 outside a deallocation, and two more in the finalizer of an object
@@ -19,6 +19,18 @@ Nothing the check reads is freed meanwhile (the thread state is this thread's ow
 from __future__ import annotations
 
 import sys
+
+
+def may_trace() -> None:
+    """LookupError (the check is not run) unless this thread may set a trace or profile function of its
+    own for a moment: up to 3.11 (from 3.12 `sys.settrace`/`sys.setprofile` set events of the whole
+    interpreter: every code object is instrumented again, 3.13 invalidates every executor, a
+    free-threaded build stops the world), and only where none is set (never replace a debugger's
+    or a profiler's)."""
+    if sys.version_info >= (3, 12):
+        raise LookupError("3.12+: sys.settrace and sys.setprofile instrument the whole interpreter")
+    if sys.gettrace() is not None or sys.getprofile() is not None:
+        raise LookupError("a trace or profile function is set")
 
 
 def _ts() -> int:
@@ -57,8 +69,10 @@ def _state(c, path=None) -> tuple:
 
 
 def tracing(c) -> None:
-    if sys.getprofile() is not None or sys.gettrace() is not None:     # never replace a profiler's
-        raise LookupError("a profile or trace function is set")
+    if sys.version_info >= (3, 12):
+        c.run("PyThreadState.tracing", entered_tracing, c)
+        return
+    may_trace()
     ts, n = _state(c)
     inside: list = []
 
@@ -78,23 +92,41 @@ def tracing(c) -> None:
     c.run("PyThreadState.tracing", only, c, "PyThreadState", "tracing", images, lambda v: v == [0, 0, 1, 0])
     if c.off("PyInterpreterState", "ceval.tracing_possible") is not None:     # up to 3.10
         c.run("PyInterpreterState.ceval.tracing_possible", _tracing_possible, c)
-    if c.off("PyThreadState", "what_event") is not None:      # 3.12+: the monitoring event being handled
-        c.run("PyThreadState.what_event", only, c, "PyThreadState", "what_event", images,
-              lambda v: v[0] == v[1] == v[3] == -1 and 0 <= v[2] < 32)
-    if c.off("PyThreadState", "eval_breaker") is not None:        # 3.13+: the instrumentation version, shifted
-        from .constants import of
-
-        bits = of(c.t).get("_PY_EVAL_EVENTS_BITS")
-        if bits is not None:
-            c.run("PyThreadState.eval_breaker", only, c, "PyThreadState", "eval_breaker", images,
-                  lambda v: (v[1] >> bits[1]) - (v[0] >> bits[1]) == 1 == (v[3] >> bits[1]) - (v[1] >> bits[1]))
     if c.off("PyThreadState", "use_tracing") is not None:
         c.run("PyThreadState.use_tracing", only, c, "PyThreadState", "use_tracing", images,
               lambda v: v == [0, 1, 0, 0])
 
 
+def entered_tracing(c) -> None:
+    """3.12+: `PyThreadState_EnterTracing` (this thread's own state: its events are not monitored
+    meanwhile) one more each time, `PyThreadState_LeaveTracing` one less."""
+    import ctypes
+
+    def api(name):
+        return ctypes.PYFUNCTYPE(None, ctypes.c_void_p)((name, ctypes.pythonapi))
+    enter, leave = api("PyThreadState_EnterTracing"), api("PyThreadState_LeaveTracing")
+    ts, n = _state(c)
+    images = [image(c, ts, n)]
+    entered = 0
+    try:
+        for _ in range(2):
+            enter(ts)
+            entered += 1
+            images.append(image(c, ts, n))
+        for _ in range(2):
+            leave(ts)
+            entered -= 1
+            images.append(image(c, ts, n))
+    finally:
+        for _ in range(entered):
+            leave(ts)
+    only(c, "PyThreadState", "tracing", images,
+         lambda v: v[0] >= 0 and [x - v[0] for x in v] == [0, 1, 2, 1, 0])
+
+
 def _tracing_possible(c) -> None:
     """Up to 3.10: the interpreter counts its threads with a trace function."""
+    may_trace()
     interp = c.field(_ts(), "PyThreadState", "interp")
     n = c.size("PyInterpreterState")
     c.view.take_used()
