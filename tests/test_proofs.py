@@ -144,6 +144,20 @@ def test_a_member_after_a_struct_is_pinned_past_its_proven_fields_by_its_element
     assert after_member(fields, read) == set()
 
 
+def test_a_member_of_a_member_is_pinned_after_its_proven_sibling():
+    """3.13's free lists, inside PyInterpreterState.object_state.freelists: the dicts' list after the lists'."""
+    rows = {"o": (200, 1296, "struct O"), "o.f": (200, 1296, "struct F"), "o.f.lists": (200, 648, "struct L"),
+            "o.f.lists.items": (200, 640, "PyListObject *[80]", None, None, 80), "o.f.lists.numfree": (840, 4, "int"),
+            "o.f.dicts": (848, 648, "struct D"), "o.f.dicts.items": (848, 640, "PyDictObject *[80]", None, None, 80),
+            "o.f.dicts.numfree": (1488, 4, "int")}
+    fields = {"S": rows}.__getitem__
+    read = {("S", "o.f.lists.numfree"), ("S", "o.f.dicts.items")}
+    assert after_member(fields, read) == {("S", "o.f.dicts")}
+    assert after_member(fields, {("S", "o.f.dicts.items"), ("S", "o.f.lists.items")}) == set()    # no end proven
+    rows["o.f.dicts.items"], rows["o.f.dicts"] = (856, 640, "PyDictObject *[80]", None, None, 80), (856, 640, "struct D")
+    assert after_member(fields, read) == set()      # not the first place after the count its alignment allows
+
+
 def test_by_value_types():
     assert [by_value(t) for t in ("PyObject", "struct _object", "const struct gc_generation", "PyObject *",
                                   "struct gc_generation[3]", "void (*)(void)")] == \
@@ -291,6 +305,11 @@ MOVES = [
     ("PyInterpreterState", "float_state.free_list", 8), ("PyInterpreterState", "object_state.freelists.floats.items", 8),
     ("PyInterpreterState", "object_state.freelists.slices.slice_cache", 8), ("Py_buffer", None, 8),
     ("gc_generation", "count", -4), ("gc_generation", "head._gc_next", 8),
+    # live_config (3.12+: a config of the check's own, set by _PyConfig_FromDict), live_lines, live_spec
+    ("PyConfig", "executable", 8), ("PyConfig", "module_search_paths", 16), ("PyConfig", "install_signal_handlers", -4),
+    ("PyConfig", "safe_path", 4), ("lineiterator", "li_line.ar_start", 4), ("lineiterator", "li_line.ar_line", -4),
+    ("lineiterator", "li_code", 8), ("PyType_Spec", "basicsize", 4), ("PyType_Spec", "name", 8),
+    ("PyType_Slot", "pfunc", -8), ("PyTypeObject", "tp_del", 8), ("PyTypeObject", "tp_del", -8),
 ]
 
 

@@ -97,22 +97,32 @@ def after_member(fields, proven: set) -> set:
     after the lists', whose count ends where padding to a pointer's alignment begins)."""
     out = set()
     for s, rows in _structs(fields, proven):
-        top = sorted(((r[0], p) for p, r in rows.items() if "." not in p), key=lambda x: (x[0], x[1]))
-        for (prev_at, prev), (at, p) in zip(top, top[1:]):
-            if (s, p) in proven or prev_at == at:
-                continue
-            if _scalar(rows, prev):
-                ends = [prev_at + rows[prev][1]] if (s, prev) in proven else []
-            else:
-                ends = [r[0] + r[1] for q, r in rows.items()
-                        if q.startswith(prev + ".") and (s, q) in proven and _scalar(rows, q)]
-            reads = [r for q, r in rows.items() if q.startswith(p + ".") and (s, q) in proven and
-                     (_scalar(rows, q) or _scalar_array(rows, q))]
-            if not ends or not any(r[0] == at for r in reads):
-                continue
-            align = max(min(r[1] if "[" not in r[2] else _element(r), 8) for r in reads)
-            if at == -(-max(ends) // align) * align:
-                out.add((s, p))
+        groups: dict = {}      # the members of S, and of each struct member of S, each group a struct's
+        for p, r in rows.items():
+            groups.setdefault(p.rpartition(".")[0], []).append((r[0], p))
+        for parent, members in groups.items():
+            out |= _after(s, rows, sorted(members), proven)
+    return out
+
+
+def _after(s: str, rows: dict, members: list, proven: set) -> set:
+    """`after_member` within one struct's members (sorted by offset), whose rows are S's."""
+    out = set()
+    for (prev_at, prev), (at, p) in zip(members, members[1:]):
+        if (s, p) in proven or prev_at + rows[prev][1] > at:
+            continue        # proven already, or a union's members (they overlap)
+        if _scalar(rows, prev):
+            ends = [prev_at + rows[prev][1]] if (s, prev) in proven else []
+        else:
+            ends = [r[0] + r[1] for q, r in rows.items()
+                    if q.startswith(prev + ".") and (s, q) in proven and _scalar(rows, q)]
+        reads = [r for q, r in rows.items() if q.startswith(p + ".") and (s, q) in proven and
+                 (_scalar(rows, q) or _scalar_array(rows, q))]
+        if not ends or not any(r[0] == at for r in reads):
+            continue
+        align = max(min(r[1] if "[" not in r[2] else _element(r), 8) for r in reads)
+        if at == -(-max(ends) // align) * align:
+            out.add((s, p))
     return out
 
 
