@@ -82,6 +82,12 @@ def _scalar_array(rows: dict, path: str) -> bool:
     return "[" in r[2] and _integer_or_pointer(r[2].split("[")[0]) and bool(_element(r))
 
 
+def _read_to_end(s: str, rows: dict, path: str, proven: set) -> bool:
+    """A proven array of ints or pointers whose last element (by the table's length) was read too: the
+    check that read it marks `PATH[-1]`. Its real data reaches to where the table ends it."""
+    return (s, path) in proven and (s, f"{path}[-1]") in proven and _scalar_array(rows, path)
+
+
 def _element(row):
     """The size of one element of an array row, None where the table does not say how many."""
     return row[1] // row[5] if len(row) > 5 and row[5] else None
@@ -114,8 +120,10 @@ def _after(s: str, rows: dict, members: list, proven: set) -> set:
         if _scalar(rows, prev):
             ends = [prev_at + rows[prev][1]] if (s, prev) in proven else []
         else:
-            ends = [r[0] + r[1] for q, r in rows.items()
-                    if q.startswith(prev + ".") and (s, q) in proven and _scalar(rows, q)]
+            ends = [r[0] + r[1] for q, r in rows.items() if q.startswith(prev + ".") and
+                    ((s, q) in proven and _scalar(rows, q) or _read_to_end(s, rows, q, proven))]
+        if _read_to_end(s, rows, prev, proven):
+            ends.append(prev_at + rows[prev][1])
         reads = [r for q, r in rows.items() if q.startswith(p + ".") and (s, q) in proven and
                  (_scalar(rows, q) or _scalar_array(rows, q))]
         if not ends or not any(r[0] == at for r in reads):
@@ -172,12 +180,13 @@ def at_zero(fields, proven: set) -> set:
 
 
 def carry_and_pinch(table, proven: set) -> set:
-    """The type-system rule and the pinch above, over a runtime `Loaded` table, until nothing new follows."""
+    """The type-system rule and the pinch above, over a runtime `Loaded` table, until nothing new follows;
+    without the marks of arrays read to their last element (`PATH[-1]`, no field of the table)."""
     from .embedding import carry
 
     while True:
         more = pinch(table.resolve_struct, table.fields, table.size,
                      carry(table.resolve_struct, table.fields, proven))
         if more == proven:
-            return more
+            return {(key, path) for key, path in more if not (path or "").endswith("[-1]")}
         proven = more

@@ -327,7 +327,44 @@ def generations(c) -> None:
     del oldest
 
 
+def gc_heads(c) -> None:
+    """The collector's own list heads: `gc.generation0` points to the youngest generation's head (the
+    first entry of the proven `gc.generations`), and the permanent generation, empty where
+    `gc.get_freeze_count()` is 0, is a head that points to itself both ways: the only such pair of
+    words in the collector's state but for the generations' own heads (where their stride puts them)."""
+    import gc
+
+    from .live_state import _interp
+
+    if c.t.build["config"].get("Py_GIL_DISABLED") or sys.version_info >= (3, 14):
+        raise LookupError("generations of another kind")
+    key = c.view.key("PyInterpreterState")
+    if (key, "gc.generations") not in c.r.proven or (c.view.key("gc_generation"), None) not in c.r.proven:
+        raise LookupError("PyInterpreterState.gc.generations and sizeof(gc_generation) are not proven")
+    interp = _interp()
+    young, step = interp + c.need("PyInterpreterState", "gc.generations"), c.size("gc_generation")
+    c.view.take_used()
+    c.run("PyInterpreterState.gc.generation0", lambda: c.expect(
+        "PyInterpreterState.gc.generation0: the youngest generation's head", young,
+        c.field(interp, "PyInterpreterState", "gc.generation0")))
+    if gc.get_freeze_count():
+        raise LookupError("objects are frozen: the permanent generation is not empty")
+    start, size = c.view.need("PyInterpreterState", "gc")
+    c.view.take_used()
+    image, p = c.read(interp + start, size), c.psize
+    heads = {young + i * step for i in range(len(gc.get_threshold()))}
+    pairs = [interp + start + i for i in range(0, size - 2 * p + 1, p)
+             if int.from_bytes(image[i:i + p], sys.byteorder) == interp + start + i ==
+             int.from_bytes(image[i + p:i + 2 * p], sys.byteorder) and interp + start + i not in heads]
+    if len(pairs) != 1:
+        raise LookupError(f"{len(pairs)} heads point to themselves in the collector's state")
+    at = interp + c.need("PyInterpreterState", "gc.permanent_generation.head._gc_next")
+    c.expect("PyInterpreterState.gc.permanent_generation.head: the only other head that points to itself "
+             "(gc.get_freeze_count() 0)", [pairs[0], pairs[0]],
+             [at, c.field(interp, "PyInterpreterState", "gc.permanent_generation.head._gc_prev")])
+
+
 def check(c) -> None:
     for fn in (views, exceptions, cmethod, strings, weakrefs, typing_lazy, slots, getset, made_tracebacks, lookups,
-               keys_refcnt, split_values, gc_links, generations):
+               keys_refcnt, split_values, gc_links, generations, gc_heads):
         c.attempt(fn.__name__, fn, c)

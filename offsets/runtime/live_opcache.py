@@ -40,11 +40,15 @@ def opcache(c) -> None:
     step = c.size("_PyOpcache")
     got = [[c.field(entries + i * step, "_PyOpcache", f) for f in ("u.lg.ptr", "u.lg.globals_ver",
                                                                    "u.lg.builtins_ver")] for i in (0, 1)]
-    c.expect("_PyOpcache entries of a code object's 2 LOAD_GLOBALs (PyCodeObject.co_opcache): the objects "
-             "loaded, the globals' and builtins' versions", [[id(len)] + versions, [id(marker)] + versions], got)
-    # optimized: 1 once an entry is filled, the only byte of both entries that is 1 in both
+    read = [c.view.need("_PyOpcache", f) for f in ("u.lg.ptr", "u.lg.globals_ver", "u.lg.builtins_ver")]
+    if not c.expect("_PyOpcache entries of a code object's 2 LOAD_GLOBALs (PyCodeObject.co_opcache): the objects "
+                    "loaded, the globals' and builtins' versions", [[id(len)] + versions, [id(marker)] + versions], got):
+        return
+    # optimized: 1 once an entry is filled, the only byte of both entries that is 1 in both, but for the
+    # bytes of the fields just proven (the versions are the same in both entries, and may hold a 1)
     images = [c.read(entries + i * step, step) for i in (0, 1)]
-    ones = [p for p in range(step) if images[0][p] == images[1][p] == 1]
+    ones = [p for p in range(step) if images[0][p] == images[1][p] == 1 and
+            not any(at <= p < at + n for at, n in read)]
     if len(ones) == 1:
         c.expect("_PyOpcache.optimized (the only byte that is 1 in both entries)", ones[0],
                  c.need("_PyOpcache", "optimized"))

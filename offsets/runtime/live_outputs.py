@@ -22,7 +22,7 @@ ROOM = 256
 
 
 def check(c) -> None:
-    for fn in (status, compiler_flags, buffer_size, unicode_writer):
+    for fn in (status, compiler_flags, feature_version, buffer_size, unicode_writer, writer_lengths):
         c.attempt(fn.__name__, fn, c)
 
 
@@ -66,6 +66,78 @@ def compiler_flags(c) -> None:
     c.expect("PyCompilerFlags.cf_flags: the compiler ORs in the future feature it compiled "
              "(CO_FUTURE_ANNOTATIONS)", future[1], c.field(ctypes.addressof(flags), "PyCompilerFlags", "cf_flags"))
     del flags
+
+
+def feature_version(c) -> None:
+    """The parser reads `cf_feature_version` where the compiler is asked for an AST (PyCF_ONLY_AST):
+    `async def` is refused as of 3.4 and parsed as of 3.7."""
+    import ctypes
+
+    from .constants import of
+
+    only_ast = of(c.t).get("PyCF_ONLY_AST")
+    if only_ast is None or c.t.resolve_struct("PyCompilerFlags") is None:
+        raise LookupError("no PyCF_ONLY_AST or PyCompilerFlags in the table")
+    compile_ = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p,
+                                 ctypes.c_int)(("Py_CompileStringExFlags", ctypes.pythonapi))
+    got = []
+    for minor in (4, 7):
+        flags = ctypes.create_string_buffer(ROOM)       # the ints only: nothing in it is read as a pointer
+        at = ctypes.addressof(flags)
+        for path, value in (("cf_flags", only_ast[1]), ("cf_feature_version", minor)):
+            row = c.view.need("PyCompilerFlags", path)
+            if row[1] != 4 or row[0] + 4 > ROOM:
+                raise LookupError(f"PyCompilerFlags.{path} is not an int of the check's buffer")
+            ctypes.memmove(at + row[0], value.to_bytes(4, sys.byteorder), 4)
+        try:
+            got.append(type(compile_(b"async def f(): pass\n", b"<offsets feature>", 257, at, -1)).__name__)
+        except SyntaxError:
+            got.append("SyntaxError")
+        del flags
+    c.expect("PyCompilerFlags.cf_feature_version: an AST of `async def` refused for 3.4, made for 3.7",
+             ["SyntaxError", "Module"], got)
+
+
+def writer_lengths(c) -> None:
+    """3.12-3.13: a fresh `_PyUnicodeWriter` given `overallocate` writes a str into a buffer of its own a
+    quarter longer (not the str itself, as it keeps it otherwise); given `min_length`, one character
+    into a buffer of that length. Each set where the table has it, in a writer of the check's own,
+    only where that is not the proven `buffer` (which stays NULL, so the writer makes its buffer anew)."""
+    import ctypes
+
+    if not (3, 12) <= sys.version_info < (3, 14) or c.t.resolve_struct("_PyUnicodeWriter") is None:
+        raise LookupError("_PyUnicodeWriter's functions are read here in 3.12 and 3.13")
+    api = ctypes.pythonapi
+    init = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(("_PyUnicodeWriter_Init", api))
+    write = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.py_object)(("_PyUnicodeWriter_WriteStr", api))
+    write_char = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32)(("_PyUnicodeWriter_WriteChar", api))
+    dealloc = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(("_PyUnicodeWriter_Dealloc", api))
+    buffer = c.view.need("_PyUnicodeWriter", "buffer")
+    key = c.view.key("_PyUnicodeWriter")
+    c.view.take_used()
+    if (key, "buffer") not in c.r.proven:
+        raise LookupError("_PyUnicodeWriter.buffer is not proven")
+    text = "".join(["offsets ", "writer ", "lengths"])
+    got = []
+    for path, value, size, fill in (("overallocate", 1, 1, lambda at: write(at, text)),
+                                    ("min_length", 77, 8, lambda at: write_char(at, ord("x")))):
+        row = c.view.need("_PyUnicodeWriter", path)
+        if row[1] != size or row[0] + size > ROOM or not (row[0] + size <= buffer[0] or row[0] >= sum(buffer)):
+            raise LookupError(f"_PyUnicodeWriter.{path} is not where the check can set it")
+        writer = ctypes.create_string_buffer(ROOM)
+        at = ctypes.addressof(writer)
+        init(at)
+        ctypes.memmove(at + row[0], value.to_bytes(size, sys.byteorder), size)
+        try:
+            fill(at)
+            made = ctypes.cast(ctypes.c_void_p(c.ptr(at, buffer[0])), ctypes.py_object).value
+            got.append(None if made is text else len(made))
+        finally:
+            dealloc(at)
+        del writer
+    c.view.used.add((key, "buffer"))
+    c.expect("_PyUnicodeWriter.overallocate, min_length: a str written into a buffer a quarter longer, one "
+             "character into one of min_length", [len(text) + len(text) // 4, 77], got)
 
 
 #: PyBUF_FULL_RO: the format, shape and strides too (every field of a Py_buffer)

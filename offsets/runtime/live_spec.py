@@ -83,3 +83,85 @@ def from_spec(c) -> None:
 
 def check(c) -> None:
     c.attempt("PyType_FromSpec", from_spec, c)
+    c.attempt("Py_buffer.suboffsets and internal", suboffsets, c)
+
+
+def _made_type(c, name: bytes, slots: list):
+    """A type of the check's own, made by PyType_FromSpec of `slots` ((slot id, function) pairs), or
+    None where the table's PyType_Spec and PyType_Slot are not the stable ABI's."""
+    import ctypes
+
+    from .live_capi import _api
+
+    Slot, Spec = _layouts()
+    if not (_same(c, "PyType_Spec", Spec) and _same(c, "PyType_Slot", Slot)):
+        return None
+    c.view.take_used()
+    table = (Slot * (len(slots) + 1))(*[Slot(i, f) for i, f in slots], Slot(0, None))
+    spec = Spec(name, c.psize * 2, 0, 0, table)
+    return _api("PyType_FromSpec", ctypes.py_object, ctypes.c_void_p)(ctypes.addressof(spec))
+
+
+#: the exporter's name: tp_name points into it up to 3.11, so it lives as long as this module
+EXPORTER = b"offsets.buffer_probe"
+#: each exporter's bf_getbuffer and the bytes it exports, kept as long as this module: the type can
+#: outlive the check (until a collection), and anyone may make an instance of it meanwhile
+_KEPT: list = []
+
+
+def suboffsets(c) -> None:
+    """`Py_buffer.suboffsets` and `internal`, which no builtin exporter fills: an exporter of the check's
+    own (`bf_getbuffer` a ctypes function that has `PyBuffer_FillInfo` fill the view, then sets one
+    field where the table has it), read back by `memoryview`: suboffsets it copies value by value
+    (`memoryview.suboffsets`), `internal` it keeps in its own view. Run only where every other field
+    of Py_buffer and its size are proven: the two fields left are the two words after `strides`,
+    each given a pointer to an array of negative suboffsets (no indirection), whichever it is. Not run
+    in a sub-interpreter, where a ctypes callback may wait for the GIL its thread holds."""
+    import ctypes
+
+    from .constants import of
+    from .live_capi import _api
+
+    if _api("PyInterpreterState_Get", ctypes.c_void_p)() != _api("PyInterpreterState_Main", ctypes.c_void_p)():
+        # a ctypes callback takes the GIL through this thread's main-interpreter state (PyGILState_Ensure):
+        # from a sub-interpreter of 3.9 that waits for a GIL this thread holds
+        raise LookupError("a ctypes callback cannot be called in a sub-interpreter")
+    key = c.view.key("Py_buffer")
+    others = ("buf", "obj", "len", "itemsize", "readonly", "ndim", "format", "shape", "strides")
+    if key is None or not all((key, f) in c.r.proven for f in others) or (key, None) not in c.r.proven:
+        raise LookupError("Py_buffer's other fields and its size are not proven")
+    getbuffer = (of(c.t).get("Py_bf_getbuffer") or [None, None])[1]
+    at_view = c.need("PyMemoryViewObject", "view")
+    rows = {f: c.view.need("Py_buffer", f) for f in ("suboffsets", "internal")}
+    c.view.take_used()
+    if not isinstance(getbuffer, int) or any(r[1] != c.psize for r in rows.values()):
+        raise LookupError("no Py_bf_getbuffer, or Py_buffer's suboffsets and internal are not pointers")
+    fill = _api("PyBuffer_FillInfo", ctypes.c_int, ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p,
+                ctypes.c_ssize_t, ctypes.c_int, ctypes.c_int)
+    data = ctypes.create_string_buffer(b"offsets", 8)
+    marks = {"suboffsets": (ctypes.c_ssize_t * 2)(-7, -7), "internal": (ctypes.c_ssize_t * 2)(-9, -9)}
+    setting = []
+
+    def get(obj, view, flags):
+        if fill(view, obj, ctypes.addressof(data), 8, 1, flags):
+            return -1
+        if setting:
+            ctypes.c_void_p.from_address(view + rows[setting[0]][0]).value = ctypes.addressof(marks[setting[0]])
+        return 0
+    callback = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_void_p, ctypes.c_int)(get)
+    _KEPT.append((callback, data, marks))
+    tp = _made_type(c, EXPORTER, [(getbuffer, ctypes.cast(callback, ctypes.c_void_p).value)])
+    if tp is None:
+        raise LookupError("the table's PyType_Spec or PyType_Slot is not the stable ABI's")
+    exporter, got = tp(), []
+    for field in ("suboffsets", "internal"):
+        setting[:] = [field]
+        view = memoryview(exporter)
+        try:
+            got.append([view.suboffsets, c.ptr(id(view) + at_view, rows["internal"][0])])
+        finally:
+            view.release()
+    c.view.used.update({(key, "suboffsets"), (key, "internal")})
+    c.expect("Py_buffer.suboffsets, internal: what an exporter sets in each, as memoryview copies it",
+             [[(-7,), 0], [(), ctypes.addressof(marks["internal"])]], got)
+    del exporter, tp

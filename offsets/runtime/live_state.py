@@ -183,21 +183,32 @@ def _array_freelist(c, interp: int, what: str, items, counts) -> None:
 
 
 def _tuple_freelist(c, interp: int) -> None:
+    """A 7-item tuple freed heads its list, counted; and one of the most items a list keeps, in the last
+    entry of both arrays (so the free lists' struct reaches to their end: pinch.after_member)."""
     items = _path(c, ("tuple.free_list", "object_state.freelists.tuples.items"))
     counts = _path(c, ("tuple.numfree", "object_state.freelists.tuples.numfree"))
+    row = c.view.row("PyInterpreterState", counts)[1]
+    last = row[5] - 1 if len(row) > 5 and row[5] else None
+    shift = 1 if sys.version_info >= (3, 11) else 0     # up to 3.10 entry 0 is the empty tuple's
     start, length = _span(c, interp, items, counts)
-    index = 6 if sys.version_info >= (3, 11) else 7     # up to 3.10 entry 0 is the empty tuple's
-    head = interp + c.need("PyInterpreterState", items) + index * c.psize - start
-    count = interp + c.need("PyInterpreterState", counts) + index * 4 - start
-    o = object()
-    t = (o, o, o, o, o, o, o)
-    address = id(t)
-    before = c.read(start, length)
-    del t
-    after = c.read(start, length)
-    c.expect(f"PyInterpreterState.{items}[{index}], {counts}[{index}]: a 7-item tuple freed heads its list, "
-             "counted",
-             [address, _word(before, count, 4) + 1], [_word(after, head, c.psize), _word(after, count, 4)])
+    key = c.view.key("PyInterpreterState")
+    for size in (7, None if last is None else last + shift):
+        if size is None:
+            continue
+        index = size - shift
+        head = interp + c.need("PyInterpreterState", items) + index * c.psize - start
+        count = interp + c.need("PyInterpreterState", counts) + index * 4 - start
+        o = object()
+        t = tuple([o] * size)
+        address = id(t)
+        before = c.read(start, length)
+        del t
+        after = c.read(start, length)
+        if index == last:      # the last element of each array read (pinch.after_member)
+            c.view.used.update({(key, f"{items}[-1]"), (key, f"{counts}[-1]")})
+        c.expect(f"PyInterpreterState.{items}[{index}], {counts}[{index}]: a {size}-item tuple freed heads its "
+                 "list, counted",
+                 [address, _word(before, count, 4) + 1], [_word(after, head, c.psize), _word(after, count, 4)])
 
 
 def small_ints(c) -> None:
