@@ -71,8 +71,11 @@ def _integer_or_pointer(spelling: str) -> bool:
     return t.endswith("*") or t in INTEGERS
 
 
-def _scalar(rows: dict, path: str) -> bool:
-    """An int or a pointer, no array: its size is its type's, and so is its alignment."""
+def _scalar(rows: dict, path: str, parents=None) -> bool:
+    """An int or a pointer, no array: its size is its type's, and so is its alignment. `parents`: the
+    paths of `rows` that have members (found here where not given)."""
+    if parents is not None:
+        return path not in parents and _integer_or_pointer(rows[path][2])
     return _integer_or_pointer(rows[path][2]) and not any(p.startswith(path + ".") for p in rows)
 
 
@@ -104,29 +107,38 @@ def after_member(fields, proven: set) -> set:
     out = set()
     for s, rows in _structs(fields, proven):
         groups: dict = {}      # the members of S, and of each struct member of S, each group a struct's
+        below: dict = {}       # path -> the proven paths inside it
         for p, r in rows.items():
             groups.setdefault(p.rpartition(".")[0], []).append((r[0], p))
+            if (s, p) in proven:
+                parts = p.split(".")
+                for i in range(1, len(parts)):
+                    below.setdefault(".".join(parts[:i]), []).append(p)
+        parents = {p.rpartition(".")[0] for p in rows}
         for parent, members in groups.items():
-            out |= _after(s, rows, sorted(members), proven)
+            if parent == "" or parent in below:
+                out |= _after(s, rows, sorted(members), proven, below, parents)
     return out
 
 
-def _after(s: str, rows: dict, members: list, proven: set) -> set:
-    """`after_member` within one struct's members (sorted by offset), whose rows are S's."""
+def _after(s: str, rows: dict, members: list, proven: set, below: dict, parents: set) -> set:
+    """`after_member` within one struct's members (sorted by offset), whose rows are S's; `below`: the
+    proven paths inside each path, `parents`: the paths that have members."""
     out = set()
     for (prev_at, prev), (at, p) in zip(members, members[1:]):
-        if (s, p) in proven or prev_at + rows[prev][1] > at:
-            continue        # proven already, or a union's members (they overlap)
-        if _scalar(rows, prev):
+        if (s, p) in proven or p not in below or prev_at + rows[prev][1] > at:
+            continue        # proven already, nothing of it read, or a union's members (they overlap)
+        reads = [rows[q] for q in below[p] if _scalar(rows, q, parents) or _scalar_array(rows, q)]
+        if not any(r[0] == at for r in reads):
+            continue
+        if _scalar(rows, prev, parents):
             ends = [prev_at + rows[prev][1]] if (s, prev) in proven else []
         else:
-            ends = [r[0] + r[1] for q, r in rows.items() if q.startswith(prev + ".") and
-                    ((s, q) in proven and _scalar(rows, q) or _read_to_end(s, rows, q, proven))]
+            ends = [rows[q][0] + rows[q][1] for q in below.get(prev, ())
+                    if _scalar(rows, q, parents) or _read_to_end(s, rows, q, proven)]
         if _read_to_end(s, rows, prev, proven):
             ends.append(prev_at + rows[prev][1])
-        reads = [r for q, r in rows.items() if q.startswith(p + ".") and (s, q) in proven and
-                 (_scalar(rows, q) or _scalar_array(rows, q))]
-        if not ends or not any(r[0] == at for r in reads):
+        if not ends:
             continue
         align = max(min(r[1] if "[" not in r[2] else _element(r), 8) for r in reads)
         if at == -(-max(ends) // align) * align:
