@@ -20,6 +20,7 @@ from typing import Callable, Optional
 import jsonschema
 import yaml
 
+from .. import cache_lock
 from ..atomic_write import write, write_folder
 from ..scan import build_inputs as build, debian, dwarf, scanner
 from ..scan.targets import host, target
@@ -43,6 +44,8 @@ class Job:
     #: the build's interpreter binaries, each (path, file in its package or prefix, where it came
     #: from): the table is checked against each (binary check) and records its build-id
     binaries: Optional[Callable[[], list]] = None
+    #: its inputs include a pyconfig.h that ./configure makes on this machine (30-50 s, cached)
+    configures: bool = False
 
 
 #: The distributors whose packages `make tables` fetches by name: vendor -> the module that does
@@ -102,8 +105,12 @@ def _configured_pyconfig(tree: Path, config: str, extra: tuple = ()) -> Path:
             if proc.returncode or not (work / "pyconfig.h").is_file():
                 raise BuildError(f"{tree}/configure {' '.join(flags)} failed: {proc.stderr.strip().splitlines()[-1:]}")
 
-        say(f"running {tree.name}/configure {' '.join(flags)} for its pyconfig.h")
-        write_folder(out, configure)       # in a private folder, then renamed: no process sees a half-made one
+        # one process configures while another waiting for the same folder takes its result (two
+        # test workers ask at once); a lock not had in time only costs the work twice
+        with cache_lock.file_lock(str(out.parent / f".{out.name}.lock"), timeout=600):
+            if not (out / "pyconfig.h").is_file():
+                say(f"running {tree.name}/configure {' '.join(flags)} for its pyconfig.h")
+                write_folder(out, configure)   # in a private folder, then renamed: no process sees a half-made one
     return out / "pyconfig.h"
 
 
@@ -122,11 +129,12 @@ def jobs() -> list[Job]:
             binaries = (lambda e=e, c=config, t=triple: packaged_binaries(e, c, t)) if e.get("dev") else None
             out.append(Job(f"{e['vendor']} {e['version']} {config} {triple}",
                            table_file(e["version"], config, triple, vendor),
-                           lambda e=e, c=config, t=triple: _packaged_inputs(e, c, t), dwarf, binaries))
+                           lambda e=e, c=config, t=triple: _packaged_inputs(e, c, t), dwarf, binaries,
+                           bool(e.get("configure"))))
         for config, triple in e.get("upstream", ()):
             compiled = (lambda e=e, c=config: _compiled_binaries(e["version"], c)) if e.get("compiled") else None
             out.append(Job(f"upstream {e['version']} {config} {triple}", table_file(e["version"], config, triple),
-                           lambda e=e, c=config, t=triple: _upstream_inputs(e, c, t), None, compiled))
+                           lambda e=e, c=config, t=triple: _upstream_inputs(e, c, t), None, compiled, True))
     return out
 
 
