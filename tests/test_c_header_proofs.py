@@ -143,12 +143,10 @@ def test_the_core_only_constants_are_those_gcc_values_otherwise_without_the_core
     from dataclasses import replace
 
     from offsets.layout import c_header, table_yaml
-    from test_c_headers_strict import _build_inputs
+    from test_c_headers_strict import inputs_of
 
     name = "cpython-3.15.2-debian-x86_64-linux-gnu"
-    b = _build_inputs().get(name)
-    if b is None:
-        missing_input(f"the inputs of {name} are not fetched (`make tables` fetches them)")
+    b = inputs_of(name)
     table = table_yaml.load(GENERATED / f"{name}.yaml")
     assert "_PyABIInfo_DEFAULT_FLAG_INTERNAL" in table.core_only     # 8 with Py_BUILD_CORE, 0 without
     flags = [f"-I{b.include_dir}", f"-I{b.include_root}", f"-I{b.pyconfig.parent}", f"-I{tmp_path}", *b.defines()]
