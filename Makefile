@@ -86,7 +86,9 @@ test: test-venv
 # 3.13.15 compiled from the pristine tarball in Debian's source package (both configs, and both
 # again configured as another machine would: static, other options and configure cache, the
 # `elsewhere` configs of scripts/build-cpython; cached in $OFFSETS_CACHE/build), and Debian sid's
-# own 3.13/3.14/3.15 run through sid's libc loader.
+# own 3.13/3.14/3.15 run through sid's libc loader. Also what make test leaves for its cost: the
+# layout proof of the headers of builds configured here beyond its sample, and Debian 3.13.5 scanned
+# whole against its scan with shared preambles.
 prove: test-venv
 	@$(BIN)/python tests/prove/realbuilds.py >/dev/null & fetch=$$!; \
 	  scripts/build-cpython 3.13.15 free-threaded && scripts/build-cpython 3.13.15 release && \
