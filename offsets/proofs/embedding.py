@@ -36,18 +36,22 @@ def by_value(type_spelling: str):
 def _members(key: str, fields: dict, resolve) -> list:
     """[(P, T key, [(x, offset of P.x in S)])] of every by-value struct member P of a struct whose
     rows are `fields`, each with the fields of T it has (relative paths)."""
+    inside: dict = {}       # member path -> [(path relative to it, offset)], in the rows' order
+    for path, row in fields.items():
+        dot = path.find(".")
+        while dot != -1:
+            inside.setdefault(path[:dot], []).append((path[dot + 1:], row[0]))
+            dot = path.find(".", dot + 1)
     out = []
     for path, row in fields.items():
-        name = by_value(row[2])
+        inner = inside.get(path)
+        name = by_value(row[2]) if inner else None
         if name is None:
             continue
         t = resolve(name)
         if t is None or t == key:
             continue
-        prefix = path + "."
-        inner = [(p[len(prefix):], r[0]) for p, r in fields.items() if p.startswith(prefix)]
-        if inner:
-            out.append((path, t, inner))
+        out.append((path, t, inner))
     return out
 
 
