@@ -191,27 +191,29 @@ def run_in(version: str, script: str, *args) -> dict:
 
 #: Run in an interpreter: its exact shipped table, and copies of it with one field moved.
 MOVED_SCRIPT = r"""
-import json, sys
+import copy, json, sys
 from offsets import runtime
 from offsets.errors import TableError
 from offsets.layout import compact, compact_read
 e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion and
          e.get("vendor") in (None, "upstream") and not any(e["config"].values()))
 head, notes, rows = compact.read_parts(compact.COMPACT_DIR / e["file"])
-good = runtime.live_check(runtime.load_shipped(e))
+exact = runtime.load_shipped(e)
+good = runtime.live_check(exact)
 out = {"good": good.ok, "summary": good.summary(), "moved": {}}
 for spec in json.loads(sys.argv[1]):
     struct, path, delta = spec
-    key = runtime.load_shipped(e).resolve_struct(struct)
+    key = exact.resolve_struct(struct)
     if key is None or (key, path) not in good.proven:   # no check of this version reads it
         continue
-    h, n, r = compact.read_parts(compact.COMPACT_DIR / e["file"])
+    r = dict(rows)
+    r[key] = copy.deepcopy(rows[key])   # the one row changed; the others are only read
     if path is None:      # the struct's size
         r[key][2] += delta
     for f in r[key][6]:
         if f[0] == path:
             f[1] += delta
-    bad = runtime.Loaded(*compact_read.parse(compact.text_of(h, n, r)), "moved", runtime.shipped_index()["aliases"])
+    bad = runtime.Loaded(*compact_read.parse(compact.text_of(head, notes, r)), "moved", runtime.shipped_index()["aliases"])
     try:
         bad.fields(key)
     except TableError:     # moved out of its struct: not a table a layout can have
