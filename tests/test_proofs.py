@@ -803,3 +803,31 @@ def test_every_module_of_the_live_check_is_part_of_its_cache_key():
               if (name.startswith("offsets.proofs") or name.startswith("offsets.runtime.live")) and getattr(m, "__file__", None)}
     assert len(loaded) > 20
     assert loaded - {os.path.realpath(p) for p in proof_cache.code_files()} == set()
+
+
+#: The free-threaded table of 3.13.15 checked in pyenv's 3.13.0 (a GIL build): its PyASCIIObject.state
+#: is at 48, past the end of a 7-char ASCII str (48 bytes), where a few bits match by chance.
+WRONG_STATE_SCRIPT = r"""
+import json
+from offsets import runtime
+e = next(e for e in runtime.shipped_index()["tables"] if e["name"] == "cpython-3.13.15-freethreaded-x86_64-linux-gnu")
+got = []
+for _ in range(5):
+    t = runtime.load_shipped(e)
+    r = runtime.live_check(t)
+    key = t.resolve_struct("PyASCIIObject")
+    got.append([r.ok, t.fields(key)["state.kind"][0], sorted(p for k, p in r.proven if k == key and p and p.startswith("state"))])
+print(json.dumps(got))
+"""
+
+
+@pytest.mark.slow
+def test_a_few_bits_read_where_a_wrong_table_puts_them_prove_nothing():
+    """The kind bits of one str matched by chance (3 bits, at the free-threaded table's offset in a GIL
+    build: `state.kind` proven in 4 runs of 4 before); only strs of three kinds prove them, and there
+    the second str's bits are its UTF-8 pointer's, NULL. (`state.ascii` still passes by chance at
+    times: three of its four strs have a NULL word there, so only the first one's neighbour decides;
+    the check fails as a whole, so nothing it proved is used.)"""
+    runs = run_in("3.13", WRONG_STATE_SCRIPT)
+    assert all(state_at == 48 and not ok for ok, state_at, _ in runs), runs
+    assert [p for _, _, proven in runs for p in proven if p in ("state", "state.kind")] == [], runs

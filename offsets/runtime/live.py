@@ -212,10 +212,10 @@ def _objects(c: _Checker) -> None:
         c.expect("PyBytesObject.ob_sval", b, m.read(id(b) + off, len(b)))
 
     def ascii_state():
+        # the state bits are live_values.unicode's: four strs of three kinds (the few bits of one
+        # str, read where a wrong table puts them, match by chance one time in eight)
         s = "".join(["offs", "ets"])
         c.expect("PyASCIIObject.length", len(s), c.read_field(id(s), "PyASCIIObject", "length"))
-        for bit, want in (("state.kind", 1), ("state.ascii", 1), ("state.compact", 1)):
-            c.expect(f"PyASCIIObject.{bit}", want, c.read_field(id(s), "PyASCIIObject", bit))
 
     class Heap:
         pass
