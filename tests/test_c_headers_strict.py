@@ -7,6 +7,7 @@ compilers: `_Static_assert(offsetof(...) == N)` over the build's own headers.
 """
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -96,7 +97,9 @@ def table_of(header: Path) -> str:
     return header.name[len("pyoffsets_"):-2]
 
 
+@functools.lru_cache(maxsize=None)
 def _jobs() -> dict:
+    """table name -> its job of data/matrix.yaml (read and checked once per process: 14 ms a time)."""
     from offsets.tools import matrix
 
     return {j.table[:-len(".yaml")]: j for j in matrix.jobs()}
