@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 
@@ -187,6 +188,22 @@ def test_flipping_a_macro_outside_every_set_changes_no_layout(pyenv_scans, minor
         assert report.structs == len(headers) and report.fields == sum(len(s.fields) for s in headers)
     print(f"\n{table.build.version}: {len(sample)} flips, gcc saw no layout change: "
           + ", ".join(f"{n} ({k})" for n, k in sample))
+
+
+def test_a_cut_copy_leaves_the_interpreter_s_headers_untouched(pyenv_scans, tmp_path, monkeypatch):
+    """The copy a cut or flip scans holds pyenv's headers copied, not hard-linked: a link changes the
+    linked file's ctime, on which the runtime's digest memo of installed headers is keyed
+    (identity.installed_inputs), so an interpreter described meanwhile missed its memo (a second
+    describe of pyenv 3.12 wrote again while the 3.12 flips ran on the other worker)."""
+    exe, b, table = pyenv_scans.get("3.12")
+    inc = Path(b.include_dir)
+    before = {p: (st.st_ctime_ns, st.st_nlink) for p in inc.rglob("*") if p.is_file() for st in [p.stat()]}
+    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
+    fb = depends_cut.with_pyconfig(b, b.pyconfig.read_text() + "\n#define OFFSETS_TEST_MACRO 1\n")
+    copied = [p for p in Path(fb.include_dir).rglob("*") if p.is_file()]
+    assert len(copied) == len(before) > 100
+    assert {p: (st.st_ctime_ns, st.st_nlink) for p in inc.rglob("*") if p.is_file() for st in [p.stat()]} == before
+    assert all(p.stat().st_nlink == 1 for p in copied)
 
 
 # ---------------------------------------------------------------------------------------------

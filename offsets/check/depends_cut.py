@@ -130,7 +130,7 @@ def with_pyconfig(b, text: str):
 
     def fill(tmp: Path) -> None:
         if not alone:       # hard links where it can (the same bytes, no space); never the pyconfig.h
-            shutil.copytree(inc, tmp / inc.name, symlinks=False, copy_function=_link_or_copy)
+            shutil.copytree(inc, tmp / inc.name, symlinks=False, copy_function=_link_or_copy(data_cache.folder()))
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp / rel).unlink(missing_ok=True)         # a link to the build's own: written anew
         (tmp / rel).write_text(text)
@@ -142,11 +142,23 @@ def with_pyconfig(b, text: str):
     return replace(b, include_dir=out / inc.name, include_root=out, pyconfig=out / rel)
 
 
-def _link_or_copy(src: str, dst: str) -> None:
-    try:
-        os.link(os.path.realpath(src), dst)
-    except OSError:
+def _link_or_copy(cache: Path):
+    """A copy function: a hard link to a file of the cache's own (an unpacked package), a copy of any
+    other. A link changes its file's ctime, and an interpreter's installed headers are not ours to
+    touch: the runtime's digest memo of them is keyed on their ctimes (identity.installed_inputs), so
+    linking pyenv's headers made a describe running meanwhile miss its memo."""
+    cache = os.path.realpath(cache) + os.sep
+
+    def link_or_copy(src: str, dst: str) -> None:
+        real = os.path.realpath(src)
+        if real.startswith(cache):
+            try:
+                os.link(real, dst)
+                return
+            except OSError:
+                pass
         shutil.copy2(src, dst)
+    return link_or_copy
 
 
 def compare(table: Table, again: Table, kept: set, names: tuple) -> Report:
