@@ -309,9 +309,10 @@ def generations(c) -> None:
         c.t.size(c.t.resolve_struct("gc_generation")) and ends[-2] < ends[-1]
     from .live_state import _interp
 
-    if not gc.get_count()[2] and gc.isenabled():
+    if not gc.get_count()[2] and gc.isenabled() and "t" not in getattr(sys, "abiflags", ""):
         # a collection of the younger generations counts one in the oldest; only where the collector
-        # runs of itself anyway (never where the program turned it off)
+        # runs of itself anyway (never where the program turned it off), and never where it stops the
+        # world (a free-threaded interpreter, whatever the table: docs/identity.md)
         gc.collect(1)
     oldest, counts = gc.get_objects(2), gc.get_count()
     if not oldest or not counts[2]:
