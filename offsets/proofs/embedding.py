@@ -55,12 +55,13 @@ def _members(key: str, fields: dict, resolve) -> list:
     return out
 
 
-def carry(resolve, fields, proven: set) -> set:
+def carry(resolve, fields, proven: set, members: dict = None) -> set:
     """`proven` (a set of (struct key, path) and (struct key, None)) with everything the rules
     above add. `resolve(name)` gives a struct key (None if the table has none), `fields(key)` its
-    rows (path -> (offset, size, type, ...))."""
+    rows (path -> (offset, size, type, ...)); `members`, each struct's by-value members as found
+    here, kept by a caller that carries over the same table again."""
     out = set(proven)
-    members: dict = {}
+    members = {} if members is None else members
 
     def members_of(key):
         if key not in members:
@@ -80,15 +81,15 @@ def carry(resolve, fields, proven: set) -> set:
                 except (KeyError, LookupError, ValueError):
                     continue
                 base = fields(s)[p][0]
+                member = (s, p) in out
                 for x, at in inner:
                     row = t_fields.get(x)
                     if row is None or at != base + row[0]:
                         continue       # not the same layout: T is another struct of that name here
-                    facts = ((s, p) in out, (s, f"{p}.{x}") in out, (t, x) in out)
-                    if sum(facts) != 2:
-                        continue
+                    if member + ((s, f"{p}.{x}") in out) + ((t, x) in out) != 2:
+                        continue       # two of the three facts prove the third
                     out.update(((s, p), (s, f"{p}.{x}"), (t, x)))
-                    changed = True
+                    changed = member = True
     return out
 
 

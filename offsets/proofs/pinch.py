@@ -196,9 +196,10 @@ def carry_and_pinch(table, proven: set) -> set:
     without the marks of arrays read to their last element (`PATH[-1]`, no field of the table)."""
     from .embedding import carry
 
+    members: dict = {}      # the table's by-value members, found once for every round
     while True:
         more = pinch(table.resolve_struct, table.fields, table.size,
-                     carry(table.resolve_struct, table.fields, proven))
+                     carry(table.resolve_struct, table.fields, proven, members))
         if more == proven:
             return {(key, path) for key, path in more if not (path or "").endswith("[-1]")}
         proven = more

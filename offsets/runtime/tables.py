@@ -48,12 +48,19 @@ class Loaded:
         #: other tables this build may use, in order: each answers what it earns where those before it do not
         self.fallbacks: list = []
         self._depends = self._positions = None
+        self._resolved: dict = {}
 
     def resolve_struct(self, name: str):
-        """The table's key for a struct, typedef, tag or alias name; None if it has none."""
+        """The table's key for a struct, typedef, tag or alias name; None if it has none (each name
+        resolved once: the table's keys, names and aliases never change)."""
+        try:
+            return self._resolved[name]
+        except KeyError:
+            pass
         from ..layout.names import struct_key
 
-        return struct_key(name, self.order, self.names, self.aliases)
+        key = self._resolved[name] = struct_key(name, self.order, self.names, self.aliases)
+        return key
 
     def split(self, name: str) -> tuple:
         """(struct, field path) of a name; a qualified struct's file keeps its dots
