@@ -87,8 +87,9 @@ test: test-venv
 # again configured as another machine would: static, other options and configure cache, the
 # `elsewhere` configs of scripts/build-cpython; cached in $OFFSETS_CACHE/build), and Debian sid's
 # own 3.13/3.14/3.15 run through sid's libc loader. Also what make test leaves for its cost: the
-# layout proof of the headers of builds configured here beyond its sample, and Debian 3.13.5 scanned
-# whole against its scan with shared preambles.
+# layout proof of the headers of builds configured here beyond its sample; Debian's 3.11.2 and
+# 3.13.5 scanned whole against their scans with shared preambles; gcc over every struct of
+# 3.11.2's source tree; and the pyconfig.h cut of that source tree (make test cuts two pyenv builds).
 prove: test-venv
 	@$(BIN)/python tests/prove/realbuilds.py >/dev/null & fetch=$$!; \
 	  scripts/build-cpython 3.13.15 free-threaded && scripts/build-cpython 3.13.15 release && \

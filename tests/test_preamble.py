@@ -2,8 +2,10 @@
 the tables do not change by a byte.
 
 The truth for the sharing scan is the scan that parses every unit whole (libclang over each file
-from its first line, the scanner as it was before preambles): a full Debian 3.11.2 build with its
-source tree (247 units, the one `make bench` measures), both scans without cache.
+from its first line, the scanner as it was before preambles): full builds with their source trees
+(Debian's 3.11.2, 247 units, the one `make bench` measures, and 3.13.5), both scans without cache,
+in `make prove` for their cost (tests/prove/test_preamble_full_builds.py); here the rules, each on
+a tree made to break it.
 """
 from __future__ import annotations
 
@@ -11,9 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import result_memo
-from offsets.scan import build_inputs as build, preamble, scanner, sources
-from offsets.layout import table_yaml
+from offsets.scan import preamble, scanner
 
 
 def write(tmp_path: Path, text: str, name: str = "unit.c") -> str:
@@ -175,35 +175,3 @@ def test_a_start_including_an_unguarded_header_shares_nothing(tmp_path):
     units = _tree_units(tmp_path, {f"u{i}.c": '#include <once.h>\n#include "Python.h"\n' for i in range(3)})
     jobs, _ = preamble.plan(units, str(tmp_path))
     assert len(jobs) == 1 and preamble.build(jobs[0]) is None
-
-
-@pytest.mark.slow
-def test_a_full_build_scans_byte_identical_with_and_without_shared_preambles(debian311, monkeypatch):
-    """Debian 3.11.2 (`make prove` scans Debian's 3.13.5 the same way: tests/prove/test_preamble_313.py)."""
-    full_build_scans_byte_identical(build.from_source(debian311.tree, debian311.pyconfig("amd64", "x86_64-linux-gnu")),
-                                    monkeypatch)
-
-
-def full_build_scans_byte_identical(b, monkeypatch) -> None:
-    """A full build scanned with and without shared preambles gives the same bytes. Remembered across
-    runs (tests/result_memo.py) while the package, libclang, the units and every file they read are
-    unchanged: a warm run re-hashes those files instead of parsing twice."""
-    unit_list, _, source_digest = sources.source_units(b)
-    key = result_memo.key_of("preamble-byte-identical-2", repr(b), b.defines(),
-                             source_digest, [(u.name, u.path, u.args, u.text) for u in unit_list])
-    same = result_memo.recall(key)
-    if same is None:
-        files = result_memo.spy_files_read(monkeypatch)
-        shared_units = []
-        usable = preamble.usable
-        monkeypatch.setattr(preamble, "usable", lambda *a: shared_units.append(usable(*a)) or shared_units[-1])
-        shared = scanner.scan(b, scanner.ScanOptions(use_cache=False, share_preambles=True))
-        whole = scanner.scan(b, scanner.ScanOptions(use_cache=False, share_preambles=False))
-        assert table_yaml.dumps(shared) == table_yaml.dumps(whole)
-        same = {"PyODictObject": shared.structs["PyODictObject"].defined_in,
-                "shared": sum(p is not None for p in shared_units)}
-        result_memo.remember(key, files, same)
-    # the sharing was real: most units share a preamble, and a typedef in Python.h names a struct
-    # of a .c file (PyODictObject, Objects/odictobject.c) only the unit's own text completes
-    assert same["shared"] > 0.65 * len(unit_list), same
-    assert same["PyODictObject"].startswith("Objects/odictobject.c:")
