@@ -47,11 +47,11 @@ def wheel_for(version: str) -> Path:
 @pytest.mark.slow
 @pytest.mark.parametrize("version", ("3.8", "3.13"))
 def test_the_docs_first_extension_builds_isolated_and_reads_a_list_iterator(version, tmp_path):
-    """Remembered once passed (tests/result_memo.py) under the package, the doc, the wheel and the
-    interpreter with its libpython (CI's cache of its own runs it every time)."""
+    """Remembered once passed (tests/result_memo.py) under the package, this test, the doc, the wheel
+    and the interpreter with its libpython (CI's cache of its own runs it every time)."""
     wheels = wheel_for(version)
     python = Path(pyenv_python(version)).resolve()
-    files = [ROOT / DOC, *sorted(wheels.glob("cpython_offsets-*.whl")), python,
+    files = [Path(__file__).resolve(), ROOT / DOC, *sorted(wheels.glob("cpython_offsets-*.whl")), python,
              *sorted(python.parent.parent.glob("lib/libpython*.so*"))]
     if result_memo.passed_before("first-hour-extension", files, version):
         return

@@ -129,7 +129,7 @@ def with_pyconfig(b, text: str):
     out = data_cache.folder() / "cut" / hashlib.sha256(key.encode()).hexdigest()[:32]
 
     def fill(tmp: Path) -> None:
-        if not alone:       # hard links where it can (the same bytes, no space); never the pyconfig.h
+        if not alone:       # the cache's own files hard-linked (no space), others copied; never the pyconfig.h
             shutil.copytree(inc, tmp / inc.name, symlinks=False, copy_function=_link_or_copy(data_cache.folder()))
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp / rel).unlink(missing_ok=True)         # a link to the build's own: written anew
