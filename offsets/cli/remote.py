@@ -10,15 +10,19 @@ IDENTIFY_EPILOG = """examples:
   offsets identify --pid 1234               which build process 1234 runs, and the table for it
   offsets identify --pid 1234 --json        the same, for machines
   offsets identify --binary /usr/bin/python3.14
+  offsets identify --binary /usr/local/bin/python3.13    (--enable-shared: the libpython it loads)
   offsets identify --binary /opt/py/lib/libpython3.13.so.1.0
 
 The binary holding the interpreter is the one of the process's mapped files that defines
 Py_Initialize (its executable, its libpython, or the program a dynamic loader started), read through
-/proc/PID/root (containers work). The table is exact when it records that binary's GNU build-id, or
+/proc/PID/root (containers work). An executable given with --binary that only starts its libpython
+is read through the libpython it loads, found as the dynamic loader finds it here (its RPATH,
+LD_LIBRARY_PATH, its RUNPATH, /etc/ld.so.conf, /lib and /usr/lib). The table is exact when it records that binary's GNU build-id, or
 when the build's installed headers (or, without them, its distributor's package version) are the
 table's; otherwise it must pass a check in the process's memory, and answers only what that read.
 JSON keys: pid, binary, build_id, build_id_why (why there is none), version, hexversion, free_threaded, debug, config, target,
-pointer_size, vendor, prefix, headers, table, earned (exact, proven or refused), earned_by, detail.
+pointer_size, vendor, prefix, headers, loaded_by and found_by (the executable given, where its libpython was
+found), table, earned (exact, proven or refused), earned_by, detail.
 
 exit status: 0 a table answers for it, 1 no table does (the message says how to make one), 2 an
 error (no such process, not permitted, not a Python process ...)."""
@@ -96,7 +100,10 @@ def run_identify(args) -> int:
 def describe(k: dict) -> str:
     config = ", ".join(f for f, on in k["config"].items() if on) or "release"
     who = f"process {k['pid']}: " if k["pid"] else ""
-    lines = [f"{who}{k['binary']}",
+    lines = [f"{who}{k['binary']}"]
+    if k.get("loaded_by"):
+        lines.append(f"  loaded by  {k['loaded_by']} (found through {k['found_by']})")
+    lines += [
              f"  build-id   {k['build_id'] or 'none (' + k['build_id_why'] + ')'}",
              f"  version    {k['version'] or '?'} ({k['version_from']})",
              f"  config     {config} (free-threaded: {'yes' if k['free_threaded'] else 'no'}, "

@@ -20,6 +20,8 @@ from . import elf_id
 #: ELF machine numbers -> the triple tables name that CPU by (layout/targets.py).
 MACHINES = {targets.abi(t).elf_number: t for t in targets.TABLE_TARGETS}
 PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
+#: The dynamic section's tags `linked_names` reads: libraries needed, library search paths, the strings.
+DT_NULL, DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_RPATH, DT_RUNPATH = 0, 1, 5, 10, 15, 29
 SHT_SYMTAB, SHT_DYNSYM = 2, 11
 #: A function every CPython's interpreter binary defines (the executable, or its libpython), and no
 #: other binary does: how the binary holding the interpreter is told from the others.
@@ -188,6 +190,34 @@ class Elf:
         """The defined symbol `name`, or None."""
         s = self.symbols().get(name)
         return s if s is not None and s.defined else None
+
+    # ------------------------------------------------------------------ the dynamic section
+    def linked_names(self) -> dict:
+        """The dynamic section's DT_NEEDED, DT_RPATH and DT_RUNPATH strings, tag -> [string] in order
+        ({} for a file without one, or whose section or string table lies outside the file)."""
+        if self.dynamic is None or self.dynamic[1] > MAX_TABLE_BYTES:
+            return {}
+        fmt = self.endian + ("qQ" if self.bits == 64 else "iI")
+        step = struct.calcsize(fmt)
+        raw = self.read(self.dynamic[0], self.dynamic[1])
+        entries = []
+        for at in range(0, len(raw) - step + 1, step):
+            tag, value = struct.unpack_from(fmt, raw, at)
+            if tag == DT_NULL:
+                break
+            entries.append((tag, value))
+        table = dict((t, v) for t, v in entries if t in (DT_STRTAB, DT_STRSZ))
+        if DT_STRTAB not in table or not 0 < table.get(DT_STRSZ, 0) <= MAX_TABLE_BYTES:
+            return {}
+        strings = self.file_bytes(table[DT_STRTAB], table[DT_STRSZ])
+        if strings is None:
+            return {}
+        out: dict = {}
+        for tag, value in entries:
+            if tag in (DT_NEEDED, DT_RPATH, DT_RUNPATH) and value < len(strings):
+                end = strings.find(b"\0", value)
+                out.setdefault(tag, []).append(strings[value:end if end >= 0 else None].decode(errors="replace"))
+        return out
 
     # ------------------------------------------------------------------ bytes at virtual addresses
     def file_bytes(self, vaddr: int, n: int) -> Optional[bytes]:

@@ -27,7 +27,7 @@ from typing import Optional
 from ..errors import NotPython, ProcessError
 from . import process_root
 from ..layout import identity
-from . import anchors, installed, procfs
+from . import anchors, installed, linked, procfs
 from .elf import INTERPRETER_SYMBOL, Elf, ElfError
 from .elf_id import is_libpython
 
@@ -80,6 +80,9 @@ class Identity:
     notes: list = field(default_factory=list)
     #: why there is no build-id, when there is none
     build_id_why: str = ""
+    #: the executable given (`of_binary`) whose libpython this is, and where that was found (`linked`)
+    loaded_by: Optional[str] = None
+    found_by: Optional[str] = None
 
     @property
     def minor(self) -> Optional[str]:
@@ -101,7 +104,8 @@ class Identity:
                 "version_from": self.version_from, "free_threaded": bool(self.config.get("Py_GIL_DISABLED")),
                 "debug": bool(self.config.get("Py_DEBUG")), "config": dict(self.config),
                 "target": self.triple, "pointer_size": self.pointer_size, "vendor": self.vendor or identity.UPSTREAM,
-                "vendor_evidence": self.vendor_evidence, "prefix": self.prefix, "headers": self.include}
+                "vendor_evidence": self.vendor_evidence, "prefix": self.prefix, "headers": self.include,
+                "loaded_by": self.loaded_by, "found_by": self.found_by}
 
 
 def hexversion_of(version: str) -> int:
@@ -299,10 +303,21 @@ def of_binary(path: str) -> Identity:
     except (ElfError, OSError) as e:
         raise NotPython(f"{path} is not an interpreter binary: {e}") from None
     with elf:
-        if elf.symbol(INTERPRETER_SYMBOL) is None:
-            hint = ""
-            if re.search(r"python\d", os.path.basename(real)):
-                hint = " (with --enable-shared the interpreter is in its libpython: give that file)"
-            raise NotPython(f"{path} does not hold a CPython interpreter: it defines no {INTERPRETER_SYMBOL}{hint}")
-        root, seen = process_root.split(real) or ("", real)
-        return _identity(seen, elf, None, root, 0, None)
+        if elf.symbol(INTERPRETER_SYMBOL) is not None:
+            root, seen = process_root.split(real) or ("", real)
+            return _identity(seen, elf, None, root, 0, None)
+        lib = linked.libpython(real, elf)
+    if isinstance(lib, linked.NotFound):
+        hint = ""
+        if lib.needed:
+            hint = (f" (it loads {', '.join(lib.needed)}, found in none of {', '.join(lib.searched)}: give that "
+                    f"file, or set LD_LIBRARY_PATH as the program runs with)")
+        elif re.search(r"python\d", os.path.basename(real)):
+            hint = " (with --enable-shared the interpreter is in its libpython: give that file)"
+        raise NotPython(f"{path} does not hold a CPython interpreter: it defines no {INTERPRETER_SYMBOL}{hint}")
+    try:
+        ident = of_binary(lib.path)
+    except NotPython as e:
+        raise NotPython(f"{path} loads {lib.path} ({lib.how}), which holds no interpreter either: {e}") from None
+    ident.loaded_by, ident.found_by = path, lib.how
+    return ident
