@@ -52,14 +52,17 @@ class Loaded:
 
     def resolve_struct(self, name: str):
         """The table's key for a struct, typedef, tag or alias name; None if it has none (each name
-        resolved once: the table's keys, names and aliases never change)."""
+        that has one resolved once: the table's keys, names and aliases never change; a name it has
+        none for is not remembered, so a program asking for ever new names grows nothing)."""
         try:
             return self._resolved[name]
         except KeyError:
             pass
         from ..layout.names import struct_key
 
-        key = self._resolved[name] = struct_key(name, self.order, self.names, self.aliases)
+        key = struct_key(name, self.order, self.names, self.aliases)
+        if key is not None:
+            self._resolved[name] = key
         return key
 
     def split(self, name: str) -> tuple:
