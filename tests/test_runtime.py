@@ -588,6 +588,40 @@ def test_tables_of_other_patch_levels_answer_only_what_the_live_check_proved(ver
             assert r["verdict"] == "NoMatchingTable" and "offsets scan" in r["detail"], r
 
 
+def test_a_name_no_shipped_table_has_is_refused_as_before_without_reading_every_table_again(monkeypatch):
+    """A struct name in no shipped table is refused with close names, and after the first such name
+    the next reads no shipped table (each refusal read all 41 heads: 40-70 ms); every refusal, of a
+    name another table has too, says what it said without the shortcut."""
+    from offsets.runtime.tables import shipped_index
+
+    def refusal(name):
+        try:
+            offsets.get(name)
+        except UnknownNameError as e:
+            return str(e)
+        return None
+
+    index = shipped_index()
+    others = sorted({k for e in index["tables"][::8] for k in runtime.load_shipped(e).order})[::15]
+    names = ["NoSuchStruct.x", "PyObjct.ob_type", "_PyCoMonitoringData.tools", *sorted(index["aliases"])[::20],
+             *(f"{k}.no_such_field_either" for k in others)]
+    monkeypatch.setattr(runtime, "_named_in_shipped", lambda struct: True)
+    before = [refusal(n) for n in names]
+    monkeypatch.undo()
+    calls = []
+    real = runtime.load_shipped
+    monkeypatch.setattr(runtime, "load_shipped", lambda e: calls.append(e) or real(e))
+    monkeypatch.setattr(runtime, "_shipped_names", (None, frozenset()))
+    assert refusal("NoSuchStruct0.x") == "unknown name 'NoSuchStruct0.x' in table " + offsets.build().table
+    assert len(calls) == len(index["tables"])
+    calls.clear()
+    assert [refusal(f"NoSuchStruct{i}.x") for i in range(1, 20)] == \
+        [f"unknown name 'NoSuchStruct{i}.x' in table {offsets.build().table}" for i in range(1, 20)]
+    assert calls == []
+    assert [refusal(n) for n in names] == before
+    assert "tables that have it: " in before[2] and "did you mean PyObject" in before[1]
+
+
 def test_asking_for_ever_new_unknown_names_grows_no_memory():
     """A program that asks for names no table has (a fuzzer, a debugger's prompt) keeps nothing of
     them: 300 refusals leave under 8 KiB allocated (each name was remembered before: 70 KB)."""

@@ -287,11 +287,34 @@ def _unknown_struct(t: Loaded, name: str, struct: str) -> UnknownNameError:
                             where=t.where())
 
 
+#: (the shipped index, every struct key and other name of its tables), made at the first unknown name
+_shipped_names: tuple = (None, frozenset())
+
+
+def _named_in_shipped(struct: str) -> bool:
+    """Whether some shipped table may resolve `struct`: it, or a name its alias group gives, is one
+    of some table's keys or other names (`names.struct_key` resolves no other). False for most
+    unknown names, which then cost a set lookup instead of reading every shipped table's head."""
+    global _shipped_names
+    index = shipped_index()
+    if _shipped_names[0] is not index:
+        known: set = set()
+        for e in index["tables"]:
+            other = load_shipped(e)
+            known.update(other.order)
+            known.update(other.names)
+        _shipped_names = (index, frozenset(known))
+    known = _shipped_names[1]
+    return struct in known or any(c in known for c in index["aliases"].get(struct, ()))
+
+
 def _tables_having(struct: str) -> str:
     """Which kind of table has `struct` (other shipped tables that have it, and where it is defined),
     or '' when none does: what a refusal of an unknown name says instead of unrelated names."""
     found = []
     try:
+        if not _named_in_shipped(struct):
+            return ""
         for e in shipped_index()["tables"]:
             other = load_shipped(e)
             key = other.resolve_struct(struct)
