@@ -83,17 +83,45 @@ class RemoteReadError(ProcessError):
 
 
 class UnknownNameError(OffsetsError, KeyError):
-    """A struct or field name the table does not know; carries the closest known names."""
+    """A struct or field name the table does not know; carries the closest known names. Given as a
+    function (`suggestions=lambda: close_matches(...)`), they are searched for when first asked for,
+    by `suggestions` or the message: a program that catches the error and tries another name (a JIT
+    probing what this version has) never pays for the search. `args` is `(name,)`; set to another
+    `(message,)` (the C API's refusal of a huge name, _offsets.c `too_long`), it is the message."""
 
-    def __init__(self, name: str, suggestions: list[str] = (), where: str = "") -> None:
-        self.name = name
-        self.suggestions = list(suggestions)
+    def __init__(self, name: str, suggestions=(), where: str = "") -> None:
+        self.name, self.where = name, where
+        self._suggestions = suggestions if callable(suggestions) else list(suggestions)
+        self._text = None               # the message, made when first shown
+        super().__init__(name)
+
+    @property
+    def suggestions(self) -> list:
+        if callable(self._suggestions):
+            self._suggestions = list(self._suggestions())
+        return self._suggestions
+
+    def _message(self) -> str:
         hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
-        shown = repr(name) if len(name) <= 120 else repr(name[:100]) + f"... ({len(name)} characters)"
-        super().__init__(f"unknown name {shown}{' in ' + where if where else ''}{hint}")
+        shown = repr(self.name) if len(self.name) <= 120 else repr(self.name[:100]) + f"... ({len(self.name)} characters)"
+        return f"unknown name {shown}{' in ' + self.where if self.where else ''}{hint}"
 
-    def __str__(self) -> str:  # KeyError would repr() the message
-        return self.args[0]
+    def __str__(self) -> str:  # KeyError would repr() its argument
+        if self._text is None:
+            given = self.args[0] if len(self.args) == 1 else None
+            self._text = given if isinstance(given, str) and given != self.name else self._message()
+        return self._text
+
+    def __reduce__(self):
+        return _unknown_name, (type(self), self.name, self.suggestions, self.where, str(self))
+
+
+def _unknown_name(cls, name: str, suggestions: list, where: str, text: str) -> UnknownNameError:
+    """An `UnknownNameError` (or subclass) as pickled: the same name, suggestions and message."""
+    e = UnknownNameError.__new__(cls)
+    UnknownNameError.__init__(e, name, suggestions, where)
+    e._text = text
+    return e
 
 
 class AmbiguousNameError(UnknownNameError):
@@ -102,8 +130,8 @@ class AmbiguousNameError(UnknownNameError):
 
     def __init__(self, name: str, qualified: list[str], where: str = "", what: str = "layouts") -> None:
         super().__init__(name, qualified, where)
-        self.args = (f"{name!r} means {len(qualified)} different {what}{' in ' + where if where else ''}: "
-                     f"ask for one of {', '.join(qualified)} (NAME@FILE names the one FILE defines)",)
+        self._text = (f"{name!r} means {len(qualified)} different {what}{' in ' + where if where else ''}: "
+                      f"ask for one of {', '.join(qualified)} (NAME@FILE names the one FILE defines)")
 
 
 def interpreter_failure(python: str, stderr: str) -> str:

@@ -645,3 +645,31 @@ def test_asking_for_ever_new_unknown_names_grows_no_memory():
     finally:
         tracemalloc.stop()
     assert grown < 8192, grown
+
+
+def test_a_caught_refusal_never_searches_for_close_names(monkeypatch):
+    """A JIT probing names this version may lack catches the KeyError and goes on: the close-name
+    search (difflib over every name: 6.6 ms a constant, the most of a struct's refusal) runs only
+    when the message or `suggestions` is asked for, and gives what it gave before."""
+    import offsets.runtime.constants as constants_mod
+    from offsets import errors
+
+    searched = []
+    real = errors.close_matches
+
+    def counting(*a):
+        searched.append(a[0])
+        return real(*a)
+
+    monkeypatch.setattr(constants_mod, "close_matches", counting)
+    monkeypatch.setattr(runtime, "close_matches", counting)
+    caught = []
+    for name, ask in (("Py_TPFLAGS_HEAPTYP", offsets.constant), ("PyObjct.ob_type", offsets.get)):
+        with pytest.raises(KeyError) as e:
+            ask(name)
+        caught.append(e.value)
+    assert searched == []
+    assert str(caught[0]).endswith("as a constant; did you mean Py_TPFLAGS_HEAPTYPE, Py_TPFLAGS_READY, Py_TPFLAGS_BASETYPE?")
+    assert caught[1].suggestions[0] == "PyObject" and "did you mean PyObject, " in str(caught[1])
+    assert searched == ["Py_TPFLAGS_HEAPTYP", "PyObjct"]
+    assert caught[0].args == ("Py_TPFLAGS_HEAPTYP",)

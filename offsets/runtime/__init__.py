@@ -283,8 +283,7 @@ def _unknown_struct(t: Loaded, name: str, struct: str) -> UnknownNameError:
     elsewhere = _tables_having(struct)
     if elsewhere:
         return UnknownNameError(name, [], where=f"{t.where()}: no table this build can use has it; {elsewhere}")
-    return UnknownNameError(name, close_matches(struct, t.struct_names(), 0.6),
-                            where=t.where())
+    return UnknownNameError(name, lambda: close_matches(struct, t.struct_names(), 0.6), where=t.where())
 
 
 #: (the shipped index, every struct key and other name of its tables), made at the first unknown name

@@ -58,6 +58,15 @@ def of(t) -> dict:
     return got
 
 
+def _qualified(t) -> frozenset:
+    """The names of `t`'s constants that have qualified forms only (`NAME@FILE`), found once (kept
+    on the table): the names `find` looks for them under."""
+    got = getattr(t, "_qualified_constants", None)
+    if got is None:
+        got = t._qualified_constants = frozenset(k.split("@", 1)[0] for k in of(t) if "@" in k)
+    return got
+
+
 def earned(t, row) -> "str | None":
     """'exact', 'proven' or None for a constant row of table `t` in this process."""
     if t.earning.constant(t, row):
@@ -86,14 +95,14 @@ def find(t, name: str):
         row = rows.get(name)
         if row is not None:
             return table, row
-        qualified = sorted(k for k in rows if k.startswith(name + "@"))
+        qualified = sorted(k for k in rows if k.startswith(name + "@")) if name in _qualified(table) else None
         if qualified:
             raise AmbiguousNameError(name, qualified, where=table.where(), what="values")
     known = of(t)
     if not known:
         raise UnknownNameError(name, [], where=f"{t.where()}, which has no constants (made by an older "
                                                 f"offsets: rescan it with `offsets scan --install`)")
-    raise UnknownNameError(name, close_matches(name, list(known), 0.7), where=f"{t.where()} as a constant")
+    raise UnknownNameError(name, lambda: close_matches(name, list(known), 0.7), where=f"{t.where()} as a constant")
 
 
 def refused(t, name: str) -> NoMatchingTable:
