@@ -83,8 +83,9 @@ def _directories(names: dict, root: str, origin: str, bits: int):
 
     runpath = names.get(DT_RUNPATH, ())
     found = [] if runpath else split("DT_RPATH", names.get(DT_RPATH, ()))
-    if not root:
-        found += split("LD_LIBRARY_PATH", [os.environ.get("LD_LIBRARY_PATH", "")] if os.environ.get("LD_LIBRARY_PATH") else [])
+    library_path = os.environ.get("LD_LIBRARY_PATH")
+    if library_path and not root:
+        found += split("LD_LIBRARY_PATH", [library_path])
     found += split("DT_RUNPATH", runpath)
     found += [("/etc/ld.so.conf", d) for d in _conf_dirs(root, "/etc/ld.so.conf", 0)]
     defaults = (["/lib64", "/usr/lib64"] if bits == 64 else []) + ["/lib", "/usr/lib"]
