@@ -3,7 +3,8 @@
 The emitter writes the text itself (one field per line, keys in a fixed order, JSON-quoted
 strings), so output is byte-stable and fast. The loader reads at most `yaml_strict.MAX_TABLE_BYTES`
 of UTF-8, parses with `yaml_strict.parse` (no aliases, no duplicate keys), checks the result
-against `data/table.schema.json` (integers are ints), then builds the model, whose constructors
+against `data/table.schema.json` (integers are ints; compiled by `schema_fast`, jsonschema's
+verdict and words where that check refuses), then builds the model, whose constructors
 check the invariants.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from importlib import resources
 
 from ..errors import ModelError, TableError
 from .model import LAYOUT_FLAGS, Build, Constant, Dependencies, DependencySet, Field, Struct, Table
+from . import schema_fast
 from .sanity import check_table, short
 from .yaml_strict import parse, read_text
 
@@ -152,14 +154,37 @@ def write(table: Table, path) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _validator():
+def _schema() -> dict:
+    return json.loads(resources.files("offsets").joinpath("data/table.schema.json").read_text())
+
+
+@lru_cache(maxsize=1)
+def _reference_validator():
+    """jsonschema's validator of the schema, the judge of every document the fast check refuses."""
     import jsonschema
 
-    schema = json.loads(resources.files("offsets").joinpath("data/table.schema.json").read_text())
     base = jsonschema.Draft202012Validator
     # an integer is an int: 24.0 (which JSON Schema counts as an integer) and true are not offsets
     strict = base.TYPE_CHECKER.redefine("integer", lambda _, v: type(v) is int)
-    return jsonschema.validators.extend(base, type_checker=strict)(schema)
+    return jsonschema.validators.extend(base, type_checker=strict)(_schema())
+
+
+@lru_cache(maxsize=1)
+def _fast_check():
+    """The schema compiled (`schema_fast`), or None where it uses a keyword that module does not know."""
+    try:
+        return schema_fast.compile_schema(_schema())
+    except schema_fast.Unsupported:
+        return None
+
+
+def _schema_error(data):
+    """jsonschema's first error in document order, or None. The fast check's "valid" is final (a
+    document it accepts, jsonschema accepts); anything else jsonschema judges and words."""
+    fast = _fast_check()
+    if fast is not None and fast(data):
+        return None
+    return next(_reference_validator().iter_errors(data), None)
 
 
 def from_data(data: object, origin: str = "table") -> Table:
@@ -169,7 +194,7 @@ def from_data(data: object, origin: str = "table") -> Table:
     if data.get("schema") != SCHEMA or type(data.get("schema")) is not int:
         raise TableError(f"{origin}: schema {short(data.get('schema'))} is not supported "
                          f"(this offsets reads schema {SCHEMA})")
-    e = next(_validator().iter_errors(data), None)      # the first, in document order
+    e = _schema_error(data)
     if e is not None:
         at = "/".join(map(str, e.absolute_path)) or "(top)"
         message = e.message if len(e.message) <= 160 else e.message[:157] + "..."
