@@ -184,6 +184,24 @@ def test_compact_dependencies_are_the_yaml_tables(yml):
     assert view.values == dict(table.dependencies.macros)
 
 
+def test_tables_of_one_pool_share_their_equal_structs_and_nothing_else(tmp_path, monkeypatch):
+    """Tables read from one pool build each struct node once (compact._pool_structs): what two tables
+    share is one object, and each table is the table read with nothing remembered; a table file with
+    its own pool, one field moved, reads as moved after the shipped table was read."""
+    names = ["cpython-3.13.15-x86_64-linux-gnu", "cpython-3.13.15-debian-x86_64-linux-gnu"]
+    first, second = (compact.load(compact.COMPACT_DIR / f"{n}.jsonl") for n in names)
+    shared = [k for k in first.structs if k in second.structs and first.structs[k] == second.structs[k]]
+    assert len(shared) > 100 and all(first.structs[k] is second.structs[k] for k in shared)
+    moved = [k for k in first.structs if k in second.structs and first.structs[k] != second.structs[k]]
+    assert "PyGC_Head" in moved or "_gc_runtime_state" in moved      # Debian's PyGC_Head patch
+    monkeypatch.setattr(compact, "_STRUCTS", None)
+    alone = [compact.load(compact.COMPACT_DIR / f"{n}.jsonl") for n in names]
+    assert alone == [first, second] and alone[1].structs[shared[0]] is not second.structs[shared[0]]
+    entry = next(e for e in entries() if e["name"] == names[0])
+    table = compact.load(tampered(tmp_path, entry, "PyListObject", "allocated", size_delta=8))
+    assert table.structs["PyListObject"].field("allocated").offset == first.structs["PyListObject"].field("allocated").offset + 8
+
+
 def test_compact_index_lists_every_table_and_the_aliases():
     from offsets.layout import names
 

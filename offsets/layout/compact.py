@@ -384,6 +384,36 @@ def table_from_rows(head: dict, notes: dict, rows: list, partial: bool = False):
     """A `Table` of a compact header, its `notes` (names, skipped, conflicts, constants: `Pool.notes`) and
     decoded struct rows (each checked again by the model); a `partial` one keeps only the names of
     the structs in `rows`."""
+    return _table(head, notes, lambda: {row[0]: struct_from_row(row) for row in rows}, partial)
+
+
+#: pool -> {(struct name, its reference in a header): the Struct}: a layout node of one pool is one
+#: layout, so the tables of a pool share their equal structs (frozen values), each built and checked
+#: once while some table holds it (weak references both: the memo keeps nothing alive)
+_STRUCTS: "weakref.WeakKeyDictionary" = None
+
+
+def _pool_structs(pool):
+    global _STRUCTS
+    import weakref
+
+    if _STRUCTS is None:
+        _STRUCTS = weakref.WeakKeyDictionary()
+    got = _STRUCTS.get(pool)
+    if got is None:
+        got = _STRUCTS[pool] = weakref.WeakValueDictionary()
+    return got
+
+
+def _struct_of(pool, memo, name: str, ref):
+    key = (name, ref if isinstance(ref, str) else tuple(ref))
+    s = memo.get(key)
+    if s is None:
+        s = memo[key] = struct_from_row(pool.row(name, ref))
+    return s
+
+
+def _table(head: dict, notes: dict, make_structs, partial: bool):
     from ..errors import ModelError, TableError
     from .model import Build, Table
     from .sanity import check_table
@@ -391,7 +421,7 @@ def table_from_rows(head: dict, notes: dict, rows: list, partial: bool = False):
     b = head["build"]
     try:
         build = Build.from_dict(b)
-        structs = {row[0]: struct_from_row(row) for row in rows}
+        structs = make_structs()
         names = notes["names"] if not partial else {a: k for a, k in notes["names"].items() if k in structs}
         constants = {row[0]: constant_from_row(row) for row in notes["constants"]}
         table = Table(build=build, scanner=dict(head["scanner"]), structs=structs, names=dict(names),
@@ -410,8 +440,9 @@ def table_of(head: dict, pool, keys=None, constants: bool = True):
     constants only if `constants`)."""
     partial = keys is not None
     keys = sorted(keys) if partial else sorted(head["structs"])
-    return table_from_rows(head, pool.notes(head, constants or not partial),
-                           [pool.row(k, head["structs"][k]) for k in keys], partial)
+    memo = _pool_structs(pool)
+    return _table(head, pool.notes(head, constants or not partial),
+                  lambda: {k: _struct_of(pool, memo, k, head["structs"][k]) for k in keys}, partial)
 
 
 def load(path):

@@ -173,17 +173,17 @@ def _in_union(parent, unions) -> bool:
 _QUALIFIERS = r"\b(?:const|volatile)\b|\s*\[\d*\]"
 
 
-def natural_align(f, target, struct_aligns: dict):
+def natural_align(f, target, struct_aligns: dict, abi=None):
     """The alignment a field's type needs in a struct for `target` (a `model.Target`: its ABI's
-    rule, targets.py), where it is known; None otherwise."""
+    rule, targets.py), where it is known; None otherwise. `abi`: the target's row of targets.py, where
+    the caller has looked it up already."""
     if f.is_bitfield or f.flexible:
         return None
-    t = f.type
-    if "[" in t or "const" in t or "volatile" in t:
-        t = " ".join(_pattern(_QUALIFIERS).sub(" ", t).split())       # an array's element type, unqualified
-    from . import targets
+    t = _element_type(f.type)
+    if abi is None:
+        from . import targets
 
-    abi = targets.abi(target.triple)
+        abi = targets.abi(target.triple)
     if t.endswith("*"):
         return abi and abi.member_align(target.pointer_size)
     count = f.array_len or 1
@@ -194,17 +194,36 @@ def natural_align(f, target, struct_aligns: dict):
     return struct_aligns.get(t)
 
 
+_ELEMENT_TYPES: dict = {}       # a field's type spelling -> its element type, unqualified
+
+
+def _element_type(t: str) -> str:
+    """An array's element type, without const and volatile (`const char *[4]` -> `char *`)."""
+    got = _ELEMENT_TYPES.get(t)
+    if got is None:
+        got = t
+        if "[" in t or "const" in t or "volatile" in t:
+            got = " ".join(_pattern(_QUALIFIERS).sub(" ", t).split())
+        if len(_ELEMENT_TYPES) < 65536:
+            _ELEMENT_TYPES[t] = got
+    return got
+
+
 def check_alignment(table) -> None:
     """Every field whose type's alignment is known sits at a multiple of it, as far as its struct
     and the members it is nested in are aligned themselves (a packed struct asks nothing)."""
+    from . import targets
+
     structs = table.structs
     aligns = {name: s.align for name, s in structs.items()}
     aligns.update((alias, structs[target].align) for alias, target in table.names.items() if target in structs)
+    target = table.build.target
+    abi = targets.abi(target.triple)
     for s in structs.values():
         bound = {"": s.align}            # path -> the alignment its members can count on
         for f in s.fields:
             outer = bound.get(f.path.rpartition(".")[0], s.align)
-            own = natural_align(f, table.build.target, aligns)
+            own = natural_align(f, target, aligns, abi)
             want = outer if own is None else min(own, outer)
             bound[f.path] = want
             if own is not None and f.offset % want:
