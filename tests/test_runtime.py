@@ -89,13 +89,19 @@ def test_compact_table_and_c_header_are_up_to_date(yml):
 def test_every_compact_table_and_c_header_hold_the_whole_yaml_table(yml):
     """Full content, every table: the compact table written back as YAML is the committed YAML byte
     for byte, and the C header is what the generator makes of that table (reading the compact form
-    is fast; the YAML is read in full only for the tables below)."""
+    is fast; the YAML is read in full only for the tables below). Remembered once passed
+    (tests/result_memo.py) under the package (its shipped pools), this file, the YAML, the compact
+    table and the header."""
+    import result_memo
     from offsets.layout import c_header, table_yaml
 
     jsonl, header = made_from(yml)
     digest = compact.sha256_of(yml)
     if not jsonl.exists() or compact_read.open_table(str(jsonl))[0]["source_sha256"] != digest:
         pytest.fail(f"{jsonl.name} is stale or missing: run `python -m offsets.tools.regenerate` (make tables)")
+    files = [Path(__file__), yml, jsonl, header]
+    if result_memo.passed_before("compact-and-header-hold-the-yaml", files, yml.name):
+        return
     table = compact.load(jsonl)
     assert table_yaml.dumps(table) == without_types(without_dependencies(yml.read_text()))
     pool = compact.PoolWriter()
@@ -105,6 +111,7 @@ def test_every_compact_table_and_c_header_hold_the_whole_yaml_table(yml):
     shipped = shipped_layouts()
     assert [k for k, line in pool.lines.items() if shipped.get(k) != line] == []
     assert header.read_text() == c_header.emit(table, f"generated/{yml.name}", digest)
+    result_memo.passed("compact-and-header-hold-the-yaml", files, yml.name)
 
 
 def without_dependencies(text: str) -> str:
