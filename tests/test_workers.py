@@ -15,7 +15,15 @@ _KEPT: list = []        # what `_grow` keeps alive in its worker, as a leaking p
 
 
 def _grow(mb: int) -> int:
-    _KEPT.append(bytearray(mb * MB))
+    """Keep `mb` MB of new address space: a mapping of its own, which free memory the worker's heap
+    holds (forked from a test process that freed much) cannot serve; refused as a parser's malloc is."""
+    import mmap
+
+    if mb:
+        try:
+            _KEPT.append(mmap.mmap(-1, mb * MB))
+        except OSError:         # ENOMEM: over the worker's address-space limit
+            raise MemoryError from None
     return os.getpid()
 
 
