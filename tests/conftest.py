@@ -268,6 +268,14 @@ def committed_table(path):
     return _committed(str(path), (st.st_size, st.st_mtime_ns, st.st_ino))
 
 
+def committed_build(path):
+    """The `Build` of a committed table: its record alone, no struct read (the drift tools' reader
+    asked for no names)."""
+    from offsets.drift import tables
+
+    return tables.load([str(path)], names=[])[0].build
+
+
 # ---------------------------------------------------------------------------------------------
 # Debian's CPython 3.13.5 (trixie; test_sources.py, test_preamble.py): its source package and
 # libpython3.13-dev's x86_64 pyconfig.h, fetched by name.

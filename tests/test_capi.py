@@ -440,11 +440,21 @@ def build_and_run_example(vpy: Path, work: Path) -> dict:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_worked_example_on_every_cpython(version, tmp_path):
     """Compile-time constants (proven by the generated header's static asserts) and run-time answers
-    read the same live objects as Python: a list iterator, a tuple, the current frame's code."""
+    read the same live objects as Python: a list iterator, a tuple, the current frame's code.
+    Remembered once passed (tests/result_memo.py) under the package, this test, the example's files,
+    the venv (made per source digest) and the interpreter with its libpython."""
+    import result_memo
+
     python = pyenv_python(version)
     if python is None:
         missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
     vpy, _ = prepared_venv(python, version)
+    real = Path(python).resolve()
+    example = [p for p in sorted(EXAMPLE.rglob("*")) if p.is_file() and not {"build", "__pycache__"} & set(p.parts)
+               and p.suffix != ".so" and ".egg-info" not in str(p)]
+    files = [Path(__file__).resolve(), *example, real, *sorted(real.parent.parent.glob("lib/libpython*.so*"))]
+    if result_memo.passed_before("worked-example", files, version, str(vpy.parent.parent)):
+        return
     got = build_and_run_example(vpy, tmp_path)
     assert got["python"].startswith(version + "."), got
     assert got["compiled_for"] == f"cpython-{got['python']}-x86_64-linux-gnu", got
@@ -452,3 +462,4 @@ def test_worked_example_on_every_cpython(version, tmp_path):
     # the interpreter's truth: a suspended generator's frame is the generator's; the values are
     # the enums of Include/internal/pycore_frame.h (3.11+) and Include/cpython/frameobject.h (3.10)
     assert got["checked"][3] == FRAME_STATE[version], got
+    result_memo.passed("worked-example", files, version, str(vpy.parent.parent))

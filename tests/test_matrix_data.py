@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from conftest import committed_table
+from conftest import committed_build, committed_table
 from offsets.errors import BuildError
 from offsets.check import verified
 from offsets.tools import matrix
@@ -21,7 +21,7 @@ def test_every_committed_table_is_made_by_the_job_its_build_names():
     assert len(rows) >= 41
     for name in rows:
         job = matrix.job_for({"file": name})
-        assert job.table == name == f"{committed_table(GENERATED / name).build.table_name}.yaml", job.label
+        assert job.table == name == f"{committed_build(GENERATED / name).table_name}.yaml", job.label
 
 
 def test_a_vendor_is_read_from_the_data():
