@@ -380,13 +380,6 @@ def struct_from_row(row):
                                for p, o, sz, t, bo, bw, al, fl in fields))
 
 
-def table_from_rows(head: dict, notes: dict, rows: list, partial: bool = False):
-    """A `Table` of a compact header, its `notes` (names, skipped, conflicts, constants: `Pool.notes`) and
-    decoded struct rows (each checked again by the model); a `partial` one keeps only the names of
-    the structs in `rows`."""
-    return _table(head, notes, lambda: {row[0]: struct_from_row(row) for row in rows}, partial)
-
-
 #: pool -> {(struct name, its reference in a header): the Struct}: a layout node of one pool is one
 #: layout, so the tables of a pool share their equal structs (frozen values), each built and checked
 #: once while some table holds it (weak references both: the memo keeps nothing alive)
@@ -413,15 +406,21 @@ def _struct_of(pool, memo, name: str, ref):
     return s
 
 
-def _table(head: dict, notes: dict, make_structs, partial: bool):
+def table_of(head: dict, pool, keys=None, constants: bool = True):
+    """The `Table` of a header and its pool (each struct checked again by the model): every struct, or
+    those named in `keys` (then its constants only if `constants`, and the names of those structs)."""
     from ..errors import ModelError, TableError
     from .model import Build, Table
     from .sanity import check_table
 
+    partial = keys is not None
+    keys = sorted(keys) if partial else sorted(head["structs"])
+    notes = pool.notes(head, constants or not partial)
+    memo = _pool_structs(pool)
     b = head["build"]
     try:
         build = Build.from_dict(b)
-        structs = make_structs()
+        structs = {k: _struct_of(pool, memo, k, head["structs"][k]) for k in keys}
         names = notes["names"] if not partial else {a: k for a, k in notes["names"].items() if k in structs}
         constants = {row[0]: constant_from_row(row) for row in notes["constants"]}
         table = Table(build=build, scanner=dict(head["scanner"]), structs=structs, names=dict(names),
@@ -433,16 +432,6 @@ def _table(head: dict, notes: dict, make_structs, partial: bool):
         return table
     except (ModelError, ValueError, TypeError) as e:
         raise TableError(f"compact table {b['version']} ({b['target']['triple']}): {e}") from None
-
-
-def table_of(head: dict, pool, keys=None, constants: bool = True):
-    """The `Table` of a header and its pool: every struct, or those named in `keys` (then its
-    constants only if `constants`)."""
-    partial = keys is not None
-    keys = sorted(keys) if partial else sorted(head["structs"])
-    memo = _pool_structs(pool)
-    return _table(head, pool.notes(head, constants or not partial),
-                  lambda: {k: _struct_of(pool, memo, k, head["structs"][k]) for k in keys}, partial)
 
 
 def load(path):

@@ -5,8 +5,9 @@ tries: 1.3 s for one large table (3.15.2's i686 table). Here the schema is compi
 checks of the few keywords `data/table.schema.json` uses, and a document is walked once (0.07 s).
 
 The answer may only ever err towards "invalid": a document this check accepts, jsonschema accepts
-(`tests/test_schema_fast.py` compares the two on hundreds of damaged tables, and keyword by keyword). Where it says
-invalid, the reader asks jsonschema, whose first error is the message, and whose verdict stands.
+(`tests/test_schema_fast.py` compares the two on hundreds of damaged tables, and keyword by
+keyword). Where it says invalid, the reader asks jsonschema, whose first error is the message, and
+whose verdict stands.
 A keyword this module does not know makes `compile_schema` fail, and the reader uses jsonschema
 alone.
 """
