@@ -28,9 +28,10 @@ def _tree(tmp_path, debian311):
 def test_the_finished_table_from_the_cache_is_the_one_a_scan_makes(tmp_path, monkeypatch, debian311):
     from offsets.scan import build_inputs as build, scanner
 
+    pyconfig = debian311.pyconfig("amd64", "x86_64-linux-gnu")     # fetched into the session's cache
     monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
     tree = _tree(tmp_path, debian311)
-    b = build.from_source(tree, debian311.pyconfig("amd64", "x86_64-linux-gnu"))
+    b = build.from_source(tree, pyconfig)
 
     def scan(use_cache=True):
         return table_yaml.dumps(scanner.scan(b, scanner.ScanOptions(jobs=1, use_cache=use_cache)))
