@@ -114,13 +114,14 @@ _inputs: dict = {}
 
 
 def inputs_of(name: str):
-    """The BuildInputs of the matrix's build of table `name`, each found once per process."""
+    """The BuildInputs of the matrix's build of table `name` for its headers (no source package
+    asked for: `Job.headers`), each found once per process."""
     if name not in _inputs:
         job = _jobs().get(name)
         if job is None:
             pytest.fail(f"no inputs for {name}: not in offsets/data/matrix.yaml")
         try:
-            _inputs[name] = job.inputs()
+            _inputs[name] = job.headers()
         except Exception as e:   # an input not fetched: the failure names it
             pytest.fail(f"no inputs for {name}: {job.label}: {e}")
     return _inputs[name]

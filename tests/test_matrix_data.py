@@ -63,3 +63,20 @@ def test_a_scan_that_is_not_the_build_the_data_names_is_refused(monkeypatch):
     with pytest.raises(BuildError, match="the scan made cpython-3.11.7-x86_64-linux-gnu.yaml, but data/matrix.yaml "
                                          "says cpython-3.11.7-debian-x86_64-linux-gnu.yaml"):
         matrix._made(job.label, {}, check=True)
+
+
+def test_a_jobs_header_inputs_are_its_inputs_without_the_source_and_fetch_none(monkeypatch):
+    """`Job.headers` (what the header checks compile against) gives the build `inputs` gives, less
+    its source tree, and asks the archive for no source package (sid's are listed but not served:
+    each ask is a 404 over the network)."""
+    from dataclasses import replace
+
+    job = next(j for j in matrix.jobs() if j.label == "debian 3.11.2 release x86_64-linux-gnu")
+    full = job.inputs()
+    assert full.source is not None
+    asked = []
+    monkeypatch.setattr(matrix, "_trees", {})
+    monkeypatch.setattr(matrix.VENDORS["debian"], "source", lambda *a: asked.append(a))
+    assert job.headers() == replace(full, source=None) and asked == []
+    configured = next(j for j in matrix.jobs() if j.configures)
+    assert configured.header_inputs is None      # its pyconfig.h is configure's, from the source tree

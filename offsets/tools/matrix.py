@@ -46,6 +46,14 @@ class Job:
     binaries: Optional[Callable[[], list]] = None
     #: its inputs include a pyconfig.h that ./configure makes on this machine (30-50 s, cached)
     configures: bool = False
+    #: its inputs without a source tree, for what needs its headers alone (no source package is
+    #: asked for); None: `inputs` (which then has none to ask for, or needs it to configure)
+    header_inputs: Optional[Callable[[], build.BuildInputs]] = None
+
+    def headers(self) -> build.BuildInputs:
+        """The build's inputs for a use of its headers alone: its include directory, pyconfig.h,
+        target and defines are those of `inputs`, with no source tree fetched for them."""
+        return (self.header_inputs or self.inputs)()
 
 
 #: The distributors whose packages `make tables` fetches by name: vendor -> the module that does
@@ -127,10 +135,11 @@ def jobs() -> list[Job]:
         for config, triple in e["builds"]:
             dwarf = (lambda e=e, t=triple: _packaged_dwarf(e, t)) if config == "debug" and e.get("dbg") else None
             binaries = (lambda e=e, c=config, t=triple: packaged_binaries(e, c, t)) if e.get("dev") else None
+            headers = None if e.get("configure") else lambda e=e, c=config, t=triple: _packaged_inputs(e, c, t, False)
             out.append(Job(f"{e['vendor']} {e['version']} {config} {triple}",
                            table_file(e["version"], config, triple, vendor),
                            lambda e=e, c=config, t=triple: _packaged_inputs(e, c, t), dwarf, binaries,
-                           bool(e.get("configure"))))
+                           bool(e.get("configure")), headers))
         for config, triple in e.get("upstream", ()):
             compiled = (lambda e=e, c=config: _compiled_binaries(e["version"], c)) if e.get("compiled") else None
             out.append(Job(f"upstream {e['version']} {config} {triple}", table_file(e["version"], config, triple),
@@ -248,9 +257,11 @@ def packaged_binaries(e: dict, config: str, triple: str) -> list:
     return out
 
 
-def _packaged_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
+def _packaged_inputs(e: dict, config: str, triple: str, source: bool = True) -> build.BuildInputs:
+    """The entry's build as `make tables` scans it: its -dev package (with -dbg for debug) and,
+    with `source`, its source package where the archive serves it (or ./configure's pyconfig.h of it)."""
     t = target(triple)
-    tree = _packaged_source(e)
+    tree = _packaged_source(e) if source or e.get("configure") else None
     vendor = f"{e['vendor']} {e['package_version']}"
     if e.get("configure"):
         if t.triple != "x86_64-linux-gnu":
