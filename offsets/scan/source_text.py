@@ -82,6 +82,7 @@ class FileText:
 
     def __post_init__(self) -> None:
         self._starts = [s for s, _ in self.segments]
+        self._tokens: dict = {}         # line index -> its tokens, each line tokenized once
 
     def conditions(self, first: int, last: int) -> set:
         """The names tested by the conditionals that decide whether lines first..last are read:
@@ -108,8 +109,12 @@ class FileText:
         return texts, at
 
     def tokens(self, n: int) -> list:
-        """The code tokens of line index n (a literal none: `""`)."""
-        return _TOKEN.findall(_LITERAL.sub('""', self.code[n]))
+        """The code tokens of line index n (a literal none: `""`); the list is shared: not to be changed."""
+        got = self._tokens.get(n)
+        if got is None:
+            line = self.code[n]
+            got = self._tokens[n] = _TOKEN.findall(_LITERAL.sub('""', line) if '"' in line or "'" in line else line)
+        return got
 
     def occurrences(self, word: str) -> list:
         """(line index, token index in that line) of each code token `word`, in order."""
