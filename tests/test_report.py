@@ -141,7 +141,7 @@ def raw_structs(row: dict, names: tuple) -> dict:
     loaded alone."""
     lines = (GENERATED / row["file"]).read_text().split("\n")
     start = lines.index("structs:") + 1
-    end = next(i for i in range(start, len(lines)) if lines[i][:1] not in (" ", ""))
+    end = next((i for i in range(start, len(lines)) if lines[i][:1] not in (" ", "")), len(lines))
     heads = [i for i in range(start, end) if lines[i][:2] == "  " and lines[i][2:3] != " "] + [end]
     out = {}
     for first, after in zip(heads, heads[1:]):
