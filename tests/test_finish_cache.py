@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 
+from conftest import own_cache
 from offsets.layout import table_yaml
 
 MAKEFILE = ("OBJECT_OBJS= Objects/a.o\nPY_CPPFLAGS= -I. -I$(srcdir)/Include -I$(srcdir)/Include/internal\n"
@@ -29,7 +30,7 @@ def test_the_finished_table_from_the_cache_is_the_one_a_scan_makes(tmp_path, mon
     from offsets.scan import build_inputs as build, scanner
 
     pyconfig = debian311.pyconfig("amd64", "x86_64-linux-gnu")     # fetched into the session's cache
-    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
+    own_cache(monkeypatch, tmp_path / "cache")
     tree = _tree(tmp_path, debian311)
     b = build.from_source(tree, pyconfig)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import missing_input
+from conftest import missing_input, own_cache
 from offsets import atomic_write, runtime
 from offsets.layout import compact, compact_read, table_yaml, yaml_strict
 from offsets.scan import unit_cache, workers
@@ -603,7 +603,7 @@ def test_scan_of_a_dev_zero_include_exits_2(tmp_path):
 def test_a_planted_or_tampered_cache_entry_is_a_miss(tmp_path, monkeypatch):
     from offsets.scan import build_inputs as build, scanner
 
-    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
+    own_cache(monkeypatch, tmp_path / "cache")
     b = build.from_prefix(FAKE, target="x86_64-linux-gnu")
     first = table_yaml.dumps(scanner.scan(b, scanner.ScanOptions(jobs=1)))
     # one entry per unit (Python.h's, and the one outside the core), in the scanner code's generation

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import own_cache
 from offsets.scan import build_inputs as build, scanner
 from offsets.layout import table_yaml
 from offsets.layout.names import resolve
@@ -86,7 +87,7 @@ def test_yaml_round_trip_is_exact_and_deterministic(table, tmp_path):
 
 
 def test_cached_rescan_gives_the_same_table(tmp_path, monkeypatch):
-    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
+    own_cache(monkeypatch, tmp_path / "cache")
     tree = tmp_path / "fake"
     shutil.copytree(FAKE, tree)
     b = build.from_prefix(tree, target="x86_64-linux-gnu")
