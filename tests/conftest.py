@@ -83,6 +83,18 @@ def pyenv_root() -> Path | None:
     return home if home.is_dir() else None
 
 
+@lru_cache(maxsize=None)
+def pyenv_python3(version: str) -> Path | None:
+    """`bin/python3` of what `pyenv prefix VERSION` names (a minor: its newest install), asked of
+    pyenv once per process (each ask runs about ten shell processes); None without it."""
+    try:
+        prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return None
+    exe = Path(prefix) / "bin" / "python3"
+    return exe if prefix and exe.is_file() else None
+
+
 def pyenv_python(minor: str) -> Path | None:
     """The newest pyenv-installed CPython `minor` (plain release build), or None."""
     root = pyenv_root()

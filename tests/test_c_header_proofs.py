@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import missing_input
-from test_capi import pyenv_python
+from conftest import pyenv_python3
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
@@ -36,7 +36,7 @@ VERSIONS = {"3.12": "cpython-3.12.1-x86_64-linux-gnu", "3.13": "cpython-3.13.0-x
 
 
 def include_dir(version: str) -> Path:
-    python = pyenv_python(version)
+    python = pyenv_python3(version)
     if python is None:
         missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}`)")
     return python.parent.parent / "include" / f"python{version}"
@@ -98,7 +98,7 @@ def test_every_internal_struct_is_asserted_under_its_headers_real_guard(version,
     table = table_yaml.load(GENERATED / f"{VERSIONS[version]}.yaml")
     internal = {h: g for h, g in table.guards.items() if h.startswith("Include/internal/")}
     assert len(internal) > 50, internal
-    b = build_inputs.from_python(str(pyenv_python(version)))
+    b = build_inputs.from_python(str(pyenv_python3(version)))
     text = units.header_unit(b)[0].text
     src = tmp_path / "guards.c"
     src.write_text("#define Py_BUILD_CORE 1\n" + text + "".join(f"#ifndef {g}\n#error {h}: no {g}\n#endif\n"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import c_extension_built, missing_input
+from conftest import c_extension_built, missing_input, pyenv_python3
 from offsets.data_cache import folder as cache_folder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,15 +58,6 @@ def source_digest() -> str:
     for p in runtime + sorted(JITEXT.glob("*.[ch]")) + [JITEXT / "setup.py"]:
         h.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:16]
-
-
-def pyenv_python(version: str):
-    try:
-        prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    exe = Path(prefix.strip()) / "bin" / "python3"
-    return exe if exe.is_file() else None
 
 
 def run(args, **kw):
@@ -134,7 +125,7 @@ def listiter_expected(table_name: str) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("version", VERSIONS)
 def test_jit_extension_on_every_cpython(version, tmp_path):
-    python = pyenv_python(version)
+    python = pyenv_python3(version)
     if python is None:
         missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
     vpy, ext = prepared_venv(python, version)
@@ -189,7 +180,7 @@ def test_sub_interpreters_with_their_own_gil_share_the_capsule(version, tmp_path
     """Isolated sub-interpreters (each its own GIL from 3.12) import the capsule and look
     names up at once; before, the import was refused ('does not support loading in subinterpreters').
     3.11's share the GIL, where only the thread id tells which thread holds it."""
-    python = pyenv_python(version)
+    python = pyenv_python3(version)
     if python is None:
         missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
     vpy, _ = prepared_venv(python, version)
@@ -290,7 +281,7 @@ def header_for(python: Path) -> Path:
 @pytest.mark.slow
 @pytest.mark.parametrize("version", VERSIONS)
 def test_generated_header_static_asserts_compile_against_that_cpython(version, tmp_path):
-    python = pyenv_python(version)
+    python = pyenv_python3(version)
     if python is None:
         missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
     header = header_for(python)
@@ -302,7 +293,7 @@ def test_generated_header_static_asserts_compile_against_that_cpython(version, t
 
 @pytest.mark.slow
 def test_a_wrong_constant_or_the_wrong_cpython_fails_to_compile(tmp_path):
-    python, other = pyenv_python("3.11"), pyenv_python("3.12")
+    python, other = pyenv_python3("3.11"), pyenv_python3("3.12")
     if python is None or other is None:
         missing_input("needs pyenv CPython 3.11 and 3.12 (`pyenv install 3.11 3.12`)")
     header = header_for(python)
@@ -445,7 +436,7 @@ def test_worked_example_on_every_cpython(version, tmp_path):
     the venv (made per source digest) and the interpreter with its libpython."""
     import result_memo
 
-    python = pyenv_python(version)
+    python = pyenv_python3(version)
     if python is None:
         missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
     vpy, _ = prepared_venv(python, version)

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from conftest import missing_input
+from conftest import missing_input, pyenv_python3
 from doc_blocks import block
-from test_capi import prepared_venv, pyenv_python, run
+from test_capi import prepared_venv, run
 
 PATTERN = block("docs/c-api.md", "c", "jit_init(void)")
 NAMES = ("listiterobject.it_index", "listiterobject.it_seq")
@@ -97,7 +97,7 @@ print(json.dumps(out))
 @pytest.mark.slow
 @pytest.mark.parametrize("version", ("3.8", "3.13"))
 def test_the_docs_init_pattern_ends_in_the_first_error(version, tmp_path):
-    python = pyenv_python(version)
+    python = pyenv_python3(version)
     if python is None:
         missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
     vpy, _ = prepared_venv(python, version)

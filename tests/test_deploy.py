@@ -388,9 +388,9 @@ def test_the_first_lookup_in_isolated_sub_interpreters(shipped, tmp_path):
     other it is refused with one line saying why (no scanner here to make its table, and such an
     interpreter cannot import ctypes, so the live check cannot read memory), never an error from
     inside the runtime."""
-    from test_capi import pyenv_python
+    from conftest import pyenv_python3
 
-    base = pyenv_python("3.12")
+    base = pyenv_python3("3.12")
     if base is None:
         from conftest import missing_input
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import dwarf_fields, missing_input, pyenv_dwarf
+from conftest import dwarf_fields, missing_input, pyenv_dwarf, pyenv_python3
 from offsets.drift import diff as D
 from offsets.drift import formats as F
 from offsets.errors import UnknownNameError
@@ -297,7 +297,7 @@ def test_frame_object_3_10_to_3_11():
     assert of(changes, "_PyInterpreterFrame") == [("struct-added", None, None, None)]
     assert "_PyInterpreterFrame" not in old.structs and "_PyInterpreterFrame" not in pyenv_dwarf("3.10.13").structs
     # and a live 3.10: its frame type's tp_basicsize is sizeof(PyFrameObject)
-    py310 = pyenv_python("3.10.13")
+    py310 = pyenv_python3("3.10.13")
     if py310:
         out = subprocess.run([py310, "-c", "import sys; print(type(sys._getframe()).__basicsize__)"],
                              capture_output=True, text=True, check=True).stdout
@@ -317,27 +317,18 @@ def test_refcount_into_anonymous_union_3_11_to_3_12_is_not_a_move():
                                                ("resized", "ob_base", 24, 16)]
 
 
-def pyenv_python(version):
-    try:
-        prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True).stdout.strip()
-    except FileNotFoundError:
-        return None
-    exe = Path(prefix) / "bin" / "python3" if prefix else None
-    return str(exe) if exe and exe.exists() else None
-
-
 @pytest.fixture(scope="module")
 def freethreaded_313(tmp_path_factory):
     """The committed free-threaded 3.13.0 table, or (until `make tables` makes it) a fresh scan."""
     path = GENERATED / "cpython-3.13.0-freethreaded-x86_64-linux-gnu.yaml"
     if not path.exists():
-        py = pyenv_python("3.13.0")
+        py = pyenv_python3("3.13.0")
         if not py:
             missing_input("no committed free-threaded 3.13.0 table and no pyenv 3.13.0 to scan")
         out = tmp_path_factory.mktemp("ft")
         from offsets.cli import main
 
-        assert main(["scan", "--python", py, "--config", "free-threaded", "-q", "-o", str(out)]) == 0
+        assert main(["scan", "--python", str(py), "--config", "free-threaded", "-q", "-o", str(out)]) == 0
         path = out / "cpython-3.13.0-freethreaded-x86_64-linux-gnu.yaml"
     from offsets.drift.history import load_table
 

@@ -111,9 +111,9 @@ def compile_proof(text: str, tmp_path: Path) -> None:
     """The proof block against the header it names, with the interpreter of that header's build."""
     header = re.search(r'#include "(pyoffsets_cpython-[^"]+\.h)"', text).group(1)
     version = re.search(r"cpython-(\d+\.\d+\.\d+)-", header).group(1)
-    from test_capi import pyenv_python
+    from conftest import pyenv_python3
 
-    python = pyenv_python(version)
+    python = pyenv_python3(version)
     if python is None:
         from conftest import missing_input
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import dwarf_fields, missing_input, pyenv_dwarf
+from conftest import dwarf_fields, missing_input, pyenv_dwarf, pyenv_python3
 from offsets.cli import main
 
 REPO = Path(__file__).parent.parent
@@ -45,12 +45,6 @@ def pyenv_versions():
     except FileNotFoundError:
         return []
     return [v for v in out if re.fullmatch(r"\d+\.\d+\.\d+", v)]
-
-
-def pyenv_python(version):
-    prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True).stdout.strip()
-    exe = Path(prefix) / "bin" / "python3"
-    return exe if prefix and exe.exists() else None
 
 
 def altered(tmp_path, version="3.12.1", struct="PyListObject", field="allocated", new_offset=24):
@@ -125,7 +119,7 @@ def test_diff_errors_exit_2(tmp_path, capsys):
 
 
 def test_diff_against_a_build_scanned_on_the_fly(capsys):
-    py = pyenv_python("3.12.1")
+    py = pyenv_python3("3.12.1")
     if py is None:
         missing_input("no pyenv 3.12.1")
     code, out, err = run(capsys, "diff", table_path("3.11.7"), "--python", py, "--format", "json")
@@ -207,14 +201,14 @@ def test_check_pyenv_build(version, capsys):
     process, whose tables are read once: tests/table_memo.py)."""
     if version == "none":
         missing_input("pyenv has none of the CPython builds generated/ has x86_64 tables for")
-    code, out, err = run(capsys, "check", "--baseline", GENERATED, "--python", pyenv_python(version), "-j", "1")
+    code, out, err = run(capsys, "check", "--baseline", GENERATED, "--python", pyenv_python3(version), "-j", "1")
     assert (code, err) == (0, ""), f"{out}\n{err}"
     assert out == f"{GENERATED / f'cpython-{version}-x86_64-linux-gnu.yaml'}: up to date\n"
 
 
 @pytest.mark.slow
 def test_check_catches_a_stale_or_missing_table(tmp_path):
-    py = pyenv_python("3.12.1")
+    py = pyenv_python3("3.12.1")
     if py is None:
         missing_input("no pyenv 3.12.1")
     copy, _ = altered(tmp_path)

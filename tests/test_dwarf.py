@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fetched, missing_input, missing_tool
+from conftest import fetched, missing_input, missing_tool, pyenv_python3
 from offsets.scan import build_inputs as build, debian, dwarf, scanner
 from offsets.errors import BuildError
 from offsets.layout.model import Field
@@ -365,19 +365,9 @@ _PROBE = ("import json, sys, sysconfig; v = sysconfig.get_config_var; "
 
 
 @lru_cache(maxsize=None)
-def pyenv_python(version: str):
-    try:
-        prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return None
-    py = Path(prefix) / "bin" / "python3"
-    return py if prefix and py.exists() else None
-
-
-@lru_cache(maxsize=None)
 def pyenv_build(version: str):
     """(table from libclang, DwarfInfo of its libpython, seconds the DWARF read took)."""
-    py = pyenv_python(version)
+    py = pyenv_python3(version)
     if py is None:
         missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}` to test it)")
     info = json.loads(subprocess.run([str(py), "-I", "-c", _PROBE], capture_output=True, text=True,
@@ -421,7 +411,7 @@ def test_extension_modules_agree_too(version):
     extension modules that do: compared there, they leave only a few unused internal structs
     unchecked by DWARF."""
     table, info, _ = pyenv_build(version)
-    dynload = sorted(Path(pyenv_python(version)).parent.parent.glob("lib/python3*/lib-dynload"))
+    dynload = sorted(Path(pyenv_python3(version)).parent.parent.glob("lib/python3*/lib-dynload"))
     if not dynload:
         missing_input(f"pyenv's CPython {version} has no lib-dynload directory")
     seen = set(dwarf.compare_keys(table, info))
@@ -456,7 +446,7 @@ def test_listiterobject_from_dwarf_matches_the_live_interpreter(version):
         assert info.structs[name] == replace(s, origin="dwarf", depends=None)     # DWARF has no text to follow
     probe = ("import ctypes, sys; it = iter([1, 2, 3, 4, 5]); [next(it) for _ in range(3)]; "
              "print(type(it).__basicsize__, ctypes.c_ssize_t.from_address(id(it) + int(sys.argv[1])).value)")
-    out = subprocess.run([str(pyenv_python(version)), "-I", "-c", probe, str(s.field("it_index").offset)],
+    out = subprocess.run([str(pyenv_python3(version)), "-I", "-c", probe, str(s.field("it_index").offset)],
                          capture_output=True, text=True, check=True).stdout.split()
     assert [int(x) for x in out] == [s.size, 3]
 
@@ -494,7 +484,7 @@ def test_compare_finds_a_wrong_offset():
 def test_reading_each_definition_once_loses_nothing():
     """The shortcut (a definition met again at the same place is not re-read) against reading every
     unit in full: the same structs, names and conflicts."""
-    py = pyenv_python("3.6.15")
+    py = pyenv_python3("3.6.15")
     if py is None:
         missing_input("no pyenv CPython 3.6.15")
     lib = Path(subprocess.run(["pyenv", "prefix", "3.6.15"], capture_output=True, text=True).stdout.strip()) \

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 import result_memo
-from conftest import missing_input
+from conftest import missing_input, pyenv_python3
 from doc_blocks import block
-from test_capi import ROOT, prepared_venv, pyenv_python, run
+from test_capi import ROOT, prepared_venv, run
 
 DOC = "docs/c-api.md"
 FILES = {"pyproject.toml": block(DOC, "toml", "[build-system]"), "setup.py": block(DOC, "python", "from setuptools import"),
@@ -31,7 +31,7 @@ def wheel_for(version: str) -> Path:
     digest, offline, in test_capi's venv of that version)."""
     from offsets import cache_lock
 
-    python = pyenv_python(version)
+    python = pyenv_python3(version)
     if python is None:
         missing_input(f"no pyenv CPython {version} on this machine (`pyenv install {version}`)")
     vpy, _ = prepared_venv(python, version)
@@ -50,7 +50,7 @@ def test_the_docs_first_extension_builds_isolated_and_reads_a_list_iterator(vers
     """Remembered once passed (tests/result_memo.py) under the package, this test, the doc, the wheel
     and the interpreter with its libpython (CI's cache of its own runs it every time)."""
     wheels = wheel_for(version)
-    python = Path(pyenv_python(version)).resolve()
+    python = Path(pyenv_python3(version)).resolve()
     files = [Path(__file__).resolve(), ROOT / DOC, *sorted(wheels.glob("cpython_offsets-*.whl")), python,
              *sorted(python.parent.parent.glob("lib/libpython*.so*"))]
     if result_memo.passed_before("first-hour-extension", files, version):
@@ -60,7 +60,7 @@ def test_the_docs_first_extension_builds_isolated_and_reads_a_list_iterator(vers
     for name, text in FILES.items():
         (project / name).write_text(text)
     venv = tmp_path / "venv"
-    run([pyenv_python(version), "-m", "venv", venv])
+    run([pyenv_python3(version), "-m", "venv", venv])
     py = venv / "bin" / "python"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "OFFSETS_"))}
     env.update(OFFSETS_CACHE=str(tmp_path / "cache"), OFFSETS_AUTOSCAN="0", PIP_DISABLE_PIP_VERSION_CHECK="1")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import offsets
-from conftest import c_extension_built, missing_input
+from conftest import c_extension_built, missing_input, pyenv_python3
 from offsets.layout import compact, compact_read, identity
 from offsets.runtime import live
 from offsets import runtime
@@ -478,15 +478,6 @@ def test_memory_reads_of_bad_addresses_fail_instead_of_crashing():
         mem.close()
 
 
-def pyenv_python(version):
-    try:
-        prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    exe = Path(prefix.strip()) / "bin" / "python3"
-    return exe if exe.is_file() else None
-
-
 DEBUG_OFFSETS_SCRIPT = """
 import json, sys
 from offsets import runtime
@@ -512,7 +503,7 @@ print(json.dumps({"good": good.ok, "debug": [p for p in good.passed if p.startsw
 @pytest.mark.slow
 def test_debug_offsets_catch_what_basicsize_cannot_on_313():
     """sizeof(PyThreadState) has no Python-visible type; on 3.13 _Py_DebugOffsets gives it away."""
-    python = pyenv_python("3.13")
+    python = pyenv_python3("3.13")
     if python is None:
         missing_input("no pyenv CPython 3.13 here (`pyenv install 3.13`)")
     out = subprocess.run([str(python), "-c", DEBUG_OFFSETS_SCRIPT], capture_output=True, text=True,
@@ -530,7 +521,7 @@ def test_debug_offsets_catch_what_basicsize_cannot_on_313():
 @pytest.mark.slow
 @pytest.mark.parametrize("version", ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"])
 def test_live_check_passes_on_every_cpython(version):
-    python = pyenv_python(version)
+    python = pyenv_python3(version)
     if python is None:
         missing_input(f"no pyenv CPython {version} here (`pyenv install {version}`)")
     code = ("import json; from offsets import runtime as r; c = r.live_check(); "
@@ -588,7 +579,7 @@ def test_tables_of_other_patch_levels_answer_only_what_the_live_check_proved(ver
     3.13.0; else its own table posing as another patch level). Each answers only fields the live
     check read, never a wrong one, and refuses the rest. Truth: the build's own exact table, which
     gcc and DWARF verify (test_committed_tables.py, test_probe_pyenv.py)."""
-    python = pyenv_python(version)
+    python = pyenv_python3(version)
     if python is None:
         pytest.fail(f"no pyenv CPython {version} here (`pyenv install {version}`)")
     out = subprocess.run([str(python), "-c", OTHER_PATCH_SCRIPT], capture_output=True, text=True,

@@ -13,6 +13,7 @@ import json
 import subprocess
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Callable, Optional
@@ -94,6 +95,7 @@ def table_file(version: str, config: str, triple: str, vendor: str = identity.UP
     return identity.table_name(version, flags, target(triple).triple, vendor) + ".yaml"
 
 
+@lru_cache(maxsize=None)     # pyenv asks about ten shell processes each time
 def _pyenv_python(version: str) -> Path:
     try:
         prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True, check=True).stdout.strip()
