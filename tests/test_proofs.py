@@ -333,6 +333,8 @@ MOVES = [
     # live_objects: the collector's own list heads
     ("PyInterpreterState", "gc.generation0", 8), ("PyInterpreterState", "gc.permanent_generation.head._gc_next", 8),
     ("PyInterpreterState", "gc.permanent_generation.head._gc_prev", 8),
+    # live_thread: where the chunk before a new data stack chunk ends
+    ("_PyStackChunk", "top", 8), ("_PyStackChunk", "top", -8),
 ]
 
 

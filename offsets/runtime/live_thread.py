@@ -13,7 +13,8 @@ offset must be the only place (of the field's size) whose values go as the inter
 - up to 3.10 the interpreter's `ceval.tracing_possible`: one more while this thread has a trace function.
 
 And the links the thread keeps: its C frames end at its own `root_cframe` (3.11-3.12), and a call
-deep enough to need a new data stack chunk links it to the one before (`_PyStackChunk.previous`).
+deep enough to need a new data stack chunk links it to the one before (`_PyStackChunk.previous`),
+which keeps where its frames ended (`top`: the end of the calling frame, `co_framesize` words).
 Nothing the check reads is freed meanwhile (the thread state is this thread's own).
 """
 from __future__ import annotations
@@ -199,24 +200,53 @@ def root_cframe(c) -> None:
 
 
 def stack_chunks(c) -> None:
-    """3.11+: a call deep enough to need a new data stack chunk, which links to the one before."""
+    """3.11+: a call deep enough to need a new data stack chunk, which links to the one before. And
+    where a call of its own opened the new chunk (its frame the chunk's first; the check's reads may
+    open and drop one before), the chunk before keeps where its frames ended (`top`, in words from
+    its `data`): at the end of the calling frame, `co_framesize` words from where `frame.f_frame`
+    puts its `_PyInterpreterFrame`: the data stack's top when the call was pushed."""
     if c.off("PyThreadState", "datastack_chunk") is None:
         raise LookupError("no PyThreadState.datastack_chunk")
     ts = _ts()
     first = c.field(ts, "PyThreadState", "datastack_chunk")
     room = sys.getrecursionlimit() - len(_depth()) - 50
-    found: list = []
+    linked: list = []
 
     def down(n):
         chunk = c.field(ts, "PyThreadState", "datastack_chunk")
-        if chunk != first:      # read here: the chunk is freed when these calls return
-            found.append(c.field(chunk, "_PyStackChunk", "previous"))
-        elif n < room:
+        if chunk != first:
+            if not linked:      # read here: the chunk is freed when these calls return
+                linked.append(c.expect("_PyStackChunk.previous of a new data stack chunk is the one before",
+                                       first, c.field(chunk, "_PyStackChunk", "previous")))
+            me = sys._getframe()
+            if c.field(id(me), "PyFrameObject", "f_frame") == chunk + c.need("_PyStackChunk", "data"):
+                c.run("_PyStackChunk.top", chunk_top, c, first, me.f_back)
+                return
+        if n < room:
             down(n + 1)
     down(0)
-    if not found:
+    if not linked:
         raise LookupError("no new data stack chunk within the recursion limit")
-    c.expect("_PyStackChunk.previous of a new data stack chunk is the one before", first, found[0])
+
+
+def chunk_top(c, first: int, caller) -> None:
+    """`stack_chunks`' `top` of chunk `first`, read in a call that opened the next one (`caller`'s
+    frame the last of `first`)."""
+    end = c.field(id(caller), "PyFrameObject", "f_frame") + _frame_words(c, caller.f_code) * c.psize
+    c.expect("_PyStackChunk.top of the chunk before a new one: the end of the last frame in it, in words",
+             (end - first - c.need("_PyStackChunk", "data")) // c.psize, c.field(first, "_PyStackChunk", "top"))
+
+
+def _frame_words(c, code) -> int:
+    """The data stack words a call of `code` takes: `co_framesize` (3.12+); in 3.11 its locals,
+    its stack and the frame's own words, `(sizeof(_PyInterpreterFrame) - 1) / sizeof(PyObject *)`."""
+    if c.off("PyCodeObject", "co_framesize") is not None:
+        return c.field(id(code), "PyCodeObject", "co_framesize")
+    size = c.size("_PyInterpreterFrame")
+    if size is None:
+        raise LookupError("no sizeof(_PyInterpreterFrame)")
+    return c.field(id(code), "PyCodeObject", "co_nlocalsplus") + c.field(id(code), "PyCodeObject", "co_stacksize") + \
+        (size - 1) // c.psize
 
 
 def _depth() -> list:
