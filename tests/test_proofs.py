@@ -335,6 +335,8 @@ MOVES = [
     ("PyInterpreterState", "gc.permanent_generation.head._gc_prev", 8),
     # live_thread: where the chunk before a new data stack chunk ends
     ("_PyStackChunk", "top", 8), ("_PyStackChunk", "top", -8),
+    # live_frames: the frame pyexpat adds to a traceback keeps its line
+    ("PyFrameObject", "f_lineno", -4),
 ]
 
 

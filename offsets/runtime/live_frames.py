@@ -291,6 +291,44 @@ def traced_lineno(c) -> None:
              [r for _, r in seen])
 
 
+def expat_lineno(c) -> None:
+    """3.11+: a frame that C code adds to a traceback (`_PyTraceback_Add`, as pyexpat does for a
+    handler that raised) keeps the line it was given (f_lineno), which `frame.f_lineno` returns; the
+    only 4-byte place in the frame object holding it."""
+    if c.off("PyFrameObject", "f_frame") is None:
+        raise LookupError("up to 3.10 f_lineno is checked as the frame was made")
+    try:
+        import pyexpat
+    except ImportError:
+        raise LookupError("no pyexpat in this interpreter") from None
+
+    class Raised(Exception):
+        pass
+
+    def start(name, attrs):
+        raise Raised
+    parser = pyexpat.ParserCreate()
+    parser.StartElementHandler = start
+    try:
+        parser.Parse(b"<a/>", True)
+    except Raised as e:
+        tb = e.__traceback__
+    else:
+        raise LookupError("the handler's exception did not come back")
+    while tb is not None and tb.tb_frame.f_code.co_filename.endswith(".py"):
+        tb = tb.tb_next
+    if tb is None:
+        raise LookupError("no frame of pyexpat's in the traceback")
+    frame = tb.tb_frame
+    line = frame.f_lineno
+    raw = c.read(id(frame), frame.__sizeof__())
+    if [int.from_bytes(raw[i:i + 4], sys.byteorder, signed=True) for i in range(0, len(raw) - 3, 4)].count(line) != 1:
+        raise LookupError(f"{line} is not once in the frame object")
+    c.expect(f"PyFrameObject.f_lineno of the frame pyexpat adds to a traceback ({frame.f_code.co_name})", line,
+             c.field(id(frame), "PyFrameObject", "f_lineno", signed=True))
+    del tb, frame
+
+
 def fast_as_locals(c) -> None:
     """3.11-3.12: a frame whose locals were asked for as a dict says so (f_fast_as_locals)."""
     from .live_thread import image, only
@@ -396,6 +434,6 @@ def code_objects(c) -> None:
 
 
 def check(c) -> None:
-    for fn in (f_locals, f_back, zombie_frame, old_frames, block_stack, generators, traced_lineno, fast_as_locals,
-               address_pair, trampoline, code_objects):
+    for fn in (f_locals, f_back, zombie_frame, old_frames, block_stack, generators, traced_lineno, expat_lineno,
+               fast_as_locals, address_pair, trampoline, code_objects):
         c.attempt(fn.__name__, fn, c)
