@@ -326,7 +326,6 @@ def expat_lineno(c) -> None:
         raise LookupError(f"{line} is not once in the frame object")
     c.expect(f"PyFrameObject.f_lineno of the frame pyexpat adds to a traceback ({frame.f_code.co_name})", line,
              c.field(id(frame), "PyFrameObject", "f_lineno", signed=True))
-    del tb, frame
 
 
 def fast_as_locals(c) -> None:
