@@ -189,31 +189,42 @@ def run_in(version: str, script: str, *args) -> dict:
     return json.loads(out.stdout)
 
 
-#: Run in an interpreter: its exact shipped table, and copies of it with one field moved.
+#: Run in an interpreter: its exact shipped table, and copies of it with one field moved. A copy is
+#: the exact table's header and pool with that one struct's row replaced, checked as a table's rows
+#: are (`compact_read.check_row`); the pool's other rows are decoded from the file as the runtime does.
 MOVED_SCRIPT = r"""
 import copy, json, sys
 from offsets import runtime
 from offsets.errors import TableError
-from offsets.layout import compact, compact_read
+from offsets.layout import compact_read
 e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion and
          e.get("vendor") in (None, "upstream") and not any(e["config"].values()))
-head, notes, rows = compact.read_parts(compact.COMPACT_DIR / e["file"])
 exact = runtime.load_shipped(e)
 good = runtime.live_check(exact)
 out = {"good": good.ok, "summary": good.summary(), "moved": {}}
+
+class OneRowMoved:
+    def __init__(self, pool, key, row):
+        self._pool, self._key, self._row = pool, key, row
+    def __getattr__(self, name):
+        return getattr(self._pool, name)
+    def row(self, key, ref):
+        if key != self._key:
+            return self._pool.row(key, ref)
+        return compact_read.check_row(copy.deepcopy(self._row), key, "moved")
+
 for spec in json.loads(sys.argv[1]):
     struct, path, delta = spec
     key = exact.resolve_struct(struct)
     if key is None or (key, path) not in good.proven:   # no check of this version reads it
         continue
-    r = dict(rows)
-    r[key] = copy.deepcopy(rows[key])   # the one row changed; the others are only read
+    row = exact.pool.row(key, exact.order[key])
     if path is None:      # the struct's size
-        r[key][2] += delta
-    for f in r[key][6]:
+        row[2] += delta
+    for f in row[6]:
         if f[0] == path:
             f[1] += delta
-    bad = runtime.Loaded(*compact_read.parse(compact.text_of(head, notes, r)), "moved", runtime.shipped_index()["aliases"])
+    bad = runtime.Loaded(exact.head, OneRowMoved(exact.pool, key, row), "moved", runtime.shipped_index()["aliases"])
     try:
         bad.fields(key)
     except TableError:     # moved out of its struct: not a table a layout can have
