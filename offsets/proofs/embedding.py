@@ -64,31 +64,37 @@ def carry(resolve, fields, proven: set, members: dict = None) -> set:
     members = {} if members is None else members
 
     def members_of(key):
+        """[(P, T, [(x, "P.x")])]: each by-value member P of `key` whose type T's rows add up with
+        its own, with the paths x of T whose rows do."""
         if key not in members:
+            found = []
             try:
-                members[key] = _members(key, fields(key), resolve)
+                rows = fields(key)
+                for p, t, inner in _members(key, rows, resolve):
+                    try:
+                        t_fields = fields(t)
+                    except (KeyError, LookupError, ValueError):
+                        continue
+                    base = rows[p][0]
+                    pairs = [(x, f"{p}.{x}") for x, at in inner
+                             if x in t_fields and at == base + t_fields[x][0]]   # else T is another struct here
+                    if pairs:
+                        found.append((p, t, pairs))
             except (KeyError, LookupError, ValueError):
-                members[key] = []
+                found = []
+            members[key] = found
         return members[key]
 
     changed = True
     while changed:
         changed = False
         for s in sorted({k for k, _ in out}):
-            for p, t, inner in members_of(s):
-                try:
-                    t_fields = fields(t)
-                except (KeyError, LookupError, ValueError):
-                    continue
-                base = fields(s)[p][0]
+            for p, t, pairs in members_of(s):
                 member = (s, p) in out
-                for x, at in inner:
-                    row = t_fields.get(x)
-                    if row is None or at != base + row[0]:
-                        continue       # not the same layout: T is another struct of that name here
-                    if member + ((s, f"{p}.{x}") in out) + ((t, x) in out) != 2:
+                for x, px in pairs:
+                    if member + ((s, px) in out) + ((t, x) in out) != 2:
                         continue       # two of the three facts prove the third
-                    out.update(((s, p), (s, f"{p}.{x}"), (t, x)))
+                    out.update(((s, p), (s, px), (t, x)))
                     changed = member = True
     return out
 

@@ -30,9 +30,10 @@ def _structs(fields, proven: set):
             continue
 
 
-def pinch(resolve, fields, size, proven: set) -> set:
+def pinch(resolve, fields, size, proven: set, shapes: dict = None) -> set:
     """`proven` with each member pinned as above; `resolve`, `fields` as embedding.carry takes them,
-    `size(key)` a struct's size."""
+    `size(key)` a struct's size; `shapes`, each struct's members grouped as `after_member` finds
+    them, kept by a caller that pinches over the same table again."""
     out = set(proven)
     for s, rows in _structs(fields, proven):
         heads = [(p, r) for p, r in rows.items() if r[0] == 0 and "." not in p and (s, p) in out]
@@ -55,7 +56,7 @@ def pinch(resolve, fields, size, proven: set) -> set:
                     if inner is not None and inner[0] == row[0] and (s, f"{p}.{x}") in out:
                         out.add((s, p))
                         break
-    out |= after_member(fields, out)
+    out |= after_member(fields, out, shapes)
     return out | at_zero(fields, out) | header_sizes(resolve, fields, size, out)
 
 
@@ -96,7 +97,7 @@ def _element(row):
     return row[1] // row[5] if len(row) > 5 and row[5] else None
 
 
-def after_member(fields, proven: set) -> set:
+def after_member(fields, proven: set, shapes: dict = None) -> set:
     """A member P right after a member m, whose first field is read at the table's offset of P:
     real(P) <= table(P) (no field of P starts before P). And what of P was read lies past what of m
     was read, so P is after m (members do not overlap): past the end of m's proven ints and pointers
@@ -105,19 +106,27 @@ def after_member(fields, proven: set) -> set:
     table(P) (PyASCIIObject.state after hash, read through state.interned; 3.13's dicts free list
     after the lists', whose count ends where padding to a pointer's alignment begins)."""
     out = set()
+    shapes = {} if shapes is None else shapes
+    paths: dict = {}
+    for k, p in proven:
+        if p:
+            paths.setdefault(k, []).append(p)
     for s, rows in _structs(fields, proven):
-        groups: dict = {}      # the members of S, and of each struct member of S, each group a struct's
+        if s not in shapes:
+            groups: dict = {}      # the members of S, and of each struct member of S, each group a struct's
+            for p, r in rows.items():
+                groups.setdefault(p.rpartition(".")[0], []).append((r[0], p))
+            shapes[s] = ({k: sorted(v) for k, v in groups.items()}, {p.rpartition(".")[0] for p in rows})
+        groups, parents = shapes[s]
         below: dict = {}       # path -> the proven paths inside it
-        for p, r in rows.items():
-            groups.setdefault(p.rpartition(".")[0], []).append((r[0], p))
-            if (s, p) in proven:
+        for p in sorted(paths.get(s, ())):
+            if p in rows:
                 parts = p.split(".")
                 for i in range(1, len(parts)):
                     below.setdefault(".".join(parts[:i]), []).append(p)
-        parents = {p.rpartition(".")[0] for p in rows}
         for parent, members in groups.items():
             if parent == "" or parent in below:
-                out |= _after(s, rows, sorted(members), proven, below, parents)
+                out |= _after(s, rows, members, proven, below, parents)
     return out
 
 
@@ -197,9 +206,15 @@ def carry_and_pinch(table, proven: set) -> set:
     from .embedding import carry
 
     members: dict = {}      # the table's by-value members, found once for every round
+    shapes: dict = {}       # and its structs' members grouped
     while True:
         more = pinch(table.resolve_struct, table.fields, table.size,
-                     carry(table.resolve_struct, table.fields, proven, members))
+                     carry(table.resolve_struct, table.fields, proven, members), shapes)
         if more == proven:
-            return {(key, path) for key, path in more if not (path or "").endswith("[-1]")}
+            return unmarked(more)
         proven = more
+
+
+def unmarked(proven: set) -> set:
+    """`proven` without the marks of arrays read to their last element (`PATH[-1]`, no field of the table)."""
+    return {(key, path) for key, path in proven if not (path or "").endswith("[-1]")}

@@ -22,7 +22,7 @@ what they prove through the type system (`proofs/embedding.py`).
 from __future__ import annotations
 
 from ..errors import OffsetsError
-from ..proofs.pinch import carry_and_pinch
+from ..proofs.pinch import carry_and_pinch, unmarked
 from ..proofs.prover import Prover
 from ..proofs.result import Result
 from . import anchors, frames, procfs
@@ -128,7 +128,8 @@ def check(table, memory, ident) -> Result:
                      ("_Py_DebugOffsets", debug_offsets), ("interpreters and thread states", links),
                      ("stacks", stacks)):
         run(what, fn)
-    result.proven = carry_and_pinch(table, result.proven)
+    # a failed check proves nothing (tables.py, choose.py): its reads are not carried further
+    result.proven = carry_and_pinch(table, result.proven) if result.ok else unmarked(result.proven)
     return result
 
 

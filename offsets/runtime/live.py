@@ -449,7 +449,8 @@ def check(table) -> Result:
         _debug_offsets(c)
     finally:
         mem.close()
-    from ..proofs.pinch import carry_and_pinch
+    from ..proofs.pinch import carry_and_pinch, unmarked
 
-    result.proven = carry_and_pinch(table, result.proven)
+    # a failed check proves nothing (tables.py, choose.py): its reads are not carried further
+    result.proven = carry_and_pinch(table, result.proven) if result.ok else unmarked(result.proven)
     return result
