@@ -191,7 +191,8 @@ def run_in(version: str, script: str, *args) -> dict:
 
 #: Run in an interpreter: its exact shipped table, and copies of it with one field moved. A copy is
 #: the exact table's header and pool with that one struct's row replaced, checked as a table's rows
-#: are (`compact_read.check_row`); the pool's other rows are decoded from the file as the runtime does.
+#: are (`compact_read.check_row`); the pool's other rows and its constants are decoded from the file as
+#: the runtime decodes them, once.
 MOVED_SCRIPT = r"""
 import copy, json, sys
 from offsets import runtime
@@ -203,15 +204,25 @@ exact = runtime.load_shipped(e)
 good = runtime.live_check(exact)
 out = {"good": good.ok, "summary": good.summary(), "moved": {}}
 
+decoded = {}      # the exact pool's rows, decoded once for every copy (each copy gets its own list)
+
 class OneRowMoved:
     def __init__(self, pool, key, row):
         self._pool, self._key, self._row = pool, key, row
     def __getattr__(self, name):
         return getattr(self._pool, name)
     def row(self, key, ref):
-        if key != self._key:
-            return self._pool.row(key, ref)
-        return compact_read.check_row(copy.deepcopy(self._row), key, "moved")
+        if key == self._key:
+            return compact_read.check_row(copy.deepcopy(self._row), key, "moved")
+        if key not in decoded:
+            decoded[key] = self._pool.row(key, ref)
+        row = list(decoded[key])
+        row[6] = list(row[6])
+        return row
+    def constants(self, root, sizes):       # the same in every copy, and only read
+        if "constants" not in decoded:
+            decoded["constants"] = self._pool.constants(root, sizes)
+        return decoded["constants"]
 
 for spec in json.loads(sys.argv[1]):
     struct, path, delta = spec
@@ -348,6 +359,9 @@ MOVES = [
     ("_PyStackChunk", "top", 8), ("_PyStackChunk", "top", -8),
     # live_frames: the frame pyexpat adds to a traceback keeps its line
     ("PyFrameObject", "f_lineno", -4),
+    # live_allocators: the allocators' functions against the binary's symbols
+    ("PyMemAllocatorEx", "malloc", 8), ("PyMemAllocatorEx", "free", -8),
+    ("PyObjectArenaAllocator", "alloc", 8), ("PyObjectArenaAllocator", "free", -8),
 ]
 
 

@@ -52,6 +52,26 @@ def test_header_build_id_and_symbols_are_readelfs():
                 assert (sym.value, sym.size) == syms[name], (path, name)
 
 
+def test_functions_are_readelfs_defined_functions_of_one_value():
+    """`Elf.functions` (what the live check's allocator proof reads): every name readelf's .dynsym and
+    .symtab list as a defined function of one value gives that value, static functions too; a name
+    two static functions share (with two values) is left out, as is an object, and one not there."""
+    path = binaries()[0]
+    values: dict = {}
+    for line in readelf("--syms", str(path)).splitlines():
+        parts = line.split()
+        if len(parts) >= 8 and parts[0].rstrip(":").isdigit() and parts[3] == "FUNC" and parts[6] != "UND":
+            values.setdefault(parts[7].split("@")[0], set()).add(int(parts[1], 16))
+    shared = sorted(n for n, v in values.items() if len(v) > 1)
+    assert shared, "no name two static functions share in this libpython"
+    names = ["_PyMem_RawMalloc", "_PyMem_ArenaAlloc", "_PyObject_Malloc", "Py_Initialize", shared[0],
+             "_PyRuntime", "no_such_function"]
+    with Elf(str(path)) as elf:
+        got = elf.functions(names)
+    assert got == {n: next(iter(values[n])) for n in names[:4]}
+    assert len(values["_PyMem_ArenaAlloc"]) == 1 and len(values[shared[0]]) > 1
+
+
 def test_file_bytes_of_a_constant_are_its_value():
     """Py_Version in the file's data is the hexversion (3.13.0: patchlevel.h's PY_VERSION_HEX)."""
     path = binaries()[0]

@@ -186,6 +186,41 @@ class Elf:
             if old is None or (sym.defined and not old.defined):
                 found[name] = sym
 
+    def functions(self, names) -> dict:
+        """name -> value of each of `names` that .dynsym and .symtab define as a function of one value
+        (static functions too; a name two symbols give different values, as two files' static
+        functions of one name may be, is left out). Reads only the entries that carry those names:
+        a string table's tail may hold a name inside a longer one, so every place it ends is tried."""
+        values: dict = {}
+        fmt = self.endian + ("IBBHQQ" if self.bits == 64 else "IIIBBH")
+        width = struct.calcsize(fmt)
+        for sec in self.sections:
+            stype, offset, size, link, entsize, _ = sec
+            if stype not in (SHT_DYNSYM, SHT_SYMTAB) or entsize < width or not 0 <= link < len(self.sections):
+                continue
+            str_off, str_size = self.sections[link][1], self.sections[link][2]
+            if size > MAX_TABLE_BYTES or str_size > MAX_TABLE_BYTES:
+                raise ElfError(f"{self.path}: a symbol table of {size} bytes is larger than this reader takes")
+            data, strings = self.read(offset, size), self.read(str_off, str_size)
+            for name in names:
+                raw = name.encode() + b"\0"
+                at = strings.find(raw)
+                while at >= 0:
+                    key = struct.pack(self.endian + "I", at)
+                    hit = data.find(key)
+                    while hit >= 0:
+                        if hit % entsize == 0 and hit + width <= len(data):
+                            entry = struct.unpack_from(fmt, data, hit)
+                            if self.bits == 64:
+                                _, info, _, shndx, value, _ = entry
+                            else:
+                                _, value, _, info, _, shndx = entry
+                            if shndx != 0 and info & 0xF == 2:       # defined, STT_FUNC
+                                values.setdefault(name, set()).add(value)
+                        hit = data.find(key, hit + 1)
+                    at = strings.find(raw, at + 1)
+        return {n: v.pop() for n, v in values.items() if len(v) == 1}
+
     def symbol(self, name: str) -> Optional[Symbol]:
         """The defined symbol `name`, or None."""
         s = self.symbols().get(name)

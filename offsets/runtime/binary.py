@@ -32,21 +32,28 @@ def _maps():
 
 def interpreter():
     """(path, build-id or None, why) of the ELF holding this interpreter, as this process maps it."""
+    path, build_id, _, why = image()
+    return path, build_id, why
+
+
+def image():
+    """(path, build-id or None, the address its first byte is mapped at or None, why) of the ELF
+    holding this interpreter."""
     try:
         maps = _maps()
     except (OSError, ValueError) as e:
-        return None, None, f"/proc/self/maps cannot be read ({getattr(e, 'strerror', None) or e})"
+        return None, None, None, f"/proc/self/maps cannot be read ({getattr(e, 'strerror', None) or e})"
     here = id(int)
     holding = [m for m in maps if m[0] <= here < m[1]]
     if not holding:
-        return None, None, "no file mapping holds the interpreter's type objects"
+        return None, None, None, "no file mapping holds the interpreter's type objects"
     _, _, _, inode, path = holding[0]
     others = {m[4] for m in maps if elf_id.is_libpython(m[4]) and m[3] != inode}
     if others:
-        return path, None, f"{path} holds the interpreter, and {sorted(others)[0]} is mapped too"
+        return path, None, None, f"{path} holds the interpreter, and {sorted(others)[0]} is mapped too"
     starts = [m for m in maps if m[3] == inode and m[4] == path and m[2] == 0]
     if not starts:
-        return path, None, f"{path}: the start of its image is not mapped"
+        return path, None, None, f"{path}: the start of its image is not mapped"
     base = min(m[0] for m in starts)
     try:
         with open("/proc/self/mem", "rb", buffering=0) as mem:
@@ -55,5 +62,5 @@ def interpreter():
                 return mem.read(n)
             found = elf_id.build_id(read, loaded=True)
     except (OSError, ValueError, OverflowError) as e:
-        return path, None, f"{path}: its image in this process cannot be read ({getattr(e, 'strerror', None) or e})"
-    return path, found, "" if found else f"{path} has no GNU build-id note"
+        return path, None, base, f"{path}: its image in this process cannot be read ({getattr(e, 'strerror', None) or e})"
+    return path, found, base, "" if found else f"{path} has no GNU build-id note"

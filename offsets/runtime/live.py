@@ -24,8 +24,8 @@ import sys
 from ..proofs.prover import Prover
 from ..proofs.result import MIN_PASSED, Result  # noqa: F401 - read as live.Result, live.MIN_PASSED
 from ..proofs.view import View
-from . import (live_caches, live_capi, live_config, live_frames, live_lines, live_objects, live_opcache, live_outputs,
-               live_records, live_spec, live_state, live_static_types, live_stdtypes, live_thread, live_typeobjects, live_types,
+from . import (live_allocators, live_caches, live_capi, live_config, live_frames, live_lines, live_objects, live_opcache,
+               live_outputs, live_records, live_spec, live_state, live_static_types, live_stdtypes, live_thread, live_typeobjects, live_types,
                live_values, live_versions, live_wrappers)
 
 #: Types whose `__basicsize__` a struct determines: (label, type getter, struct, expectations).
@@ -443,6 +443,7 @@ def check(table) -> Result:
         live_static_types.check(c)
         live_opcache.check(c)
         live_outputs.check(c)
+        live_allocators.check(c)
         live_config.check(c)
         live_spec.check(c)
         _thread_state(c)

@@ -34,7 +34,8 @@ PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: the files whose bytes the check's results depend on, relative to the package
 #: (a folder's .py files, whose names start with the part after its last "/", if any: every
 #: `runtime/live*.py`, so that a new module of the check is part of the key without being listed)
-CODE = ("proofs/", "runtime/live", "data/compact/types.json", "data/debug_offsets.json")
+CODE = ("proofs/", "runtime/live", "runtime/binary.py", "remote/elf.py", "remote/elf_id.py", "data/compact/types.json",
+        "data/debug_offsets.json")
 REVISION = 1
 
 
