@@ -54,8 +54,9 @@ def _check(c) -> None:
 def _compare(c, label: str, buf, struct: str, fields: tuple, families: tuple, addresses: dict) -> None:
     import ctypes
 
-    if c.t.resolve_struct(struct) is None:
-        raise LookupError(f"no {struct} in the table")
+    rows = c.view.fields(struct)
+    if rows is None or any(f not in rows or not 0 <= rows[f][0] <= ROOM - c.psize for f in fields):
+        raise LookupError(f"{struct}: the table lacks one of {fields}, or puts it past the check's {ROOM}-byte buffer")
     words = [int.from_bytes(buf.raw[i:i + c.psize], sys.byteorder) for i in range(0, ROOM, c.psize)]
     for family in families:
         truth = [addresses.get(n) for n in family]
@@ -71,7 +72,7 @@ def _compare(c, label: str, buf, struct: str, fields: tuple, families: tuple, ad
 
 def functions(names: list) -> dict:
     """name -> this process's address of each of `names` the interpreter's binary defines as a
-    function ({} where its file cannot be shown to be the one mapped)."""
+    function; LookupError where its file cannot be read or shown to be the one mapped."""
     from ..remote.elf import Elf, ElfError
     from . import binary
 
