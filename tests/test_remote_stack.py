@@ -120,6 +120,33 @@ def test_a_proven_table_answers_only_what_the_check_in_memory_read(targets):
     assert c.table.earned(key, "recursion_depth") is None      # the check never read it
 
 
+@pytest.mark.parametrize("minor", ["3.9", "3.11", "3.12"])
+def test_the_allocators_in_memory_are_the_binary_s_functions_up_to_3_11(targets, minor):
+    """The check in another process compares the allocators its binary's variables hold
+    (`_PyMem_Raw`, `_PyObject_Arena`, static up to 3.11) with the binary's own functions, as the
+    runtime compares the copies it is given (tests/test_live_allocators.py): the exact table's
+    fields are proven; from 3.12 no such variable exists, and nothing of them is claimed."""
+    from offsets.remote import identify, proof
+    from offsets.remote.memory import Memory
+    from offsets.runtime.tables import load_shipped, shipped_index
+
+    t = targets[minor]
+    ident = identify.of_process(t.pid)
+    entry = next(e for e in shipped_index()["tables"] if e["hexversion"] == ident.hexversion
+                 and e.get("vendor") in (None, "upstream") and not any(e["config"].values()))
+    with Memory(t.pid) as mem:
+        result = proof.check(load_shipped(entry), mem, ident)
+    assert result.ok, result.failed
+    got = sorted(f"{k}.{p}" for k, p in result.proven if "Allocator" in k)
+    allocators = [s for s in result.skipped if "Allocator" in s]
+    if minor == "3.12":
+        assert got == [] and len(allocators) == 2 and all("no variable" in s for s in allocators)
+    else:
+        assert allocators == []
+        assert got == ["PyMemAllocatorEx.calloc", "PyMemAllocatorEx.free", "PyMemAllocatorEx.malloc",
+                       "PyMemAllocatorEx.realloc", "PyObjectArenaAllocator.alloc", "PyObjectArenaAllocator.free"]
+
+
 def test_a_table_that_does_not_describe_the_process_fails_the_check(targets):
     """3.9's table against the 3.10 process: the check in its memory finds the differences."""
     from offsets.remote import identify, proof

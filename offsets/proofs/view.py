@@ -66,6 +66,12 @@ class View:
         self.used.add((key, None))
         return self._size(key)
 
+    def bound(self, struct: str) -> Optional[int]:
+        """The struct's size as the table gives it, not collected in `used`: where a check stops
+        reading, which it does not prove."""
+        key = self._resolve(struct)
+        return None if key is None else self._size(key)
+
     def take_used(self) -> list:
         used, self.used = self.used, set()
         return list(used)

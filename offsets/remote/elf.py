@@ -23,6 +23,7 @@ PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
 #: The dynamic section's tags `linked_names` reads: libraries needed, library search paths, the strings.
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_RPATH, DT_RUNPATH = 0, 1, 5, 10, 15, 29
 SHT_SYMTAB, SHT_DYNSYM = 2, 11
+STT_OBJECT, STT_FUNC = 1, 2
 #: A function every CPython's interpreter binary defines (the executable, or its libpython), and no
 #: other binary does: how the binary holding the interpreter is told from the others.
 INTERPRETER_SYMBOL = "Py_Initialize"
@@ -189,8 +190,14 @@ class Elf:
     def functions(self, names) -> dict:
         """name -> value of each of `names` that .dynsym and .symtab define as a function of one value
         (static functions too; a name two symbols give different values, as two files' static
-        functions of one name may be, is left out). Reads only the entries that carry those names:
-        a string table's tail may hold a name inside a longer one, so every place it ends is tried."""
+        functions of one name may be, is left out)."""
+        return self.defined(names, STT_FUNC)
+
+    def defined(self, names, kind: int) -> dict:
+        """name -> value of each of `names` that .dynsym and .symtab define as a symbol of `kind`
+        (STT_FUNC, STT_OBJECT) of one value, static ones too. Reads only the entries that carry
+        those names: a string table's tail may hold a name inside a longer one, so every place it
+        ends is tried."""
         values: dict = {}
         fmt = self.endian + ("IBBHQQ" if self.bits == 64 else "IIIBBH")
         width = struct.calcsize(fmt)
@@ -215,7 +222,7 @@ class Elf:
                                 _, info, _, shndx, value, _ = entry
                             else:
                                 _, value, _, info, _, shndx = entry
-                            if shndx != 0 and info & 0xF == 2:       # defined, STT_FUNC
+                            if shndx != 0 and info & 0xF == kind:       # defined, of that kind
                                 values.setdefault(name, set()).add(value)
                         hit = data.find(key, hit + 1)
                     at = strings.find(raw, at + 1)

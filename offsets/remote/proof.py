@@ -14,7 +14,9 @@ process's threads.
    list holds it, its `native_thread_id` (3.11+) is a thread of the process, the interpreter's
    `sysdict` and `builtins` are dicts;
 4. every thread's stack, read by `frames.py` as `offsets stack` reads it: every code object is a
-   code object, every name and file name a `str`, every line table a `bytes`.
+   code object, every name and file name a `str`, every line table a `bytes`;
+5. up to 3.11, the allocators in the variables that hold them against the binary's own functions
+   (`runtime/live_allocators.py`, the same comparison the runtime makes in process).
 
 A table that is not exact answers only the fields and sizes a passing check read (`proven`), and
 what they prove through the type system (`proofs/embedding.py`).
@@ -89,6 +91,25 @@ def check(table, memory, ident) -> Result:
                         truth="the process")
         types.check(prover, found, records)
 
+    def allocators():
+        """Up to 3.11: the allocators in the variables that hold them, against the binary's own
+        functions (runtime/live_allocators.py, which the runtime compares with the copies the C API
+        gives it); from 3.12 they are members of `_PyRuntime`, where only the table says where."""
+        from ..runtime import live_allocators as la
+        from .elf import STT_OBJECT, Elf
+
+        with Elf(ident.root + ident.binary) as elf:
+            functions = {n: ident.bias + v for n, v in elf.functions(la.NAMES).items()}
+            variables = {n: ident.bias + v for n, v in elf.defined(la.STATICS, STT_OBJECT).items()}
+        prover = Prover(r.view, memory.read, memory.pointer_size, memory.byteorder, result, faults=(OffsetsError,),
+                        truth="the process")
+        for (_, struct, fields, families), name in zip(la.ALLOCATORS, la.STATICS):
+            if name in variables:
+                prover.run(f"{struct}: {name}", la.compare, prover, name, variables[name], struct, fields, families,
+                           functions)
+            else:
+                result.skipped.append(f"{struct}: the binary defines no variable {name} (3.12+: a member of _PyRuntime)")
+
     tasks = set(procfs.threads(memory.pid))
 
     def links():
@@ -126,7 +147,7 @@ def check(table, memory, ident) -> Result:
 
     for what, fn in (("type objects", type_objects), ("types' own records", type_records),
                      ("_Py_DebugOffsets", debug_offsets), ("interpreters and thread states", links),
-                     ("stacks", stacks)):
+                     ("allocators", allocators), ("stacks", stacks)):
         run(what, fn)
     # a failed check proves nothing (tables.py, choose.py): its reads are not carried further
     result.proven = carry_and_pinch(table, result.proven) if result.ok else unmarked(result.proven)

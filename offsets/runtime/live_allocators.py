@@ -27,6 +27,14 @@ FIELDS = ("malloc", "calloc", "realloc", "free")
 #: PyObject_GetArenaAllocator's functions (alloc, free): with mmap (up to 3.11, and from 3.12), or malloc
 ARENA = (("_PyObject_ArenaMmap", "_PyObject_ArenaMunmap"), ("_PyMem_ArenaAlloc", "_PyMem_ArenaFree"),
          ("_PyObject_ArenaMalloc", "_PyObject_ArenaFree"))
+ARENA_FIELDS = ("alloc", "free")
+NAMES = [n for family in RAW + ARENA for n in family]
+#: (what, struct, fields, families) of each allocator the check compares
+ALLOCATORS = (("PyMem_GetAllocator(PYMEM_DOMAIN_RAW)", "PyMemAllocatorEx", FIELDS, RAW),
+              ("PyObject_GetArenaAllocator", "PyObjectArenaAllocator", ARENA_FIELDS, ARENA))
+#: the variables that hold them up to 3.11 (static in obmalloc.c; from 3.12 members of `_PyRuntime`,
+#: where only the table says where): what a reader of another process reads (remote/proof.py)
+STATICS = ("_PyMem_Raw", "_PyObject_Arena")
 PYMEM_DOMAIN_RAW = 0
 
 
@@ -37,27 +45,31 @@ def check(c) -> None:
 def _check(c) -> None:
     import ctypes
 
-    addresses = functions([n for family in RAW + ARENA for n in family])
+    addresses = functions(NAMES)
     api = ctypes.pythonapi
     raw = ctypes.create_string_buffer(ROOM)
     ctypes.PYFUNCTYPE(None, ctypes.c_int, ctypes.c_void_p)(("PyMem_GetAllocator", api))(
         PYMEM_DOMAIN_RAW, ctypes.addressof(raw))
     arena = ctypes.create_string_buffer(ROOM)
     ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(("PyObject_GetArenaAllocator", api))(ctypes.addressof(arena))
-    for label, buf, struct, fields, families in (
-            ("PyMem_GetAllocator(PYMEM_DOMAIN_RAW)", raw, "PyMemAllocatorEx", FIELDS, RAW),
-            ("PyObject_GetArenaAllocator", arena, "PyObjectArenaAllocator", ("alloc", "free"), ARENA)):
-        c.run(f"{struct}: {label}", _compare, c, label, buf, struct, fields, families, addresses)
+    for (label, struct, fields, families), buf in zip(ALLOCATORS, (raw, arena)):
+        c.run(f"{struct}: {label}", compare, c, label, ctypes.addressof(buf), struct, fields, families, addresses)
     del raw, arena
 
 
-def _compare(c, label: str, buf, struct: str, fields: tuple, families: tuple, addresses: dict) -> None:
-    import ctypes
-
-    rows = c.view.fields(struct)
-    if rows is None or any(f not in rows or not 0 <= rows[f][0] <= ROOM - c.psize for f in fields):
-        raise LookupError(f"{struct}: the table lacks one of {fields}, or puts it past the check's {ROOM}-byte buffer")
-    words = [int.from_bytes(buf.raw[i:i + c.psize], sys.byteorder) for i in range(0, ROOM, c.psize)]
+def compare(c, label: str, at: int, struct: str, fields: tuple, families: tuple, addresses: dict) -> None:
+    """The allocator struct at `at` in the memory `c` reads (a buffer of the check's own, or another
+    process's variable): its fields where the table puts them against the one family of `addresses`
+    (name -> address in that memory) each of whose functions is there once within the struct's size
+    as the table gives it. So a field the table puts elsewhere in it reads another value (past the
+    struct lie zeros in the check's buffer, and in another process whatever the binary's data holds
+    next, such as the copies of the same functions the debug hooks keep: not compared)."""
+    rows, size = c.view.fields(struct), c.view.bound(struct)
+    if rows is None or not size or size > ROOM or any(f not in rows or not 0 <= rows[f][0] <= size - c.psize
+                                                      for f in fields):
+        raise LookupError(f"{struct}: the table lacks one of {fields}, or its size is past the check's {ROOM} bytes")
+    window = c.read(at, size)
+    words = [int.from_bytes(window[i:i + c.psize], c.byteorder) for i in range(0, size - c.psize + 1)]
     for family in families:
         truth = [addresses.get(n) for n in family]
         if None not in truth and all(words.count(a) == 1 for a in truth):
@@ -65,7 +77,6 @@ def _compare(c, label: str, buf, struct: str, fields: tuple, families: tuple, ad
     else:
         raise LookupError(f"none of the binary's own allocators {[f[0] for f in families]} "
                           "(another allocator is installed, or the binary keeps no symbol table)")
-    at = ctypes.addressof(buf)
     c.expect(f"{struct}.{', '.join(fields)}: {label} gives {', '.join(family)}", truth,
              [c.field(at, struct, f) for f in fields])
 
