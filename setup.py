@@ -1,7 +1,8 @@
 """The build: metadata is in pyproject.toml; this file adds the C extension behind headers/pyoffsets.h.
 
-`pip install .` compiles offsets/_offsets.c (the capsule of the C API) and offsets/_lookup.c (what
-offsets.get & co. are) for the interpreter that installs it, and puts pyoffsets.h inside the package (offsets/include/, what offsets.get_include()
+`pip install .` compiles offsets/_offsets.c (the capsule of the C API), offsets/_lookup.c (what
+offsets.get & co. are) and offsets/_raised.c (the live check's read of a thread state while an
+exception is raised) for the interpreter that installs it, and puts pyoffsets.h inside the package (offsets/include/, what offsets.get_include()
 returns once installed; a checkout's get_include() is headers/). The shipped tables are already in
 the package as generated data (offsets/data/compact/, made by `python -m offsets.tools.regenerate`).
 """
@@ -34,6 +35,7 @@ class BuildPyWithHeader(build_py):
 setup(
     ext_modules=[Extension("offsets._offsets", sources=["offsets/_offsets.c"], include_dirs=["headers"],
                            depends=[HEADER]),
-                 Extension("offsets._lookup", sources=["offsets/_lookup.c"])],   # offsets.get & co.
+                 Extension("offsets._lookup", sources=["offsets/_lookup.c"]),   # offsets.get & co.
+                 Extension("offsets._raised", sources=["offsets/_raised.c"])],  # one read of the live check
     cmdclass={"build_py": BuildPyWithHeader},
 )

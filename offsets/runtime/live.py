@@ -25,8 +25,8 @@ from ..proofs.prover import Prover
 from ..proofs.result import MIN_PASSED, Result  # noqa: F401 - read as live.Result, live.MIN_PASSED
 from ..proofs.view import View
 from . import (live_allocators, live_caches, live_capi, live_config, live_frames, live_lines, live_objects, live_opcache,
-               live_outputs, live_records, live_spec, live_state, live_static_types, live_stdtypes, live_thread,
-               live_typeobjects, live_types, live_values, live_versions, live_wrappers)
+               live_outputs, live_raised, live_records, live_spec, live_state, live_static_types, live_stdtypes,
+               live_thread, live_typeobjects, live_types, live_values, live_versions, live_wrappers)
 
 #: Types whose `__basicsize__` a struct determines: (label, type getter, struct, expectations).
 #: An expectation is a sum of terms: `size` (of the struct), a field path of the struct (its
@@ -444,6 +444,7 @@ def check(table) -> Result:
         live_opcache.check(c)
         live_outputs.check(c)
         live_allocators.check(c)
+        live_raised.check(c)
         live_config.check(c)
         live_spec.check(c)
         _thread_state(c)

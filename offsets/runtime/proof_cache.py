@@ -54,9 +54,13 @@ def _stat(path: str) -> str:
     return "%s\0%d\0%d\0%d\0%d\0%d" % (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+#: the check's C extension (runtime/live_raised.py): its source in a checkout, and what was built of it
+EXTENSION = "_raised."
+
+
 def code_files() -> list:
-    """The paths of `CODE`'s files."""
-    out = []
+    """The paths of `CODE`'s files, and of the check's C extension's."""
+    out = sorted(os.path.join(PACKAGE_DIR, n) for n in os.listdir(PACKAGE_DIR) if n.startswith(EXTENSION))
     for rel in CODE:
         path = os.path.join(PACKAGE_DIR, rel)
         if os.path.isfile(path):
