@@ -122,21 +122,22 @@ json.dump(out, sys.stdout)
 '''
 
 
-def clean_env(tables_dir: str, **extra) -> dict:
-    """The runtime alone: no PYTHON*/OFFSETS_* of ours, no own tables, no autoscan, this checkout importable."""
+def clean_env(tables_dir: str, package=None, **extra) -> dict:
+    """The runtime alone: no PYTHON*/OFFSETS_* of ours, no own tables, no autoscan, this checkout
+    importable (or `package`, a folder holding an installed copy of it)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OFFSETS_", "PYTHON")) or k == "OFFSETS_CACHE"}
-    env.update(OFFSETS_TABLES=tables_dir, OFFSETS_AUTOSCAN="0", PYTHONPATH=str(ROOT), **extra)
+    env.update(OFFSETS_TABLES=tables_dir, OFFSETS_AUTOSCAN="0", PYTHONPATH=str(package or ROOT), **extra)
     return env
 
 
-def answers(python, wanted, timeout: float = 120) -> dict:
+def answers(python, wanted, timeout: float = 120, package=None) -> dict:
     """name -> [how, value, bit_offset, bit_width] ([how, message] when not answered) from the
-    runtime alone in `python` (`-S`: no site-packages, so no scanner; no own tables); '__table__'
-    -> [table, kind] or [None, why]."""
+    runtime alone in `python` (`-S`: no site-packages, so no scanner; no own tables), the checkout's
+    or `package`'s; '__table__' -> [table, kind] or [None, why]."""
     with tempfile.TemporaryDirectory(prefix="offsets-needs-") as tables:
         proc = subprocess.run([str(python), "-S", "-c", CHILD], input=json.dumps(sorted(wanted)), text=True,
-                              capture_output=True, env=clean_env(tables), timeout=timeout, cwd=tables)
+                              capture_output=True, env=clean_env(tables, package), timeout=timeout, cwd=tables)
     if proc.returncode:
         raise RuntimeError(f"{python}: the runtime's answers failed: {proc.stderr.strip()[-1500:]}")
     return json.loads(proc.stdout)

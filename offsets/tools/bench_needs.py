@@ -1,5 +1,6 @@
 """`make bench`'s JIT-needs figures: on each foreign build (foreign_builds.py), what the runtime alone
-(`pip install cpython-offsets`: no scanner importable, no own tables, `OFFSETS_AUTOSCAN=0`) answers of the
+(`pip install cpython-offsets`, its C extensions compiled for that interpreter: no scanner importable,
+no own tables, `OFFSETS_AUTOSCAN=0`) answers of the
 JIT-needs list of that version (tests/data/jit_needs.yaml: the fields real JITs and C extensions
 read, and the constants they compile in), as counts: exact / proven / refused / absent in that
 version; and every answered number checked against the build's own (its binary's DWARF, gcc over
@@ -14,7 +15,10 @@ for at least 90% (exact or proven live).
 """
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from . import foreign_builds
@@ -43,9 +47,10 @@ def measure(case) -> dict:
     minor = ".".join(case.version.split(".")[:2])
     wanted = jn.names(minor, case.free_threaded)
     constants = jn.names(minor, case.free_threaded, "constants")
-    got = jn.answers(python, wanted + constants)
-    truth = case.truth()
     base = foreign_builds.pyenv_prefix(case.pyenv) / "bin" / f"python{minor}" if case.pyenv else python
+    with tempfile.TemporaryDirectory(prefix="offsets-installed-") as work:
+        got = jn.answers(python, wanted + constants, package=installed(python, base, Path(work)))
+    truth = case.truth()
     dwarf, gcc = jn.truth(truth.binary, build_inputs.from_python(str(base)),
                           [n for n in wanted + constants if got[n][0] != "absent"])
     bad, unchecked = jn.wrong(got, dwarf, gcc)
@@ -53,9 +58,29 @@ def measure(case) -> dict:
             "constants": jn.tally(got, constants=True), "wrong": bad, "unchecked": unchecked}
 
 
+def installed(python, headers_of, work: Path) -> Path:
+    """A folder holding the checkout's package as `pip install` lays it out for `python`: its modules
+    and data, and its C extensions compiled by gcc for that interpreter against the headers of
+    `headers_of` (the same release with its headers: a wheel is built where they are; where it has
+    none, the package without them)."""
+    def var(name: str) -> str:
+        return subprocess.run([str(headers_of if name == "INCLUDEPY" else python), "-c",
+                               f"import sysconfig; print(sysconfig.get_config_var({name!r}))"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    include, suffix = var("INCLUDEPY"), var("EXT_SUFFIX")
+    shutil.copytree(CHECKOUT / "offsets", work / "offsets", ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    if not (Path(include) / "Python.h").is_file():
+        return work         # no headers to build against: the package without its extensions
+    for source in sorted((CHECKOUT / "offsets").glob("_*.c")):
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O1", f"-I{include}", f"-I{CHECKOUT / 'headers'}", str(source),
+                        "-o", str(work / "offsets" / f"{source.stem}{suffix}")], check=True, capture_output=True)
+    return work
+
+
 def report(rows: list) -> str:
     lines = ["JIT-needs list (tests/data/jit_needs.yaml) on builds no shipped table was made from, the runtime alone "
-             "(no scanner, no own tables, OFFSETS_AUTOSCAN=0):"]
+             "(its C extensions built for each interpreter; no scanner, no own tables, OFFSETS_AUTOSCAN=0):"]
     for r in rows:
         c = r["counts"]
         has = r["names"] - c["absent"]
