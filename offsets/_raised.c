@@ -126,7 +126,8 @@ static PyModuleDef_Slot slots[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "offsets._raised", "The thread state while an exception is raised (the live check's).",
+    PyModuleDef_HEAD_INIT, "offsets._raised",
+    "The live check's reads of states Python code never sees (a raised exception, the eval-frame function).",
     0, methods, slots, NULL, NULL, NULL,
 };
 

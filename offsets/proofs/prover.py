@@ -74,6 +74,16 @@ class Prover:
             value &= ~0b11
         return value
 
+    def held_once(self, data: bytes, value: int) -> bool:
+        """Whether `data` holds `value` as a pointer-sized integer exactly once, at any byte position:
+        a field a wrong table puts elsewhere in those bytes cannot read it."""
+        pattern = value.to_bytes(self.psize, self.byteorder)
+        at, found = data.find(pattern), 0
+        while at >= 0 and found < 2:
+            found += 1
+            at = data.find(pattern, at + 1)
+        return found == 1
+
     # -- recording
     def expect(self, what: str, truth, got) -> bool:
         """Record a check; what the table gave for it is proven when it passes."""

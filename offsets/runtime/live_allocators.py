@@ -15,7 +15,6 @@ check calls no allocator function: it only compares addresses.
 """
 from __future__ import annotations
 
-import sys
 
 #: larger than either struct in any CPython
 ROOM = 128
@@ -69,10 +68,9 @@ def compare(c, label: str, at: int, struct: str, fields: tuple, families: tuple,
                                                       for f in fields):
         raise LookupError(f"{struct}: the table lacks one of {fields}, or its size is past the check's {ROOM} bytes")
     window = c.read(at, size)
-    words = [int.from_bytes(window[i:i + c.psize], c.byteorder) for i in range(0, size - c.psize + 1)]
     for family in families:
         truth = [addresses.get(n) for n in family]
-        if None not in truth and all(words.count(a) == 1 for a in truth):
+        if None not in truth and all(c.held_once(window, a) for a in truth):
             break
     else:
         raise LookupError(f"none of the binary's own allocators {[f[0] for f in families]} "

@@ -1,10 +1,10 @@
 """Part of the live check (`live.py`): states Python code never sees, read by the package's C
 extension `offsets._raised` (offsets/_raised.c).
 
-This thread's state while an exception of the check's own is being raised, which JITs read (`current_exception` from 3.12; `curexc_type`, `curexc_value` and
-`curexc_traceback` before). CPython clears the raised exception before any Python code runs, so
-the package's C extension `offsets._raised` (offsets/_raised.c) makes this one read: it sets the
-exception, writes the thread state's bytes to the check's pipe, and clears it again. Each field,
+This thread's state while an exception of the check's own is being raised, which JITs read
+(`current_exception` from 3.12; `curexc_type`, `curexc_value` and `curexc_traceback` before).
+CPython clears the raised exception before any Python code runs, so the extension makes this one
+read: it sets the exception, writes the thread state's bytes to the check's pipe, and clears it. Each field,
 read in those bytes where the table puts it, must be the exception (its type, itself, its
 traceback), which occurs there once.
 
@@ -68,7 +68,7 @@ def _eval_frame(c) -> None:
     if len(seen) != 1:
         raise LookupError("the eval-frame function changed while the state was read")
     function = seen.pop()
-    if data.count(function.to_bytes(c.psize, sys.byteorder)) != 1:
+    if not c.held_once(data, function):
         raise LookupError("the eval-frame function is held in the interpreter state other than once")
     snapshot = _snapshot(c, data)
     snapshot.expect("PyInterpreterState.eval_frame while it is a function of the check's own", function,
@@ -105,10 +105,8 @@ def _raised(c) -> None:
     data = _read_all(c.mem.rfd, size)
     fields = ("current_exception",) if sys.version_info >= (3, 12) else ("curexc_type", "curexc_value", "curexc_traceback")
     truth = [id(exc)] if fields == ("current_exception",) else [id(type(exc)), id(exc), id(tb)]
-    words = [int.from_bytes(data[i:i + c.psize], sys.byteorder) for i in range(0, size - c.psize + 1)]
-    if any(words.count(t) != 1 for t in truth):
+    if not all(c.held_once(data, t) for t in truth):
         raise LookupError("the exception is held in the thread state other than once")
-
     snapshot = _snapshot(c, data)
     snapshot.expect(f"PyThreadState.{', '.join(fields)} while an exception of the check's own is raised", truth,
                     [snapshot.field(0, "PyThreadState", f) for f in fields])
