@@ -33,7 +33,7 @@ def _tests_conftest():
 
 _rules = _tests_conftest()
 missing_input, missing_tool, c_extension_built = _rules.missing_input, _rules.missing_tool, _rules.c_extension_built
-pyenv_python3 = _rules.pyenv_python3
+pyenv_python3, pyenv_python, fetched = _rules.pyenv_python3, _rules.pyenv_python, _rules.fetched
 REPO = _rules.REPO      # tests/runtime_child.py's, which the dependency cut's tests load
 
 

@@ -2,7 +2,7 @@
 and headers that the table has, compiled where the build compiles it, agrees with the table
 (`probe.probe`). Here for its cost, about 90 CPU-seconds whenever the package changes; `make test`
 keeps the probe of one .c file with an altered field (tests/test_probe_pyenv.py) and gcc over the
-private structs of Objects/ and Python/ (tests/test_sources.py)."""
+private structs of 3.9's and 3.13's Objects/ (tests/test_sources.py)."""
 from __future__ import annotations
 
 import sys

@@ -1,0 +1,56 @@
+"""What `make test` checks on a sample of builds, here on the others, for their cost (a scan, a
+DWARF read, a venv with a compiled extension or gcc over a build's headers each): libclang against
+DWARF, and the extension modules' DWARF, on every pyenv build (tests/test_dwarf.py), the JIT
+extension on every CPython the runtime supports (tests/test_capi.py), every live check failing on
+its table with its field moved (tests/test_proofs.py), and pyconfig.h macros outside every set
+flipped under gcc (tests/test_dependency_proof.py)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import test_capi as capi_tests  # noqa: E402
+import test_dependency_proof as dependency_tests  # noqa: E402
+import test_dwarf as dwarf_tests  # noqa: E402
+import test_proofs as proof_tests  # noqa: E402
+
+SPLITS = {"pyenv builds, libclang against DWARF": (dwarf_tests.PYENV, dwarf_tests.PYENV_SAMPLE),
+          "the JIT extension": (capi_tests.VERSIONS, capi_tests.VERSIONS_SAMPLE),
+          "checks failing on a moved field": (proof_tests.MOVED_VERSIONS, proof_tests.MOVED_SAMPLE),
+          "macros outside every set flipped": (dependency_tests.FLIPPED, dependency_tests.FLIPPED_SAMPLE)}
+
+
+def _rest(what: str) -> list:
+    every, sample = SPLITS[what]
+    return [x for x in every if x not in sample]
+
+
+def test_make_test_keeps_a_sample_of_each_list_and_leaves_the_rest_here():
+    for what, (every, sample) in SPLITS.items():
+        assert sample and set(sample) < set(every), what
+
+
+@pytest.mark.parametrize("version", _rest("pyenv builds, libclang against DWARF"))
+def test_libclang_and_dwarf_agree(version):
+    dwarf_tests.test_libclang_and_dwarf_agree(version)
+    dwarf_tests.test_extension_modules_agree_too(version)
+    dwarf_tests.test_listiterobject_from_dwarf_matches_the_live_interpreter(version)
+
+
+@pytest.mark.parametrize("version", _rest("the JIT extension"))
+def test_jit_extension_on_every_cpython(version, tmp_path):
+    capi_tests.test_jit_extension_on_every_cpython(version, tmp_path)
+
+
+@pytest.mark.parametrize("version", _rest("checks failing on a moved field"))
+def test_every_check_fails_on_its_table_with_the_field_it_reads_moved(version):
+    proof_tests.test_every_check_fails_on_its_table_with_the_field_it_reads_moved(version)
+
+
+@pytest.mark.parametrize("minor", _rest("macros outside every set flipped"))
+def test_flipping_a_macro_outside_every_set_changes_no_layout(pyenv_scans, minor):
+    dependency_tests.test_flipping_a_macro_outside_every_set_changes_no_layout(pyenv_scans, minor)
