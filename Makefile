@@ -89,7 +89,9 @@ test: test-venv
 # own 3.13/3.14/3.15 run through sid's libc loader. Also what make test leaves for its cost: the
 # layout proof of the headers of builds configured here beyond its sample; Debian's 3.11.2 and
 # 3.13.5 scanned whole against their scans with shared preambles; gcc over every struct of
-# 3.11.2's source tree; and the pyconfig.h cut of that source tree (make test cuts two pyenv builds).
+# 3.11.2's source tree; the pyconfig.h cut of that source tree (make test cuts two pyenv builds);
+# and the rest of make test's per-build samples (tests/prove/test_beyond_samples.py): libclang
+# against DWARF on pyenv 3.7-3.12, the JIT extension on 3.10, moved fields on 3.12, flips on 3.12.
 prove: test-venv
 	@$(BIN)/python tests/prove/realbuilds.py >/dev/null & fetch=$$!; \
 	  scripts/build-cpython 3.13.15 free-threaded && scripts/build-cpython 3.13.15 release && \

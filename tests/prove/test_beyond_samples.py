@@ -1,9 +1,9 @@
 """What `make test` checks on a sample of builds, here on the others, for their cost (a scan, a
 DWARF read, a venv with a compiled extension or gcc over a build's headers each): libclang against
-DWARF, and the extension modules' DWARF, on every pyenv build (tests/test_dwarf.py), the JIT
-extension on every CPython the runtime supports (tests/test_capi.py), every live check failing on
-its table with its field moved (tests/test_proofs.py), and pyconfig.h macros outside every set
-flipped under gcc (tests/test_dependency_proof.py)."""
+DWARF, and the extension modules' DWARF, on every pyenv build (tests/test_dwarf.py); the JIT
+extension and the C API's worked example on every CPython the runtime supports (tests/test_capi.py);
+every live check failing on its table with its field moved (tests/test_proofs.py); pyconfig.h macros
+outside every set flipped under gcc (tests/test_dependency_proof.py)."""
 from __future__ import annotations
 
 import sys
@@ -19,7 +19,7 @@ import test_dwarf as dwarf_tests  # noqa: E402
 import test_proofs as proof_tests  # noqa: E402
 
 SPLITS = {"pyenv builds, libclang against DWARF": (dwarf_tests.PYENV, dwarf_tests.PYENV_SAMPLE),
-          "the JIT extension": (capi_tests.VERSIONS, capi_tests.VERSIONS_SAMPLE),
+          "the JIT extension and the worked example": (capi_tests.VERSIONS, capi_tests.VERSIONS_SAMPLE),
           "checks failing on a moved field": (proof_tests.MOVED_VERSIONS, proof_tests.MOVED_SAMPLE),
           "macros outside every set flipped": (dependency_tests.FLIPPED, dependency_tests.FLIPPED_SAMPLE)}
 
@@ -41,9 +41,10 @@ def test_libclang_and_dwarf_agree(version):
     dwarf_tests.test_listiterobject_from_dwarf_matches_the_live_interpreter(version)
 
 
-@pytest.mark.parametrize("version", _rest("the JIT extension"))
+@pytest.mark.parametrize("version", _rest("the JIT extension and the worked example"))
 def test_jit_extension_on_every_cpython(version, tmp_path):
     capi_tests.test_jit_extension_on_every_cpython(version, tmp_path)
+    capi_tests.test_worked_example_on_every_cpython(version, tmp_path)
 
 
 @pytest.mark.parametrize("version", _rest("checks failing on a moved field"))
