@@ -101,3 +101,21 @@ def test_closing_does_not_wait_for_a_busy_worker():
     start = time.monotonic()
     pool.close()
     assert time.monotonic() - start < 60 and process.exitcode == -signal.SIGKILL
+
+
+def _collecting(_) -> bool:
+    import gc
+
+    return gc.isenabled()
+
+
+def test_a_worker_collects_cycles_though_its_parent_has_paused_its_collector():
+    import gc
+
+    gc.disable()
+    try:
+        with workers.Workers(1, limit=512 * MB) as pool:
+            pool.submit("on", "a", _collecting, None)
+            assert _results(pool) == {"on": True}
+    finally:
+        gc.enable()

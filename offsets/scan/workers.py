@@ -13,6 +13,7 @@ they finish. A function is sent by reference, so tasks name module-level functio
 """
 from __future__ import annotations
 
+import gc
 import heapq
 import itertools
 import multiprocessing
@@ -49,7 +50,10 @@ def _address_space() -> int:
 
 
 def _serve(conn, err_fd: int, start: Optional[Callable], limit: int) -> None:
-    """A worker's life: stderr to its file, `start()`, the cap, then tasks until told to stop."""
+    """A worker's life: stderr to its file, `start()`, the cap, then tasks until told to stop. Its
+    cycle collector runs whatever its parent's does (`scanner.collector_paused`, or a caller's
+    `gc.disable()`): without it, each parse's cursors and records would stay until the cap."""
+    gc.enable()
     os.dup2(err_fd, 2)
     signal.signal(signal.SIGINT, signal.SIG_IGN)        # the parent decides when workers stop
     if start is not None:
