@@ -1,6 +1,7 @@
 """The committed tables of generated/: all indexed and loadable, reproducible from their cached
-inputs, and verified by `offsets verify` (gcc and DWARF) on a sample: every pyenv build, and
-Debian builds of other versions, configs and CPUs."""
+inputs, and verified by `offsets verify` (gcc and DWARF) on a sample: the oldest and the newest
+pyenv build, and a Debian build of another CPU (`make prove` the other pyenv builds, and Debian
+builds of other versions and configs: tests/prove/test_beyond_samples.py)."""
 from __future__ import annotations
 
 import subprocess
@@ -88,10 +89,13 @@ def test_regenerating_a_table_from_cached_inputs_gives_the_committed_bytes(only)
 
 
 PYENV = matrix()["pyenv"]
+#: `make test` verifies the oldest and the newest pyenv table; `make prove` the others
+#: (tests/prove/test_beyond_samples.py)
+PYENV_SAMPLE = ("3.6.15", "3.13.0")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("version", PYENV)
+@pytest.mark.parametrize("version", PYENV_SAMPLE)
 def test_offsets_verify_passes_on_every_pyenv_table(version, capsys):
     """`offsets verify TABLE`, run in this process (its tables read once: tests/table_memo.py)."""
     from offsets.cli import main
@@ -103,9 +107,15 @@ def test_offsets_verify_passes_on_every_pyenv_table(version, capsys):
     assert ", 0 mismatches" in out and "gcc: " in out and "dwarf: " in out
 
 
+#: Debian builds of other versions, configs and CPUs; `make test` verifies the one of another CPU,
+#: `make prove` the others (tests/prove/test_beyond_samples.py)
+DEBIAN = ("debian 3.14.10 release x86_64-linux-gnu", "debian 3.15.2 release i686-linux-gnu",
+          "debian 3.15.2 free-threaded x86_64-linux-gnu")
+DEBIAN_SAMPLE = ("debian 3.15.2 release i686-linux-gnu",)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("only", ["debian 3.14.10 release x86_64-linux-gnu", "debian 3.15.2 release i686-linux-gnu",
-                                  "debian 3.15.2 free-threaded x86_64-linux-gnu"])
+@pytest.mark.parametrize("only", DEBIAN_SAMPLE)
 def test_offsets_verify_passes_on_debian_tables(only, capsys, monkeypatch):
     """`make tables`' verification of one Debian build, run in this process (its table read once:
     tests/table_memo.py)."""
