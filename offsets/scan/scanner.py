@@ -7,7 +7,9 @@ that parses it, `code_key`, valid while every file it read is unchanged; each co
 generation of their own, `data_cache.generation`), then merged: one struct per name, a tag defined
 differently in two `.c` files kept twice as `name@file`; then finished (`finish`: type records and
 dependency sets), the part of it that needs no unit's result made in a worker while the units
-parse (`SideTask`: the type records' reading of the sources).
+parse (`SideTask`: the type records' reading of the sources). The units after a shared preamble are
+started heaviest first (`weight`), so that both workers end together; the table is made from the
+results with Python's cycle collector paused (`collector_paused`).
 """
 from __future__ import annotations
 
