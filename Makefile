@@ -92,8 +92,7 @@ test: test-venv
 # 3.11.2's source tree; the pyconfig.h cut of that source tree (make test cuts two pyenv builds);
 # and the rest of make test's per-build samples (tests/prove/test_beyond_samples.py): libclang
 # against DWARF on pyenv 3.7-3.12, the JIT extension and the worked example on 3.10, moved fields
-# on 3.12, flips on 3.12, offsets verify on pyenv 3.7-3.12 and on two of three Debian tables,
-# offsets check on pyenv 3.7-3.12, gcc over every header field of pyenv 3.7-3.12.
+# on 3.12, flips on 3.12, offsets verify on pyenv 3.7-3.12 and on two of three Debian tables.
 prove: test-venv
 	@$(BIN)/python tests/prove/realbuilds.py >/dev/null & fetch=$$!; \
 	  scripts/build-cpython 3.13.15 free-threaded && scripts/build-cpython 3.13.15 release && \

@@ -192,13 +192,10 @@ def test_history_of_a_struct_and_of_an_alias(tables_dir, capsys):
 # -- check ---------------------------------------------------------------------------------------
 
 PYENV_BUILDS = [v for v in pyenv_versions() if (GENERATED / f"cpython-{v}-x86_64-linux-gnu.yaml").exists()]
-#: `make test` checks the oldest and the newest (every pyenv table against a fresh scan:
-#: tests/test_probe_pyenv.py); `make prove` the others (tests/prove/test_beyond_samples.py)
-PYENV_SAMPLE = [v for v in PYENV_BUILDS if v in ("3.6.15", "3.13.0")]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("version", PYENV_SAMPLE or ["none"])
+@pytest.mark.parametrize("version", PYENV_BUILDS or ["none"])
 def test_check_pyenv_build(version, capsys):
     """CI's stale-table check: rescan the build, compare with generated/ byte for byte (in this
     process, whose tables are read once: tests/table_memo.py)."""

@@ -35,8 +35,7 @@ _rules = _tests_conftest()
 missing_input, missing_tool, c_extension_built = _rules.missing_input, _rules.missing_tool, _rules.c_extension_built
 pyenv_python3, pyenv_python, fetched = _rules.pyenv_python3, _rules.pyenv_python, _rules.fetched
 REPO = _rules.REPO      # tests/runtime_child.py's, which the dependency cut's tests load
-PYENV_MINORS, committed_table = _rules.PYENV_MINORS, _rules.committed_table
-dwarf_fields, pyenv_dwarf = _rules.dwarf_fields, _rules.pyenv_dwarf
+committed_table = _rules.committed_table
 
 
 @pytest.fixture(scope="session")

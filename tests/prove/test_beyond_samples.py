@@ -4,9 +4,7 @@ DWARF, and the extension modules' DWARF, on every pyenv build (tests/test_dwarf.
 extension and the C API's worked example on every CPython the runtime supports (tests/test_capi.py);
 every live check failing on its table with its field moved (tests/test_proofs.py); pyconfig.h macros
 outside every set flipped under gcc (tests/test_dependency_proof.py); `offsets verify` on the committed
-pyenv and Debian tables (tests/test_committed_tables.py); `offsets check` against a fresh scan of each
-pyenv build (tests/test_drift_cli.py); gcc on every header field of each pyenv build
-(tests/test_probe_pyenv.py)."""
+pyenv and Debian tables (tests/test_committed_tables.py)."""
 from __future__ import annotations
 
 import sys
@@ -19,9 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import test_capi as capi_tests  # noqa: E402
 import test_committed_tables as committed_tests  # noqa: E402
 import test_dependency_proof as dependency_tests  # noqa: E402
-import test_drift_cli as drift_tests  # noqa: E402
 import test_dwarf as dwarf_tests  # noqa: E402
-import test_probe_pyenv as probe_tests  # noqa: E402
 import test_proofs as proof_tests  # noqa: E402
 
 SPLITS = {"pyenv builds, libclang against DWARF": (dwarf_tests.PYENV, dwarf_tests.PYENV_SAMPLE),
@@ -29,9 +25,7 @@ SPLITS = {"pyenv builds, libclang against DWARF": (dwarf_tests.PYENV, dwarf_test
           "checks failing on a moved field": (proof_tests.MOVED_VERSIONS, proof_tests.MOVED_SAMPLE),
           "macros outside every set flipped": (dependency_tests.FLIPPED, dependency_tests.FLIPPED_SAMPLE),
           "offsets verify on pyenv tables": (committed_tests.PYENV, committed_tests.PYENV_SAMPLE),
-          "offsets verify on Debian tables": (committed_tests.DEBIAN, committed_tests.DEBIAN_SAMPLE),
-          "offsets check on pyenv builds": (drift_tests.PYENV_BUILDS, drift_tests.PYENV_SAMPLE),
-          "gcc on every header field": (probe_tests.PYENV_MINORS, probe_tests.GCC_SAMPLE)}
+          "offsets verify on Debian tables": (committed_tests.DEBIAN, committed_tests.DEBIAN_SAMPLE)}
 
 
 def _rest(what: str) -> list:
@@ -76,12 +70,3 @@ def test_offsets_verify_passes_on_every_pyenv_table(version, capsys):
 def test_offsets_verify_passes_on_debian_tables(only, capsys, monkeypatch):
     committed_tests.test_offsets_verify_passes_on_debian_tables(only, capsys, monkeypatch)
 
-
-@pytest.mark.parametrize("version", _rest("offsets check on pyenv builds"))
-def test_check_pyenv_build(version, capsys):
-    drift_tests.test_check_pyenv_build(version, capsys)
-
-
-@pytest.mark.parametrize("minor", _rest("gcc on every header field"))
-def test_gcc_agrees_with_every_header_field(pyenv_scans, minor):
-    probe_tests.test_gcc_agrees_with_every_header_field(pyenv_scans, minor)
