@@ -57,3 +57,23 @@ def test_the_collector_is_paused_and_then_as_the_caller_had_it(enabled):
         assert gc.isenabled() == enabled
     finally:
         gc.enable()
+
+
+def test_a_scan_finishes_its_table_with_the_collector_paused_and_leaves_it_on(monkeypatch):
+    from pathlib import Path
+
+    from offsets.scan import build_inputs, finish
+
+    seen = []
+    real = finish.finish
+
+    def finishing(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(finish, "finish", finishing)
+    fake = Path(__file__).parent / "fixtures" / "fakepy"
+    gc.enable()
+    table = scanner.scan(build_inputs.from_prefix(fake, target="x86_64-linux-gnu"),
+                         scanner.ScanOptions(use_cache=False))
+    assert seen == [False] and gc.isenabled() and table.structs
