@@ -77,3 +77,25 @@ def test_a_scan_finishes_its_table_with_the_collector_paused_and_leaves_it_on(mo
     table = scanner.scan(build_inputs.from_prefix(fake, target="x86_64-linux-gnu"),
                          scanner.ScanOptions(use_cache=False))
     assert seen == [False] and gc.isenabled() and table.structs
+
+
+def test_the_benchmark_floor_parses_every_unit_the_scan_parses(monkeypatch):
+    """`make bench` divides the scan by a bare parse of the same units: both header units too (the
+    floor once left out the one without Py_BUILD_CORE, which the scan parses)."""
+    from pathlib import Path
+
+    from offsets.scan import build_inputs
+    from offsets.tools import bench
+
+    parsed = []
+    real = scanner.parse_units
+
+    def parsing(unit_list, *args, **kwargs):
+        parsed.extend(u.name for u in unit_list)
+        return real(unit_list, *args, **kwargs)
+
+    monkeypatch.setattr(scanner, "parse_units", parsing)
+    b = build_inputs.from_prefix(Path(__file__).parent / "fixtures" / "fakepy", target="x86_64-linux-gnu")
+    scanner.scan(b, scanner.ScanOptions(use_cache=False))
+    assert [u.name for u in bench._units(b)] == parsed
+    assert "<headers without Py_BUILD_CORE>" in parsed

@@ -206,8 +206,9 @@ def merge_constants(results: list[UnitResult]) -> tuple[dict, dict]:
     return constants, dict(sorted(counts.items()))
 
 
-def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
-    """Scan build `b` completely and return its table."""
+def units_of(b: BuildInputs) -> tuple[list[Unit], list[str], Optional[str]]:
+    """The units a scan of `b` parses (the header units, then its source tree's), what it leaves
+    out (with why), and the source tree's digest (None without one)."""
     header_unit, skipped = units.header_unit(b)
     unit_list = [header_unit, units.outside_core_unit(b)]
     source_digest = None
@@ -217,6 +218,12 @@ def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
         src_units, src_skipped, source_digest = sources.source_units(b)
         unit_list += src_units
         skipped += src_skipped
+    return unit_list, skipped, source_digest
+
+
+def scan(b: BuildInputs, opts: ScanOptions = ScanOptions()) -> Table:
+    """Scan build `b` completely and return its table."""
+    unit_list, skipped, source_digest = units_of(b)
     sources, side = [], None
     if b.source:
         from . import type_records
