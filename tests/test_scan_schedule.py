@@ -59,43 +59,45 @@ def test_the_collector_is_paused_and_then_as_the_caller_had_it(enabled):
         gc.enable()
 
 
-def test_a_scan_finishes_its_table_with_the_collector_paused_and_leaves_it_on(monkeypatch):
+@pytest.fixture(scope="module")
+def fixture_scan():
+    """One scan of the fixture build (tests/fixtures/fakepy), with the cycle collector on, recording
+    whether it was on when the finish began and the names of the units `parse_units` was given."""
     from pathlib import Path
 
     from offsets.scan import build_inputs, finish
 
-    seen = []
-    real = finish.finish
+    seen, parsed = [], []
+    real_finish, real_parse = finish.finish, scanner.parse_units
 
     def finishing(*args, **kwargs):
         seen.append(gc.isenabled())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(finish, "finish", finishing)
-    fake = Path(__file__).parent / "fixtures" / "fakepy"
-    gc.enable()
-    table = scanner.scan(build_inputs.from_prefix(fake, target="x86_64-linux-gnu"),
-                         scanner.ScanOptions(use_cache=False))
-    assert seen == [False] and gc.isenabled() and table.structs
-
-
-def test_the_benchmark_floor_parses_every_unit_the_scan_parses(monkeypatch):
-    """`make bench` divides the scan by a bare parse of the same units: both header units too (the
-    floor once left out the one without Py_BUILD_CORE, which the scan parses)."""
-    from pathlib import Path
-
-    from offsets.scan import build_inputs
-    from offsets.tools import bench
-
-    parsed = []
-    real = scanner.parse_units
+        return real_finish(*args, **kwargs)
 
     def parsing(unit_list, *args, **kwargs):
         parsed.extend(u.name for u in unit_list)
-        return real(unit_list, *args, **kwargs)
+        return real_parse(unit_list, *args, **kwargs)
 
-    monkeypatch.setattr(scanner, "parse_units", parsing)
     b = build_inputs.from_prefix(Path(__file__).parent / "fixtures" / "fakepy", target="x86_64-linux-gnu")
-    scanner.scan(b, scanner.ScanOptions(use_cache=False))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(finish, "finish", finishing)
+        mp.setattr(scanner, "parse_units", parsing)
+        gc.enable()
+        table = scanner.scan(b, scanner.ScanOptions(use_cache=False))
+        enabled_after = gc.isenabled()
+    return b, table, seen, parsed, enabled_after
+
+
+def test_a_scan_finishes_its_table_with_the_collector_paused_and_leaves_it_on(fixture_scan):
+    _, table, seen, _, enabled_after = fixture_scan
+    assert seen == [False] and enabled_after and table.structs
+
+
+def test_the_benchmark_floor_parses_every_unit_the_scan_parses(fixture_scan):
+    """`make bench` divides the scan by a bare parse of the same units: both header units too (the
+    floor once left out the one without Py_BUILD_CORE, which the scan parses)."""
+    from offsets.tools import bench
+
+    b, _, _, parsed, _ = fixture_scan
     assert [u.name for u in bench._units(b)] == parsed
     assert "<headers without Py_BUILD_CORE>" in parsed
