@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import offsets
-from offsets.layout import compact, identity
+from offsets.layout import compact, compact_depends, identity
 from offsets import runtime
 from offsets.errors import NoMatchingTable, TableError
 from conftest import missing_input
@@ -571,3 +572,314 @@ def test_the_vendor_comes_from_the_distributors_own_record(tmp_path):
         f.write("python3.13 (3.13.18-1) unstable; urgency=medium\n\n  * New upstream version.\n")
     assert identity.vendor_evidence(str(tmp_path / "usr"), "3.13")[0] == "debian 3.13.18-1"
     assert identity.vendor_evidence(str(tmp_path / "nothing"), "3.13")[0] is None
+
+
+# ---------------------------------------------------------------- each rule still refuses (docs/identity.md, "What holds each rule")
+# Each test below fails when its rule is loosened by one step (the loosening is named in its
+# docstring and in docs/identity.md's table); each runs alone on a fresh cache.
+
+@pytest.mark.parametrize("change,differs", [
+    ({"inputs": {"headers": "sha256:" + "2" * 64}}, "headers"),
+    ({"defines": {"NDEBUG": "", "_Py_JIT": "", "_Py_TIER2": "3"}}, "defines"),
+], ids=["headers", "defines"])
+def test_a_table_without_dependency_data_needs_this_builds_headers_and_core_defines(tmp_path, change, differs):
+    """The whole-build rule (`Earning.whole`) compares pyconfig.h, every header and the core's
+    defines. Truth: this interpreter's own installed headers and its sysconfig flags (`NDEBUG` alone
+    for pyenv; `_Py_JIT _Py_TIER2=3` is what Debian's 3.15 adds), against a copy of its own table
+    without dependency data whose pyconfig.h digest is the same and whose headers digest or defines
+    are another build's. Loosenings caught: dropping the headers from the comparison, or dropping
+    the defines."""
+    drop = lambda parts: None        # noqa: E731
+    me = runtime.running_identity()
+    mine = me["whole_inputs"]()
+    assert mine and mine["defines"] != change.get("defines", mine["defines"]) or differs == "headers"
+    t, m = chosen(tmp_path, depends=drop, **change)
+    assert t.depends is None and t.build["inputs"]["pyconfig_h"] == mine["pyconfig_h"]
+    assert not t.exact(t.resolve_struct("PyTupleObject"))
+    assert offsets.field("PyTupleObject.ob_item").earned == "proven"       # the live check read it
+    with pytest.raises(NoMatchingTable, match="pyconfig.h, headers or core defines are not the table's"):
+        offsets.get(unproven_field(t))
+
+
+def include_without(tmp_path, header: str) -> Path:
+    """A copy of this interpreter's installed include directory without `header`."""
+    import shutil
+
+    me = runtime.running_identity()
+    copy = tmp_path / "include"
+    shutil.copytree(me["include"], copy, symlinks=False)
+    (copy / header).unlink()
+    return copy
+
+
+def test_a_header_the_build_lacks_makes_the_structs_that_need_it_not_exact(tmp_path):
+    """A build whose installed headers lack `cpython/tupleobject.h` (truth: a copy of this
+    interpreter's own include directory, without that file) is not vouched for by a table whose
+    `PyTupleObject` set names it; `PyObject`, whose set does not, stays exact. Loosening caught: a
+    header the build lacks counted as the same (`same_set`: `digest(...) in (theirs, None)`)."""
+    me = runtime.running_identity()
+    include = include_without(tmp_path, "cpython/tupleobject.h")
+    mine = dict(me, build_id=None, files=identity.InstalledFiles(str(include), me["cflags"], me["multiarch"] or None))
+    t, m = runtime.select(mine, [running_entry()], load=runtime.load_shipped)
+    assert m.kind == "exact" and t.earning.by == "inputs"
+    tuple_key, object_key = t.resolve_struct("PyTupleObject"), t.resolve_struct("PyObject")
+    assert "Include/cpython/tupleobject.h" in set_of(t, "PyTupleObject")[1]
+    assert "Include/cpython/tupleobject.h" not in set_of(t, "PyObject")[1]
+    assert not t.exact(tuple_key) and t.exact(object_key)
+    assert "cpython/tupleobject.h, which is missing in this build's headers" in t.earning.why_not(t, tuple_key)
+
+
+def with_source_set(struct: str):
+    """A change to compact_depends.parts: `struct` gets a set of its own, its old one plus files of
+    the source tree (the `+` of a set that holds, say, `Objects/listobject.c`)."""
+    def change(parts):
+        old = parts["struct_sets"][struct]
+        parts["sets"].append(f"^{old}|+")
+        parts["struct_sets"][struct] = compact_depends.b36(len(parts["sets"]) - 1)
+        return parts
+    return change
+
+
+@pytest.mark.parametrize("vendor,exact", [(None, True), ("debian 9.9-1", False)], ids=["same-vendor", "other-vendor"])
+def test_a_set_with_source_files_needs_the_same_vendor(tmp_path, vendor, exact):
+    """A dependency set that holds files of the source tree is vouched for only by the same vendor
+    (only it knows those files' text), whatever the installed headers say. Truth: this interpreter's
+    own installed headers, which are the table's (its `PyTupleObject` stays exact either way); the
+    synthetic set is `PyListObject`'s own plus a source file. Loosening caught: dropping `if source
+    and not self.same_vendor: return False` (before, only a test of Debian's own /usr/bin/python3.11
+    caught it)."""
+    change = {"vendor": vendor} if vendor else {}
+    t, m = chosen(tmp_path, depends=with_source_set(runtime._load_entry(running_entry()).resolve_struct("PyListObject")),
+                  **change)
+    assert m.kind == "exact" and set_of(t, "PyListObject")[2] is True
+    assert t.exact(t.resolve_struct("PyTupleObject"))
+    assert t.exact(t.resolve_struct("PyListObject")) is exact
+    if not exact:
+        assert "depends on files of the source tree" in t.earning.why_not(t, t.resolve_struct("PyListObject"))
+
+
+def test_a_proof_kept_for_one_table_is_not_used_for_another(tmp_path, monkeypatch):
+    """The proof cache keys a passing check by the table's file and pool too: table A (this
+    interpreter's own table, as the next patch level) passes and is kept; table B (the same with
+    `PyListObject.ob_item` moved by 8: the live check reads a list's items there, truth: the list
+    object itself) must be checked afresh, and fails. Fresh cache, one test. Loosening caught:
+    `proof_cache.key` without the table's file and pool."""
+    from offsets.runtime import proof_cache
+
+    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
+    e = running_entry()
+    me = runtime.running_identity()
+    later = dict(runtime.entry_build(e), **next_patch(e))
+    a = runtime.load_compact(str(copy_table(tmp_path, e, name="a", **next_patch(e))))
+    head, notes, rows = compact.read_parts(compact.COMPACT_DIR / e["file"])
+    next(f for f in rows["PyListObject"][6] if f[0] == "ob_item")[1] += 8
+    b_path = tmp_path / "b.jsonl"
+    b_path.write_text(compact.text_of(dict(head, build=dict(head["build"], **next_patch(e))), notes, rows))
+    b = runtime.load_compact(str(b_path))
+    for t in (a, b):
+        t.earning = runtime.earning(later, me)
+    first = proof_cache.check(a)
+    assert first.ok and not getattr(first, "cached", False)
+    assert list((tmp_path / "cache" / "proofs").glob("*.json")), "a passing check is kept"
+    assert proof_cache.check(a).cached                       # the cache works: A reads its own proof back
+    other = proof_cache.check(b)
+    assert not getattr(other, "cached", False) and not other.ok
+
+
+@pytest.mark.parametrize("key", ["version", "hexversion", "config", "triple", "pointer_size"])
+def test_each_identity_key_is_compared_by_the_one_rule(key):
+    """A table that differs from this build in one key of its identity alone is for another build:
+    nothing of it is exact, whatever its digests (truth: this interpreter's sys.version_info,
+    sysconfig's flags and its ELF's machine and pointer size, as running_identity reads them).
+    Loosening caught: `earning()` without that key."""
+    me = runtime.running_identity()
+    b = runtime.entry_build(running_entry())
+    other = {"version": dict(b, version=b["version"] + "+"), "hexversion": dict(b, hexversion=b["hexversion"] + 1),
+             "config": dict(b, config=dict(b["config"], Py_TRACE_REFS=True)),
+             "triple": dict(b, target=dict(b["target"], triple="aarch64-linux-gnu")),
+             "pointer_size": dict(b, target=dict(b["target"], pointer_size=4))}[key]
+    assert runtime.earning(b, me).exact
+    earn = runtime.earning(other, me)
+    assert not earn.exact and "it is for" in earn.why
+
+
+def test_another_binarys_build_id_vouches_for_nothing(tmp_path):
+    """A table that records some other binary's build-id is exact by this build's inputs at most: a
+    struct whose header differs here is not exact (truth: this interpreter's own build-id, read from
+    its libpython's image, and its own installed headers). Loosening caught: any recorded build-id
+    taken for this binary's."""
+    me = runtime.running_identity()
+    assert me["build_id"], "this interpreter's build-id is needed: its libpython has a GNU build-id note"
+    other = "".join("0123456789abcdef"[(int(c, 16) + 1) % 16] for c in me["build_id"])
+    t, m = chosen(tmp_path, binaries=[(other, "lib/libpython", "")], depends=other_digest("Include/cpython/pystate.h"))
+    assert t.earning.by == "inputs"
+    assert not t.exact(t.resolve_struct("PyThreadState")) and t.exact(t.resolve_struct("PyListObject"))
+
+
+def test_an_upstream_build_without_headers_is_never_exact_by_package():
+    """Without headers and build-id, a table whose vendor is python.org's (`upstream`, said in so many
+    words) is not vouched for by the same word: upstream is no package version, it pins no inputs.
+    Loosening caught: the package rule without its `distributor != upstream` condition."""
+    e = running_entry()
+    me = dict(runtime.running_identity(), files=None, build_id=None, vendor=identity.UPSTREAM)
+    assert not runtime.earning(runtime.entry_build(dict(e, vendor=identity.UPSTREAM)), me).exact
+
+
+def test_a_source_trees_constant_needs_the_same_vendor():
+    """A constant of a `.c` file or a source-tree header (truth: where Debian's 3.13.5 sources define
+    it, the table's record) is exact only for the same vendor, even where every input of the whole
+    build is the same. Loosening caught: `Earning.constant` without the vendor."""
+    from offsets.runtime import constants
+    from offsets.runtime.earning import Earning
+
+    t = runtime.load_shipped(shipped("cpython-3.13.5-debian-x86_64-linux-gnu"))
+    row = next(r for r in constants.of(t).values() if not r[4].startswith("Include/"))
+    b = t.build
+    whole = dict(b["inputs"], defines=b["defines"])
+    for vendor, exact in ((b["vendor"], True), ("debian 9.9-1", False)):
+        earn = Earning("inputs", "a unit test of the rule", b, {"inputs": whole, "vendor": vendor})
+        assert earn.constant(t, row) is exact, (vendor, row)
+
+
+def test_a_proof_is_sought_only_among_tables_of_the_same_minor_flags_and_target():
+    """The tables a live check may prove (`choice.near`) are of this interpreter's minor version,
+    layout flags, triple and pointer size (truth: sys.version_info, sysconfig, the ELF's machine),
+    though tables of other minors and CPUs are shipped. Loosening caught: `near` without the minor,
+    or without flags and target."""
+    import sysconfig
+
+    from offsets.runtime import choice
+
+    me = runtime.running_identity()
+    every = entries()
+    assert {e["hexversion"] >> 16 for e in every} - {me["hexversion"] >> 16}, "tables of other minors are shipped"
+    assert {e["triple"] for e in every} - {me["triple"]}, "tables of other CPUs are shipped"
+    found = choice.near(me, every)
+    assert found
+    for e in found:
+        assert ((e["hexversion"] >> 24, (e["hexversion"] >> 16) & 0xFF) == sys.version_info[:2]
+                and e["pointer_size"] == ctypes.sizeof(ctypes.c_void_p)
+                and e["triple"].startswith(sysconfig.get_config_var("MULTIARCH").split("-")[0])
+                and not e["config"].get("Py_DEBUG") and not e["config"].get("Py_GIL_DISABLED")), e["name"]
+
+
+def with_leaf(name: str, value):
+    return other_value(name, value)
+
+
+def test_a_c_library_macro_that_differs_makes_its_structs_not_exact(tmp_path):
+    """`*` in a set stands for pyconfig.h's C library macros (`_GNU_SOURCE`, `_FILE_OFFSET_BITS`):
+    a table whose `_FILE_OFFSET_BITS` is another than this build's pyconfig.h says (truth: that file,
+    as its text says) leaves the structs that hold a C library type not exact. Loosening caught: `*`
+    read as no macro at all."""
+    import sysconfig
+
+    pyconfig = Path(sysconfig.get_config_h_filename()).read_text()
+    assert re.search(r"^#define _FILE_OFFSET_BITS 64$", pyconfig, re.M)
+    t, m = chosen(tmp_path, depends=with_leaf("_FILE_OFFSET_BITS", "32"))
+    with_c_library = [k for k in t.order if set_of(t, k) and "_FILE_OFFSET_BITS" in set_of(t, k)[0]]
+    assert with_c_library and not any(t.exact(k) for k in with_c_library)
+    view = t.depends
+    starred = [s for s in view._sets if s.split("|")[0].split()[:1] == ["*"]]
+    assert starred, "the table's sets name the C library by `*`"
+
+
+def test_a_set_built_on_one_with_source_files_has_them_too(tmp_path):
+    """A set `^K|` built on set K, which holds source-tree files (`+`), holds them too: under another
+    vendor the struct is not exact. Loosening caught: the `+` of a base set not carried."""
+    key = runtime._load_entry(running_entry()).resolve_struct("PyListObject")
+
+    def change(parts):
+        parts = with_source_set(key)(parts)
+        parts["sets"].append(f"^{parts['struct_sets'][key]}|")
+        parts["struct_sets"][key] = compact_depends.b36(len(parts["sets"]) - 1)
+        return parts
+
+    t, m = chosen(tmp_path, depends=change, vendor="debian 9.9-1")
+    assert set_of(t, "PyListObject")[2] is True and not t.exact(t.resolve_struct("PyListObject"))
+
+
+def stored_proof(tmp_path, monkeypatch):
+    """(table, proof_cache) with a passing live check of `table` (this interpreter's own table, as the
+    next patch level) kept in a fresh cache."""
+    from offsets.runtime import proof_cache
+
+    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
+    e = running_entry()
+    t = runtime.load_compact(str(copy_table(tmp_path, e, name="a", **next_patch(e))))
+    t.earning = runtime.earning(dict(runtime.entry_build(e), **next_patch(e)), runtime.running_identity())
+    assert proof_cache.check(t).ok and proof_cache.check(t).cached
+    return t, proof_cache
+
+
+def test_a_proof_kept_for_one_binary_is_not_used_for_another(tmp_path, monkeypatch):
+    """A proof is a fact about one binary: with another file, or another build-id, named as the
+    binary that holds the interpreter, the kept proof is not read back. Loosenings caught: the key
+    without the binary's file, or without its build-id."""
+    t, proof_cache = stored_proof(tmp_path, monkeypatch)
+    binary, build_id = proof_cache.binary_of()
+    other_file = tmp_path / "libpython-copy.so"
+    other_file.write_bytes(b"\x7fELF another binary")
+    for named in ((str(other_file), build_id), (binary, "f" * 40)):
+        monkeypatch.setattr(proof_cache, "binary_of", lambda named=named: named)
+        assert not getattr(proof_cache.check(t), "cached", False), named
+
+
+def test_a_proof_kept_for_other_check_code_is_not_used(tmp_path, monkeypatch):
+    """A proof is kept per version of the check's code: with one more file of code (what a new check
+    module is), it is checked again. Loosening caught: the key without the code's bytes."""
+    t, proof_cache = stored_proof(tmp_path, monkeypatch)
+    extra = tmp_path / "live_new.py"
+    extra.write_text("# a new check\n")
+    files = proof_cache.code_files()
+    monkeypatch.setattr(proof_cache, "code_files", lambda: files + [str(extra)])
+    assert not getattr(proof_cache.check(t), "cached", False)
+
+
+def test_a_proof_entry_of_another_key_is_a_miss(tmp_path, monkeypatch):
+    """An entry is named by the first 32 digits of its key: one whose full key is another's, or one
+    that holds a failed check, is not read back. Loosenings caught: `load` without the key's
+    comparison, or reading back a failed check."""
+    import json
+
+    t, proof_cache = stored_proof(tmp_path, monkeypatch)
+    k = proof_cache.key(t)
+    [entry] = (tmp_path / "cache" / "proofs").glob("*.json")
+    doc = json.loads(entry.read_bytes())
+    for changed in (dict(doc, key=k[:32] + "0" * 32), dict(doc, passed=doc["passed"][:1])):
+        entry.write_text(json.dumps(changed))
+        assert proof_cache.load(k) is None, changed["key"]
+
+
+def test_a_file_of_a_base_set_that_differs_makes_the_sets_built_on_it_not_exact(tmp_path):
+    """`PyListObject`'s set is written `^K|...`: what set K holds (`PyObject`'s, object.h among it)
+    and its own files. A table whose digest of a file only the base set names is another text's
+    leaves `PyListObject` not exact (truth: this interpreter's own installed headers, which are the
+    table's but for that digest). Loosening caught: `^K` read as nothing."""
+    t = runtime._load_entry(running_entry())
+    key = t.resolve_struct("PyListObject")
+    parts = compact.read_parts(compact.COMPACT_DIR / running_entry()["file"])[1]["depends"]
+    own_text = parts["sets"][int(parts["struct_sets"][key], 36)]
+    assert own_text.startswith("^")
+    files = parts["files"].split()
+    own_files = {files[int(i, 36)] for i in own_text.rstrip("+").split("|")[1].split()}
+    inherited = sorted(set(set_of(t, "PyListObject")[1]) - own_files)
+    assert "Include/object.h" in inherited
+    t, m = chosen(tmp_path, depends=other_digest("Include/object.h"))
+    assert not t.exact(t.resolve_struct("PyListObject"))
+
+
+def test_a_struct_nothing_proves_is_refused():
+    """A table of another patch level (this interpreter's own, as the next release) answers a struct
+    only where the live check read it: a struct it read nothing of is 'refused', never 'proven (0
+    fields)'. Loosening caught: `choice.earned_by` taking a table that has the name for one whose
+    proof read it."""
+    e = running_entry()
+    me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
+    t, m = runtime.select(me, [e], load=runtime.load_shipped)
+    runtime._set(t, m)
+    t.prove()
+    read = {k for k, _ in t.earning.proven}
+    unread = next(k for k in t.order if k not in read and t.fields(k))
+    assert m.earned(unread) == "refused"
+    assert m.earned("PyTupleObject").startswith("proven (")

@@ -112,6 +112,31 @@ def test_identify_reads_the_containers_headers(contained):
     assert f"`offsets scan --prefix /proc/{contained.pid}/root/opt/py --install`" in choose.how_to_scan(ident)
 
 
+def test_a_header_linking_out_of_the_root_makes_no_table_exact_by_headers(contained):
+    """Without its build-id (the rule for a build nobody verified a table against), the contained
+    3.11 is exact by its headers only when every header is read inside its root: with `patchlevel.h`
+    a link out of it, where this machine has 3.12's, no struct is exact by headers, and the shipped
+    3.11 table is not for it by inputs at all. Truth: pyenv's 3.11 table's own build (the table
+    `make tables` verified against that libpython), and the container's files as the test laid them.
+    Loosening caught (tests/identity_mutations.py, `identify-escaping`): the headers' digests taken
+    though a header links out."""
+    from offsets.runtime import choice, tables
+    from offsets.runtime.earning import earning
+
+    ident = identify.of_process(contained.pid)
+    me = dict(ident.me(), build_id=None)
+    entry = next(e for e in tables.shipped_index()["tables"]
+                 if e["name"] == f"cpython-{ident.version}-{ident.triple}")
+    earn = earning(choice.entry_build(entry), me)
+    if contained.file_link:
+        assert earn.by is None and not earn.exact
+    else:
+        assert earn.by == "inputs"
+        t = tables.load_shipped(entry)
+        t.earning = earn
+        assert t.exact(t.resolve_struct("PyListObject"))
+
+
 def test_the_suggested_scan_reads_the_containers_build(contained):
     """`offsets scan --prefix /proc/PID/root/opt/py`'s build inputs: the container's 3.11 (not this
     machine's 3.12 at the same path), its pyconfig.h and Makefile flags, its libpython's build-id."""

@@ -359,8 +359,9 @@ def _check_name(name, what: str) -> None:
 
 def _resolver(name: str, field: bool):
     """resolve(table) -> (struct key, field path) of `name` in a table, or None; a name that means
-    several layouts there raises (only a qualified name answers). Without `field` (a size), a name
-    with a field path resolves nowhere here (the lookup then says it is a field)."""
+    several layouts there raises (only a qualified name answers). Without `field` (a size), the path
+    is None, as a proof of the size records it; a name with a field path resolves nowhere here (the
+    lookup then says it is a field)."""
     def resolve(table):
         struct, path = table.split(name)
         key = table.resolve_struct(struct)
@@ -368,7 +369,7 @@ def _resolver(name: str, field: bool):
             if table.qualified(struct):
                 raise _unknown_struct(table, name, struct)
             return None
-        return (key, path) if field or not path else None
+        return (key, path) if field else (key, None) if not path else None
     return resolve
 
 
