@@ -1,0 +1,93 @@
+"""The hostile-input suite's second half (beside tests/test_hardening.py): what the command and the
+runtime do when the input, the machine or another process works against them (issue 45).
+
+A typo in a name starts no scan; a scan's workers die with the process that started them; a process
+whose libpython was deleted is read or refused in one line; an output never overwrites an input;
+a child that prints without end costs a bounded read and one line; and an autoscan killed at any
+point leaves nothing behind that a later process trips over. Every refusal is one line and exit
+status 2, never a traceback.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import missing_input, pyenv_python
+
+REPO = Path(__file__).resolve().parent.parent
+#: The oldest interpreter the runtime supports (pyproject.toml's requires-python; the command needs 3.9).
+OLDEST_RUNTIME = "3.8"
+SPAWNS = ("subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.system")
+
+
+def cli(*args, env=None, timeout=60, **kw) -> subprocess.CompletedProcess:
+    """`python -m offsets ARGS` of this checkout, its output as text."""
+    env = dict(os.environ if env is None else env, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "offsets", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=timeout, cwd=REPO, **kw)
+
+
+def one_line_refusal(proc, *words) -> str:
+    """The command exited 2 with one line on stderr that holds `words`, and no traceback."""
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-3000:])
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr[-3000:]
+    for w in words:
+        assert w in proc.stderr, proc.stderr
+    return proc.stderr
+
+
+# ---------------------------------------------------------------- 1. an unknown name starts no scan
+TYPO = """
+import json, os, sys
+sys.path.insert(0, sys.argv[1])             # this checkout
+sys.path.append(sys.argv[2])                # the scanner's packages: the autoscan could run here
+spawned = []
+sys.addaudithook(lambda event, args: spawned.append(event) if event in %r else None)
+import offsets
+out = {"kind": offsets.build().kind, "table": offsets.build().table}
+try:
+    offsets.get("NoSuchStruct.x")
+except Exception as e:
+    out["error"] = type(e).__name__
+out["spawned"] = spawned
+print(json.dumps(out))
+""" % (SPAWNS,)
+
+
+def _scanner_site() -> str:
+    """Where the test venv's third-party packages are (clang, yaml, jsonschema: the scan extra)."""
+    import yaml
+
+    return str(Path(yaml.__file__).resolve().parent.parent)
+
+
+@pytest.mark.parametrize("minor", ["venv", OLDEST_RUNTIME])
+def test_an_unknown_name_in_an_exact_table_starts_no_scan(minor, tmp_path):
+    python = sys.executable if minor == "venv" else pyenv_python(minor)
+    if python is None:
+        missing_input(f"pyenv has no CPython {minor} (`pyenv install {minor}`)")
+    (tmp_path / "typo.py").write_text(TYPO)
+    tables, cache = tmp_path / "tables", tmp_path / "cache"
+    env = dict(os.environ, OFFSETS_TABLES=str(tables), OFFSETS_CACHE=str(cache))
+    for k in ("OFFSETS_AUTOSCAN", "OFFSETS_STRICT", "OFFSETS_AUTOSCAN_CHILD"):
+        env.pop(k, None)
+    proc = subprocess.run([str(python), "-I", str(tmp_path / "typo.py"), str(REPO), _scanner_site()],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    # the shipped table of these pyenv builds records their build-id (generated/index.yaml)
+    assert out["kind"] == "exact", out
+    assert out["error"] == "UnknownNameError" and out["spawned"] == [], out
+    assert not tables.exists() or os.listdir(tables) == [], os.listdir(tables)
+    if minor == "venv":          # the command too: refused at once, no scan, nothing written
+        start = time.monotonic()
+        got = cli("get", "NoSuchStruct.x", env=env)
+        one_line_refusal(got, "unknown name 'NoSuchStruct.x'")
+        assert time.monotonic() - start < 3, "the refusal took as long as a scan"
+        assert not tables.exists() or os.listdir(tables) == [], os.listdir(tables)
