@@ -353,8 +353,7 @@ def _check_name(name, what: str) -> None:
     if not isinstance(name, str):
         raise TypeError(f"offsets.{what}() takes a str, not {type(name).__name__}")
     if len(name) > MAX_NAME:
-        raise UnknownNameError(f"{name[:120]}... ({len(name)} characters)", [],
-                               where=f"any table: names are at most {MAX_NAME} characters")
+        raise UnknownNameError(name, [], where=f"any table: names are at most {MAX_NAME} characters")
 
 
 def _resolver(name: str, field: bool):
