@@ -91,3 +91,82 @@ def test_an_unknown_name_in_an_exact_table_starts_no_scan(minor, tmp_path):
         one_line_refusal(got, "unknown name 'NoSuchStruct.x'")
         assert time.monotonic() - start < 3, "the refusal took as long as a scan"
         assert not tables.exists() or os.listdir(tables) == [], os.listdir(tables)
+
+
+# ---------------------------------------------------------------- 4. an output is never an input
+SHIPPED = "generated/cpython-3.11.7-x86_64-linux-gnu.yaml"      # any committed table: an input to copy
+
+
+def _digest(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("how", ["same", "symlink", "hard link"])
+@pytest.mark.parametrize("command", [["export", "--lang", "json"], ["export", "--index"],
+                                     ["report", "-s", "PyObject"]])
+def test_an_output_that_is_an_input_is_refused(command, how, tmp_path):
+    table = tmp_path / "t.yaml"
+    table.write_bytes((REPO / SHIPPED).read_bytes())
+    out = {"same": table, "symlink": tmp_path / "link.yaml", "hard link": tmp_path / "hard.yaml"}[how]
+    if how == "symlink":
+        out.symlink_to("t.yaml")
+    elif how == "hard link":
+        os.link(table, out)
+    before = _digest(table)
+    got = cli(*command, "-o", out, table)
+    one_line_refusal(got, f"refusing to write {out}", "input")
+    assert _digest(table) == before and table.is_file()
+    assert sorted(os.listdir(tmp_path)) == sorted({"t.yaml", out.name}), os.listdir(tmp_path)   # no temporary file
+
+
+def test_an_output_over_a_shipped_table_or_a_scan_input_is_refused(tmp_path):
+    from offsets.layout.compact import COMPACT_DIR
+
+    shipped = COMPACT_DIR / "cpython-3.11.7-x86_64-linux-gnu.jsonl"
+    saved = shipped.read_bytes()
+    try:
+        one_line_refusal(cli("export", "--lang", "json", "-o", shipped, "cpython-3.11.7-x86_64-linux-gnu"), "input")
+    finally:
+        if shipped.read_bytes() != saved:        # a failure here must not leave the checkout's table replaced
+            shipped.write_bytes(saved)
+            pytest.fail(f"{shipped} was replaced by the export")
+    # a scan refuses to write over the pyconfig.h it is told to read, before it scans
+    pyconfig = tmp_path / "pyconfig.h"
+    pyconfig.write_bytes(Path(sys.base_prefix, "include", "python3.11", "pyconfig.h").read_bytes())
+    before = _digest(pyconfig)
+    got = cli("scan", "--prefix", sys.base_prefix, "--pyconfig", pyconfig, "-o", pyconfig, "-q")
+    one_line_refusal(got, "input")
+    assert _digest(pyconfig) == before
+
+
+@pytest.mark.parametrize("command", [["export", "--lang", "c", "cpython-3.11.7-x86_64-linux-gnu"],
+                                     ["export", "--index"], ["report", "-s", "PyObject", SHIPPED]])
+def test_an_output_in_a_missing_folder_is_refused_and_nothing_made(command, tmp_path):
+    out = tmp_path / "no" / "such" / "x.h"
+    one_line_refusal(cli(*command, "-o", out), "does not exist")
+    assert not (tmp_path / "no").exists()
+
+
+# ---------------------------------------------------------------- 6. small ones
+def test_a_huge_name_is_reported_by_its_real_length():
+    from offsets import runtime
+    from offsets.errors import UnknownNameError
+
+    name = "A" * 100_000
+    for lookup in (runtime.get, runtime.sizeof, runtime.constant):
+        with pytest.raises(UnknownNameError) as e:
+            lookup(name)
+        assert "(100000 characters)" in str(e.value) and len(str(e.value)) < 400, str(e.value)[-300:]
+
+
+def test_export_of_unknown_fields_names_them():
+    got = cli("export", "--lang", "json", "--fields", "TYPO,PyObject.ob_type,PyObject.nope",
+              "cpython-3.11.7-x86_64-linux-gnu")
+    err = one_line_refusal(got, "TYPO", "PyObject.nope")
+    assert "PyObject.ob_type" not in err and got.stdout == ""
+    # a name some table has, absent from another, is still ABSENT there (3.8 has no _PyInterpreterFrame)
+    ok = cli("export", "--lang", "json", "--fields", "_PyInterpreterFrame.previous",
+             "cpython-3.11.7-x86_64-linux-gnu", "cpython-3.8.18-x86_64-linux-gnu")
+    assert ok.returncode == 0, ok.stderr
