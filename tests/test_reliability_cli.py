@@ -170,3 +170,44 @@ def test_export_of_unknown_fields_names_them():
     ok = cli("export", "--lang", "json", "--fields", "_PyInterpreterFrame.previous",
              "cpython-3.11.7-x86_64-linux-gnu", "cpython-3.8.18-x86_64-linux-gnu")
     assert ok.returncode == 0, ok.stderr
+
+
+# ---------------------------------------------------------------- 5. a child's output is read up to a cap
+AS_LIMIT = """
+import resource, runpy, sys
+limit = int(sys.argv.pop(1))
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+sys.argv[0] = "offsets"
+runpy.run_module("offsets", run_name="__main__")
+"""
+
+
+def test_an_interpreter_that_prints_forever_is_stopped_in_one_line(tmp_path):
+    fake = tmp_path / "python3.11"                 # what `offsets scan --python` runs to learn the build
+    fake.write_text("#!/bin/sh\nexec yes A\n")
+    fake.chmod(0o755)
+    (tmp_path / "limited.py").write_text(AS_LIMIT)
+    # this process's address space now, plus 200 MB: before, the output grew to the limit and ended
+    # in a MemoryError traceback
+    with open("/proc/self/status") as f:
+        size = next(int(ln.split()[1]) * 1024 for ln in f if ln.startswith("VmSize:"))
+    start = time.monotonic()
+    got = subprocess.run([sys.executable, str(tmp_path / "limited.py"), str(size + 200 * 1024 * 1024), "scan",
+                          "--python", str(fake), "-o", str(tmp_path / "out.yaml")], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=tmp_path, timeout=60)
+    one_line_refusal(got, str(fake), "printed more than")
+    assert time.monotonic() - start < 15
+    assert not (tmp_path / "out.yaml").exists()
+
+
+def test_children_run_bounds_stdout_and_stderr(tmp_path):
+    from offsets import children
+    from offsets.errors import BuildError
+
+    for stream in ("", ">&2"):
+        with pytest.raises(BuildError, match="printed more than 1 MB"):
+            children.run(["sh", "-c", f"exec yes A {stream}"], "yes", BuildError, limit=1024 * 1024)
+    ok = children.run(["sh", "-c", "echo out; echo err >&2; exit 3"], "sh")
+    assert (ok.returncode, ok.stdout, ok.stderr) == (3, "out\n", "err\n")
+    with pytest.raises(subprocess.TimeoutExpired):
+        children.run(["sleep", "30"], "sleep", timeout=0.5)
