@@ -211,3 +211,86 @@ def test_children_run_bounds_stdout_and_stderr(tmp_path):
     assert (ok.returncode, ok.stdout, ok.stderr) == (3, "out\n", "err\n")
     with pytest.raises(subprocess.TimeoutExpired):
         children.run(["sleep", "30"], "sleep", timeout=0.5)
+
+
+# ---------------------------------------------------------------- 2. a scan's workers die with it
+POOL = """
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+from offsets.scan import workers
+pool = workers.Workers(3)
+for i in range(3):
+    pool.submit(i, "quick", os.readlink, "/proc/self")
+assert not any(isinstance(r, Exception) for _, r in pool.results())     # three workers, now idle: blocked in recv()
+pool.submit("slow", "slow", time.sleep, 600)        # one of them busy
+pool.dispatch()
+print(json.dumps(sorted(w.process.pid for w in pool._workers)), flush=True)
+time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    """`pid` is a process that has not ended (a zombie no one reaped yet has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _gone(pids, within: float) -> list:
+    """The processes of `pids` still alive after `within` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.05)
+    return [p for p in pids if _alive(p)]
+
+
+def _children(pid: int) -> list:
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            found += [int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+        except OSError:
+            pass
+    return found
+
+
+def test_a_scans_workers_die_when_it_is_killed(tmp_path):
+    (tmp_path / "pool.py").write_text(POOL)
+    parent = subprocess.Popen([sys.executable, str(tmp_path / "pool.py"), str(REPO)], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = json.loads(parent.stdout.readline())
+        assert len(pids) == 3 and all(_alive(p) for p in pids)
+    finally:
+        parent.kill()
+        parent.wait()
+    left = _gone(pids, 5)
+    for p in left:                       # not left for the next test
+        os.kill(p, 9)
+    assert left == [], f"workers {left} outlived the scan that started them"
+
+
+def test_a_real_scans_workers_die_when_it_is_killed(tmp_path):
+    """`offsets scan` of the fixture build, killed while its workers parse."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), OFFSETS_CACHE=str(tmp_path / "cache"))
+    from offsets.scan.clang_headers import builtin_include
+
+    env["OFFSETS_CLANG_INCLUDE"] = str(builtin_include())
+    scan = subprocess.Popen([sys.executable, "-m", "offsets", "scan", "--prefix", REPO / "tests/fixtures/fakepy",
+                             "--target", "x86_64-linux-gnu", "--no-cache", "-j", "2", "-q", "-o", tmp_path / "t.yaml"],
+                            env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pids: list = []
+    try:
+        deadline = time.monotonic() + 30
+        while not pids and scan.poll() is None and time.monotonic() < deadline:
+            pids = _children(scan.pid)
+            time.sleep(0.005)
+    finally:
+        scan.kill()
+        scan.wait()
+    assert pids, "the scan ended before its workers could be seen"
+    left = _gone(pids, 5)
+    for p in left:
+        os.kill(p, 9)
+    assert left == [], f"workers {left} outlived the scan that started them"
