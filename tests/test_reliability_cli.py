@@ -294,3 +294,103 @@ def test_a_real_scans_workers_die_when_it_is_killed(tmp_path):
     for p in left:
         os.kill(p, 9)
     assert left == [], f"workers {left} outlived the scan that started them"
+
+
+# ---------------------------------------------------------------- an autoscan killed at any point
+LOOKUP = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from offsets import runtime
+start = time.monotonic()
+made = runtime._autoscan(runtime.running_identity())    # the autoscan a first lookup makes (autoscan.make)
+print(json.dumps({"made": made if isinstance(made, str) else "a table", "seconds": time.monotonic() - start}))
+"""
+ANSWERS = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import offsets
+names = ["PyObject.ob_type", "PyListObject.ob_item", "PyTupleObject.ob_item", "PyThreadState.interp",
+         "PyCodeObject.co_code_adaptive", "_PyInterpreterFrame.f_code"]
+out = {n: offsets.get(n) for n in names}
+out.update({s: offsets.sizeof(s) for s in ("PyObject", "PyTypeObject", "PyThreadState", "PyInterpreterState")})
+out["kind"] = offsets.build().kind
+print(json.dumps(out))
+"""
+
+
+def _session(sid: int) -> list:
+    """The live processes of session `sid` (the autoscan child starts one: its scan's workers are in it)."""
+    found = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                fields = Path(f"/proc/{d}/stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if int(fields[3]) == sid and fields[0] != "Z":
+                found.append(int(d))
+    return found
+
+
+def test_an_autoscan_killed_at_random_points_leaves_nothing_behind(tmp_path):
+    """The real autoscan of the venv's build (its own 3.11.7 headers, about a second cold: autoscan.make,
+    its child `python3.11 -I -S`, the scan's two workers, the install), its child or the process that
+    asked killed at random points; then a later process's answers are a cold process's."""
+    import random
+
+    from offsets.scan.clang_headers import builtin_include
+
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    (tmp_path / "lookup.py").write_text(LOOKUP)
+    (tmp_path / "answers.py").write_text(ANSWERS)
+    tables = tmp_path / "tables"
+    env = dict(os.environ, OFFSETS_TABLES=str(tables), OFFSETS_CACHE=str(tmp_path / "cache"),
+               OFFSETS_CLANG_INCLUDE=str(builtin_include()), OFFSETS_AUTOSCAN_TIMEOUT="30")
+    for k in ("OFFSETS_AUTOSCAN", "OFFSETS_STRICT", "OFFSETS_AUTOSCAN_CHILD"):
+        env.pop(k, None)
+    for attempt in range(4):
+        victim, delay = rng.choice(["child", "lookup"]), rng.uniform(0.0, 1.0)
+        lookup = subprocess.Popen([sys.executable, str(tmp_path / "lookup.py"), str(REPO)], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        child = None
+        try:
+            deadline = time.monotonic() + 20
+            while child is None and lookup.poll() is None and time.monotonic() < deadline:
+                child = next(iter(_children(lookup.pid)), None)
+                time.sleep(0.002)
+            if child is None:
+                out, err = lookup.communicate(timeout=40)
+                # only when an earlier attempt was killed after it installed the table (a warm cache scans fast)
+                assert json.loads(out)["made"] == "a table" and attempt, f"seed {seed}: no autoscan child: {out} {err}"
+                break
+            time.sleep(delay)
+            try:
+                os.kill(child if victim == "child" else lookup.pid, 9)
+            except ProcessLookupError:       # it had ended already
+                pass
+            out, err = lookup.communicate(timeout=40)
+        finally:
+            lookup.kill()
+            lookup.wait()
+        assert "Traceback" not in err, (seed, err)
+        left = _gone(_session(child), 5)
+        for p in left:
+            os.kill(p, 9)
+        assert left == [], f"seed {seed}, {victim} killed after {delay:.2f} s: {left} left behind"
+    # a later process neither fails nor waits out the lock: it makes the table, or says why not, at once
+    start = time.monotonic()
+    later = subprocess.run([sys.executable, str(tmp_path / "lookup.py"), str(REPO)], env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert later.returncode == 0 and "Traceback" not in later.stderr, (seed, later.stderr[-2000:])
+    assert time.monotonic() - start < 20, (seed, later.stdout)
+    # and answers as a cold process does (with an own table installed, through it)
+    cold = dict(env, OFFSETS_TABLES=str(tmp_path / "cold"), OFFSETS_CACHE=str(tmp_path / "cold-cache"),
+                OFFSETS_AUTOSCAN="0")
+    warm = subprocess.run([sys.executable, str(tmp_path / "answers.py"), str(REPO)], env=env, capture_output=True,
+                          text=True, timeout=60)
+    fresh = subprocess.run([sys.executable, str(tmp_path / "answers.py"), str(REPO)], env=cold, capture_output=True,
+                           text=True, timeout=60)
+    assert warm.returncode == 0 and fresh.returncode == 0, (seed, warm.stderr[-2000:], fresh.stderr[-2000:])
+    assert json.loads(warm.stdout) == json.loads(fresh.stdout), seed
+    assert not [n for n in os.listdir(tables) if n.endswith(".tmp")], (seed, os.listdir(tables))
