@@ -394,3 +394,41 @@ def test_an_autoscan_killed_at_random_points_leaves_nothing_behind(tmp_path):
     assert warm.returncode == 0 and fresh.returncode == 0, (seed, warm.stderr[-2000:], fresh.stderr[-2000:])
     assert json.loads(warm.stdout) == json.loads(fresh.stdout), seed
     assert not [n for n in os.listdir(tables) if n.endswith(".tmp")], (seed, os.listdir(tables))
+
+
+# ---------------------------------------------------------------- 3. a process whose libpython was deleted
+PARKED = "import sys, time\ndef parked():\n    print('ready', flush=True)\n    time.sleep(120)\nparked()\n"
+
+
+def test_a_process_whose_libpython_was_deleted_is_read(tmp_path):
+    """What a package upgrade under a running service leaves: the mapped libpython is gone from disk
+    (/proc/PID/maps says "(deleted)"); identify and stack read it through /proc/PID/map_files."""
+    from foreign_copy import BUILD_ID_NOTE, foreign_copy
+
+    base = pyenv_python("3.11")
+    if base is None:
+        missing_input("pyenv has no CPython 3.11 (`pyenv install 3.11`)")
+    python, env = foreign_copy(base, tmp_path / "prefix")
+    lib = tmp_path / "prefix" / "lib" / "libpython3.11.so.1.0"
+    data = lib.read_bytes()                  # its build-id, read from the ELF note's bytes before it goes
+    at = data.index(BUILD_ID_NOTE) + len(BUILD_ID_NOTE)
+    build_id = data[at:at + 20].hex()
+    (tmp_path / "parked.py").write_text(PARKED)
+    proc = subprocess.Popen([str(python), "-I", str(tmp_path / "parked.py")], stdout=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **env))
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        lib.unlink()
+        assert "libpython3.11.so.1.0 (deleted)" in Path(f"/proc/{proc.pid}/maps").read_text()
+        ident = cli("identify", "--pid", proc.pid, "--json")
+        assert ident.returncode == 0 and "Traceback" not in ident.stderr, ident.stderr[-3000:]
+        got = json.loads(ident.stdout)
+        assert (got["version"], got["build_id"], got["binary"]) == ("3.11.7", build_id, str(lib)), got
+        stack = cli("stack", "--pid", proc.pid, "--json")
+        assert stack.returncode == 0 and "Traceback" not in stack.stderr, stack.stderr[-3000:]
+        frames = [(f["function"], f["file"], f["line"]) for t in json.loads(stack.stdout)["threads"] for f in t["frames"]]
+        # the parked script's own frames (the file and lines written above), innermost first
+        assert frames == [("parked", str(tmp_path / "parked.py"), 4), ("<module>", str(tmp_path / "parked.py"), 5)], frames
+    finally:
+        proc.kill()
+        proc.wait()
