@@ -205,8 +205,9 @@ def _record_failure(path: str, why: str) -> None:
 
 def _tail(path: str, lines: int = 3) -> str:
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()[-4000:]
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 4000))       # the end only: the child may have printed GBs
+            text = f.read(4000).decode("utf-8", "replace")
     except OSError:
         return ""
     return " / ".join(line.strip() for line in text.strip().splitlines()[-lines:])
