@@ -8,7 +8,9 @@ process's headers). The bytes go to a temporary file created exclusively (O_EXCL
 predict) in the target's own folder, which is then renamed over the target: a reader sees the old
 file or the new one, two writers cannot trip over each other's temporary file, and a planted symlink
 is never followed. A target that exists and is not a regular file (a device, a FIFO, a folder,
-/proc) is refused with an `OutputError` before anything is written; so is any `OSError`.
+/proc) is refused with an `OutputError` before anything is written; so is any `OSError`. A
+command's output (`-o`) is checked by `output` too: its folder exists, and it is not one of the
+files the command reads.
 """
 from __future__ import annotations
 
@@ -78,9 +80,34 @@ def unchanged(path: Path, data: bytes) -> bool:
         return False
 
 
-def write(path, content, if_changed: bool = False) -> bool:
+def output(path, inputs=(), probe: bool = False) -> Path:
+    """A command's output file `path` (`target`), checked before any work: its folder exists (a
+    command makes none), and it is none of `inputs`, the files the command reads (the same file by
+    device and inode: through a symlink or a hard link too), which writing it would replace."""
+    dest = target(path)
+    if not dest.parent.is_dir():
+        raise OutputError(f"cannot write {path}: the folder {dest.parent} does not exist (make it first)")
+    try:
+        st = os.stat(dest)
+    except OSError:
+        st = None
+    for i in inputs if st is not None else ():
+        try:
+            same = os.path.samestat(st, os.stat(i))
+        except OSError:
+            continue
+        if same:
+            raise OutputError(f"refusing to write {path}: it is the input {i}, which the output would replace; "
+                              f"give another output file")
+    if probe:
+        _probe(dest.parent)
+    return dest
+
+
+def write(path, content, if_changed: bool = False, inputs=None) -> bool:
     """Write `content` (str, as UTF-8, or bytes) to `path`, or to standard output if `path` is '-'.
-    With `if_changed`, a file already holding these bytes is left alone. True if written."""
+    With `if_changed`, a file already holding these bytes is left alone. With `inputs` (a command's
+    output), `path` is checked by `output` instead, and no folder is made. True if written."""
     data = content.encode() if isinstance(content, str) else content
     if str(path) == STDOUT:
         out = getattr(sys.stdout, "buffer", None)
@@ -91,14 +118,15 @@ def write(path, content, if_changed: bool = False) -> bool:
         out.write(data)
         out.flush()
         return True
-    dest = target(path)
+    dest = target(path) if inputs is None else output(path, inputs)
     if if_changed and unchanged(dest, data):
         return False
+    check = target if inputs is None else (lambda p: output(p, inputs))
     try:
         mask = os.umask(0)
         os.umask(mask)
-        # still a file (or nothing) just before the rename
-        replace(dest, data, mode=0o666 & ~mask, before_rename=lambda: target(dest))
+        # still a file (or nothing), and none of the inputs, just before the rename
+        replace(dest, data, mode=0o666 & ~mask, before_rename=lambda: check(dest), folders=inputs is None)
     except OSError as e:
         raise OutputError(f"cannot write {dest}: {e.strerror or e}") from None
     return True
@@ -125,14 +153,15 @@ def write_folder(out, fill) -> Path:
     return out
 
 
-def replace(path, data: bytes, mode=None, before_rename=None) -> None:
-    """Put `data` in `path` (its folders made first): written to a temporary file created
+def replace(path, data: bytes, mode=None, before_rename=None, folders: bool = True) -> None:
+    """Put `data` in `path` (its folders made first, unless not `folders`): written to a temporary file created
     exclusively in the same folder, then renamed over `path`, so a reader sees the old file or the
     new one, never a part, and two writers never share a temporary file. The temporary file has
     `mode` (default: only the owner may read it); `before_rename()` runs just before the rename.
     Any `OSError` is raised as it is, and no temporary file is left behind."""
     folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
+    if folders:
+        os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:

@@ -15,13 +15,13 @@ object file (as probe.py reads offsets), one line per constant.
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from .. import children
 from ..errors import BuildError
 from ..layout.model import Constant, Table
 from ..layout.sanity import INTEGER_TYPES
@@ -84,7 +84,7 @@ def _compile(text: str, cc: list, flags: list, work: Path, name: str, obj: bool)
     src = work / f"{name}.c"
     src.write_text(text)
     out = ["-c", "-o", str(work / f"{name}.o")] if obj else ["-fsyntax-only"]
-    return subprocess.run([*cc, *flags, "-O0", *out, str(src)], capture_output=True, text=True)
+    return children.run([*cc, *flags, "-O0", *out, str(src)], cc[0])
 
 
 def probe_constants(constants: Sequence[Constant], prelude: str, cc: list, flags: list,

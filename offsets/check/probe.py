@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from elftools.elf.elffile import ELFFile
 from ..scan import sources, targets, units
 from ..scan.clang_headers import builtin_include
 from ..scan.build_inputs import BuildInputs
+from .. import children
 from ..errors import BuildError
 from ..layout.model import Struct, Table
 
@@ -113,7 +113,7 @@ def compiler_for(t: targets.TargetInfo) -> list[str]:
 def _builtin_dirs(cc: tuple[str, ...]) -> tuple[str, ...]:
     out = []
     for name in ("include", "include-fixed"):
-        d = subprocess.run([*cc, f"-print-file-name={name}"], capture_output=True, text=True, check=True).stdout.strip()
+        d = children.run([*cc, f"-print-file-name={name}"], cc[0], check=True).stdout.strip()
         if Path(d).is_dir():
             out.append(d)
     return tuple(out)
@@ -171,7 +171,7 @@ def _spellings(structs: Sequence[Struct], prelude: str, cc: list, flags: list, w
     lines += [f"typedef {_c_name(s.name)} {_TYPECHECK}{i};" for i, s in enumerate(structs)]
     src = work / "typecheck.c"
     src.write_text("\n".join(lines) + "\n")
-    proc = subprocess.run([*cc, *flags, "-w", "-fsyntax-only", str(src)], capture_output=True, text=True)
+    proc = children.run([*cc, *flags, "-w", "-fsyntax-only", str(src)], cc[0])
     tags = set()
     other = []
     for line in proc.stderr.splitlines():
@@ -194,7 +194,7 @@ def _object_macros(prelude: str, cc: list, flags: list, work: Path) -> set:
     """The object-like macros defined after `prelude` (3.6's graminit.h defines `test`, a field name)."""
     src = work / "macros.c"
     src.write_text(prelude + "\n")
-    proc = subprocess.run([*cc, *flags, "-w", "-dM", "-E", str(src)], capture_output=True, text=True)
+    proc = children.run([*cc, *flags, "-w", "-dM", "-E", str(src)], cc[0])
     if proc.returncode:
         raise BuildError(f"gcc cannot preprocess the build's headers: {proc.stderr.strip()[-500:]}")
     return set(re.findall(r"^#define (\w+)(?: |$)", proc.stdout, re.M))
@@ -347,7 +347,7 @@ def _type_probes(structs: Sequence[Struct], ctypes: dict, prelude: str, macros: 
     src, obj = work / "types.c", work / "types.o"
     for attempt in range(4):
         src.write_text("\n".join(head + body) + "\n")
-        proc = subprocess.run([*cc, *flags, "-w", "-O0", "-c", str(src), "-o", str(obj)], capture_output=True, text=True)
+        proc = children.run([*cc, *flags, "-w", "-O0", "-c", str(src), "-o", str(obj)], cc[0])
         if not proc.returncode:
             break
         bad = set()
@@ -403,8 +403,7 @@ def probe_unit(structs: Sequence[Struct], prelude: str, cc: list, flags: list, p
         if obj is None:
             src, obj = work / "probe.c", work / "probe.o"
             src.write_text(plan.text)
-            proc = subprocess.run([*cc, *flags, "-w", "-O0", "-c", str(src), "-o", str(obj)],
-                                  capture_output=True, text=True)
+            proc = children.run([*cc, *flags, "-w", "-O0", "-c", str(src), "-o", str(obj)], cc[0])
             if proc.returncode:
                 errors = [line for line in proc.stderr.splitlines() if _ERROR.match(line)] or proc.stderr.splitlines()
                 raise BuildError(f"gcc could not compile the probes: {errors[0] if errors else '(no message)'} "

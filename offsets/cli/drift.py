@@ -221,13 +221,14 @@ def run_report(args) -> int:
         from . import UsageError
 
         raise UsageError("name at least one --struct or --constant to draw (see `offsets report --help`)")
-    tables = _tables_for(args.tables or table_paths(args.tables_dir), args.struct + args.constant)
-    from ..atomic_write import STDOUT, target, write
+    from ..atomic_write import STDOUT, output, write
 
+    paths = args.tables or table_paths(args.tables_dir)
     if args.output != STDOUT:
-        target(args.output, probe=True)     # refuse a device, a folder, /proc before the work
+        output(args.output, paths, probe=True)     # refuse a device, a folder, /proc, an input before the work
+    tables = _tables_for(paths, args.struct + args.constant)
     html = render(tables, args.struct, args.constant)
-    write(args.output, html)
+    write(args.output, html, inputs=paths)
     if args.output != STDOUT:
         print(f"{args.output}: {len(args.struct)} struct(s), {len(args.constant)} constant(s) across "
               f"{len(tables)} table(s)", file=sys.stderr)

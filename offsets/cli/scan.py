@@ -133,13 +133,14 @@ def run_scan(args) -> int:
     from ..scan import scanner
     from ..layout import table_yaml
 
-    from ..atomic_write import STDOUT, target
+    from ..atomic_write import STDOUT, output
 
     say = (lambda m: None) if args.quiet else progress.say
     out = args.output or "."
     folder = out != STDOUT and (out.endswith("/") or Path(out).is_dir())
+    inputs = read_files(args)
     if out != STDOUT and not folder:
-        target(out, probe=True)     # refuse a device, a FIFO, /proc before scanning
+        output(out, inputs, probe=True)     # refuse a device, a FIFO, /proc, an input before scanning
     table = scan_table(args, say, keep_going=args.keep_going, use_cache=not args.no_cache, dwarf_from=args.dwarf,
                        use_dwarf=not args.no_dwarf, vendor=args.vendor)
     if folder:
@@ -155,9 +156,18 @@ def run_scan(args) -> int:
         say(f"installed {path}: {counts}")
         if not args.output:
             return 0
-    table_yaml.write(table, out)
+    table_yaml.write(table, out, inputs=inputs)
     say(f"{'stdout' if out == '-' else out}: {counts}")
     return 0
+
+
+def read_files(args) -> list:
+    """The files a scan's command line names to read (the interpreter, pyconfig.h, the DWARF
+    binary): an output may not replace one of them."""
+    import shutil
+
+    named = [args.pyconfig, args.dwarf, args.python and (shutil.which(args.python) or args.python)]
+    return [f for f in named if f]
 
 
 def own_binaries(table, args):

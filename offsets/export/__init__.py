@@ -34,5 +34,7 @@ def export(tables: list, lang: str, fields: str = items.DEBUG_OFFSETS, constants
     if len(set(names)) != len(names):
         twice = sorted(n for n in set(names) if names.count(n) > 1)
         raise items.ExportError(f"a table is given twice: {', '.join(twice)}")
+    if fields != items.DEBUG_OFFSETS:
+        items.none_unknown(chosen, layouts)
     present = tuple(c for c in constants if any(c in lay.constants for lay in layouts))
     return LANGUAGES[lang](chosen, layouts, present, note)

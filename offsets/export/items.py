@@ -100,6 +100,16 @@ def layout_of(table, items: list, constants: tuple = ()) -> Layout:
                   {(it.section, it.name): value(table, it.what) for it in items}, found)
 
 
+def none_unknown(items: list, layouts: list) -> None:
+    """`--fields` names only what some table exported has: an item absent from every one is a
+    misspelt name (ExportError naming them), not a column of ABSENT."""
+    unknown = [it for it in items if all(lay.values[(it.section, it.name)] is None for lay in layouts)]
+    if unknown:
+        names = ", ".join(it.section + ("" if it.what[0] == "size" else "." + it.what[2]) for it in unknown)
+        raise ExportError(f"--fields: no table exported has {names} (`offsets show STRUCT -t TABLE` lists a "
+                          f"struct's fields)")
+
+
 def constant_of(table, name: str):
     """A constant's value in a table (its constants), or None where the table has none."""
     constants = getattr(table, "constants", None)

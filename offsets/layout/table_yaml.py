@@ -145,12 +145,13 @@ def constant_lines(table: Table) -> list[str]:
     return out
 
 
-def write(table: Table, path) -> bool:
+def write(table: Table, path, inputs=None) -> bool:
     """Write the table to `path` ('-': standard output) unless it already holds these bytes; True
-    if it was written. Safe against special files and planted temporary files (`atomic_write`)."""
+    if it was written. Safe against special files and planted temporary files, and with `inputs`
+    (a command's output) never one of them (`atomic_write`)."""
     from .. import atomic_write
 
-    return atomic_write.write(path, dumps(table), if_changed=True)
+    return atomic_write.write(path, dumps(table), if_changed=True, inputs=inputs)
 
 
 @lru_cache(maxsize=1)

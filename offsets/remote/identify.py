@@ -83,6 +83,13 @@ class Identity:
     #: the executable given (`of_binary`) whose libpython this is, and where that was found (`linked`)
     loaded_by: Optional[str] = None
     found_by: Optional[str] = None
+    #: where the binary is read from, when not `root + binary` (Found.opened)
+    opened: str = ""
+
+    @property
+    def binary_path(self) -> str:
+        """The path to open the binary with: `root + binary`, or what the process maps when that file is gone."""
+        return self.opened or self.root + self.binary
 
     @property
     def minor(self) -> Optional[str]:
@@ -152,6 +159,9 @@ class Found:
     #: the other libpythons the process maps (runtime/binary.py's rule): then which file runs the
     #: interpreter is not known from outside, and neither its build-id nor the files beside it vouch
     others: tuple = ()
+    #: where it was read: through the process's root, or its /proc/PID/map_files entry when that file
+    #: is gone or another (a libpython deleted or replaced by an upgrade under a running service)
+    opened: str = ""
 
 
 def interpreter_of(pid: int) -> Found:
@@ -184,7 +194,7 @@ def interpreter_of(pid: int) -> Found:
             end = max(m.end for m in mappings)
             bss = [m for m in maps if m.start == end and not m.path and m.inode == 0]
             others = tuple(sorted({p for p, inode in by_file if (p, inode) != key and is_libpython(p)}))
-            return Found(key[0], elf, first.start - elf.first_vaddr(), mappings, bss, others)
+            return Found(key[0], elf, first.start - elf.first_vaddr(), mappings, bss, others, f.name)
         f.close()
     raise NotPython(f"process {pid} ({procfs.name(pid)}) is not a Python process: none of the {looked} ELF files it "
                     f"maps defines {INTERPRETER_SYMBOL}")
@@ -276,6 +286,8 @@ def of_process(pid: int, memory=None) -> Identity:
         try:
             ident = _identity(found.path, found.elf, pid, procfs.root(pid), found.bias,
                               lambda minor: _version_text(found, mem, minor))
+            if found.opened != procfs.root(pid) + found.path:
+                ident.opened = found.opened
             if found.others:
                 _ambiguous(ident, found)
             return ident

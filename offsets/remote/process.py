@@ -67,7 +67,7 @@ class Process:
         if address is None:
             from .elf import Elf
 
-            with Elf(self.build.root + self.build.binary) as elf:
+            with Elf(self.build.binary_path) as elf:
                 sym = elf.symbol(name)
             if sym is None:
                 raise UnknownNameError(name, [], where=f"the symbols {self.build.binary} exports")

@@ -84,7 +84,7 @@ def check(table, memory, ident) -> Result:
         from .elf import Elf
 
         records = types.records(shipped(table.build["version"]))
-        with Elf(ident.root + ident.binary) as elf:
+        with Elf(ident.binary_path) as elf:
             found = [(ident.bias + sym.value, name) for name, rec in sorted(records.items())
                      for sym in [elf.symbol(rec.get("symbol") or "")] if sym is not None]
         prover = Prover(r.view, memory.read, memory.pointer_size, memory.byteorder, result, faults=(OffsetsError,),
@@ -98,7 +98,7 @@ def check(table, memory, ident) -> Result:
         from ..runtime import live_allocators as la
         from .elf import STT_OBJECT, Elf
 
-        with Elf(ident.root + ident.binary) as elf:
+        with Elf(ident.binary_path) as elf:
             functions = {n: ident.bias + v for n, v in elf.functions(la.NAMES).items()}
             variables = {n: ident.bias + v for n, v in elf.defined(la.STATICS, STT_OBJECT).items()}
         prover = Prover(r.view, memory.read, memory.pointer_size, memory.byteorder, result, faults=(OffsetsError,),
@@ -161,7 +161,7 @@ def check_file(table, ident) -> Result:
 
     result = Result()
     view = anchors.View.of_loaded(table)
-    with Elf(ident.root + ident.binary) as elf:
+    with Elf(ident.binary_path) as elf:
         try:
             found = anchors.compare_binary(view, elf, ident.hexversion)
         except LookupError as e:

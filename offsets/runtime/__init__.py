@@ -353,8 +353,7 @@ def _check_name(name, what: str) -> None:
     if not isinstance(name, str):
         raise TypeError(f"offsets.{what}() takes a str, not {type(name).__name__}")
     if len(name) > MAX_NAME:
-        raise UnknownNameError(f"{name[:120]}... ({len(name)} characters)", [],
-                               where=f"any table: names are at most {MAX_NAME} characters")
+        raise UnknownNameError(name, [], where=f"any table: names are at most {MAX_NAME} characters")
 
 
 def _resolver(name: str, field: bool):
@@ -375,9 +374,10 @@ def _resolver(name: str, field: bool):
 
 def _earned_in(chain: list, name: str, field) -> tuple:
     """(table, struct key, 'exact' | 'proven') of the first table that earns `name`'s answer
-    (choice.earned_by over `chain`); where none has it exactly, this build's own table made now
-    (the autoscan the chain's first table keeps, tried once) and then the proofs of the nearer
-    tables of its minor (`near`, loaded as they are needed); (None, None, None) when none earns it."""
+    (choice.earned_by over `chain`); where some table of the chain has it but none exactly, this
+    build's own table made now (the autoscan the chain's first table keeps, tried once); then the
+    proofs of the nearer tables of its minor (`near`, loaded as they are needed); (None, None, None)
+    when none earns it. A name no table of the chain has is unknown: it starts no scan."""
     from . import choice
 
     resolve = _resolver(name, field)
@@ -386,7 +386,8 @@ def _earned_in(chain: list, name: str, field) -> tuple:
     if t is not None:
         return t, key, how
     head = chain[0] if chain else None
-    made = _autoscan_for(head) if head is not None else None
+    known = any(resolve(c) is not None for c in chain)
+    made = _autoscan_for(head) if head is not None and known else None
     if made is not None:
         chain = [made] + chain
         t, key, how = choice.earned_by([made], resolve, exact_only=True)

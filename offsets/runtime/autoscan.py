@@ -18,6 +18,7 @@ that is a real interpreter of this build and can never be the program again, und
   PYTHON_PRESITE) and without `site` (no `.pth` file, no sitecustomize: nothing a JIT deployment
   adds to startup runs in it); this process's `sys.path` is given to it explicitly to import the
   scanner; `OFFSETS_AUTOSCAN_CHILD=1` in its environment, so nothing below it makes a table again.
+  It dies with the process that started it (children.die_with_parent), its scan's workers with it.
   It is started with posix_spawn in a session of its own, its output goes to a file beside the
   tables, and it is waited for by its pid: no pipe, which a fork elsewhere in the program while the
   child starts would hold open (subprocess waits on one for the exec), so that the wait would end
@@ -27,7 +28,8 @@ that is a real interpreter of this build and can never be the program again, und
   forked child gives up) on `.KEY.lock` in the tables directory, KEY being the name the table is
   installed under; a hundred processes starting together make one table, the others wait for it (as
   long as the same time limit) and then load it. A failed attempt is recorded in `.KEY.failed` and
-  not repeated by any process for `RETRY_SECONDS`; its reason is part of every refusal meanwhile.
+  not repeated by any process for `RETRY_SECONDS`; its reason is part of every refusal meanwhile. A
+  child killed from outside (`OUTSIDE_KILLS`) is not a failure of the build: not recorded.
 
 A child rather than the scan in this process: the runtime imports nothing of the scanner
 (tests/test_package_layout.py), libclang (about 100 MB mapped) and a crash or a hang of a parse stay
@@ -47,13 +49,17 @@ DEFAULT_TIMEOUT = 60.0
 #: how long a failed attempt keeps every process of the machine from trying again
 RETRY_SECONDS = 600
 SCANNER_MODULES = ("clang", "yaml", "jsonschema")
+#: signals that end a child from outside (a user, a supervisor): not a failure of the build, so not recorded
+OUTSIDE_KILLS = (1, 2, 9, 15)     # SIGHUP, SIGINT, SIGKILL, SIGTERM
 #: what the child compares with its own identity before it scans
 SAME_BUILD = ("version", "hexversion", "config", "triple", "pointer_size", "abiflags")
 
 CHILD = """\
 import json, os, sys
-paths, expected, args = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3:]
+paths, expected, parent, args = json.loads(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
 sys.path[:0] = paths
+from offsets.children import die_with_parent
+die_with_parent(parent)
 from offsets.layout import identity
 me = identity.running(with_inputs=False)
 got = dict({k: me[k] for k in expected if k != "include"}, include=os.path.realpath(me["include"]))
@@ -199,8 +205,9 @@ def _record_failure(path: str, why: str) -> None:
 
 def _tail(path: str, lines: int = 3) -> str:
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()[-4000:]
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 4000))       # the end only: the child may have printed GBs
+            text = f.read(4000).decode("utf-8", "replace")
     except OSError:
         return ""
     return " / ".join(line.strip() for line in text.strip().splitlines()[-lines:])
@@ -218,7 +225,7 @@ def run_child(python: str, me: dict, tables: str, log: str, limit: float) -> str
     expected["include"] = os.path.realpath(me["include"])
     args = ["scan", "--python", python, "--install", "--tables", tables, "--no-dwarf", "-q"]
     env = dict(os.environ, OFFSETS_AUTOSCAN_CHILD="1", OFFSETS_TABLES=tables)
-    cmd = [python, "-I", "-S", "-c", CHILD, json.dumps(_paths()), json.dumps(expected)] + args
+    cmd = [python, "-I", "-S", "-c", CHILD, json.dumps(_paths()), json.dumps(expected), str(os.getpid())] + args
     actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
                (os.POSIX_SPAWN_DUP2, 1, 2)]
@@ -239,6 +246,8 @@ def run_child(python: str, me: dict, tables: str, log: str, limit: float) -> str
     if status is False:
         return "the scan's exit status was taken by another waiter in this program"
     rc = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)
+    if -rc in OUTSIDE_KILLS:
+        return f"the scan was killed from outside (signal {-rc}) before it installed a table"
     if rc:
         return f"the scan failed (exit {rc}): {_tail(log) or 'no output'}"
     return ""
@@ -303,8 +312,8 @@ def make(me: dict, exact_installed):
             made = exact_installed()
             if made is not None:
                 return (*made, f"made from this interpreter's own headers now (by {python})")
-            if why.startswith("the scan could not be started"):
-                return why         # this process's limits (a sub-interpreter's), not the build's: not recorded
+            if why.startswith(("the scan could not be started", "the scan was killed from outside")):
+                return why         # this process's limits (a sub-interpreter's), or a kill: not the build's, not recorded
             why = why or f"the scan by {python} installed no table that is exactly this build's"
         _record_failure(base + ".failed", why)
         return why

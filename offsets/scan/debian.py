@@ -9,10 +9,9 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
-from .. import data_cache
+from .. import children, data_cache
 from ..cache_lock import serialized
 from ..errors import FetchError
 from ..progress import say
@@ -76,7 +75,7 @@ def _apt(arch: str, suite: str) -> list[str]:
 
 
 def _run(cmd: list[str], what: str, cwd: Path | None = None) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    proc = children.run(cmd, what, FetchError, cwd=cwd)
     if proc.returncode:
         lines = [l for l in (proc.stderr or proc.stdout).splitlines() if l.startswith("E:")] or \
             (proc.stderr or proc.stdout).strip().splitlines()[-1:]

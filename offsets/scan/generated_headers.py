@@ -13,11 +13,11 @@ import hashlib
 import re
 import shlex
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
-from .. import data_cache
+from .. import children, data_cache
+from ..errors import BuildError
 from ..atomic_write import write_folder
 from .makefile import Makefile, relative
 
@@ -63,8 +63,8 @@ def dtrace_header(mk: Makefile, source: Path, sysdirs) -> tuple[Path | None, str
     with tempfile.TemporaryDirectory(prefix="offsets-dtrace-") as tmp:
         header = Path(tmp) / "Include" / "pydtrace_probes.h"   # dtrace names its include guard after the file
         header.parent.mkdir()
-        proc = subprocess.run([dtrace, *steps[0][1:-5], "-o", str(header), "-h", "-s", str(source / "Include/pydtrace.d")],
-                              capture_output=True, text=True)
+        proc = children.run([dtrace, *steps[0][1:-5], "-o", str(header), "-h", "-s", str(source / "Include/pydtrace.d")],
+                            "dtrace -h", BuildError)
         if proc.returncode or not header.is_file():
             return None, f"dtrace -h failed: {(proc.stderr.strip().splitlines() or ['no message'])[-1]}"
         text = header.read_text()

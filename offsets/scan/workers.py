@@ -9,7 +9,8 @@ large gets a clean start; a task that kills a fresh worker too is a `ScanError` 
 first line its worker wrote to stderr (libclang's report).
 
 Tasks are taken in order of priority (lowest first), then of submission; results are returned as
-they finish. A function is sent by reference, so tasks name module-level functions.
+they finish. A function is sent by reference, so tasks name module-level functions. A worker dies with the
+process that started it, a SIGKILL included (`children.die_with_parent`).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import tempfile
 from multiprocessing.connection import wait
 from typing import Any, Callable, Iterator, Optional
 
+from ..children import die_with_parent
 from ..errors import ScanError
 
 DEFAULT_MB = 3072
@@ -49,10 +51,12 @@ def _address_space() -> int:
     return 0
 
 
-def _serve(conn, err_fd: int, start: Optional[Callable], limit: int) -> None:
-    """A worker's life: stderr to its file, `start()`, the cap, then tasks until told to stop. Its
-    cycle collector runs whatever its parent's does (`scanner.collector_paused`, or a caller's
-    `gc.disable()`): without it, each parse's cursors and records would stay until the cap."""
+def _serve(conn, err_fd: int, start: Optional[Callable], limit: int, parent: int) -> None:
+    """A worker's life: dying with its `parent` (children.py), stderr to its file, `start()`, the
+    cap, then tasks until told to stop. Its cycle collector runs whatever its parent's does
+    (`scanner.collector_paused`, or a caller's `gc.disable()`): without it, each parse's cursors and
+    records would stay until the cap."""
+    die_with_parent(parent)         # else a parent killed with SIGKILL leaves it blocked in recv() for good
     gc.enable()
     os.dup2(err_fd, 2)
     signal.signal(signal.SIGINT, signal.SIG_IGN)        # the parent decides when workers stop
@@ -86,7 +90,8 @@ class _Worker:
     def __init__(self, ctx, start: Optional[Callable], limit: int) -> None:
         self.said = tempfile.TemporaryFile()
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_serve, args=(child, self.said.fileno(), start, limit), daemon=True)
+        self.process = ctx.Process(target=_serve, args=(child, self.said.fileno(), start, limit, os.getpid()),
+                                   daemon=True)
         self.process.start()
         child.close()
         self.task: Optional[tuple] = None                # (key, name, fn, arg, tries)
