@@ -280,8 +280,16 @@ def _unknown_struct(t: Loaded, name: str, struct: str) -> UnknownNameError:
         from ..errors import AmbiguousNameError
 
         return AmbiguousNameError(name, qualified, where=t.where())
-    elsewhere = _tables_having(struct)
+    elsewhere, having = _tables_having(struct)
     if elsewhere:
+        from . import suggest
+
+        gone = suggest.gone(t, struct, having)
+        if gone:
+            path = name[len(struct) + 1:]
+            now = suggest.where_now(t, path)
+            here = f"; {' and '.join(now)} {'has' if len(now) == 1 else 'have'} a field of that name" if now else ""
+            return UnknownNameError(name, now, where=f"{t.where()}: {gone}{here}; {elsewhere}")
         return UnknownNameError(name, [], where=f"{t.where()}: no table this build can use has it; {elsewhere}")
     return UnknownNameError(name, lambda: close_matches(struct, t.struct_names(), 0.6), where=t.where())
 
@@ -307,28 +315,29 @@ def _named_in_shipped(struct: str) -> bool:
     return struct in known or any(c in known for c in index["aliases"].get(struct, ()))
 
 
-def _tables_having(struct: str) -> str:
-    """Which kind of table has `struct` (other shipped tables that have it, and where it is defined),
-    or '' when none does: what a refusal of an unknown name says instead of unrelated names."""
+def _tables_having(struct: str) -> tuple:
+    """(which kind of table has `struct`: other shipped tables that have it, and where it is
+    defined, or '' when none does; those tables as (name, hexversion) pairs): what a refusal of an
+    unknown name says instead of unrelated names."""
     found = []
     try:
         if not _named_in_shipped(struct):
-            return ""
+            return "", []
         for e in shipped_index()["tables"]:
             other = load_shipped(e)
             key = other.resolve_struct(struct)
             if key is not None:
-                found.append((e["name"], other.row(key)[4].rsplit(":", 1)[0]))
+                found.append((e["name"], other.row(key)[4].rsplit(":", 1)[0], e["hexversion"]))
     except OffsetsError:
-        return ""
+        return "", []
     if not found:
-        return ""
-    files = sorted({f for _, f in found})
+        return "", []
+    files = sorted({f for _, f, _ in found})
     kind = ("a struct of the source tree: only a table made with the build's sources (or its libpython's DWARF) has "
             "it" if not any(f.startswith("Include/") for f in files) else "a struct of its headers")
-    names = [n for n, _ in found]
-    return (f"{struct} is {kind} ({', '.join(files[:3])}); tables that have it: {', '.join(names[:4])}"
-            + (f" and {len(names) - 4} more" if len(names) > 4 else ""))
+    names = [n for n, _, _ in found]
+    return ((f"{struct} is {kind} ({', '.join(files[:3])}); tables that have it: {', '.join(names[:4])}"
+             + (f" and {len(names) - 4} more" if len(names) > 4 else "")), [(n, h) for n, _, h in found])
 
 
 def _refused(t: Loaded, name: str) -> NoMatchingTable:
@@ -448,6 +457,17 @@ def _lookup(name, what: str):
     raise _unknown_struct(t, name, t.split(name)[0])
 
 
+def _field_suggestions(t: Loaded, key: str, name: str, path: str) -> list:
+    """What a refusal of an unknown field suggests: the same member renamed in a neighbouring minor
+    version (suggest.renamed), then the closest names."""
+    from . import suggest
+
+    struct = t.split(name)[0]
+    close = suggest.renamed(t, key, path)
+    close += [p for p in close_matches(path, list(t.fields(key)), 0.5) if p not in close]
+    return [f"{struct}.{p}" for p in close]
+
+
 class _Offsets(dict):
     """name -> byte offset, filled on first use with the answers the table has earned."""
 
@@ -461,9 +481,7 @@ class _Offsets(dict):
                                              f"is its size)")
             row = fields.get(path)
             if row is None:
-                close = close_matches(path, list(fields), 0.5)
-                raise UnknownNameError(name, [f"{t.split(name)[0]}.{p}" for p in close],
-                                       where=f"struct {key} of {t.where()}")
+                raise UnknownNameError(name, _field_suggestions(t, key, name, path), where=f"struct {key} of {t.where()}")
             if t.earned(key, path) is None:
                 raise _refused(t, name)
             if _state is not None and t in [_state[0]] + _state[0].fallbacks:
