@@ -51,18 +51,14 @@ def compile_unit(tmp: Path, header: str, text: str, includes: list, switch: str,
 
 
 def tampered(text: str, name: str) -> str:
-    """The header with the assertion of `name` (its message) asserting a number one more."""
+    """The header with the macro that the assertion of `name` (its message) compares with one more."""
     pattern = re.compile(rf'^(PYOFFSETS_STATIC_ASSERT\(.* == )(\w+)(, "{re.escape(name)}"\);)$', re.M)
     m = pattern.search(text)
     assert m, f"the header asserts nothing named {name}"
-    value = m.group(2)
-    if value.isdigit():
-        wrong = str(int(value) + 1)
-    else:           # a constant is compared with its macro: give the macro another value
-        macro = re.search(rf"^#define {value} (\S+)$", text, re.M)
-        assert macro, value
-        return text.replace(macro.group(0), f"#define {value} ({macro.group(1)} + 1)", 1)
-    return text[:m.start(2)] + wrong + text[m.end(2):]
+    value = m.group(2)              # every assertion compares with the macro: give the macro another value
+    macro = re.search(rf"^#define {value} (\S+)$", text, re.M)
+    assert macro, value
+    return text.replace(macro.group(0), f"#define {value} ({macro.group(1)} + 1)", 1)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -75,6 +71,21 @@ def test_one_wrong_number_fails_the_smallest_unit_and_the_right_header_compiles_
     assert compile_unit(tmp_path, header, text, includes, switch, inc) == ""
     err = compile_unit(tmp_path, header, tampered(text, name), includes, switch, inc)
     assert f'"{name}"' in err and "static assert" in err, err[-2000:]
+
+
+def test_every_assertion_compares_with_the_macro_a_jit_compiles(tmp_path):
+    """A JIT compiles `PYOFFSETS_PyFunctionObject_func_code`, not a literal: each assertion names
+    that macro, so a wrong macro (here one more than gcc's offsetof over 3.13.0's own headers) fails
+    the unit, and no assertion compares with a bare number."""
+    inc = include_dir("3.13")
+    header = f"pyoffsets_{VERSIONS['3.13']}.h"
+    text = (GENERATED / header).read_text()
+    literal = re.findall(r'^PYOFFSETS_STATIC_ASSERT\((?:offsetof|sizeof)\(.*\) == \d+, ', text, re.M)
+    assert not literal, literal[:3]
+    macro = re.search(r"^#define PYOFFSETS_PyFunctionObject_func_code (\d+)$", text, re.M)
+    wrong = text.replace(macro.group(0), f"#define PYOFFSETS_PyFunctionObject_func_code {int(macro.group(1)) + 1}")
+    err = compile_unit(tmp_path, header, wrong, ["#include <Python.h>"], "PYOFFSETS_CHECK_LAYOUT", inc)
+    assert '"PyFunctionObject.func_code"' in err and "static assert" in err, err[-2000:]
 
 
 def test_a_header_for_another_interpreter_stops_at_its_one_error(tmp_path):

@@ -260,7 +260,7 @@ _POP = ["#if defined(__GNUC__)", "#pragma GCC diagnostic pop", "#endif"]
 
 def _asserts(table: Table) -> list:
     """The proof: `sizeof`/`offsetof` of every struct the header defines and every constant, each
-    where its definition is visible. PYOFFSETS_CHECK_LAYOUT: the public headers' structs (the block
+    where its definition is visible, against the very macro a JIT compiles (`PYOFFSETS_...`). PYOFFSETS_CHECK_LAYOUT: the public headers' structs (the block
     includes the headers that define them itself); PYOFFSETS_CHECK_INTERNAL_LAYOUT adds the
     internal headers' structs, each header's under its include guard (`table.guards`), so a unit
     that includes only the internal headers it uses compiles and still has their structs checked.
@@ -309,7 +309,7 @@ def _struct_asserts(table: Table, key: str, t, left: dict) -> list:
     if t is None:
         left["spelling"].append(key)
         return []
-    out = [f'PYOFFSETS_STATIC_ASSERT(sizeof({t}) == {s.size}, "sizeof({t})");']
+    out = [f'PYOFFSETS_STATIC_ASSERT(sizeof({t}) == {macro(key, prefix="SIZEOF_")}, "sizeof({t})");']
     types = {f.path: f.type for f in s.fields}
     for f in s.fields:
         if f.is_bitfield:
@@ -319,7 +319,7 @@ def _struct_asserts(table: Table, key: str, t, left: dict) -> list:
         elif not left["macros"].isdisjoint(f.path.split(".")):
             left["macro_named"] += 1            # 3.9's graminit.h defines `test`, a member of struct _expr
         else:
-            out.append(f'PYOFFSETS_STATIC_ASSERT(offsetof({t}, {f.path}) == {f.offset}, "{key}.{f.path}");')
+            out.append(f'PYOFFSETS_STATIC_ASSERT(offsetof({t}, {f.path}) == {macro(key, f.path)}, "{key}.{f.path}");')
     return out
 
 
