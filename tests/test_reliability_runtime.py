@@ -1,0 +1,87 @@
+"""The runtime under faults, each in a cold process of its own (an empty cache and tables folder),
+on the oldest interpreter the runtime supports and the newest: a fork while another thread makes
+the first lookup, damaged cache and table files, a FIFO where a file is read, one bit flipped in a
+kept proof, and a first lookup killed at random points while it writes the cache.
+
+The truth each answer is compared with is the interpreter's own: `PyListObject.ob_item` is the
+second to last pointer of a list's `list.__basicsize__` (ob_item, allocated).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, missing_input, pyenv_python
+
+#: the oldest CPython the runtime supports (README: 3.8 and later), the newest pyenv has, and 3.12
+OLDEST, NEWEST = "3.8", "3.13"
+#: the child's answer, and the interpreter's own: ob_item is a list's second to last pointer
+ANSWER = ("import struct; print('answer', offsets.get('PyListObject.ob_item'), "
+          "list.__basicsize__ - 2 * struct.calcsize('P'))")
+
+
+def python_of(minor: str):
+    exe = pyenv_python(minor)
+    if exe is None:
+        missing_input(f"pyenv's CPython {minor} (`pyenv install {minor}`)")
+    return exe
+
+
+def cold_env(tmp_path, **extra) -> dict:
+    """An environment with its own empty cache and tables folder, and no autoscan."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OFFSETS_", "PYTHON"))}
+    env.update(OFFSETS_CACHE=str(tmp_path / "cache"), OFFSETS_TABLES=str(tmp_path / "tables"), OFFSETS_AUTOSCAN="0")
+    env.update(extra)
+    return env
+
+
+def run(python, code: str, env: dict, *args, timeout: float = 60) -> subprocess.CompletedProcess:
+    """`code` in `python -I`, the checkout first on its path (sys.argv[1]), `args` after it."""
+    head = "import sys; sys.path.insert(0, sys.argv[1]); import offsets\n"
+    return subprocess.run([str(python), "-I", "-c", head + code, str(REPO), *map(str, args)], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def answer_of(proc: subprocess.CompletedProcess) -> int:
+    """The child's answer, which must be the interpreter's own."""
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    [line] = [line for line in proc.stdout.splitlines() if line.startswith("answer ")]
+    _, got, truth = line.split()
+    assert got == truth, line
+    return int(got)
+
+
+# ---------------------------------------------------------------- a fork during the first lookup
+FORK_DURING = """
+import os, threading, time
+first = threading.Thread(target=offsets.get, args=("PyListObject.ob_item",))
+first.start()
+time.sleep(float(sys.argv[2]))
+pid = os.fork()
+if pid == 0:
+    import faulthandler
+    faulthandler.dump_traceback_later(10, exit=True)     # a blocked child says where it waits, and ends
+""" + "    " + ANSWER + """
+    sys.stdout.flush()
+    os._exit(0)
+first.join()
+print("child", os.waitpid(pid, 0)[1])
+"""
+#: after starting the first lookup's thread, the fork comes after (s): the imports of the first
+#: lookup are under way in the first few milliseconds
+DELAYS = (0, 0.0003, 0.001, 0.002, 0.005, 0.02)
+
+
+@pytest.mark.parametrize("minor", [OLDEST, "3.12", NEWEST])
+def test_a_fork_while_another_thread_makes_the_first_lookup(minor, tmp_path):
+    """The child of a fork made while another thread's first lookup imports the runtime's modules
+    answers: it imports again what that thread had half imported, never waits for that thread's
+    import lock (before: blocked forever, on every interpreter)."""
+    python = python_of(minor)
+    for delay in DELAYS:
+        proc = run(python, FORK_DURING, cold_env(tmp_path / str(delay)), delay)
+        assert "child 0" in proc.stdout, (delay, proc.stdout, proc.stderr[-3000:])
+        answer_of(proc)
