@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +86,73 @@ def test_a_fork_while_another_thread_makes_the_first_lookup(minor, tmp_path):
         proc = run(python, FORK_DURING, cold_env(tmp_path / str(delay)), delay)
         assert "child 0" in proc.stdout, (delay, proc.stdout, proc.stderr[-3000:])
         answer_of(proc)
+
+
+# ---------------------------------------------------------------- damaged cache and table files
+def proven_copy(minor: str):
+    """A copy of pyenv's `minor` that no shipped table is exact for (foreign_builds.rebuilt: no
+    headers, another build-id), so its first lookup runs the live check and keeps a proof."""
+    from runtime_child import copy_of
+    from offsets.tools import foreign_builds
+
+    return copy_of(lambda: foreign_builds.rebuilt(python_of(minor).parent.parent.name))
+
+
+def proof_entry(env: dict):
+    """The one proof entry of a cache."""
+    [entry] = list((Path(env["OFFSETS_CACHE"]) / "proofs").iterdir())
+    return entry
+
+
+#: JSON texts the C scanner refuses (each a SystemError on 3.10 and 3.11 before)
+NOT_JSON = ['{"format" 7}', "[1 2]", '"\\x"', '{"a": 1', '"ab']
+REFUSED = """
+from offsets.layout.json_read import loads
+for text in %r:
+    try:
+        loads(text)
+    except ValueError:
+        continue
+    raise SystemExit("parsed: " + text)
+print("json" in sys.modules)
+""" % (NOT_JSON,)
+
+
+@pytest.mark.parametrize("minor", [OLDEST, "3.10", "3.11", NEWEST])
+def test_a_damaged_table_or_cache_entry_is_a_value_error_and_a_miss(minor, tmp_path):
+    """Text that is not JSON is a ValueError on every interpreter (3.10 and 3.11's C scanner raised
+    SystemError without json.decoder imported), so a damaged own table is skipped and a damaged
+    proof entry is a miss, made again whole; no lookup imports json to read a good file."""
+    python = python_of(minor)
+    proc = run(python, "offsets.get('PyListObject.ob_item'); print('json' in sys.modules)", cold_env(tmp_path / "good"))
+    assert proc.returncode == 0 and proc.stdout.split() == ["False"], proc.stderr[-3000:]
+    proc = run(python, REFUSED, cold_env(tmp_path / "refused"))
+    assert proc.returncode == 0 and proc.stdout.split() == ["True"], proc.stderr[-3000:]
+
+    env = cold_env(tmp_path / "table")                  # the damaged own table of the issue
+    tables = Path(env["OFFSETS_TABLES"])
+    tables.mkdir(parents=True)
+    (tables / f"cpython-{python.parent.parent.name}-x86_64-linux-gnu-0000000000000000.jsonl").write_text('{"format" 7}\n')
+    answer_of(run(python, ANSWER, env))
+
+    copy = proven_copy(minor)
+    env = cold_env(tmp_path / "proof")
+    cold = run(copy, ANSWER, env)
+    answer_of(cold)
+    entry = proof_entry(env)
+    kept = entry.read_bytes()
+    entry.write_text('{"key" 7}')
+    again = run(copy, ANSWER, env)
+    assert again.stdout == cold.stdout, again.stderr[-3000:]
+    assert proof_entry(env) == entry and same_proof(entry.read_bytes(), kept)
+
+
+def same_proof(a: bytes, b: bytes) -> bool:
+    """Two proof entries hold the same result (the order of its lists is the check's, not fixed)."""
+    import json
+
+    def parsed(data: bytes) -> dict:
+        doc = json.loads(data.partition(b"\n")[2] if data[:1] != b"{" else data)
+        return {k: sorted(map(str, v)) if isinstance(v, list) else v for k, v in doc.items()}
+
+    return parsed(a) == parsed(b)
