@@ -156,3 +156,54 @@ def same_proof(a: bytes, b: bytes) -> bool:
         return {k: sorted(map(str, v)) if isinstance(v, list) else v for k, v in doc.items()}
 
     return parsed(a) == parsed(b)
+
+
+# ---------------------------------------------------------------- a FIFO where a file is read
+COMMITTED = REPO / "generated" / "cpython-3.11.7-x86_64-linux-gnu.yaml"
+
+
+def fifo(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("argv", [
+    ["-m", "offsets", "get", "PyListObject", "-t", "FIFO.yaml"],
+    ["-m", "offsets", "get", "PyListObject", "-t", "FIFO.jsonl"],
+    ["-m", "offsets", "diff", str(COMMITTED), str(COMMITTED), "--watch", "FIFO"],
+    ["-m", "offsets", "identify", "--binary", "FIFO"],
+    ["-m", "offsets.runtime", "--unproven", "FIFO"],
+], ids=["table", "compact-table", "watch", "binary", "needs"])
+def test_a_fifo_given_to_the_command_is_refused_in_one_line(argv, tmp_path):
+    """A FIFO named as a file to read is refused at once, in one line, with exit status 2 (before:
+    the command waited for a writer forever)."""
+    name = next(a for a in argv if a.startswith("FIFO"))
+    path = fifo(tmp_path / name)
+    argv = [str(path) if a == name else a for a in argv]
+    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=30, cwd=REPO,
+                          env=cold_env(tmp_path))
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and "a FIFO, not a regular file" in lines[0], proc.stderr
+
+
+@pytest.mark.parametrize("minor", [OLDEST, NEWEST])
+def test_a_fifo_in_the_tables_or_the_cache_is_passed_over(minor, tmp_path):
+    """A FIFO named like this build's own table is not a table (the shipped one answers), and one
+    where a proof is kept is a miss, the proof made again in its place (before: the lookup waited
+    forever)."""
+    python = python_of(minor)
+    env = cold_env(tmp_path / "table")
+    fifo(Path(env["OFFSETS_TABLES"]) / f"cpython-{python.parent.parent.name}-x86_64-linux-gnu-0000000000000000.jsonl")
+    answer_of(run(python, ANSWER, env, timeout=30))
+
+    copy = proven_copy(minor)
+    cold_cache = cold_env(tmp_path / "cold")
+    cold = run(copy, ANSWER, cold_cache)
+    entry = proof_entry(cold_cache)
+    env = cold_env(tmp_path / "fifo")
+    fifo(Path(env["OFFSETS_CACHE"]) / "proofs" / entry.name)
+    again = run(copy, ANSWER, env, timeout=30)
+    assert again.stdout == cold.stdout, again.stderr[-3000:]
+    assert same_proof(proof_entry(env).read_bytes(), entry.read_bytes())
+

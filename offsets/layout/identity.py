@@ -325,12 +325,12 @@ def installed_inputs(include_dir, cflags, multiarch=None):
         stamp.update(("%s\0%d\0%d\0%d\0" % (p, st.st_size, st.st_mtime_ns, st.st_ctime_ns)).encode())
     cache = cache_dir()
     memo = os.path.join(cache, "digests", stamp.hexdigest()[:32] + ".json") if cache else None
+    kept = _read_memo(memo)
     try:
-        with open(memo, "rb") as f:
-            found = _loads(f.read())
+        found = _loads(kept) if kept is not None else None
         if isinstance(found, dict) and set(found) == {"pyconfig_h", "headers", "defines"}:
             return found
-    except (OSError, ValueError, TypeError):
+    except (ValueError, TypeError):
         pass
     texts = []
     for p in files:
@@ -343,6 +343,31 @@ def installed_inputs(include_dir, cflags, multiarch=None):
 
         _write_memo(memo, json.dumps(found).encode())
     return found
+
+
+#: The largest memo read back (a proof entry is about 120 kB).
+MAX_MEMO_BYTES = 1 << 24
+
+
+def _read_memo(path, limit=MAX_MEMO_BYTES):
+    """The data `_write_memo` put in `path`, or None: no such file (or no cache: `path` None), not a
+    regular file, or larger than `limit`."""
+    try:
+        with _open_regular(path) as f:
+            data = f.read(limit + 1)
+    except (OSError, TypeError):
+        return None
+    return data if len(data) <= limit else None
+
+
+def _open_regular(path):
+    """regular_file.open_regular (a FIFO is refused, never waited for); plain open() where this file
+    runs as a script (no package to import from)."""
+    try:
+        from ..regular_file import open_regular
+    except ImportError:
+        return open(path, "rb")
+    return open_regular(path)
 
 
 def _write_memo(path, data):

@@ -710,7 +710,9 @@ def constant_info(name: str):
 
 def read_needs(path: str) -> list:
     """The names of a needs list: a JSON list, or one name a line (`#` starts a comment)."""
-    with open(path, encoding="utf-8") as f:
+    from ..regular_file import open_regular
+
+    with open_regular(path, "r", encoding="utf-8") as f:
         text = f.read()
     if text.lstrip().startswith("["):
         from ..layout.json_read import loads
@@ -731,7 +733,11 @@ def main(argv=None) -> int:
         return e.exit_code
     print(f"table: {m.table} ({m.kind}: {m.detail})")
     if names[:1] == ["--unproven"] and len(names) == 2:
-        needs = read_needs(names[1])
+        try:
+            needs = read_needs(names[1])
+        except OSError as e:          # NotRegularFile too
+            print(f"offsets: error: cannot read needs list {names[1]}: {e.strerror or e}", file=sys.stderr)
+            return 2
         missing = m.unproven(needs)
         print(f"{len(needs) - len(missing)} of {len(needs)} names answered; not answered:")
         for name, why in missing:

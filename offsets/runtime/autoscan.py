@@ -40,6 +40,7 @@ import sys
 import time
 
 from ..layout import identity
+from ..regular_file import open_regular
 from .tables import own_table_file, tables_dir
 
 #: how long a child may take, and a process wait for another's, by default (OFFSETS_AUTOSCAN_TIMEOUT)
@@ -128,7 +129,7 @@ def interpreters(me: dict) -> list:
 
 def is_elf(path: str) -> bool:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             return f.read(4) == b"\x7fELF"
     except OSError:
         return False
@@ -175,7 +176,7 @@ def _recorded_failure(path: str) -> str:
     import json     # here: a lookup that makes no table (the proven path's first) imports no json
 
     try:
-        with open(path, encoding="utf-8") as f:
+        with open_regular(path, "r", encoding="utf-8") as f:
             rec = json.load(f)
         age = time.time() - float(rec["time"])
         why = str(rec["why"])
@@ -199,7 +200,7 @@ def _record_failure(path: str, why: str) -> None:
 
 def _tail(path: str, lines: int = 3) -> str:
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with open_regular(path, "r", encoding="utf-8", errors="replace") as f:
             text = f.read()[-4000:]
     except OSError:
         return ""
