@@ -207,3 +207,94 @@ def test_a_fifo_in_the_tables_or_the_cache_is_passed_over(minor, tmp_path):
     assert again.stdout == cold.stdout, again.stderr[-3000:]
     assert same_proof(proof_entry(env).read_bytes(), entry.read_bytes())
 
+
+# ---------------------------------------------------------------- kept proofs: damage and kills
+#: what a later process answers of the proven build: each name's offset, or the error refusing it
+NAMES = ("PyListObject.ob_item", "PyTupleObject.ob_item", "PyObject.ob_type", "PyVarObject.ob_size",
+         "PyDictObject.ma_used", "PyFrameObject.f_back", "PyThreadState.interp", "PyTypeObject.tp_name")
+ANSWERS = ANSWER + """
+for name in %r:
+    try:
+        print(name, offsets.get(name))
+    except Exception as e:
+        print(name, type(e).__name__)
+""" % (NAMES,)
+
+
+def whole(data: bytes):
+    """A proof entry as written whole, with its lists in a fixed order; None if it is not one: the
+    sha256 of its body (hashlib, not ours), a newline, and the body, JSON."""
+    import hashlib
+    import json
+
+    digest, _, body = data.partition(b"\n")
+    if hashlib.sha256(body).hexdigest().encode() != digest:
+        return None
+    return {k: sorted(map(str, v)) if isinstance(v, list) else v for k, v in json.loads(body).items()}
+
+
+def flips(data: bytes, n: int) -> list:
+    """(byte, bit) of `n` flips across `data`: its first and last bytes, the digest's line end,
+    the proof of PyListObject.ob_item (a flip there is other valid JSON), and bytes spread between."""
+    at = data.find(b'["PyListObject", "ob_item"]')
+    assert at > 0, "the proof of PyListObject.ob_item"
+    places = [0, data.find(b"\n"), at + 4, at + 20, len(data) - 1]
+    places += [len(data) * i // (n - len(places) + 1) for i in range(1, n - len(places) + 1)]
+    return [(p, i % 8) for i, p in enumerate(places)]
+
+
+@pytest.mark.parametrize("minor", [OLDEST, NEWEST])
+def test_a_bit_flipped_in_a_kept_proof_is_a_miss_made_again(minor, tmp_path):
+    """Each later process answers what a cold one does, whichever bit of the kept proof is flipped,
+    and the entry is made again whole (before: a flip in a proven name refused that field in every
+    later process, and one in `passed` or `key` could turn the proof into another valid one)."""
+    copy = proven_copy(minor)
+    env = cold_env(tmp_path)
+    cold = run(copy, ANSWERS, env)
+    answer_of(cold)
+    entry = proof_entry(env)
+    kept = entry.read_bytes()
+    wrong, unmade = [], []
+    for byte, bit in flips(kept, 10):
+        damaged = bytearray(kept)
+        damaged[byte] ^= 1 << bit
+        entry.write_bytes(bytes(damaged))
+        later = run(copy, ANSWERS, env)
+        if later.stdout != cold.stdout:
+            wrong.append((byte, bit, later.stdout, later.stderr[-2000:]))
+        if proof_entry(env) != entry or whole(entry.read_bytes()) is None or whole(entry.read_bytes()) != whole(kept):
+            unmade.append((byte, bit))
+    assert wrong == [] and unmade == []
+
+
+def test_a_first_lookup_killed_anywhere_leaves_a_cache_later_processes_answer_from(tmp_path):
+    """SIGKILL at random moments of first lookups that run the live check and keep its proof: no
+    process is left, every entry in the cache is whole (a temporary file may stay; no reader
+    looks at it), and a later process answers exactly what a cold one does."""
+    import random
+    import signal
+    import time
+
+    copy = proven_copy(NEWEST)
+    cold = run(copy, ANSWERS, cold_env(tmp_path / "cold"))
+    answer_of(cold)
+    env = cold_env(tmp_path / "killed")
+    head = "import sys; sys.path.insert(0, sys.argv[1]); import offsets\n"
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    for _ in range(8):
+        proc = subprocess.Popen([str(copy), "-I", "-c", head + ANSWERS, str(REPO)], env=env, start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.0, 0.6))
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        with pytest.raises(ProcessLookupError):          # nothing of that first lookup runs on
+            os.killpg(proc.pid, 0)
+    cache = Path(env["OFFSETS_CACHE"])
+    for path in cache.rglob("*"):
+        if path.is_file() and not path.name.startswith("."):
+            assert whole(path.read_bytes()) is not None, (seed, path)
+    later = run(copy, ANSWERS, env)
+    assert later.stdout == cold.stdout, (seed, later.stdout, later.stderr[-2000:])
+    kept = whole(proof_entry(env).read_bytes())
+    assert kept is not None and kept == whole(proof_entry(cold_env(tmp_path / "cold")).read_bytes()), seed

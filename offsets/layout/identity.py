@@ -351,13 +351,17 @@ MAX_MEMO_BYTES = 1 << 24
 
 def _read_memo(path, limit=MAX_MEMO_BYTES):
     """The data `_write_memo` put in `path`, or None: no such file (or no cache: `path` None), not a
-    regular file, or larger than `limit`."""
+    regular file, larger than `limit`, or not what the digest it carries says (one bit flipped, a
+    file cut short, one another program wrote): every damaged memo is a miss, made again."""
     try:
         with _open_regular(path) as f:
             data = f.read(limit + 1)
     except (OSError, TypeError):
         return None
-    return data if len(data) <= limit else None
+    digest, _, body = data.partition(b"\n")
+    if len(data) > limit or sha256(body).hexdigest().encode() != digest:
+        return None
+    return body
 
 
 def _open_regular(path):
@@ -372,9 +376,9 @@ def _open_regular(path):
 
 def _write_memo(path, data):
     """Put `data` in `path` whole or not at all (a temporary file renamed over it, as
-    atomic_write.replace does), with the standard library only: this file also runs as a script in
-    interpreters down to 3.6, where the package cannot be imported. A read-only cache only costs
-    the hashing next time."""
+    atomic_write.replace does), after the sha256 of `data` and a newline (what `_read_memo` checks),
+    with the standard library only: this file also runs as a script in interpreters down to 3.6,
+    where the package cannot be imported. A read-only cache only costs the hashing next time."""
     import tempfile
 
     tmp = None
@@ -383,7 +387,7 @@ def _write_memo(path, data):
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix="." + os.path.basename(path) + ".",
                                    suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            f.write(sha256(data).hexdigest().encode() + b"\n" + data)
         os.replace(tmp, path)
         tmp = None
     except OSError:

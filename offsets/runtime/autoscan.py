@@ -175,9 +175,9 @@ def _recorded_failure(path: str) -> str:
     """The reason a recent attempt failed, if one failed less than RETRY_SECONDS ago ('' if none)."""
     import json     # here: a lookup that makes no table (the proven path's first) imports no json
 
+    kept = identity._read_memo(path)        # a damaged record is none
     try:
-        with open_regular(path, "r", encoding="utf-8") as f:
-            rec = json.load(f)
+        rec = json.loads(kept)
         age = time.time() - float(rec["time"])
         why = str(rec["why"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -190,12 +190,7 @@ def _recorded_failure(path: str) -> str:
 def _record_failure(path: str, why: str) -> None:
     import json
 
-    from ..atomic_write import replace
-
-    try:
-        replace(path, json.dumps({"time": time.time(), "why": why}).encode())
-    except OSError:
-        pass
+    identity._write_memo(path, json.dumps({"time": time.time(), "why": why}).encode())
 
 
 def _tail(path: str, lines: int = 3) -> str:

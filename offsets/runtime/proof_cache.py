@@ -13,8 +13,8 @@ An entry is keyed by everything the check's result depends on:
   records (`data/compact/types.json`);
 - the interpreter's version and flags.
 Any change is a miss. Only a passing check is kept (a failure is checked again next time: it may
-have been a reason of that process), and an entry that is damaged, not a regular file, or of
-another key is a miss.
+have been a reason of that process), and an entry that is damaged (it carries the sha256 of its
+content: `identity._write_memo`), not a regular file, or of another key is a miss, made again.
 """
 from __future__ import annotations
 
