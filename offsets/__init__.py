@@ -15,6 +15,7 @@ The package is the pipeline, one subpackage per stage (docs/architecture.md has 
     data_cache.py, cache_lock.py   the cache's folder, checked JSON entries, generations; one process fills a folder
     progress.py                    the one progress line on standard error
     children.py                    the processes the package starts: they die with it, their output read up to a cap
+    regular_file.py                what a user names or the cache holds, read only if it is a regular file
     _offsets.c                     the C API capsule behind headers/pyoffsets.h
     _lookup.c                      what offsets.get, sizeof and constant are: dict lookups with a docstring
 

@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import OutputError
+from .regular_file import open_regular
 
 STDOUT = "-"
 #: Paths that name streams of a process (/dev/stdout is whatever fd 1 is) or kernel objects.
@@ -74,7 +75,7 @@ def unchanged(path: Path, data: bytes) -> bool:
     try:
         if os.stat(path).st_size != len(data):
             return False
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             return f.read(len(data) + 1) == data
     except OSError:
         return False

@@ -20,12 +20,12 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 import time
 from pathlib import Path
 
 from .atomic_write import replace
 from .errors import BuildError
+from .regular_file import open_regular
 
 #: The largest entry read (a 3.13 header unit's is about 3 MB, a DWARF read about 10 MB).
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
@@ -112,9 +112,7 @@ def loads(key: str, data: bytes):
 
 def load(path: Path, key: str):
     try:
-        with open(path, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return None
+        with open_regular(path) as f:
             data = f.read(MAX_ENTRY_BYTES + 1)
     except OSError:
         return None
@@ -130,9 +128,9 @@ def store(path: Path, key: str, doc) -> None:
 
 def file_sha256(path) -> str:
     """The hex sha256 of a regular file of at most `MAX_FILE_BYTES`; OSError for anything else."""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+        if st.st_size > MAX_FILE_BYTES:
             raise OSError(f"{path}: not a regular file of at most {MAX_FILE_BYTES} bytes")
         h = hashlib.sha256()
         for chunk in iter(lambda: f.read(1 << 20), b""):

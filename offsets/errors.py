@@ -39,6 +39,17 @@ class OutputError(OffsetsError):
     """An output cannot be written where it was asked to go (not a regular file, no space...)."""
 
 
+class NotRegularFile(OffsetsError, OSError):
+    """A file to read is a FIFO, a device or a folder (regular_file.py): refused before it is read."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(f"{path} is {kind}, not a regular file: give a file")
+        self.filename, self.strerror = path, f"{kind}, not a regular file"
+
+    def __str__(self) -> str:      # OSError's would show an errno
+        return self.args[0]
+
+
 class FetchError(OffsetsError):
     """A package or input could not be fetched into the cache."""
 

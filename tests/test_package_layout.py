@@ -110,7 +110,7 @@ def test_importing_and_using_the_runtime_loads_no_scanner_module():
 def test_every_module_lives_in_its_stage():
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert top == ["__init__.py", "__main__.py", "atomic_write.py", "cache_lock.py", "children.py", "data_cache.py",
-                   "errors.py", "progress.py"]
+                   "errors.py", "progress.py", "regular_file.py"]
     stages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
     assert stages == ["check", "cli", "drift", "export", "layout", "proofs", "remote", "runtime", "scan", "tools"]
 

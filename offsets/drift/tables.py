@@ -18,7 +18,10 @@ from ..layout.model import Table
 
 
 def _digest(path: Path) -> str:
-    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    from ..regular_file import open_regular
+
+    with open_regular(path) as f:
+        return "sha256:" + hashlib.sha256(f.read()).hexdigest()
 
 
 def _compact(yml: Path) -> Optional[tuple]:

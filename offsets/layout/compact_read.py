@@ -479,7 +479,7 @@ def _open_cold(path: str, digest: str) -> ColdPool:
 
 def _read(path: str, start: int, size: int) -> bytes:
     try:
-        with open(path, "rb") as f:
+        with open(path, "rb") as f:     # a file _first_line opened before, as a regular file
             f.seek(start)
             return f.read(size)
     except OSError as e:
@@ -652,11 +652,20 @@ def struct_map(head: dict, pool: "Pool", origin: str) -> dict:
     return out
 
 
-def _first_line(path: str, digest: str = None, vouch: str = "index.json") -> tuple:
+def _open(path: str, vouched: bool):
+    if vouched:
+        return open(path, "rb")
+    from ..regular_file import open_regular
+
+    return open_regular(path)
+
+
+def _first_line(path: str, digest: str = None, vouch: str = "index.json", vouched: bool = None) -> tuple:
     """The decoded first line of `path`, its length and its sha256, which must be `digest` (which
-    the file `vouch` records) when given."""
+    the file `vouch` records) when given. A file no digest vouches for (an own table, one a user
+    names) is read only if it is a regular file (a shipped one costs no import for that)."""
     try:
-        with open(path, "rb") as f:
+        with _open(path, digest is not None if vouched is None else vouched) as f:
             first = f.readline(MAX_HEAD_BYTES + 1)
     except OSError as e:
         raise _corrupt(f"cannot read {path}: {e.strerror}") from None
@@ -677,7 +686,7 @@ def shared_pool(directory: str, digest: str = None) -> Pool:
     `digest` when given, also when an earlier reader opened it without one."""
     path = os.path.join(directory, POOL_FILE)
     if path not in _shared:
-        head, base, sha = _first_line(path)
+        head, base, sha = _first_line(path, vouched=digest is not None)
         why = check_pool_head(head)
         if why:
             raise _corrupt(f"{path}: {why}")

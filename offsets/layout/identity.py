@@ -325,12 +325,12 @@ def installed_inputs(include_dir, cflags, multiarch=None):
         stamp.update(("%s\0%d\0%d\0%d\0" % (p, st.st_size, st.st_mtime_ns, st.st_ctime_ns)).encode())
     cache = cache_dir()
     memo = os.path.join(cache, "digests", stamp.hexdigest()[:32] + ".json") if cache else None
+    kept = _read_memo(memo)
     try:
-        with open(memo, "rb") as f:
-            found = _loads(f.read())
+        found = _loads(kept) if kept is not None else None
         if isinstance(found, dict) and set(found) == {"pyconfig_h", "headers", "defines"}:
             return found
-    except (OSError, ValueError, TypeError):
+    except (ValueError, TypeError):
         pass
     texts = []
     for p in files:
@@ -345,11 +345,40 @@ def installed_inputs(include_dir, cflags, multiarch=None):
     return found
 
 
+#: The largest memo read back (a proof entry is about 120 kB).
+MAX_MEMO_BYTES = 1 << 24
+
+
+def _read_memo(path, limit=MAX_MEMO_BYTES):
+    """The data `_write_memo` put in `path`, or None: no such file (or no cache: `path` None), not a
+    regular file, larger than `limit`, or not what the digest it carries says (one bit flipped, a
+    file cut short, one another program wrote): every damaged memo is a miss, made again."""
+    try:
+        with _open_regular(path) as f:
+            data = f.read(limit + 1)
+    except (OSError, TypeError):
+        return None
+    digest, _, body = data.partition(b"\n")
+    if len(data) > limit or sha256(body).hexdigest().encode() != digest:
+        return None
+    return body
+
+
+def _open_regular(path):
+    """regular_file.open_regular (a FIFO is refused, never waited for); plain open() where this file
+    runs as a script (no package to import from)."""
+    try:
+        from ..regular_file import open_regular
+    except ImportError:
+        return open(path, "rb")
+    return open_regular(path)
+
+
 def _write_memo(path, data):
     """Put `data` in `path` whole or not at all (a temporary file renamed over it, as
-    atomic_write.replace does), with the standard library only: this file also runs as a script in
-    interpreters down to 3.6, where the package cannot be imported. A read-only cache only costs
-    the hashing next time."""
+    atomic_write.replace does), after the sha256 of `data` and a newline (what `_read_memo` checks),
+    with the standard library only: this file also runs as a script in interpreters down to 3.6,
+    where the package cannot be imported. A read-only cache only costs the hashing next time."""
     import tempfile
 
     tmp = None
@@ -358,7 +387,7 @@ def _write_memo(path, data):
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix="." + os.path.basename(path) + ".",
                                    suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            f.write(sha256(data).hexdigest().encode() + b"\n" + data)
         os.replace(tmp, path)
         tmp = None
     except OSError:

@@ -9,8 +9,14 @@ handled here: surrounding JSON whitespace, and nothing after the value. Input is
 str; anything else that `json.loads` would guess (UTF-16, a BOM) is refused, as is
 anything it refuses. Without `_json`, or where it wants a configuration this does not give (3.15
 added `array_hook`, which this gives), this is `json.loads`.
+
+A parse error is a ValueError on every interpreter: the C scanner raises `json.decoder`'s
+JSONDecodeError, which 3.10 and 3.11 only look up among the imported modules (without it there, the
+scanner fails with a SystemError); `json.decoder` is then imported, on that error path only.
 """
 from __future__ import annotations
+
+import sys
 
 _WHITESPACE = " \t\n\r"
 
@@ -64,6 +70,12 @@ def loads(data):
         value, end = _scan(text, 0)
     except StopIteration:
         raise ValueError("not JSON") from None
+    except SystemError:
+        if "json.decoder" in sys.modules:
+            raise
+        import json.decoder   # noqa: F401 - 3.10 and 3.11: the scanner's error needs it imported
+
+        return loads(text)    # the same error, now a JSONDecodeError
     if end != len(text):
         raise ValueError(f"not JSON: something follows the value at character {end}")
     return value

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 
 import yaml
 
 from ..errors import TableError
+from ..regular_file import open_regular
 
 #: The largest table read, in bytes (docs/table-format.md): the largest generated table is about
 #: 1 MB; this leaves sixteen times that, and keeps a load well under a second and 200 MB.
@@ -36,10 +36,8 @@ _DECIMAL = re.compile(r"-?[1-9][0-9]*|0")
 def read_text(path, what: str = "table", limit: int = MAX_TABLE_BYTES) -> str:
     """The text of a regular file of at most `limit` bytes, decoded as UTF-8; `TableError` otherwise."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                raise TableError(f"cannot read {what} {path}: not a regular file")
             if st.st_size > limit:
                 raise TableError(_too_big(what, path, st.st_size, limit))
             data = f.read(limit + 1)

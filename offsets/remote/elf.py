@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..errors import OffsetsError
+from ..regular_file import open_regular
 from ..layout import targets
 from . import elf_id
 
@@ -60,7 +61,7 @@ class Elf:
 
     def __init__(self, path: str, f=None) -> None:
         self.path = path
-        self._f = f if f is not None else open(path, "rb")
+        self._f = f if f is not None else open_regular(path)
         self._owned = f is None
         try:
             self.size = os.fstat(self._f.fileno()).st_size

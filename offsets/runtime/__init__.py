@@ -29,13 +29,14 @@ imports as little as it can (no subprocess, threading or dataclasses: a `.pth` f
 runs it in every interpreter a deployment starts). `get` and `sizeof` are the `__getitem__` of
 dicts filled on demand under a lock, so a known name costs one C-level dict lookup, and after
 `use_table()` returns no thread gets an answer of the old table. A forked child starts with a fresh
-lock (a lock another thread held at fork time cannot block it) and keeps the table already chosen.
+lock (a lock another thread held at fork time cannot block it), imports again what another thread
+had half imported (and sysconfig's half-made config vars), and keeps the table already chosen.
 """
 from __future__ import annotations
 
 import os
 import sys
-from _thread import RLock
+from _thread import RLock, get_ident
 
 from ..layout import identity
 from ..errors import NoMatchingTable, OffsetsError, TableError, UnknownNameError, close_matches
@@ -48,9 +49,57 @@ _lock = RLock()
 
 
 def _fresh_lock_after_fork() -> None:
-    """In a forked child: the lock may have been held by a thread that does not exist here."""
+    """In a forked child: the lock may have been held by a thread that does not exist here, and so
+    may the imports that thread had in progress (`_forget_imports_of_gone_threads`)."""
     global _lock
     _lock = RLock()
+    _forget_imports_of_gone_threads()
+    _forget_half_made_config_vars()
+
+
+def _forget_imports_of_gone_threads() -> None:
+    """In a forked child: an import another thread had in progress at fork time (a first lookup
+    importing `binary.py`...) never finishes here, and importing that module again would wait for
+    its lock forever. Each such import is forgotten (its lock and its half-run module), so the next
+    import runs it again; an extension module's is left alone (its C state may be half made)."""
+    bootstrap = sys.modules.get("_frozen_importlib")
+    locks = getattr(bootstrap, "_module_locks", None)
+    if not locks:
+        return
+    import _imp
+
+    me, extension = get_ident(), tuple(_imp.extension_suffixes())
+    for name, ref in list(locks.items()):
+        owner = getattr(ref(), "owner", None)
+        if owner is None or owner == me:
+            continue
+        spec = getattr(sys.modules.get(name), "__spec__", None)
+        if getattr(spec, "_initializing", False):
+            origin = getattr(spec, "origin", None) or ""
+            if origin == "built-in" or origin.endswith(extension):
+                continue
+            del sys.modules[name]
+        del locks[name]
+    blocking = getattr(bootstrap, "_blocking_on", None)      # thread id -> the locks it waits for
+    waits = getattr(blocking, "data", blocking)
+    if isinstance(waits, dict):
+        for tid in [t for t in waits if t != me]:
+            waits.pop(tid, None)
+
+
+def _forget_half_made_config_vars() -> None:
+    """In a forked child: sysconfig's config vars (which the identity reads) that another thread
+    was filling at fork time are half made, and on 3.12+ the lock it filled them under is held by
+    no thread here; both are made anew, so the next `get_config_var` fills them again. (In the
+    child, the one thread is the one that forked, never inside sysconfig: unfinished means cut.)"""
+    sysconfig = sys.modules.get("sysconfig")
+    made = getattr(sysconfig, "_CONFIG_VARS", None)
+    lock = getattr(sysconfig, "_CONFIG_VARS_LOCK", None)
+    if lock is not None:                # 3.12+: a flag says when they are made
+        if not getattr(sysconfig, "_CONFIG_VARS_INITIALIZED", True):
+            sysconfig._CONFIG_VARS, sysconfig._CONFIG_VARS_LOCK = None, type(lock)()
+    elif made is not None and "srcdir" not in made:        # before: srcdir is among the last set
+        sysconfig._CONFIG_VARS = None
 
 
 if hasattr(os, "register_at_fork"):
@@ -681,7 +730,9 @@ def constant_info(name: str):
 
 def read_needs(path: str) -> list:
     """The names of a needs list: a JSON list, or one name a line (`#` starts a comment)."""
-    with open(path, encoding="utf-8") as f:
+    from ..regular_file import open_regular
+
+    with open_regular(path, "r", encoding="utf-8") as f:
         text = f.read()
     if text.lstrip().startswith("["):
         from ..layout.json_read import loads
@@ -702,7 +753,11 @@ def main(argv=None) -> int:
         return e.exit_code
     print(f"table: {m.table} ({m.kind}: {m.detail})")
     if names[:1] == ["--unproven"] and len(names) == 2:
-        needs = read_needs(names[1])
+        try:
+            needs = read_needs(names[1])
+        except OSError as e:          # NotRegularFile too
+            print(f"offsets: error: cannot read needs list {names[1]}: {e.strerror or e}", file=sys.stderr)
+            return 2
         missing = m.unproven(needs)
         print(f"{len(needs) - len(missing)} of {len(needs)} names answered; not answered:")
         for name, why in missing:

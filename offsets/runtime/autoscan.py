@@ -42,6 +42,7 @@ import sys
 import time
 
 from ..layout import identity
+from ..regular_file import open_regular
 from .tables import own_table_file, tables_dir
 
 #: how long a child may take, and a process wait for another's, by default (OFFSETS_AUTOSCAN_TIMEOUT)
@@ -134,7 +135,7 @@ def interpreters(me: dict) -> list:
 
 def is_elf(path: str) -> bool:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             return f.read(4) == b"\x7fELF"
     except OSError:
         return False
@@ -180,9 +181,9 @@ def _recorded_failure(path: str) -> str:
     """The reason a recent attempt failed, if one failed less than RETRY_SECONDS ago ('' if none)."""
     import json     # here: a lookup that makes no table (the proven path's first) imports no json
 
+    kept = identity._read_memo(path)        # a damaged record is none
     try:
-        with open(path, encoding="utf-8") as f:
-            rec = json.load(f)
+        rec = json.loads(kept)
         age = time.time() - float(rec["time"])
         why = str(rec["why"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -195,17 +196,12 @@ def _recorded_failure(path: str) -> str:
 def _record_failure(path: str, why: str) -> None:
     import json
 
-    from ..atomic_write import replace
-
-    try:
-        replace(path, json.dumps({"time": time.time(), "why": why}).encode())
-    except OSError:
-        pass
+    identity._write_memo(path, json.dumps({"time": time.time(), "why": why}).encode())
 
 
 def _tail(path: str, lines: int = 3) -> str:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, "rb") as f:
             f.seek(max(0, os.fstat(f.fileno()).st_size - 4000))       # the end only: the child may have printed GBs
             text = f.read(4000).decode("utf-8", "replace")
     except OSError:

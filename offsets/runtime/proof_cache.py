@@ -13,7 +13,8 @@ An entry is keyed by everything the check's result depends on:
   records (`data/compact/types.json`);
 - the interpreter's version and flags.
 Any change is a miss. Only a passing check is kept (a failure is checked again next time: it may
-have been a reason of that process), and an entry that is damaged or of another key is a miss.
+have been a reason of that process), and an entry that is damaged (it carries the sha256 of its
+content: `identity._write_memo`), not a regular file, or of another key is a miss, made again.
 """
 from __future__ import annotations
 
@@ -103,10 +104,11 @@ def load(k: str):
     from ..layout.json_read import loads
     from ..proofs.result import Result
 
-    path = _entry(k)
+    kept = identity._read_memo(_entry(k))
+    if kept is None:
+        return None
     try:
-        with open(path, "rb") as f:
-            doc = loads(f.read(1 << 24))
+        doc = loads(kept)
         if doc.get("key") != k:
             return None
         r = Result()

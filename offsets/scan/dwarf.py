@@ -173,6 +173,10 @@ def _read_uncached(binary: Path, debug_file: Optional[Path], thorough: bool) -> 
         stream.close()
 
 
+def _not_a_file(path: Path) -> str:
+    return "is not a regular file" if path.exists() else "does not exist"
+
+
 def read(binary, debug_file=None, use_cache: bool = True, thorough: bool = False) -> DwarfInfo:
     """Every complete struct and union in the DWARF of `binary` (or of `debug_file`, its separate
     debug info), as the model. Cached by content under `$OFFSETS_CACHE/dwarf/`.
@@ -182,10 +186,10 @@ def read(binary, debug_file=None, use_cache: bool = True, thorough: bool = False
     how the shortcut is proven harmless, see tests/test_dwarf.py)."""
     binary = Path(binary)
     if not binary.is_file():
-        raise BuildError(f"{binary} does not exist (expected an ELF binary with DWARF, e.g. libpython3.X.so)")
+        raise BuildError(f"{binary} {_not_a_file(binary)} (expected an ELF binary with DWARF, e.g. libpython3.X.so)")
     debug = Path(debug_file) if debug_file else None
     if debug is not None and not debug.is_file():
-        raise BuildError(f"debug file {debug} does not exist")
+        raise BuildError(f"debug file {debug} {_not_a_file(debug)}")
     if debug is None and not has_dwarf(binary):
         debug = debug_file_for(binary)   # None: _open_dwarf says what to pass
     if debug is not None:
