@@ -38,7 +38,7 @@ def test_the_file_map_names_every_module_once_and_no_other(folder):
     assert all(job.strip() for _, job in rows), "each module's line says its job"
 
 
-#: "stop 43", "issue 19", "stops 38": a figure or a change logged by the session that made it.
+#: "stop", "stops", "issue" or "issues" and a number: a figure or a change logged by when it was made.
 BY_NUMBER = re.compile(r"\b(stop|issue)s? [0-9]+\b")
 
 
