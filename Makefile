@@ -79,7 +79,7 @@ run: venv
 
 test: test-venv
 	@# two workers (pytest-xdist), each test's name as it ends; what the tests download into the
-	@# cache: README.md, "The cache"
+	@# cache: docs/contributing.md, "The caches"
 	$(BIN)/python -m pytest -ra -v -n 2 --dist loadfile tests
 
 # Proof on real builds no table ships (tests/prove, not part of `make test`): upstream CPython

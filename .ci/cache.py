@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 from offsets import cache_lock  # noqa: E402
 from offsets.layout.identity import cache_dir  # noqa: E402
 
-#: Folders of fetched data (README.md, "The cache"), each with the rule for its complete entries.
+#: Folders of fetched data (docs/contributing.md, "The caches"), each with the rule for its complete entries.
 FETCHED = ("apt", "debs", "roots", "sources", "clang-include")
 #: Folders of what the code makes from its inputs: never seeded.
 COMPUTED = ("scan", "dwarf", "plans", "digests", "pyconfig", "process-headers", "generated", "regenerate",

@@ -3,9 +3,9 @@ path that runs only on a cache miss runs in CI (issue 25: identity.py's memo bro
 while CI's warm cache hid it).
 
 Checked here: every folder the code makes under the cache is classified as fetched or made, and
-listed in the README's table; a seeded cache holds the complete fetched entries and nothing else,
-its trees are copies (a test writing into one does not reach the machine's cache) and its
-downloads links; what a run fetched goes back, and a download changed through a link is reported.
+listed in the cache table of docs/contributing.md ("The caches"); a seeded cache holds the
+complete fetched entries and nothing else, its trees are copies (a test writing into one does not
+reach the machine's cache) and its downloads links; what a run fetched goes back, and a download changed through a link is reported.
 """
 from __future__ import annotations
 
@@ -51,20 +51,26 @@ def names_in_code() -> dict:
     return found
 
 
-def test_every_cache_folder_is_fetched_or_made_and_in_the_readme():
+def cache_table() -> str:
+    """The first table of docs/contributing.md's section "The caches"."""
+    text = (REPO / "docs" / "contributing.md").read_text()
+    section = re.search(r"^## The caches\n(.*?)(?=^## |\Z)", text, re.S | re.M).group(1)
+    return re.search(r"(?:^\|.*\n)+", section, re.M).group(0)
+
+
+def test_every_cache_folder_is_fetched_or_made_and_in_the_cache_table():
     c = ci_cache()
     used = names_in_code()
     assert not set(c.FETCHED) & set(c.COMPUTED)
     unclassified = {n: sorted(f) for n, f in used.items() if n not in c.FETCHED + c.COMPUTED}
     assert not unclassified, f"cache folders .ci/cache.py does not classify (FETCHED or COMPUTED): {unclassified}"
     assert set(c.FETCHED + c.COMPUTED) <= set(used), "classified, but no code makes it"
-    table = re.search(r"^\*\*The cache\*\*.*?\n\n(\|.*?)\n\n", (REPO / "README.md").read_text(), re.S | re.M).group(1)
     listed = {}
-    for row in table.splitlines()[2:]:
+    for row in cache_table().splitlines()[2:]:
         cells = row.split("|")
         for name in re.findall(r"`([\w.-]+?)/?`", cells[1]):
             listed[name] = cells[2].strip()
-    assert set(listed) == set(used), "README.md's cache table must list every folder the code makes"
+    assert set(listed) == set(used), "docs/contributing.md's cache table must list every folder the code makes"
     assert {n for n, kind in listed.items() if kind == "fetched"} == set(c.FETCHED)
 
 

@@ -22,11 +22,12 @@ GENERATED = ROOT / "generated"
 #: (doc, language, text the block contains) -> how it is run: a function of this module, or
 #: "tests/...": the test that runs it, or "not run: why".
 HANDLED = {
+    ("README.md", "", "pip install cpython-offsets"): "not run: a download from PyPI; the name is pyproject.toml's "
+                                                      "(tests/test_install_name.py)",
+    ("README.md", "python", "import offsets"): "run_python",
+    ("README.md", "c", "PyOffsets_Import"): "compile_unit",
     ("README.md", "", "make run"): "not run: the Makefile's own targets, which CI runs (.ci/run)",
     ("README.md", "", "offsets scan  "): "not run: its files (t.yaml, PREFIX) and pids are the reader's",
-    ("README.md", "python", "import offsets"): "run_python",
-    ("README.md", "c", "PyOffsets_Import"): "compile_fragment",
-    ("README.md", "", "the package, one subpackage per stage"): "not run: the repository's layout, not code",
     ("README.md", "", "offsets diff generated/"): "run_shipped_commands",
     ("docs/architecture.md", "", "build inputs"): "not run: a diagram",
     ("docs/c-api.md", "python", "offsets.use_table"): "run_python",
@@ -97,13 +98,10 @@ def run_python(text: str, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
-def compile_fragment(text: str, tmp_path: Path) -> None:
-    """A fragment: its #include lines at the top, the rest as the body of a function returning NULL."""
-    includes = [l for l in text.splitlines() if l.startswith("#include")]
-    body = [l for l in text.splitlines() if not l.startswith("#include")]
-    src = tmp_path / "fragment.c"
-    src.write_text("#include <Python.h>\n" + "\n".join(includes) + "\nPyObject *fragment(void);\n"
-                   "PyObject *fragment(void)\n{\n" + "\n".join(body) + "\n    (void)off;\n    return NULL;\n}\n")
+def compile_unit(text: str, tmp_path: Path) -> None:
+    """A whole translation unit, as a reader pastes it into their extension."""
+    src = tmp_path / "unit.c"
+    src.write_text(text)
     cc(src, [f"-I{ROOT / 'headers'}"])
 
 
