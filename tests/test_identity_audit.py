@@ -41,3 +41,13 @@ def test_the_doc_lists_every_loosening_and_its_tests():
         assert row is not None, f"docs/identity.md's table lacks `{m.name}`"
         for node in m.tests:
             assert node.split("::")[-1].split("[")[0] in row, (m.name, node)
+
+
+def test_every_test_the_promises_name_exists():
+    """docs/identity.md's "Promises, and the tests that hold them": each test it names is defined."""
+    doc = (REPO / "docs" / "identity.md").read_text()
+    section = doc.split("## Promises, and the tests that hold them", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`(test_\w+)`", section))
+    assert len(named) > 20
+    defined = {m for p in (REPO / "tests").rglob("test_*.py") for m in re.findall(r"^def (test_\w+)\(", p.read_text(), re.M)}
+    assert not named - defined, sorted(named - defined)
