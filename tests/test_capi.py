@@ -235,7 +235,7 @@ def test_c_header_text_for_a_tiny_table():
                  "#define PYOFFSETS_SIZEOF_S 16", "#define PYOFFSETS_S_a 0", "#define PYOFFSETS_S_in__x 8",
                  "#define PYOFFSETS_S_in__bits 12", "#define PYOFFSETS_BITOFFSET_S_in__bits 3",
                  "#define PYOFFSETS_BITWIDTH_S_in__bits 2", "#elif defined(PY_VERSION_HEX) && PY_VERSION_HEX != 0x030b07f0",
-                 'PYOFFSETS_STATIC_ASSERT(offsetof(S, in.x) == 8, "S.in.x");',
+                 'PYOFFSETS_STATIC_ASSERT(offsetof(S, in.x) == PYOFFSETS_S_in__x, "S.in.x");',
                  "#if !(defined(__x86_64__) && defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8)"):
         assert line in text.splitlines(), line
     assert "offsetof(S, in.bits)" not in text          # a bitfield has no offsetof
@@ -302,8 +302,8 @@ def test_a_wrong_constant_or_the_wrong_cpython_fails_to_compile(tmp_path):
     if python is None or other is None:
         missing_input("needs pyenv CPython 3.11 and 3.12 (`pyenv install 3.11 3.12`)")
     header = header_for(python)
-    right = "PYOFFSETS_STATIC_ASSERT(offsetof(PyListObject, ob_item) == 24,"
-    bad = compile_check(python, header, tmp_path, lambda t: t.replace(right, right.replace("== 24", "== 32")))
+    right = "#define PYOFFSETS_PyListObject_ob_item 24\n"
+    bad = compile_check(python, header, tmp_path, lambda t: t.replace(right, right.replace(" 24", " 32")))
     assert bad.returncode and "PyListObject.ob_item" in bad.stderr
     (tmp_path / "other").mkdir()
     wrong = compile_check(other, header, tmp_path / "other")

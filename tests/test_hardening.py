@@ -148,8 +148,11 @@ def test_scan_to_unwritable_places_is_one_line(tmp_path, capsys):
     before = snapshot(tmp_path)
     refused(capsys, "scan", "--prefix", FAKE, "-o", tmp_path / "file" / "x.yaml", match="x.yaml: Not a directory")
     assert snapshot(tmp_path) == before
-    # a scan that fails leaves no folder behind that -o named
-    refused(capsys, "scan", "--prefix", tmp_path / "nowhere", "-o", tmp_path / "new" / "t.yaml", match="nowhere")
+    # an -o in a folder that does not exist is refused, and nothing is made
+    refused(capsys, "scan", "--prefix", tmp_path / "nowhere", "-o", tmp_path / "new" / "t.yaml", match="does not exist")
+    assert snapshot(tmp_path) == before
+    # a scan that fails leaves no file behind that -o named
+    refused(capsys, "scan", "--prefix", tmp_path / "nowhere", "-o", tmp_path / "t.yaml", match="nowhere")
     assert snapshot(tmp_path) == before
 
 

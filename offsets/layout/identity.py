@@ -369,7 +369,7 @@ def _open_regular(path):
     runs as a script (no package to import from)."""
     try:
         from ..regular_file import open_regular
-    except ImportError:
+    except (ImportError, ValueError):        # 3.6 says ValueError of a relative import in a script
         return open(path, "rb")
     return open_regular(path)
 
