@@ -1,4 +1,5 @@
-"""`open_regular`: open a file for reading only if it is a regular file, and never wait to open it.
+"""`open_regular`: open a file for reading only if it is a regular file, and never wait to open it;
+`read_text`: the text of one, at most `MAX_TABLE_BYTES` of strict UTF-8 (a table, a watch list).
 
 Every reader of a file a user names (a table, a watch list, a needs list, a binary) or of the cache
 (proofs, digests, own tables, the scan's entries) opens it here: `open()` of a FIFO waits for a
@@ -6,13 +7,19 @@ writer forever, and a device or a folder is no file to read either. The file is 
 (which changes nothing for a regular file) and checked on its descriptor (no race between a check
 and the open); anything else is `NotRegularFile`, which is an OSError (a reader that takes an
 unreadable file as a miss or a refusal does so for this too) and an OffsetsError (one line, exit 2).
+Standard library only: `offsets diff --watch` reads its watch file here without the scan extra, and
+`layout/yaml_strict.py` reads each table here before parsing it.
 """
 from __future__ import annotations
 
 import os
 import stat
 
-from .errors import NotRegularFile
+from .errors import NotRegularFile, TableError
+
+#: The largest table read, in bytes (docs/table-format.md): the largest generated table is about
+#: 1 MB; this leaves sixteen times that, and keeps a load well under a second and 200 MB.
+MAX_TABLE_BYTES = 16 * 1024 * 1024
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
@@ -32,3 +39,32 @@ def open_regular(path, mode: str = "rb", **text):
         os.close(fd)
         raise
     return f
+
+
+def read_text(path, what: str = "table", limit: int = MAX_TABLE_BYTES) -> str:
+    """The text of a regular file of at most `limit` bytes, decoded as UTF-8; `TableError` otherwise."""
+    try:
+        with open_regular(path) as f:
+            st = os.fstat(f.fileno())
+            if st.st_size > limit:
+                raise TableError(_too_big(what, path, st.st_size, limit))
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise TableError(f"cannot read {what} {path}: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise TableError(_too_big(what, path, len(data), limit))
+    return decode(data, f"{what} {path}")
+
+
+def decode(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise TableError(f"{where}: not UTF-8 (byte {data[e.start]:#04x} at line {line}); "
+                         f"tables are UTF-8 text") from None
+
+
+def _too_big(what: str, path, size: int, limit: int) -> str:
+    return (f"{what} {path} is {size} bytes, more than the {limit // (1024 * 1024)} MiB a table may have "
+            f"(docs/table-format.md)")

@@ -41,6 +41,7 @@ HANDLED = {
     ("docs/c-api.md", "c", "#define PYOFFSETS_TABLE"): "excerpt_of_header",
     ("docs/c-api.md", "c", "#define PYOFFSETS_CHECK_LAYOUT 1"): "compile_proof",
     ("docs/c-api.md", "", "cd examples/jitdemo"): "tests/test_capi.py (test_worked_example_on_every_cpython)",
+    ("docs/c-api.md", "c", "frame_kind(char *frame)"): "excerpt_of_example",
     ("docs/drift-json.md", "json", "{"): "not run: an excerpt of `offsets diff --format json` with elisions; "
                                          "tests/test_drift_cli.py checks the real output's keys",
     ("docs/table-format.md", "yaml", "schema: 1"): "not run: an excerpt with elided digests; the schema is "
@@ -129,6 +130,13 @@ def excerpt_of_header(text: str, tmp_path: Path) -> None:
     for line in text.splitlines():
         define = line.split("/*")[0].rstrip()
         assert define in header, f"{define!r} is not a line of pyoffsets_{table}.h"
+
+
+def excerpt_of_example(text: str, tmp_path: Path) -> None:
+    """The block is a run of lines of examples/jitdemo/jitdemo.c, which tests/test_capi.py builds and
+    runs (test_worked_example_on_every_cpython)."""
+    example = (ROOT / "examples" / "jitdemo" / "jitdemo.c").read_text()
+    assert text in example, "the block is not a run of lines of examples/jitdemo/jitdemo.c"
 
 
 def run_shipped_commands(text: str, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ offset the runtime gives for `listiterobject.it_index`, read with ctypes in the 
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 import zipfile
@@ -101,3 +102,70 @@ def test_a_scan_command_without_the_scan_extra_says_how_to_get_it(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().endswith("pip install 'cpython-offsets[scan]'"), proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+# ------------------------------------------------------------------ the runtime's commands, no yaml
+#: `offsets CMD` run by an interpreter that has no PyYAML (pyenv's, `-I`: no site-packages, no
+#: PYTHON* variable), with this checkout first on its path.
+NO_YAML = """import sys
+sys.path.insert(0, sys.argv.pop(1))
+from offsets.cli import main
+sys.exit(main())
+"""
+TABLE_312 = ROOT / "generated" / "cpython-3.12.1-x86_64-linux-gnu.yaml"
+TABLE_313 = ROOT / "generated" / "cpython-3.13.0-x86_64-linux-gnu.yaml"
+#: PyObject's and PyVarObject's fields are the stable ABI's (Include/object.h): no CPython moves
+#: them, so a diff watching only them finds no drift (exit 0) between any two builds.
+STABLE_ABI = "PyObject.ob_refcnt\nPyObject.ob_type\nPyVarObject.ob_size\n"
+#: What README.md's Install section says needs only the runtime on the shipped tables, each with
+#: its usual options ({pid}: a running interpreter of the same build; {tmp}: a scratch folder).
+RUNTIME_COMMANDS = {
+    "get": ["get", "listiterobject.it_index"],
+    "show": ["show", "listiterobject"],
+    "constant": ["constant", "FRAME_OWNED_BY_CSTACK"],
+    "diff": ["diff", TABLE_312, TABLE_313],
+    "diff --watch": ["diff", TABLE_312, TABLE_313, "--watch", "{tmp}/watch.txt"],
+    "diff --watch --format json": ["diff", TABLE_312, TABLE_313, "--watch", "{tmp}/watch.txt", "--format", "json"],
+    "diff --watch --format markdown": ["diff", TABLE_312, TABLE_313, "--watch", "{tmp}/watch.txt", "-f", "markdown"],
+    "history": ["history", "listiterobject.it_index"],
+    "history --tables": ["history", "FRAME_OWNED_BY_CSTACK", "--tables", ROOT / "generated"],
+    "report": ["report", "--struct", "PyObject", "-c", "FRAME_OWNED_BY_CSTACK", "-o", "{tmp}/r.html"],
+    "report TABLES": ["report", TABLE_312, TABLE_313, "-s", "_PyInterpreterFrame", "-o", "{tmp}/r.html"],
+    "export": ["export", "--lang", "c", "cpython-3.13.0-x86_64-linux-gnu"],
+    "export TABLE.yaml": ["export", "--lang", "rust", TABLE_312],
+    "export --index": ["export", "--index", "-o", "{tmp}/index.json"],
+    "identify": ["identify", "--pid", "{pid}", "--json"],
+    "stack": ["stack", "--pid", "{pid}"],
+}
+
+
+@pytest.fixture(scope="module")
+def python_without_yaml():
+    """pyenv's 3.12 with `-I`, which has no PyYAML (the runtime's whole world), and one of its
+    processes idling (for identify and stack)."""
+    from conftest import missing_input, pyenv_python
+    from runtime_child import running
+
+    python = pyenv_python("3.12")
+    if python is None:
+        missing_input("pyenv's CPython 3.12 is not installed (pyenv install 3.12)")
+    if subprocess.run([python, "-I", "-c", "import yaml"], capture_output=True).returncode == 0:
+        missing_input(f"{python} -I imports yaml: the test needs an interpreter without it")
+    with running(python) as pid:
+        yield python, pid
+
+
+@pytest.mark.parametrize("command", RUNTIME_COMMANDS)
+def test_each_runtime_command_runs_without_yaml(command, python_without_yaml, tmp_path):
+    python, pid = python_without_yaml
+    (tmp_path / "watch.txt").write_text(STABLE_ABI)
+    args = [str(a).format(pid=pid, tmp=tmp_path) for a in RUNTIME_COMMANDS[command]]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OFFSETS_") or k == "OFFSETS_CACHE"}
+    proc = subprocess.run([python, "-I", "-c", NO_YAML, ROOT, *args], capture_output=True, text=True, cwd=tmp_path,
+                          env={**env, "OFFSETS_AUTOSCAN": "0"})
+    assert "needs yaml" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    # a plain diff of 3.12 and 3.13 finds drift (exit 1): 3.13's _PyInterpreterFrame (pyenv's headers,
+    # internal/pycore_frame.h) opens with f_executable where 3.12's has f_code; all else is 0
+    assert proc.returncode == (1 if command == "diff" else 0), proc.stderr
+    if command.startswith("diff --watch"):
+        assert "no drift in the 3 watched" in proc.stdout, proc.stdout

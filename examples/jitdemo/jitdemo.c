@@ -22,6 +22,21 @@
  * and compares it with FRAME_SUSPENDED (`enum _framestate`), on 3.8 and 3.9, which have neither
  * enum, it says so (and that the table has no such constant, both ways).
  *
+ * walk() follows the chain of frames from the current one outward, as a JIT's frame evaluator or a
+ * sampler does, and yields only the frames Python itself shows (sys._getframe(), tracebacks). It
+ * skips what CPython's _PyFrame_IsIncomplete() skips (Include/internal/pycore_frame.h, 3.11+):
+ *   - the C-stack shim each entry into the interpreter from C pushes (3.12+: owner
+ *     FRAME_OWNED_BY_CSTACK; 3.14+: any owner from FRAME_OWNED_BY_INTERPRETER up; from 3.13 its
+ *     f_executable is None, not a code object, so the owner is tested first), e.g. under a key
+ *     function that sorted() calls;
+ *   - an incomplete frame: not a generator's, and its instruction pointer (prev_instr; 3.13:
+ *     instr_ptr) before its code's first traceable instruction (co_code_adaptive +
+ *     _co_firsttraceable code units). On 3.13 that is also the shim (_Py_InitCleanup, owned by the
+ *     thread) under an __init__ that CALL_ALLOC_AND_ENTER_INIT entered without the eval-frame hook.
+ * Before 3.11 frames are PyFrameObjects linked by f_back, with nothing to skip. (A free-threaded
+ * 3.14+ runs a thread's own copy of the bytecode past the first thread: there the instruction
+ * pointer is compared with that copy, _PyFrame_GetBytecode(), which this demo does not do.)
+ *
  * Build and run (docs/c-api.md, "A worked example"):
  *     cd examples/jitdemo && pip install . && python demo.py
  */
@@ -64,10 +79,54 @@ static const Py_ssize_t frame_ct[3] = {PYOFFSETS_PyThreadState_cframe, PYOFFSETS
 static const Py_ssize_t frame_ct[3] = {PYOFFSETS_PyThreadState_frame, -1, PYOFFSETS_PyFrameObject_f_code};
 #endif
 
+/* Walking the chain: the link, the code, and what _PyFrame_IsIncomplete reads (NULL: not in this version). */
+#if defined(PYOFFSETS__PyInterpreterFrame_instr_ptr)           /* 3.13+ */
+#  define WALK_NAMES "_PyInterpreterFrame.previous", "_PyInterpreterFrame.f_executable", "_PyInterpreterFrame.owner", \
+                     "_PyInterpreterFrame.instr_ptr", "PyCodeObject.co_code_adaptive", "PyCodeObject._co_firsttraceable"
+#  define WALK_CT PYOFFSETS__PyInterpreterFrame_previous, PYOFFSETS__PyInterpreterFrame_f_executable, \
+                  PYOFFSETS__PyInterpreterFrame_owner, PYOFFSETS__PyInterpreterFrame_instr_ptr, \
+                  PYOFFSETS_PyCodeObject_co_code_adaptive, PYOFFSETS_PyCodeObject__co_firsttraceable
+#elif defined(PYOFFSETS__PyInterpreterFrame_prev_instr)        /* 3.11, 3.12 */
+#  define WALK_NAMES "_PyInterpreterFrame.previous", "_PyInterpreterFrame.f_code", "_PyInterpreterFrame.owner", \
+                     "_PyInterpreterFrame.prev_instr", "PyCodeObject.co_code_adaptive", "PyCodeObject._co_firsttraceable"
+#  define WALK_CT PYOFFSETS__PyInterpreterFrame_previous, PYOFFSETS__PyInterpreterFrame_f_code, \
+                  PYOFFSETS__PyInterpreterFrame_owner, PYOFFSETS__PyInterpreterFrame_prev_instr, \
+                  PYOFFSETS_PyCodeObject_co_code_adaptive, PYOFFSETS_PyCodeObject__co_firsttraceable
+#else                                                          /* up to 3.10: PyFrameObjects */
+#  define WALK_NAMES "PyFrameObject.f_back", "PyFrameObject.f_code", NULL, NULL, NULL, NULL
+#  define WALK_CT PYOFFSETS_PyFrameObject_f_back, PYOFFSETS_PyFrameObject_f_code, -1, -1, -1, -1
+#endif
+enum { PREVIOUS, CODE, OWNER, INSTR, CODE_UNITS, FIRST_TRACEABLE, WALK_N };
+static const Py_ssize_t walk_ct[WALK_N] = {WALK_CT};
+/* The owners walk() tests (enum _frameowner), -1 where a version has no such owner: a shim is
+ * owned by the C stack (3.12, 3.13) or, from 3.14, by the C stack or the interpreter (the owners
+ * from FRAME_OWNED_BY_INTERPRETER up); 3.14+'s f_executable is a stack reference, tagged in its
+ * low bits (Py_TAG_BITS). */
+#ifdef PYOFFSETS_CONST_FRAME_OWNED_BY_GENERATOR
+#  define OWNED_BY_GENERATOR_CT PYOFFSETS_CONST_FRAME_OWNED_BY_GENERATOR
+#else
+#  define OWNED_BY_GENERATOR_CT -1
+#endif
+#if defined(PYOFFSETS_CONST_FRAME_OWNED_BY_INTERPRETER)        /* 3.14+ */
+#  define SHIM_OWNER "FRAME_OWNED_BY_INTERPRETER"
+#  define SHIM_OWNER_CT PYOFFSETS_CONST_FRAME_OWNED_BY_INTERPRETER
+#  define CODE_TAG_BITS_CT PYOFFSETS_CONST_Py_TAG_BITS
+#elif defined(PYOFFSETS_CONST_FRAME_OWNED_BY_CSTACK)           /* 3.12, 3.13 */
+#  define SHIM_OWNER "FRAME_OWNED_BY_CSTACK"
+#  define SHIM_OWNER_CT PYOFFSETS_CONST_FRAME_OWNED_BY_CSTACK
+#  define CODE_TAG_BITS_CT -1
+#else
+#  define SHIM_OWNER "FRAME_OWNED_BY_CSTACK"
+#  define SHIM_OWNER_CT -1
+#  define CODE_TAG_BITS_CT -1
+#endif
+
 #define AT(obj, off, type) (*(type *)((char *)(obj) + (off)))
 
 /* The same offsets, asked at run time (filled at import). */
-static Py_ssize_t it_index_rt, it_seq_rt, tuple_items_rt, frame_rt[3];
+static Py_ssize_t it_index_rt, it_seq_rt, tuple_items_rt, frame_rt[3], walk_rt[WALK_N];
+static long long owned_by_generator_rt = -1, shim_owner_rt = -1, code_tag_bits_rt = -1;
+static Py_ssize_t codeunit_size;    /* sizeof(_Py_CODEUNIT): _co_firsttraceable counts code units */
 #ifdef GEN_STATE
 static const char *const gen_names[4] = {GEN_STATE};
 static const long long gen_ct[3] = {GEN_STATE_CT};
@@ -104,14 +163,21 @@ tuple_item(PyObject *self, PyObject *args)
                          ((PyObject **)((char *)t + tuple_items_rt))[i]);
 }
 
-static PyObject *
-code_through(const Py_ssize_t off[3])
+/* The thread state's current frame (the innermost, which may be one walk() skips). */
+static char *
+current_frame(const Py_ssize_t off[3])
 {
     char *frame = AT(PyThreadState_Get(), off[0], char *);
     if (off[1] >= 0) {
         frame = AT(frame, off[1], char *);
     }
-    return AT(frame, off[2], PyObject *);
+    return frame;
+}
+
+static PyObject *
+code_through(const Py_ssize_t off[3])
+{
+    return AT(current_frame(off), off[2], PyObject *);
 }
 
 /* frame_code() -> (code, code): the calling Python function's code object, read both ways. */
@@ -119,6 +185,59 @@ static PyObject *
 frame_code(PyObject *self, PyObject *unused)
 {
     return Py_BuildValue("OO", code_through(frame_ct), code_through(frame_rt));
+}
+
+enum { COMPLETE, CSTACK_SHIM, INCOMPLETE };
+
+/* A frame's code object (3.14+: its f_executable's tag bits cleared). */
+static PyObject *
+frame_code_object(char *frame)
+{
+    uintptr_t code = AT(frame, walk_rt[CODE], uintptr_t);
+    return (PyObject *)(code_tag_bits_rt > 0 ? code & ~(uintptr_t)code_tag_bits_rt : code);
+}
+
+/* Which frame this is to a walker: CPython's _PyFrame_IsIncomplete(), through offsets. */
+static int
+frame_kind(char *frame)
+{
+    char owner, *code;
+    if (walk_rt[OWNER] < 0) {
+        return COMPLETE;                            /* a PyFrameObject (up to 3.10) */
+    }
+    owner = AT(frame, walk_rt[OWNER], char);
+    if (shim_owner_rt >= 0 && owner >= shim_owner_rt) {
+        return CSTACK_SHIM;                         /* 3.13+: its f_executable is None */
+    }
+    if (owner == owned_by_generator_rt) {
+        return COMPLETE;
+    }
+    code = (char *)frame_code_object(frame);
+    return AT(frame, walk_rt[INSTR], char *)
+           < code + walk_rt[CODE_UNITS] + codeunit_size * AT(code, walk_rt[FIRST_TRACEABLE], int)
+           ? INCOMPLETE : COMPLETE;
+}
+
+/* walk() -> ([code, ...], C-stack shims skipped, incomplete frames skipped): the code object of each
+ * frame from the caller's outward, as sys._getframe() and f_back show them. */
+static PyObject *
+walk(PyObject *self, PyObject *unused)
+{
+    Py_ssize_t skipped[3] = {0, 0, 0};
+    char *frame;
+    PyObject *codes = PyList_New(0);
+    if (codes == NULL) {
+        return NULL;
+    }
+    for (frame = current_frame(frame_rt); frame != NULL; frame = AT(frame, walk_rt[PREVIOUS], char *)) {
+        int kind = frame_kind(frame);
+        skipped[kind]++;
+        if (kind == COMPLETE && PyList_Append(codes, frame_code_object(frame)) < 0) {
+            Py_DECREF(codes);
+            return NULL;
+        }
+    }
+    return Py_BuildValue("Nnn", codes, skipped[CSTACK_SHIM], skipped[INCOMPLETE]);
 }
 
 /* gen_state(gen) -> (what, (state, constant) at compile time, (state, constant) at run time): the
@@ -170,10 +289,31 @@ same(const char *name, Py_ssize_t compiled, Py_ssize_t *out)
     return 0;
 }
 
+/* A constant against its run-time answer; compiled -1: the version has none, and none is asked. */
+static int
+same_constant(const char *name, long long compiled, long long *out)
+{
+    *out = -1;
+    if (compiled < 0) {
+        return 0;
+    }
+    if (PyOffsets_Constant(name, out) < 0) {
+        return -1;
+    }
+    if (*out != compiled) {
+        PyErr_Format(PyExc_ImportError, "jitdemo was compiled for %s, where %s is %lld; the running "
+                     "interpreter (table %s) has %lld: rebuild jitdemo", PYOFFSETS_TABLE, name, compiled,
+                     PyOffsets_TableName(), *out);
+        return -1;
+    }
+    return 0;
+}
+
 static PyMethodDef methods[] = {
     {"listiter", listiter, METH_O, "listiter(it) -> ((it_index, it_seq) at compile time, (...) at run time)"},
     {"tuple_item", tuple_item, METH_VARARGS, "tuple_item(t, i) -> (t[i] at compile time, t[i] at run time)"},
     {"frame_code", frame_code, METH_NOARGS, "frame_code() -> the caller's code object, read both ways"},
+    {"walk", walk, METH_NOARGS, "walk() -> ([code of each frame Python shows, innermost first], shims, incomplete)"},
     {"gen_state", gen_state, METH_O, "gen_state(gen) -> (field, (state, constant) compiled, (...) run time)"},
     {NULL, NULL, 0, NULL},
 };
@@ -193,6 +333,27 @@ jitdemo_exec(PyObject *m)
             return -1;
         }
     }
+    {
+        const char *walk_names[WALK_N] = {WALK_NAMES};
+        for (i = 0; i < WALK_N; i++) {
+            if (same(walk_names[i], walk_ct[i], &walk_rt[i]) < 0) {
+                return -1;
+            }
+        }
+    }
+    if (same_constant("FRAME_OWNED_BY_GENERATOR", OWNED_BY_GENERATOR_CT, &owned_by_generator_rt) < 0
+        || same_constant(SHIM_OWNER, SHIM_OWNER_CT, &shim_owner_rt) < 0
+        || same_constant("Py_TAG_BITS", CODE_TAG_BITS_CT, &code_tag_bits_rt) < 0) {
+        return -1;
+    }
+#if defined(PYOFFSETS_SIZEOF__Py_CODEUNIT)                     /* 3.12+ (3.13: an internal header's) */
+    codeunit_size = PyOffsets_Sizeof("_Py_CODEUNIT");
+    if (codeunit_size < 0) {
+        return -1;
+    }
+#else
+    codeunit_size = sizeof(_Py_CODEUNIT);    /* public before 3.13 (cpython/code.h) */
+#endif
 #ifdef GEN_STATE
     for (i = 0; i < 2; i++) {
         Py_ssize_t off;

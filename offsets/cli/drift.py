@@ -110,7 +110,7 @@ def run_diff(args) -> int:
     new = load_one(args.new) if args.new else _scan(args)
     watches = None
     if args.watch:
-        from ..layout.yaml_strict import read_text
+        from ..regular_file import read_text     # no yaml: diff needs only the runtime
 
         text = read_text(args.watch, "watch file")
         watches = diff.resolve_watch(diff.parse_watch(text), old, new, where=args.watch)
@@ -151,7 +151,7 @@ def run_check(args) -> int:
     if not path.exists():
         raise VerifyError(f"no committed table {path} for CPython {fresh.build.version} "
                           f"({fresh.build.config_name}, {fresh.build.target.triple}): run `make tables` and commit it")
-    from ..layout.yaml_strict import read_text
+    from ..regular_file import read_text
 
     committed_text = read_text(path, "committed table")
     committed = load_table(path) if "\n  binaries:\n" in committed_text else None

@@ -2,7 +2,8 @@
 
 The table loader and every other reader of user YAML go through here:
 
-- `read_text`: at most `MAX_TABLE_BYTES` of a regular file, strictly UTF-8;
+- `read_text`: at most `MAX_TABLE_BYTES` of a regular file, strictly UTF-8 (`offsets/regular_file.py`,
+  which needs no yaml: the watch file of `offsets diff` is read there too);
 - `parse`: PyYAML's safe (C) parser, then plain values built here from the node graph, refusing
   aliases (a 300-byte "billion laughs" expands to gigabytes in anything that walks the result),
   merge keys, duplicate keys (where the last one would silently win), keys that are not strings,
@@ -10,17 +11,13 @@ The table loader and every other reader of user YAML go through here:
 """
 from __future__ import annotations
 
-import os
 import re
 
 import yaml
 
 from ..errors import TableError
-from ..regular_file import open_regular
+from ..regular_file import MAX_TABLE_BYTES, decode, read_text  # noqa: F401 - the readers of YAML read here
 
-#: The largest table read, in bytes (docs/table-format.md): the largest generated table is about
-#: 1 MB; this leaves sixteen times that, and keeps a load well under a second and 200 MB.
-MAX_TABLE_BYTES = 16 * 1024 * 1024
 #: The deepest nesting of mappings and lists a table may have (a table needs 5).
 MAX_DEPTH = 16
 
@@ -31,35 +28,6 @@ _STR, _INT = "tag:yaml.org,2002:str", "tag:yaml.org,2002:int"
 #: a decimal integer as PyYAML's int constructor reads it (no sign but -, no leading 0, _ or :), which
 #: is what int() makes of it; every other scalar goes through PyYAML's constructors
 _DECIMAL = re.compile(r"-?[1-9][0-9]*|0")
-
-
-def read_text(path, what: str = "table", limit: int = MAX_TABLE_BYTES) -> str:
-    """The text of a regular file of at most `limit` bytes, decoded as UTF-8; `TableError` otherwise."""
-    try:
-        with open_regular(path) as f:
-            st = os.fstat(f.fileno())
-            if st.st_size > limit:
-                raise TableError(_too_big(what, path, st.st_size, limit))
-            data = f.read(limit + 1)
-    except OSError as e:
-        raise TableError(f"cannot read {what} {path}: {e.strerror or e}") from None
-    if len(data) > limit:
-        raise TableError(_too_big(what, path, len(data), limit))
-    return decode(data, f"{what} {path}")
-
-
-def decode(data: bytes, where: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise TableError(f"{where}: not UTF-8 (byte {data[e.start]:#04x} at line {line}); "
-                         f"tables are UTF-8 text") from None
-
-
-def _too_big(what: str, path, size: int, limit: int) -> str:
-    return (f"{what} {path} is {size} bytes, more than the {limit // (1024 * 1024)} MiB a table may have "
-            f"(docs/table-format.md)")
 
 
 def parse(text: str, origin: str = "table", limit: int = MAX_TABLE_BYTES):

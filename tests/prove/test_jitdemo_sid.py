@@ -59,3 +59,5 @@ def test_worked_example_reads_the_frame_owner_on_sid(minor, tmp_path):
     assert got["compiled_for"] == f"cpython-{got['python']}-debian-x86_64-linux-gnu", got
     # FRAME_OWNED_BY_GENERATOR is 1 in 3.14 and 3.15 (Include/internal/pycore_interpframe_structs.h)
     assert "suspended generator's frame owner == FRAME_OWNED_BY_GENERATOR (1)" in got["checked"], got
+    # walk()'s frames are sys._getframe()'s chain (demo.py compares them), 3.14+'s shim owners skipped
+    assert "walk(): the frames sys._getframe() shows, shims and incomplete frames skipped" in got["checked"], got
