@@ -80,9 +80,12 @@ def edges_of(path: Path, files) -> set:
 
 
 def import_graph() -> dict:
-    """module -> the offsets modules it imports (`edges_of`), for every module of the package."""
+    """module -> the offsets modules it imports (`edges_of`), for every module of the package (its C
+    extensions, `_offsets.c` & co., import none)."""
     files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
-    return {m: edges_of(p, files) for m, p in files.items()}
+    extensions = {f"offsets.{p.stem}" for p in PACKAGE.glob("_*.c")}
+    graph = {m: edges_of(p, set(files) | extensions) for m, p in files.items()}
+    return dict(graph, **{m: set() for m in extensions})
 
 
 def circles(graph: dict) -> list:

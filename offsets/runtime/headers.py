@@ -23,7 +23,7 @@ BUILD_HEADER = "pyoffsets_build.h"
 
 def header_table():
     """The table in use, with only what it answers exactly (`OffsetsError` if that is nothing)."""
-    from . import _current, build, current_table
+    from . import _current, build, current_table, prove_constants_here
     from .constants import earned
 
     t = _current()
@@ -36,7 +36,7 @@ def header_table():
     from dataclasses import replace
 
     kept = {n: c for n, c in table.constants.items()
-            if earned(t, [c.name, c.value, c.type, c.size, c.defined_in, c.kind]) == "exact"}
+            if earned(t, [c.name, c.value, c.type, c.size, c.defined_in, c.kind], prove_constants_here) == "exact"}
     core = None if table.core_only is None else tuple(n for n in table.core_only if n in kept)
     return replace(table, constants=kept, core_only=core)
 

@@ -135,16 +135,14 @@ class Loaded:
         return "proven" if (key, path) in self.earning.proven else None
 
     def prove(self):
-        """Run the proof once (for the structs that are not exact): the earning's prover (a check in
-        another process's memory), else the live check in this process."""
+        """Run the proof once (for the structs that are not exact): the prover the table's earning was
+        handed (the live check in this process, `runtime/__init__.py`; a check in another process's
+        memory, remote/choose.py)."""
         e = self.earning
         if e.check is None:
-            if e.prover is not None:
-                e.check = e.prover(self)
-            else:
-                from .proof_cache import check
-
-                e.check = check(self)
+            if e.prover is None:
+                raise TableError(f"{self.where()} is not exact ({e.why}) and was handed no prover to prove it")
+            e.check = e.prover(self)
             e.proven = set(e.check.proven) if e.check.ok else set()
         return e.check
 
