@@ -30,29 +30,11 @@ from typing import Callable, Optional
 from ..scan.build_inputs import BuildInputs, describe, headers_digest, pyconfig_defines, shared_libpython
 from ..errors import BuildError
 from ..layout.model import CONFIGS, Table
+from .outcome import Check
 
 #: Bumped when a check changes what it compares: tables recorded as verified by an older revision
 #: are verified again (verified.py). 3: constants. 4: the pyconfig.h cut of the dependency sets.
 REVISION = 4
-
-
-@dataclass(frozen=True)
-class Check:
-    """One independent check: what it compared, and where it disagreed with the table."""
-
-    name: str
-    source: str                       # what the truth was (compiler, binary, interpreter)
-    structs: int
-    fields: int
-    mismatches: tuple[str, ...]
-    notes: tuple[str, ...] = ()
-    unit: str = "fields"
-    #: further figures its record keeps, (name, number) each
-    counts: tuple[tuple[str, int], ...] = ()
-
-    def line(self) -> str:
-        what = f"{self.structs} structs / {self.fields} fields" if self.unit == "fields" else f"{self.fields} {self.unit}"
-        return f"{self.name}: {what} compared, {len(self.mismatches)} mismatches ({self.source})"
 
 
 @dataclass(frozen=True)
