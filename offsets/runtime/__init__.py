@@ -43,7 +43,8 @@ from ..errors import NoMatchingTable, OffsetsError, TableError, UnknownNameError
 # what a table earns, and the tables (also read as runtime.X by the CLI and the tests)
 from .earning import describe, describe_build, earning as _earning
 from .choice import entry_build
-from .tables import (PACKAGE_DIR, Loaded, installed_entries, load_compact, load_shipped, shipped_index, _load_entry)
+from . import tables as _tables
+from .tables import PACKAGE_DIR, Loaded, installed_entries, shipped_index, _load_entry
 
 _lock = RLock()
 
@@ -62,6 +63,16 @@ def prove_constants_here(table):
     from .live.runner import check_constants
 
     return check_constants(table)
+
+
+def load_compact(path: str, head_sha256: str = None, pool_sha256: str = None) -> Loaded:
+    """A compact table (tables.load_compact), handed this process's live check as its prover."""
+    return _tables.load_compact(path, head_sha256, pool_sha256, prove_here)
+
+
+def load_shipped(entry: dict) -> Loaded:
+    """A shipped table (tables.load_shipped), handed this process's live check as its prover."""
+    return _tables.load_shipped(entry, prove_here)
 
 
 def earning(b: dict, me: dict, prover=None):
@@ -665,7 +676,7 @@ def use_table(path, verify: bool = True) -> Match:
         from ..layout import compact, compact_read, table_yaml
 
         head, pool = compact_read.parse(compact.dumps(table_yaml.load(path), path), path)
-        t = Loaded(head, pool, path, shipped_index()["aliases"])
+        t = Loaded(head, pool, path, shipped_index()["aliases"], prove_here)
     me = running_identity()
     b = t.build
     mine = (me["hexversion"] >> 16, identity.flag_set(me["config"]), me["triple"], me["pointer_size"])
