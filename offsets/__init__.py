@@ -5,8 +5,10 @@ The package is the pipeline, one subpackage per stage (docs/architecture.md has 
     scan/      a build's inputs -> translation units -> libclang (and a binary's DWARF) -> one Table
     layout/    the Table model, its rules and names, and its forms: YAML, compact (what the runtime reads), C
     check/     gcc offsetof probes, `offsets verify`, the records of what verified each committed table
-    runtime/   offsets.get() & co. for the running interpreter, how each answer is earned, the live check
+    runtime/   offsets.get() & co. for the running interpreter, how each answer is earned, the live check (live/)
     proofs/    the proofs a table that is not exact answers by, over a memory reader (this process or another)
+    remote/    another process or a binary: its build, its table (the runtime's one rule), its memory and stacks
+    export/    offsets and constants for readers in other languages (C, Rust, Go, JSON), by version and build-id
     drift/     diff, history, report: how layouts change across tables
     cli/       the `offsets` command, one module per group of subcommands
     tools/     `make tables` (regenerate, matrix) and `make bench`: run from a checkout
@@ -19,8 +21,9 @@ The package is the pipeline, one subpackage per stage (docs/architecture.md has 
     _offsets.c                     the C API capsule behind headers/pyoffsets.h
     _lookup.c                      what offsets.get, sizeof and constant are: dict lookups with a docstring
 
-The runtime side (runtime/, proofs/, layout/, the shared modules) imports nothing from scan/, check/, drift/,
-cli/ or tools/ (tests/test_package_layout.py), so `pip install cpython-offsets` needs no third-party package.
+The runtime side (runtime/, proofs/, layout/, remote/, the shared modules) imports nothing from scan/, check/,
+drift/, cli/ or tools/, and no module imports itself through others (tests/test_package_layout.py), so
+`pip install cpython-offsets` needs no third-party package.
 """
 __version__ = "0.1.0"
 
@@ -39,11 +42,6 @@ def __getattr__(name):
         value = getattr(errors, name)
         globals()[name] = value
         return value
-    if name == "include_dirs":   # [pyoffsets.h's directory, this build's header's]: runtime/headers.py
-        from .runtime.headers import include_dirs
-
-        globals()[name] = include_dirs
-        return include_dirs
     if name in _RUNTIME:
         from . import runtime
 
@@ -57,5 +55,13 @@ def __getattr__(name):
     raise AttributeError(f"module 'offsets' has no attribute {name!r}")
 
 
+def include_dirs(directory: str = None) -> list:
+    """[pyoffsets.h's directory, this build's header's directory]: a setup.py's `include_dirs`, the
+    header written now if it is not there yet (runtime/headers.py, handed this package's version)."""
+    from .runtime.headers import include_dirs as dirs
+
+    return dirs(directory, version=__version__)
+
+
 def __dir__():
-    return sorted(list(globals()) + list(_RUNTIME) + list(_ERRORS) + ["include_dirs"])
+    return sorted(list(globals()) + list(_RUNTIME) + list(_ERRORS))

@@ -167,7 +167,7 @@ def test_debug_offsets_export_is_what_the_running_interpreter_says(py313, capsys
             "                  for k, (o, n) in slots.items()}))")
     live = json.loads(subprocess.run([str(py313), "-c", code, json.dumps(slots)], capture_output=True, text=True,
                                      check=True).stdout)
-    from offsets.runtime.live import debug_offsets
+    from offsets.runtime.live.toolkit import debug_offsets
 
     kinds = {name: meaning[0] for name, meaning in debug_offsets().items()}
     compared = 0

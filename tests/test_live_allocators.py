@@ -1,4 +1,4 @@
-"""The allocators' proof (offsets/runtime/live_allocators.py) in real interpreters: the function
+"""The allocators' proof (offsets/runtime/live/allocators.py) in real interpreters: the function
 pointers `PyMem_GetAllocator` and `PyObject_GetArenaAllocator` copy are the binary's own functions
 (its symbol table, as tests/test_remote_elf.py checks it against readelf), where the exact table,
 which clang laid out, says they are; and nothing is proven where that truth cannot be read or is

@@ -1,4 +1,4 @@
-"""The thread state while an exception is raised (offsets/runtime/live_raised.py, offsets/_raised.c)
+"""The thread state while an exception is raised (offsets/runtime/live/raised.py, offsets/_raised.c)
 in real interpreters with the package installed as pip installs it (tests/test_capi.py's venvs,
 which compile offsets/_raised.c for each): the exact table's `current_exception` (3.12+) or
 `curexc_type`, `curexc_value` and `curexc_traceback` (3.9), and up to 3.12 the interpreter's

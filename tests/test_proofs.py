@@ -1,4 +1,4 @@
-"""The proofs a table that is not exact answers by (offsets/proofs, runtime/live*.py): each is a read
+"""The proofs a table that is not exact answers by (offsets/proofs, runtime/live/): each is a read
 of a live interpreter compared with what that interpreter says, so the truths here are live
 interpreters (pyenv's, run as subprocesses) and their exact tables, which gcc and their DWARF
 verified (generated/index.yaml).
@@ -504,7 +504,7 @@ def test_a_conditional_that_shifts_the_positions_cuts_the_initializer_there():
 RECORDS_SCRIPT = r"""
 import ctypes, json, sys
 from offsets import runtime
-from offsets.runtime import live_types
+from offsets.runtime.live import types as live_types
 from offsets.runtime.tables import type_records
 e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion and
          e.get("vendor") in (None, "upstream") and not any(e["config"].values()))
@@ -622,11 +622,12 @@ def running_table():
 
 
 def test_a_cached_proof_is_the_check_s_own_result_and_any_change_is_a_miss(tmp_path, monkeypatch):
-    from offsets.runtime import live, proof_cache
+    from offsets.runtime import proof_cache
+    from offsets.runtime.live import runner
 
     monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path))
     t = running_table()
-    fresh = live.check(t)
+    fresh = runner.check(t)
     first = proof_cache.check(t)          # checked, and kept
     assert first.ok and not getattr(first, "cached", False)
     again = proof_cache.check(running_table())
@@ -667,7 +668,7 @@ def test_a_damaged_or_foreign_entry_is_a_miss_and_a_failed_check_is_not_kept(tmp
     entry.unlink()
     failed = Result()
     failed.failed.append("a field moved")
-    monkeypatch.setattr("offsets.runtime.live.check", lambda table: failed)
+    monkeypatch.setattr("offsets.runtime.live.runner.check", lambda table: failed)
     assert proof_cache.check(t) is failed and not entry.exists()
 
 
@@ -827,12 +828,13 @@ def test_the_live_check_passes_in_a_sub_interpreter_that_shares_the_gil(minor, t
 
 def test_every_module_of_the_live_check_is_part_of_its_cache_key():
     """A kept proof is made again when any code of the check changes: every module of offsets.proofs
-    and offsets.runtime.live* that the check imports is among the files its key hashes."""
+    and offsets.runtime.live that the check imports is among the files its key hashes."""
     import sys
 
-    from offsets.runtime import live, proof_cache
+    from offsets.runtime import proof_cache
+    from offsets.runtime.live import runner
 
-    assert live.check
+    assert runner.check
     loaded = {os.path.realpath(m.__file__) for name, m in list(sys.modules.items())
               if (name.startswith("offsets.proofs") or name.startswith("offsets.runtime.live")) and getattr(m, "__file__", None)}
     assert len(loaded) > 20

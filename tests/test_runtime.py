@@ -19,7 +19,7 @@ import pytest
 import offsets
 from conftest import c_extension_built, missing_input, pyenv_python3
 from offsets.layout import compact, compact_read, identity
-from offsets.runtime import live
+from offsets.runtime.live import toolkit
 from offsets import runtime
 from offsets.errors import NoMatchingTable, TableError, UnknownNameError, VerifyError
 
@@ -457,7 +457,7 @@ def test_live_check_of_the_shipped_table_passes():
 
 
 def test_a_check_that_read_no_memory_is_not_enough():
-    r = live.Result()
+    r = toolkit.Result()
     r.passed = [f"t{i}.__basicsize__ == sizeof(T{i})" for i in range(20)]
     assert not r.ok
     r.passed.append("PyListObject.ob_item[]")
@@ -467,12 +467,12 @@ def test_a_check_that_read_no_memory_is_not_enough():
 
 
 def test_memory_reads_of_bad_addresses_fail_instead_of_crashing():
-    mem = live.Memory()
+    mem = toolkit.Memory()
     try:
         assert mem.read(id(mem), 8)
-        with pytest.raises(live.Fault):
+        with pytest.raises(toolkit.Fault):
             mem.read(8, 8)
-        with pytest.raises(live.Fault):
+        with pytest.raises(toolkit.Fault):
             mem.read(0x7FFF_FFFF_F000_0000 if sys.maxsize > 2 ** 32 else 0xFFFF_F000, 8)
     finally:
         mem.close()

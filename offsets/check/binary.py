@@ -20,7 +20,7 @@ from ..layout.model import Binary
 from ..remote import anchors
 from ..remote.elf import INTERPRETER_SYMBOL, Elf, ElfError, build_id_of
 from ..remote.process_root import resolve
-from .verify import Check
+from .outcome import Check
 
 #: A binary check that compared fewer values than this proves too little to record the binary.
 MIN_COMPARED = 5

@@ -12,8 +12,8 @@ Four checks, each run where its inputs are found, none of them reading the table
   objects' `tp_basicsize`, `Py_Version` and 3.13+ `_Py_DebugOffsets` in its initialized data
   (`binary.py`);
 - live: when the table is the running interpreter's build, `__basicsize__` of builtin types and
-  reads of real objects through the table's offsets (`runtime/live.py`), and the constants the
-  interpreter itself shows (`runtime/live_constants.py`).
+  reads of real objects through the table's offsets (`runtime/live/`), and the constants the
+  interpreter itself shows (`runtime/live/constants.py`).
 
 A check that finds a difference names the field and both numbers; having nothing to compare with
 is an error, never a pass.
@@ -30,29 +30,11 @@ from typing import Callable, Optional
 from ..scan.build_inputs import BuildInputs, describe, headers_digest, pyconfig_defines, shared_libpython
 from ..errors import BuildError
 from ..layout.model import CONFIGS, Table
+from .outcome import Check
 
 #: Bumped when a check changes what it compares: tables recorded as verified by an older revision
 #: are verified again (verified.py). 3: constants. 4: the pyconfig.h cut of the dependency sets.
 REVISION = 4
-
-
-@dataclass(frozen=True)
-class Check:
-    """One independent check: what it compared, and where it disagreed with the table."""
-
-    name: str
-    source: str                       # what the truth was (compiler, binary, interpreter)
-    structs: int
-    fields: int
-    mismatches: tuple[str, ...]
-    notes: tuple[str, ...] = ()
-    unit: str = "fields"
-    #: further figures its record keeps, (name, number) each
-    counts: tuple[tuple[str, int], ...] = ()
-
-    def line(self) -> str:
-        what = f"{self.structs} structs / {self.fields} fields" if self.unit == "fields" else f"{self.fields} {self.unit}"
-        return f"{self.name}: {what} compared, {len(self.mismatches)} mismatches ({self.source})"
 
 
 @dataclass(frozen=True)
@@ -258,17 +240,15 @@ def running_matches(table: Table) -> Optional[str]:
 
 def live_check(table: Table) -> Check:
     from ..layout import compact, compact_read, names
-    from ..runtime import live
+    from ..runtime.live import runner
     from .. import runtime
 
     source = table.build.table_name
     loaded = runtime.Loaded(*compact_read.parse(compact.dumps(table, source), source), source, names.aliases())
-    r = live.check(loaded)
+    r = runner.check(loaded)
     failed, passed = list(r.failed), len(r.passed)
     if table.constants:         # the constants this interpreter shows (opcode.opmap, sys.int_info ...)
-        from ..runtime import live_constants
-
-        k = live_constants.check(loaded)
+        k = runner.check_constants(loaded)
         failed += k.failed
         passed += len(k.passed)
     key = loaded.resolve_struct("PyTypeObject")

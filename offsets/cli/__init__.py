@@ -128,9 +128,10 @@ RUNTIME_OPTIONS = ("--cflags", "--include-dirs")
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in RUNTIME_OPTIONS:
+        from .. import __version__
         from ..runtime.headers import main as headers_main
 
-        return headers_main(argv)
+        return headers_main(argv, __version__)
     refusal = old_python()
     if refusal:
         print(refusal, file=sys.stderr)

@@ -50,7 +50,7 @@ class Layout:
 def items_of(fields: str) -> list:
     """The items `--fields` asks for: `debug-offsets`, or a comma-separated list of names."""
     if fields == DEBUG_OFFSETS:
-        from ..runtime.live import debug_offsets
+        from ..runtime.live.toolkit import debug_offsets
 
         out = []
         for member, meaning in sorted(debug_offsets().items()):

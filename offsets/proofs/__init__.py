@@ -1,5 +1,5 @@
 """Proofs that a table describes a build, each written once over a memory reader
-(`read(address, n) -> bytes`), whether that memory is this process's (`runtime/live.py`) or another's
+(`read(address, n) -> bytes`), whether that memory is this process's (`runtime/live/`) or another's
 (`remote/proof.py`). Identity rules (which table is exact) live in `layout/identity.py` and
 `runtime/earning.py`; this package only proves.
 

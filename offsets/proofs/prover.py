@@ -1,5 +1,5 @@
 """One proof's means: a table (`view.View`), a memory reader (`read(address, n) -> bytes`, raising
-on an address it cannot read) and a `Result` (`runtime/live.py`) to record in. Each expectation
+on an address it cannot read) and a `Result` (`runtime/live/runner.py`) to record in. Each expectation
 compares a truth the table did not give with what the table gave; when they agree, everything
 the table gave for it is proven."""
 from __future__ import annotations

@@ -10,7 +10,7 @@ terms is the table's (`sizeof(S) - sizeof(PyObject *)` proves sizeof(S)); a memb
 the `PyMemberDef` read back has the record's name, type code and flags (else the record is not this
 build's and nothing is compared) and its offset is the table's. A value that differs fails the check.
 
-The type objects are found by each side: in this process from Python (`runtime/live_types.py`),
+The type objects are found by each side: in this process from Python (`runtime/live/types.py`),
 in another by the symbols its binary exports (`remote/proof.py`).
 """
 from __future__ import annotations

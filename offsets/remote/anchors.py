@@ -2,7 +2,7 @@
 checked against in a binary file (`check/binary.py`) and in another process's memory (`proof.py`).
 
 - Its exported type objects: each one's `tp_basicsize` is the size of its instance struct (the
-  same expectations as the in-process live check, `runtime/live.BASICSIZE`, by the same labels).
+  same expectations as the in-process live check, `runtime/live/toolkit.BASICSIZE`, by the same labels).
 - 3.11+: `Py_Version`, the hexversion.
 - 3.13+: `_PyRuntime.debug_offsets`, CPython's own `_Py_DebugOffsets`: a cookie, the version, and
   member by member the offsets and sizes of the structs a debugger reads
@@ -32,13 +32,13 @@ COOKIE = b"xdebugpy"
 
 def basicsize_expectations():
     """(label, type symbol, struct, expectations) of every type object a binary may export."""
-    from ..runtime.live import BASICSIZE
+    from ..runtime.live.toolkit import BASICSIZE
 
     return [(label, TYPE_SYMBOLS[label], struct, exps) for label, _, struct, exps in BASICSIZE if label in TYPE_SYMBOLS]
 
 
 def expected_basicsize(view: View, struct: str, expectations) -> Optional[tuple]:
-    """(spelling, value) of the first expectation whose terms the table has (see `live.BASICSIZE`):
+    """(spelling, value) of the first expectation whose terms the table has (see `toolkit.BASICSIZE`):
     what `tp_basicsize` of the struct's type must be; None if the table has none of them."""
     for terms in expectations:
         values, words = [], []
@@ -64,7 +64,7 @@ def expected_basicsize(view: View, struct: str, expectations) -> Optional[tuple]
 
 def debug_offsets_members() -> dict:
     """`data/debug_offsets.json`: `_Py_DebugOffsets` member -> ["size", STRUCT] or ["offset", STRUCT, PATH]."""
-    from ..runtime.live import debug_offsets
+    from ..runtime.live.toolkit import debug_offsets
 
     return debug_offsets()
 

@@ -1,6 +1,6 @@
 """The check in another process's memory: does a table describe the build that process runs?
 
-What `runtime/live.py` does inside a process, done from outside with truths the table did not
+What `runtime/live/` does inside a process, done from outside with truths the table did not
 give: addresses the binary exports (its type objects, `_PyRuntime`) and the kernel's list of the
 process's threads.
 
@@ -16,7 +16,7 @@ process's threads.
 4. every thread's stack, read by `frames.py` as `offsets stack` reads it: every code object is a
    code object, every name and file name a `str`, every line table a `bytes`;
 5. up to 3.11, the allocators in the variables that hold them against the binary's own functions
-   (`runtime/live_allocators.py`, the same comparison the runtime makes in process).
+   (`runtime/live/allocators.py`, the same comparison the runtime makes in process).
 
 A table that is not exact answers only the fields and sizes a passing check read (`proven`), and
 what they prove through the type system (`proofs/embedding.py`).
@@ -93,9 +93,9 @@ def check(table, memory, ident) -> Result:
 
     def allocators():
         """Up to 3.11: the allocators in the variables that hold them, against the binary's own
-        functions (runtime/live_allocators.py, which the runtime compares with the copies the C API
+        functions (runtime/live/allocators.py, which the runtime compares with the copies the C API
         gives it); from 3.12 they are members of `_PyRuntime`, where only the table says where."""
-        from ..runtime import live_allocators as la
+        from ..runtime.live import allocators as la
         from .elf import STT_OBJECT, Elf
 
         with Elf(ident.binary_path) as elf:

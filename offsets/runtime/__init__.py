@@ -12,7 +12,7 @@ Every answer is earned (docs/identity.md), one of:
   and the digests of `pyconfig.h` and every header plus the core's layout defines, compared with
   the headers this interpreter has installed; without installed headers, the distributor's
   package version instead. Structs of `.c` files (or DWARF) also need the same vendor.
-- **proven**: the live check (`live.py`) read that very field (or that struct's size) in
+- **proven**: the live check (`live/`) read that very field (or that struct's size) in
   this process and found what the table says.
 
 Nothing else is answered: a table of another patch level, vendor or CPU answers only what the live
@@ -41,11 +41,44 @@ from _thread import RLock, get_ident
 from ..layout import identity
 from ..errors import NoMatchingTable, OffsetsError, TableError, UnknownNameError, close_matches
 # what a table earns, and the tables (also read as runtime.X by the CLI and the tests)
-from .earning import describe, describe_build, earning
+from .earning import describe, describe_build, earning as _earning
 from .choice import entry_build
-from .tables import (PACKAGE_DIR, Loaded, installed_entries, load_compact, load_shipped, shipped_index, _load_entry)
+from . import tables as _tables
+from .tables import PACKAGE_DIR, Loaded, installed_entries, shipped_index, _load_entry
 
 _lock = RLock()
+
+
+def prove_here(table):
+    """The prover this runtime hands every table it chooses: the live check in this process
+    (`live/runner.py`), kept per binary (`proof_cache.py`)."""
+    from .proof_cache import check
+
+    return check(table)
+
+
+def prove_constants_here(table):
+    """The proof of a table's constants this runtime hands `constants.py`: the live check of
+    constants in this process (`live/constants.py`)."""
+    from .live.runner import check_constants
+
+    return check_constants(table)
+
+
+def load_compact(path: str, head_sha256: str = None, pool_sha256: str = None) -> Loaded:
+    """A compact table (tables.load_compact), handed this process's live check as its prover."""
+    return _tables.load_compact(path, head_sha256, pool_sha256, prove_here)
+
+
+def load_shipped(entry: dict) -> Loaded:
+    """A shipped table (tables.load_shipped), handed this process's live check as its prover."""
+    return _tables.load_shipped(entry, prove_here)
+
+
+def earning(b: dict, me: dict, prover=None):
+    """How a table of build `b` earns its answers for build `me` (earning.py's one rule), proven by
+    `prover`, by default this process's live check (`prove_here`)."""
+    return _earning(b, me, prover or prove_here)
 
 
 def _fresh_lock_after_fork() -> None:
@@ -231,6 +264,7 @@ def select(me: dict, entries: list, load=_load_entry, check=None, strict: bool =
         t.own = bool(e.get("own"))
         return t
 
+    check = check or prove_here
     chosen, why = choice.exact_chain(me, entries, loaded, check, strict)
     if chosen is not None:
         t = chosen.table
@@ -642,7 +676,7 @@ def use_table(path, verify: bool = True) -> Match:
         from ..layout import compact, compact_read, table_yaml
 
         head, pool = compact_read.parse(compact.dumps(table_yaml.load(path), path), path)
-        t = Loaded(head, pool, path, shipped_index()["aliases"])
+        t = Loaded(head, pool, path, shipped_index()["aliases"], prove_here)
     me = running_identity()
     b = t.build
     mine = (me["hexversion"] >> 16, identity.flag_set(me["config"]), me["triple"], me["pointer_size"])
@@ -671,8 +705,8 @@ def use_table(path, verify: bool = True) -> Match:
 
 
 def live_check(table: Loaded = None):
-    """Run the live check (`live.py`) of a table (default: the one in use) against this process."""
-    from .live import check
+    """Run the live check (`live/runner.py`) of a table (default: the one in use) against this process."""
+    from .live.runner import check
 
     return check(table or _current())
 
@@ -703,7 +737,7 @@ def _constant(name, what: str):
 
     _check_name(name, what)
     t, row = constants.find(_current(), name)
-    how = constants.earned(t, row)
+    how = constants.earned(t, row, prove_constants_here)
     if how is None:
         raise constants.refused(t, name)
     return t, row, how

@@ -5,7 +5,7 @@
 
 A constant is answered **exact** under the rule of structs (earning.py: by build-id; by the set of
 its header, one of pyconfig.h by its own value there; by package), or **proven**
-when the live check of constants (`live_constants.py`: `opcode.opmap`, `dis`'s compiler flags and
+when the live check of constants (`live/constants.py`, which the runtime hands in: `opcode.opmap`, `dis`'s compiler flags and
 cache sizes, `sys.int_info`, built-in types' `__flags__`, a generator's frame owner read through
 the table) saw this very value in this process; otherwise it is refused. `constant` is the
 `__getitem__` of a dict filled on demand, as `get` is.
@@ -67,22 +67,22 @@ def _qualified(t) -> frozenset:
     return got
 
 
-def earned(t, row) -> "str | None":
-    """'exact', 'proven' or None for a constant row of table `t` in this process."""
+def earned(t, row, check=None) -> "str | None":
+    """'exact', 'proven' or None for a constant row of table `t`; `check(t)` proves its constants
+    when no proof of them is kept (the runtime hands the live check of constants)."""
     if t.earning.constant(t, row):
         return "exact"
-    done = prove(t)
-    return "proven" if done.ok and (PROVEN, row[0]) in done.proven else None
+    done = prove(t, check)
+    return "proven" if done is not None and done.ok and (PROVEN, row[0]) in done.proven else None
 
 
-def prove(t):
-    """The live check of constants of table `t` (run once per table, for the constants that are not
-    exact; kept on its `Earning` beside the structs' check)."""
+def prove(t, check=None):
+    """The proof of table `t`'s constants: the one kept on its `Earning` beside the structs' check
+    (another process's: remote/choose.py), else `check(t)`, run once per table for the constants
+    that are not exact and kept; None when there is neither."""
     e = t.earning
     done = getattr(e, "constants_check", None)
-    if done is None:
-        from .live_constants import check
-
+    if done is None and check is not None:
         done = e.constants_check = check(t)
     return done
 

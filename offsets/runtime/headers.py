@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import __version__
 from ..errors import OffsetsError
 
 #: The name a JIT source includes: it includes the header of the build it was written for.
@@ -23,7 +22,7 @@ BUILD_HEADER = "pyoffsets_build.h"
 
 def header_table():
     """The table in use, with only what it answers exactly (`OffsetsError` if that is nothing)."""
-    from . import _current, build, current_table
+    from . import _current, build, current_table, prove_constants_here
     from .constants import earned
 
     t = _current()
@@ -36,7 +35,7 @@ def header_table():
     from dataclasses import replace
 
     kept = {n: c for n, c in table.constants.items()
-            if earned(t, [c.name, c.value, c.type, c.size, c.defined_in, c.kind]) == "exact"}
+            if earned(t, [c.name, c.value, c.type, c.size, c.defined_in, c.kind], prove_constants_here) == "exact"}
     core = None if table.core_only is None else tuple(n for n in table.core_only if n in kept)
     return replace(table, constants=kept, core_only=core)
 
@@ -50,16 +49,17 @@ def default_directory(table_name: str) -> str:
     return os.path.join(cache, "include", table_name)
 
 
-def write(directory: str = None) -> str:
+def write(directory: str = None, *, version: str) -> str:
     """Write this build's header and `pyoffsets_build.h` into `directory` (default: the cache's
-    `include/<table>/`), each only if its text changed; the directory."""
+    `include/<table>/`), each only if its text changed; the directory. `version`: the offsets that
+    writes it (`offsets.__version__`, handed down by the package's top)."""
     from .. import atomic_write
     from ..layout import c_header
 
     table = header_table()
     name = c_header.header_name(table)
     directory = directory or default_directory(table.build.table_name)
-    text = c_header.emit(table, f"the table {table.build.table_name} of offsets {__version__} "
+    text = c_header.emit(table, f"the table {table.build.table_name} of offsets {version} "
                                 "(python -m offsets --cflags)")
     build = (f"/* {BUILD_HEADER}: the per-build header of {table.build.table_name}, the interpreter that ran "
              f"`python -m offsets --cflags`; do not edit. */\n#include \"{name}\"\n")
@@ -73,12 +73,12 @@ def write(directory: str = None) -> str:
     return directory
 
 
-def include_dirs(directory: str = None) -> list:
+def include_dirs(directory: str = None, *, version: str) -> list:
     """[the directory of pyoffsets.h, the directory of this build's header]: a setup.py's
-    `include_dirs` (the header is written now if it is not there yet)."""
+    `include_dirs` (the header is written now if it is not there yet); `offsets.include_dirs()`."""
     from . import get_include
 
-    return [get_include(), write(directory)]
+    return [get_include(), write(directory, version=version)]
 
 
 USAGE = ("usage: python -m offsets --cflags [--header-dir DIR]   (the -I flags of pyoffsets.h and of this "
@@ -86,7 +86,7 @@ USAGE = ("usage: python -m offsets --cflags [--header-dir DIR]   (the -I flags o
          "directories, one a line)")
 
 
-def main(argv: list) -> int:
+def main(argv: list, version: str) -> int:
     """`python -m offsets --cflags | --include-dirs [--header-dir DIR]` (any Python 3.8+, runtime only)."""
     args = list(argv)
     directory = None
@@ -101,7 +101,7 @@ def main(argv: list) -> int:
         print(USAGE, file=sys.stderr)
         return 2
     try:
-        dirs = include_dirs(directory)
+        dirs = include_dirs(directory, version=version)
     except OffsetsError as e:
         print(f"offsets: error: {e}", file=sys.stderr)
         return e.exit_code

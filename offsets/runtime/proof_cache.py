@@ -9,7 +9,7 @@ An entry is keyed by everything the check's result depends on:
   executable of a static build), by path, device, inode, size, mtime and ctime, and its GNU
   build-id as its image in this process has it;
 - the table: its file and the shipped layout pool, by path, size and mtime;
-- the check's code and data: the bytes of `proofs/*.py`, `runtime/live*.py` and the shipped type
+- the check's code and data: the bytes of `proofs/*.py`, `runtime/live/*.py` and the shipped type
   records (`data/compact/types.json`);
 - the interpreter's version and flags.
 Any change is a miss. Only a passing check is kept (a failure is checked again next time: it may
@@ -34,20 +34,20 @@ from ..layout import identity
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: the files whose bytes the check's results depend on, relative to the package
 #: (a folder's .py files, whose names start with the part after its last "/", if any: every
-#: `runtime/live*.py`, so that a new module of the check is part of the key without being listed)
-CODE = ("proofs/", "runtime/live", "runtime/binary.py", "remote/elf.py", "remote/elf_id.py", "data/compact/types.json",
+#: `runtime/live/*.py`, so that a new module of the check is part of the key without being listed)
+CODE = ("proofs/", "runtime/live/", "runtime/binary.py", "remote/elf.py", "remote/elf_id.py", "data/compact/types.json",
         "data/debug_offsets.json")
 REVISION = 1
 
 
 def binary_of():
-    """The path of the ELF file that holds this interpreter and its build-id, as the runtime's
-    identity read them (runtime/binary.py: the mapping of `id(int)`, the note in its loaded image);
+    """The path of the ELF file that holds this interpreter and its build-id, read as the runtime's
+    identity reads them (runtime/binary.py: the mapping of `id(int)`, the note in its loaded image);
     (None, None) when there is none to name."""
-    from . import running_identity
+    from .binary import interpreter
 
-    me = running_identity()
-    return me.get("binary"), me.get("build_id")
+    path, build_id, _ = interpreter()
+    return path, build_id
 
 
 def _stat(path: str) -> str:
@@ -55,7 +55,7 @@ def _stat(path: str) -> str:
     return "%s\0%d\0%d\0%d\0%d\0%d" % (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-#: the check's C extension (runtime/live_raised.py): its source in a checkout, and what was built of it
+#: the check's C extension (runtime/live/raised.py): its source in a checkout, and what was built of it
 EXTENSION = "_raised."
 
 
@@ -132,14 +132,15 @@ def store(k: str, result) -> None:
 
 
 def check(table):
-    """The live check of `table` (`live.check`), from the cache when this binary passed it before."""
+    """The live check of `table` (`live.runner.check`), from the cache when this binary passed it
+    before: the prover the runtime hands every table it chooses."""
     k = key(table)
     found = load(k) if k else None
     if found is not None:
         return found
-    from .live import check as run
+    from .live import runner
 
-    result = run(table)
+    result = runner.check(table)
     if k and result.ok:
         store(k, result)
     return result

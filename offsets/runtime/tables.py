@@ -33,9 +33,10 @@ def own_table_file(build: dict) -> str:
 
 class Loaded:
     """One table as the runtime holds it: the compact header, and its structs decoded on demand from
-    its layout pool (`compact_read.Pool`)."""
+    its layout pool (`compact_read.Pool`); `prover(table)` proves it where it is not exact (the one
+    who loads it hands it: `runtime/__init__.py` this process's live check)."""
 
-    def __init__(self, head: dict, pool, source: str, aliases: dict) -> None:
+    def __init__(self, head: dict, pool, source: str, aliases: dict, prover=None) -> None:
         self.head, self.pool, self.source, self.aliases = head, pool, source, aliases
         b = head["build"]
         self.build = b
@@ -44,7 +45,7 @@ class Loaded:
         self.order = head["structs"]
         self.names = pool.names(head["names"])
         self._rows: dict = {}
-        self.earning = Earning("build-id", "not compared (a table read for itself)")
+        self.earning = Earning("build-id", "not compared (a table read for itself)", prover=prover)
         #: other tables this build may use, in order: each answers what it earns where those before it do not
         self.fallbacks: list = []
         self._depends = self._positions = None
@@ -135,16 +136,14 @@ class Loaded:
         return "proven" if (key, path) in self.earning.proven else None
 
     def prove(self):
-        """Run the proof once (for the structs that are not exact): the earning's prover (a check in
-        another process's memory), else the live check in this process."""
+        """Run the proof once (for the structs that are not exact): the prover the table's earning was
+        handed (the live check in this process, `runtime/__init__.py`; a check in another process's
+        memory, remote/choose.py)."""
         e = self.earning
         if e.check is None:
-            if e.prover is not None:
-                e.check = e.prover(self)
-            else:
-                from .proof_cache import check
-
-                e.check = check(self)
+            if e.prover is None:
+                raise TableError(f"{self.where()} is not exact ({e.why}) and was handed no prover to prove it")
+            e.check = e.prover(self)
             e.proven = set(e.check.proven) if e.check.ok else set()
         return e.check
 
@@ -234,18 +233,18 @@ def shipped_index() -> dict:
     return _index_doc
 
 
-def load_compact(path: str, head_sha256: str = None, pool_sha256: str = None) -> Loaded:
+def load_compact(path: str, head_sha256: str = None, pool_sha256: str = None, prover=None) -> Loaded:
     """A compact table (`compact_read.py`), of which only the header line is read now; a shipped one
-    must have the header and pool header its `index.json` vouches for."""
+    must have the header and pool header its `index.json` vouches for. `prover`: `Loaded`'s."""
     from ..layout.compact_read import open_table
 
     head, pool = open_table(path, head_sha256, pool_sha256)
-    return Loaded(head, pool, path, shipped_index()["aliases"])
+    return Loaded(head, pool, path, shipped_index()["aliases"], prover)
 
 
-def load_shipped(entry: dict) -> Loaded:
+def load_shipped(entry: dict, prover=None) -> Loaded:
     return load_compact(os.path.join(COMPACT_DIR, entry["file"]), entry["head_sha256"],
-                        shipped_index()["pool_sha256"])
+                        shipped_index()["pool_sha256"], prover)
 
 
 def installed_entries(me: dict) -> list:

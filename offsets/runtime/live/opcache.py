@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`), 3.8-3.10: a code object's opcache. After a code object has
+"""Part of the live check (`runner.py`), 3.8-3.10: a code object's opcache. After a code object has
 run often enough (1024 calls), the interpreter gives it an array of `_PyOpcache` entries, one per
 LOAD_GLOBAL in the order of its code, and a LOAD_GLOBAL that runs fills its entry with the object it
 found and the versions of the globals and builtins dicts it found it in.

@@ -1,12 +1,11 @@
-"""Part of the live check (`live.py`): every type object reachable in this process (the builtins and
+"""Part of the live check (`runner.py`): every type object reachable in this process (the builtins and
 every type `object.__subclasses__()` reaches, the types of loaded modules, and their static bases)
 against its own record of its layout (proofs/types.py); each one held by this check while it is read."""
 from __future__ import annotations
 
 import sys
 
-from ..proofs import types as type_proof
-from .tables import type_records
+from ...proofs import types as type_proof
 
 
 def reachable() -> list:
@@ -43,8 +42,9 @@ def name_of(t) -> str:
     return t.__name__ if module == "builtins" else f"{module}.{t.__name__}"
 
 
-def check(c) -> None:
-    records = type_proof.records(type_records(c.t.build["version"]))
+def check(c, shipped: dict) -> None:
+    """`shipped`: tp_name -> type record of the table's minor (`tables.type_records`), as the runner hands it."""
+    records = type_proof.records(shipped)
     found = [t for t in reachable() if name_of(t) in records]
     by_address = {id(t): t for t in found}
     member = type(type.__dict__["__basicsize__"])

@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): more objects' fields, each against what the object or the
+"""Part of the live check (`runner.py`): more objects' fields, each against what the object or the
 interpreter says of it: dict views' dict, NameError's name, a METH_METHOD builtin's defining class,
 a str subclass's own data (not compact), a UCS4 str's wstr (up to 3.11), static strs, an object's
 weak references in the order `weakref.getweakrefs` lists them, typing's lazily evaluated bounds,
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from .live_values import _ids
+from .toolkit import holding as _ids, this_interp as _interp, this_runtime as _runtime
 
 METH_METHOD = 0x0200
 
@@ -96,7 +96,6 @@ def strings(c) -> None:
 def _static_strings(c) -> None:
     """A str the runtime holds in its own static data (an identifier, a one-character or the empty
     str) is statically allocated; one made here, interned or not, is not."""
-    from .live_state import _runtime
 
     runtime = _runtime()
     if runtime is None:
@@ -295,7 +294,7 @@ def generations(c) -> None:
     """The oldest generation's list starts at the first object `gc.get_objects(2)` lists, and counts what
     `gc.get_count()` says. Read in that entry of PyInterpreterState.gc.generations, its first member
     (head._gc_next, at 0) and its last (count, ending the struct) pin the entry, as its stride is proven
-    by its three thresholds (live_capi): every field of gc_generation is then where the table says."""
+    by its three thresholds (capi.py): every field of gc_generation is then where the table says."""
     import gc
 
     if c.t.build["config"].get("Py_GIL_DISABLED") or sys.version_info >= (3, 14):
@@ -307,19 +306,21 @@ def generations(c) -> None:
     # the bounds hold only where the table has head._gc_next at 0 and count alone ending the struct
     pinned = rows["head._gc_next"][0] == 0 and rows["count"][0] + rows["count"][1] == ends[-1] == \
         c.t.size(c.t.resolve_struct("gc_generation")) and ends[-2] < ends[-1]
-    from .live_state import _interp
 
     if not gc.get_count()[2] and gc.isenabled() and "t" not in getattr(sys, "abiflags", ""):
         # a collection of the younger generations counts one in the oldest; only where the collector
         # runs of itself anyway (never where the program turned it off), and never where it stops the
         # world (a free-threaded interpreter, whatever the table: docs/identity.md)
         gc.collect(1)
-    oldest, counts = gc.get_objects(2), gc.get_count()
-    if not oldest or not counts[2]:
-        raise LookupError("the oldest generation is empty or counts nothing")
     entry = _interp() + c.need("PyInterpreterState", "gc.generations") + 2 * c.size("gc_generation")
     head = c.size("PyGC_Head")
-    got = [c.field(entry, "gc_generation", "head._gc_next"), c.field(entry, "gc_generation", "count")]
+    for _ in range(3):      # the reads allocate: a collection of the younger generations meanwhile counts one more
+        oldest, counts = gc.get_objects(2), gc.get_count()
+        if not oldest or not counts[2]:
+            raise LookupError("the oldest generation is empty or counts nothing")
+        got = [c.field(entry, "gc_generation", "head._gc_next"), c.field(entry, "gc_generation", "count")]
+        if gc.get_count()[2] == counts[2]:
+            break
     if not pinned:      # compared all the same (a wrong table fails), but nothing is proven by it
         c.view.take_used()
     c.expect("gc_generation.head._gc_next, count of the oldest generation (gc.get_objects(2)[0]'s PyGC_Head, "
@@ -335,7 +336,6 @@ def gc_heads(c) -> None:
     words in the collector's state but for the generations' own heads (where their stride puts them)."""
     import gc
 
-    from .live_state import _interp
 
     if c.t.build["config"].get("Py_GIL_DISABLED") or sys.version_info >= (3, 14):
         raise LookupError("generations of another kind")

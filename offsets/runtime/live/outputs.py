@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): structs the C API fills in memory this check owns, read back
+"""Part of the live check (`runner.py`): structs the C API fills in memory this check owns, read back
 through the table. The check never writes a field itself (a table that is wrong would make it write
 another one): it gives zeroed (or patterned) buffers larger than any such struct, and reads what the
 interpreter wrote there.
@@ -29,12 +29,10 @@ def check(c) -> None:
 def status(c) -> None:
     import ctypes
 
-    from .constants import of
-
     class Room(ctypes.Structure):       # returned in memory, as PyStatus is (more than 16 bytes)
         _fields_ = [("raw", ctypes.c_char * ROOM)]
     api = ctypes.pythonapi
-    k = {n: row[1] for n, row in of(c.t).items() if n.startswith("_PyStatus_TYPE_")}
+    k = {n: row[1] for n, row in c.constants().items() if n.startswith("_PyStatus_TYPE_")}
     if c.t.resolve_struct("PyStatus") is None or len(k) < 3:
         raise LookupError("no PyStatus or _PyStatus_TYPE_* in the table")
     message = ctypes.create_string_buffer(b"offsets: a status")
@@ -54,9 +52,7 @@ def status(c) -> None:
 def compiler_flags(c) -> None:
     import ctypes
 
-    from .constants import of
-
-    future = of(c.t).get("CO_FUTURE_ANNOTATIONS")
+    future = c.constants().get("CO_FUTURE_ANNOTATIONS")
     if future is None or c.t.resolve_struct("PyCompilerFlags") is None:
         raise LookupError("no CO_FUTURE_ANNOTATIONS or PyCompilerFlags in the table")
     compile_ = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p,
@@ -73,9 +69,7 @@ def feature_version(c) -> None:
     `async def` is refused as of 3.4 and parsed as of 3.7."""
     import ctypes
 
-    from .constants import of
-
-    only_ast = of(c.t).get("PyCF_ONLY_AST")
+    only_ast = c.constants().get("PyCF_ONLY_AST")
     if only_ast is None or c.t.resolve_struct("PyCompilerFlags") is None:
         raise LookupError("no PyCF_ONLY_AST or PyCompilerFlags in the table")
     compile_ = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p,

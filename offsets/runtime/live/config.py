@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): `PyConfig`, as the interpreter's own code writes one field by
+"""Part of the live check (`runner.py`): `PyConfig`, as the interpreter's own code writes one field by
 name. Where it exports `_PyConfig_AsDict` and `_PyConfig_FromDict` (3.12+; `_testinternalcapi`'s
 `get_config`/`set_config` round trip), a config of this check's own (a buffer far larger than any
 `PyConfig`, made by `PyConfig_InitIsolatedConfig`) is given a value of its own in every field

@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`), 3.12+: the interpreter's state of each static builtin type
+"""Part of the live check (`runner.py`), 3.12+: the interpreter's state of each static builtin type
 (`PyInterpreterState.types.builtins`, an array of `static_builtin_state`; 3.13+
 `types.builtins.initialized` of `managed_static_type_state`), which holds what such a type keeps per
 interpreter: its dict, its subclasses, its weak references. A static type's `tp_subclasses` holds its
@@ -19,6 +19,7 @@ So the array is where the table says, and each member read is at its table offse
 from __future__ import annotations
 
 import sys
+from .toolkit import this_interp as _interp
 
 
 def check(c) -> None:
@@ -30,7 +31,6 @@ def states(c) -> None:
     import gc
     import weakref
 
-    from .live_state import _interp
 
     key = c.t.resolve_struct("PyInterpreterState")
     fields = c.t.fields(key)

@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): frames and code objects, each field against what Python says
+"""Part of the live check (`runner.py`): frames and code objects, each field against what Python says
 of the same frame or code object:
 
 - a frame's locals mapping (code run by `exec` with a locals dict of its own), its link back to the
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 
-from .live_values import _ids
+from .toolkit import holding as _ids, image, may_trace, only, this_interp as _interp
 
 #: exec'd with globals and locals of its own: its frame's f_locals is the locals dict
 LOCALS_SOURCE = "seen.append(read(sys._getframe()))\n"
@@ -170,11 +170,9 @@ def block_stack(c) -> None:
 
 def generators(c) -> None:
     """3.11+: a suspended generator's last instruction and the states a generator goes through."""
-    from .constants import of
-
     if c.off("PyGenObject", "gi_frame_state") is None:
         raise LookupError("no PyGenObject.gi_frame_state")
-    k = {n: row[1] for n, row in of(c.t).items() if n.startswith("FRAME_")}
+    k = {n: row[1] for n, row in c.constants().items() if n.startswith("FRAME_")}
     states: list = []
 
     def gen():
@@ -236,12 +234,10 @@ def _return_offset(c) -> None:
 def trampoline(c) -> None:
     """3.12: each C call into Python starts with an entry frame on the C stack
     (FRAME_OWNED_BY_CSTACK), whose code is the interpreter's trampoline code object."""
-    from .constants import of
-    from .live_state import _interp
 
     if c.off("PyInterpreterState", "interpreter_trampoline") is None:
         raise LookupError("no PyInterpreterState.interpreter_trampoline")
-    cstack = of(c.t).get("FRAME_OWNED_BY_CSTACK")
+    cstack = c.constants().get("FRAME_OWNED_BY_CSTACK")
     if cstack is None:
         raise LookupError("no FRAME_OWNED_BY_CSTACK in the table")
     frame, codes = c.field(id(sys._getframe()), "PyFrameObject", "f_frame"), []
@@ -265,11 +261,10 @@ def _traced(a):
 
 
 def traced_lineno(c) -> None:
-    """3.11 (not later: `live_thread.may_trace`): while a trace function handles a 'line' event, the
+    """3.11 (not later: `toolkit.may_trace`): while a trace function handles a 'line' event, the
     frame keeps its line (f_lineno; 0 otherwise)."""
     if c.off("PyFrameObject", "f_frame") is None:
         raise LookupError("up to 3.10 f_lineno is checked as the frame was made")
-    from .live_thread import may_trace
 
     may_trace()
     seen: list = []
@@ -330,7 +325,6 @@ def expat_lineno(c) -> None:
 
 def fast_as_locals(c) -> None:
     """3.11-3.12: a frame whose locals were asked for as a dict says so (f_fast_as_locals)."""
-    from .live_thread import image, only
 
     if c.off("PyFrameObject", "f_fast_as_locals") is None:
         raise LookupError("no PyFrameObject.f_fast_as_locals")
@@ -391,14 +385,12 @@ def code_objects(c) -> None:
     """3.11+: a code object's _co_firsttraceable, co_framesize, co_localsplusnames, co_localspluskinds."""
     import opcode
 
-    from .constants import of
-
     if sys.version_info < (3, 11):
         raise LookupError("a code object with locals-plus (3.11+)")
     codes = [_cells.__code__, _cells(1).__code__, _cells_gen.__code__, _loop_gen.__code__, _plain_gen.__code__]
     resume = opcode.opmap["RESUME"]
     first = [next(i // 2 for i in range(0, len(co.co_code), 2) if co.co_code[i] == resume) for co in codes]
-    k = {n: row[1] for n, row in of(c.t).items() if n.startswith("CO_FAST_")}
+    k = {n: row[1] for n, row in c.constants().items() if n.startswith("CO_FAST_")}
     if "_co_firsttraceable" in c.t.fields(c.t.resolve_struct("PyCodeObject")):
         c.run("PyCodeObject._co_firsttraceable", lambda: c.expect(
             f"PyCodeObject._co_firsttraceable (where co_code's RESUME is) of {len(codes)} code objects", first,

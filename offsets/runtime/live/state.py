@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): the interpreter's and the runtime's own pointers, each compared
+"""Part of the live check (`runner.py`): the interpreter's and the runtime's own pointers, each compared
 with `id()` of the object it must point at (or the address the C API or the binary's symbols give):
 the runtime, the import machinery (`_frozen_importlib`, `builtins.__import__`), the callables the
 specializer caches (`isinstance`, `len`, `list.append`), the typing types (3.12+: `_typing`'s
@@ -11,22 +11,7 @@ Every object compared is held by this check while it reads; nothing is written.
 from __future__ import annotations
 
 import sys
-
-
-def _interp() -> int:
-    import ctypes
-
-    return ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyInterpreterState_Get", ctypes.pythonapi))()
-
-
-def _runtime():
-    """The address of `_PyRuntime`, or None where the binary does not export it."""
-    import ctypes
-
-    try:
-        return ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime"))
-    except ValueError:
-        return None
+from .toolkit import this_interp as _interp, this_runtime as _runtime
 
 
 def _pointers(c, interp: int, pairs) -> None:

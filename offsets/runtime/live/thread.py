@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): this thread's state, read in states Python puts it in. A
+"""Part of the live check (`runner.py`): this thread's state, read in states Python puts it in. A
 counter is found by what it does: the thread state is read whole at each moment, and the table's
 offset must be the only place (of the field's size) whose values go as the interpreter says:
 
@@ -20,44 +20,13 @@ Nothing the check reads is freed meanwhile (the thread state is this thread's ow
 from __future__ import annotations
 
 import sys
-
-
-def may_trace() -> None:
-    """LookupError (the check is not run) unless this thread may set a trace or profile function of its
-    own for a moment: up to 3.11 (from 3.12 `sys.settrace`/`sys.setprofile` set events of the whole
-    interpreter: every code object is instrumented again, 3.13 invalidates every executor, a
-    free-threaded build stops the world), and only where none is set (never replace a debugger's
-    or a profiler's)."""
-    if sys.version_info >= (3, 12):
-        raise LookupError("3.12+: sys.settrace and sys.setprofile instrument the whole interpreter")
-    if sys.gettrace() is not None or sys.getprofile() is not None:
-        raise LookupError("a trace or profile function is set")
+from .toolkit import image, may_trace, only
 
 
 def _ts() -> int:
     import ctypes
 
     return ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_Get", ctypes.pythonapi))()
-
-
-def image(c, addr: int, n: int) -> bytes:
-    """The `n` bytes at `addr`."""
-    return b"".join(c.read(a, min(4096, addr + n - a)) for a in range(addr, addr + n, 4096))
-
-
-def only(c, struct: str, path: str, images: list, goes) -> None:
-    """The table's offset of `path` is the only one whose values in `images` (the struct's bytes at
-    successive moments) satisfy `goes(values)`; not run where no place, or more than one, does."""
-    found = c.view.row(struct, path)
-    c.view.take_used()
-    if found is None:
-        raise LookupError(f"{struct}.{path} is not in the table")
-    width = found[1][1]
-    where = [i for i in range(0, len(images[0]) - width + 1, width)
-             if goes([int.from_bytes(m[i:i + width], sys.byteorder, signed=True) for m in images])]
-    if len(where) != 1:
-        raise LookupError(f"{len(where)} places of {width} bytes in {struct} go as {path} does")
-    c.expect(f"{struct}.{path}: the only place that goes as it does", where[0], c.need(struct, path))
 
 
 def _state(c, path=None) -> tuple:

@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): builtin types' slots against the wrapper descriptors the
+"""Part of the live check (`runner.py`): builtin types' slots against the wrapper descriptors the
 interpreter made of them. `list.__add__` is a wrapper descriptor whose `d_wrapped` is the very
 function in list's `tp_as_sequence->sq_concat` (PyType_Ready makes one for each slot a static type
 fills), so where that function occurs once among the words of the suite, its place is the slot's.
@@ -7,7 +7,7 @@ This reaches static types' suites where PyType_GetSlot cannot (before 3.10), and
 """
 from __future__ import annotations
 
-from .live_capi import _words
+from .toolkit import words_holding as _words
 
 #: (type, its wrapper's name, the PyTypeObject field pointing to the suite, the suite's struct, the slot)
 WRAPPED = (

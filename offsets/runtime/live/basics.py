@@ -1,8 +1,8 @@
-"""The live check: does a table describe the interpreter that is running? Asked of the process itself.
+"""Part of the live check: the first evidence, each used only where the table has the structs and
+fields it needs:
 
-Three kinds of evidence, each used only where the table has the structs and fields it needs:
-
-1. `__basicsize__` of builtin types against the size (or the variable part's offset) of their structs;
+1. `__basicsize__` of builtin types against the size (or the variable part's offset) of their structs
+   (`toolkit.BASICSIZE`);
 2. reads of real objects through the table's offsets (a list's items, a tuple's items, an int's
    digits, a type's name and flags, a function's code, an iterator's index, the thread state, the
    current frame's code object, the interpreter's `sys` dict and module dict...), compared with
@@ -10,137 +10,16 @@ Three kinds of evidence, each used only where the table has the structs and fiel
 3. on 3.13+, the interpreter's own `_Py_DebugOffsets` (the first member of the exported
    `_PyRuntime`), read with the table's layout of that struct and compared with the table's offsets
    of the fields it describes (which member describes which field: `data/debug_offsets.json`).
-
-Memory is read with write(2) into a pipe, which fails with EFAULT on a bad address instead of
-crashing, so a wrong table makes the check fail, never the process. Used before a table that is
-not exact answers anything (it then answers only what the check read: `runtime/__init__.py`) and
-by `offsets.runtime.live_check()`; tests run it against every exact table.
 """
 from __future__ import annotations
 
-import os
 import sys
 
-from ..proofs.prover import Prover
-from ..proofs.result import MIN_PASSED, Result  # noqa: F401 - read as live.Result, live.MIN_PASSED
-from ..proofs.view import View
-from . import (live_allocators, live_caches, live_capi, live_config, live_frames, live_lines, live_objects, live_opcache,
-               live_outputs, live_raised, live_records, live_spec, live_state, live_static_types, live_stdtypes,
-               live_thread, live_typeobjects, live_types, live_values, live_versions, live_wrappers)
-
-#: Types whose `__basicsize__` a struct determines: (label, type getter, struct, expectations).
-#: An expectation is a sum of terms: `size` (of the struct), a field path of the struct (its
-#: offset), `@Struct.path` (an offset in another struct) or an int. The first expectation whose
-#: terms the table has is the one checked (the variable part of var-sized objects moved over time).
-BASICSIZE = (
-    ("object", lambda: object, "PyObject", (("size",),)),
-    ("list", lambda: list, "PyListObject", (("size",),)),
-    ("dict", lambda: dict, "PyDictObject", (("size",),)),
-    ("set", lambda: set, "PySetObject", (("size",),)),
-    ("float", lambda: float, "PyFloatObject", (("size",),)),
-    ("complex", lambda: complex, "PyComplexObject", (("size",),)),
-    ("bytearray", lambda: bytearray, "PyByteArrayObject", (("size",),)),
-    ("type", lambda: type, "PyHeapTypeObject", (("size",),)),
-    ("str", lambda: str, "PyUnicodeObject", (("size",),)),
-    ("BaseException", lambda: BaseException, "PyBaseExceptionObject", (("size",),)),
-    ("OSError", lambda: OSError, "PyOSErrorObject", (("size",),)),
-    ("slice", lambda: slice, "PySliceObject", (("size",),)),
-    ("property", lambda: property, "propertyobject", (("size",),)),
-    ("list_iterator", lambda: type(iter([])), "listiterobject", (("size",),)),
-    ("function", lambda: type(_sample), "PyFunctionObject", (("size",),)),
-    ("method", lambda: type(_Sample().method), "PyMethodObject", (("size",),)),
-    ("cell", lambda: type(_cell()), "PyCellObject", (("size",),)),
-    ("module", lambda: type(sys), "PyModuleObject", (("size",),)),
-    ("tuple", lambda: tuple, "PyTupleObject", (("ob_item",),)),
-    ("int", lambda: int, "PyLongObject", (("long_value.ob_digit",), ("ob_digit",))),
-    ("bytes", lambda: bytes, "PyBytesObject", (("ob_sval", 1),)),
-    ("memoryview", lambda: memoryview, "PyMemoryViewObject", (("ob_array",),)),
-    ("code", lambda: type(_sample.__code__), "PyCodeObject", (("co_code_adaptive",), ("size",))),
-    ("frame", lambda: type(sys._getframe()), "PyFrameObject",
-     (("_f_frame_data", "@_PyInterpreterFrame.localsplus"), ("size",))),
-    ("generator", lambda: type(_gen()), "PyGenObject", (("gi_iframe", "@_PyInterpreterFrame.localsplus"), ("size",))),
-)
-
-def debug_offsets() -> dict:
-    """data/debug_offsets.json: `_Py_DebugOffsets` member -> ("size", struct) or ("offset", struct, path)."""
-    import json
-
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "debug_offsets.json")
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)["members"]
+from . import toolkit
+from .toolkit import BASICSIZE, Checker, Fault, _sample, need, read_all
 
 
-def _sample(a, b=1):
-    return a + b
-
-
-class _Sample:
-    def method(self):
-        return self
-
-
-def _cell():
-    x = 1
-
-    def inner():
-        return x
-    return inner.__closure__[0]
-
-
-class Fault(Exception):
-    """An address that cannot be read."""
-
-
-class Memory:
-    """Reads this process's memory without crashing on a bad address: write(2) to a pipe reports
-    EFAULT for an unmapped address where a plain load would fault."""
-
-    def __init__(self) -> None:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        self.write = libc.write
-        self.write.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t)
-        self.write.restype = ctypes.c_ssize_t
-        self.rfd, self.wfd = os.pipe()
-
-    def close(self) -> None:
-        os.close(self.rfd)
-        os.close(self.wfd)
-
-    def read(self, addr: int, n: int) -> bytes:
-        if not addr or addr < 4096 or n <= 0 or n > 4096:
-            raise Fault(f"no readable {n} bytes at {addr:#x}")
-        k = self.write(self.wfd, addr, n)
-        if k != n:
-            if k > 0:
-                os.read(self.rfd, k)
-            raise Fault(f"no readable {n} bytes at {addr:#x}")
-        return _read_all(self.rfd, n)
-
-    def int(self, addr: int, n: int, signed: bool = False) -> int:
-        return int.from_bytes(self.read(addr, n), sys.byteorder, signed=signed)
-
-
-def _read_all(fd: int, n: int) -> bytes:
-    data = os.read(fd, n)
-    while len(data) < n:
-        data += os.read(fd, n - len(data))
-    return data
-
-
-class _Checker(Prover):
-    """A `Prover` of this process: its memory read by write(2) (`Memory`), `t` the runtime's table."""
-
-    def __init__(self, table, mem: Memory, result: Result) -> None:
-        super().__init__(View.of_loaded(table), mem.read, 8 if sys.maxsize > 2 ** 32 else 4, sys.byteorder, result,
-                         faults=(Fault,))
-        self.t, self.mem = table, mem
-
-    read_field = Prover.field
-
-
-def _basicsize(c: _Checker) -> None:
+def basicsize(c: Checker) -> None:
     for label, get_type, struct, expectations in BASICSIZE:
         key = c.t.resolve_struct(struct)
         if key is None:
@@ -159,7 +38,7 @@ def _basicsize(c: _Checker) -> None:
             c.skip(f"{label}.__basicsize__", f"none of {expectations} in {struct}")
 
 
-def _term(c: _Checker, key: str, struct: str, term):
+def _term(c: Checker, key: str, struct: str, term):
     if isinstance(term, int):
         return term
     if term == "size":
@@ -170,11 +49,9 @@ def _term(c: _Checker, key: str, struct: str, term):
     return c.off(struct, term)
 
 
-def _gen():
-    yield 1
 
 
-def _objects(c: _Checker) -> None:
+def objects(c: Checker) -> None:
     m = c.mem
     lst = [object(), "a", 3.5]
 
@@ -185,14 +62,14 @@ def _objects(c: _Checker) -> None:
         c.expect("PyObject.ob_refcnt of a list", sys.getrefcount(lst) - 1, refcnt)
 
     def list_items():
-        items = c.ptr(id(lst), _need(c.off("PyListObject", "ob_item"), "PyListObject.ob_item"))
+        items = c.ptr(id(lst), need(c.off("PyListObject", "ob_item"), "PyListObject.ob_item"))
         c.expect("PyListObject.ob_item[]", [id(x) for x in lst],
                  [c.ptr(items, i * c.psize) for i in range(len(lst))])
 
     tup = (object(), lst, "b")
 
     def tuple_items():
-        off = _need(c.off("PyTupleObject", "ob_item"), "PyTupleObject.ob_item")
+        off = need(c.off("PyTupleObject", "ob_item"), "PyTupleObject.ob_item")
         c.expect("PyTupleObject.ob_item[]", [id(x) for x in tup], [c.ptr(id(tup), off + i * c.psize) for i in range(3)])
 
     def long_digits():
@@ -203,16 +80,16 @@ def _objects(c: _Checker) -> None:
         import struct
 
         x = 1.5 + len(lst)
-        off = _need(c.off("PyFloatObject", "ob_fval"), "PyFloatObject.ob_fval")
+        off = need(c.off("PyFloatObject", "ob_fval"), "PyFloatObject.ob_fval")
         c.expect("PyFloatObject.ob_fval", x, struct.unpack("d", m.read(id(x) + off, 8))[0])
 
     def bytes_value():
         b = bytes(range(65, 75))
-        off = _need(c.off("PyBytesObject", "ob_sval"), "PyBytesObject.ob_sval")
+        off = need(c.off("PyBytesObject", "ob_sval"), "PyBytesObject.ob_sval")
         c.expect("PyBytesObject.ob_sval", b, m.read(id(b) + off, len(b)))
 
     def ascii_state():
-        # the state bits are live_values.unicode's: four strs of three kinds (the few bits of one
+        # the state bits are values.unicode's: four strs of three kinds (the few bits of one
         # str, read where a wrong table puts them, match by chance one time in eight)
         s = "".join(["offs", "ets"])
         c.expect("PyASCIIObject.length", len(s), c.read_field(id(s), "PyASCIIObject", "length"))
@@ -224,7 +101,7 @@ def _objects(c: _Checker) -> None:
         c.expect("PyTypeObject.tp_basicsize of list", list.__basicsize__,
                  c.read_field(id(list), "PyTypeObject", "tp_basicsize"))
         c.expect("PyTypeObject.tp_flags of list", list.__flags__, c.read_field(id(list), "PyTypeObject", "tp_flags"))
-        name = c.ptr(id(list), _need(c.off("PyTypeObject", "tp_name"), "PyTypeObject.tp_name"))
+        name = c.ptr(id(list), need(c.off("PyTypeObject", "tp_name"), "PyTypeObject.tp_name"))
         c.expect("PyTypeObject.tp_name of list", b"list", c.cstring(name))
         c.expect("PyTypeObject.tp_base of a class", id(object), c.read_field(id(Heap), "PyTypeObject", "tp_base"))
         c.expect("PyTypeObject.tp_mro of a class", id(Heap.__mro__), c.read_field(id(Heap), "PyTypeObject", "tp_mro"))
@@ -266,13 +143,7 @@ def _objects(c: _Checker) -> None:
         c.run(what, fn)
 
 
-def _need(value, name: str):
-    if value is None:
-        raise LookupError(f"{name} not in the table")
-    return value
-
-
-def _read_long(c: _Checker, value: int) -> int:
+def _read_long(c: Checker, value: int) -> int:
     shift, dsize = sys.int_info.bits_per_digit, sys.int_info.sizeof_digit
     addr = id(value)
     tagged = c.row("PyLongObject", "long_value.lv_tag")
@@ -285,7 +156,7 @@ def _read_long(c: _Checker, value: int) -> int:
         ndigits, sign = abs(size), (size > 0) - (size < 0)
     if ndigits > 64:
         return f"{ndigits} digits"
-    off = _need(c.off("PyLongObject", "long_value.ob_digit", "ob_digit"), "PyLongObject digits")
+    off = need(c.off("PyLongObject", "long_value.ob_digit", "ob_digit"), "PyLongObject digits")
     raw = c.mem.read(addr + off, ndigits * dsize)
     total = 0
     for i in reversed(range(ndigits)):
@@ -293,7 +164,7 @@ def _read_long(c: _Checker, value: int) -> int:
     return sign * total
 
 
-def _thread_state(c: _Checker) -> None:
+def thread_state(c: Checker) -> None:
     """PyThreadState and PyInterpreterState of this thread, and the frame being executed."""
     import ctypes
     import threading
@@ -313,7 +184,7 @@ def _thread_state(c: _Checker) -> None:
 
     def thread_list():
         head = c.read_field(interp, "PyInterpreterState", "threads.head", "tstate_head")
-        nxt = _need(c.off("PyThreadState", "next"), "PyThreadState.next")
+        nxt = need(c.off("PyThreadState", "next"), "PyThreadState.next")
         seen, p = 0, head
         while p and p != ts and seen < 10000:
             p, seen = c.ptr(p, nxt), seen + 1
@@ -354,7 +225,7 @@ def frame_path(t):
     return None
 
 
-def _current_frame(c: _Checker, ts: int) -> None:
+def _current_frame(c: Checker, ts: int) -> None:
     hops = frame_path(c.t)
     if hops is None:
         raise LookupError("no way from PyThreadState to the current frame in the table")
@@ -367,7 +238,7 @@ def _current_frame(c: _Checker, ts: int) -> None:
         c.mark(c.t.resolve_struct(struct), field)
         if not addr or write(wfd, addr + off, psize) != psize:
             raise Fault(f"no readable pointer at {struct}.{field}")
-        addr = int.from_bytes(_read_all(rfd, psize), sys.byteorder)
+        addr = int.from_bytes(read_all(rfd, psize), sys.byteorder)
         names.append(f"{struct}.{field}")
     code = sys._getframe().f_code
     struct, field = hops[-1]
@@ -376,7 +247,7 @@ def _current_frame(c: _Checker, ts: int) -> None:
     c.expect(f"current frame's code via {' -> '.join(names + [struct + '.' + field])}", id(code), got)
 
 
-def _debug_offsets(c: _Checker) -> None:
+def py_debug_offsets(c: Checker) -> None:
     """3.13+: `_PyRuntime.debug_offsets` against the table (skipped where the table lacks it)."""
     import ctypes
 
@@ -399,7 +270,7 @@ def _debug_offsets(c: _Checker) -> None:
         c.expect("_Py_DebugOffsets.cookie", b"xdebugpy", c.mem.read(base + cookie[0], 8))
     if "version" in fields:
         c.expect("_Py_DebugOffsets.version", sys.hexversion, c.mem.int(base + fields["version"][0], 8))
-    for name, meaning in sorted(debug_offsets().items()):
+    for name, meaning in sorted(toolkit.debug_offsets().items()):
         if name not in fields:
             continue
         what = f"_Py_DebugOffsets.{name}"
@@ -412,47 +283,3 @@ def _debug_offsets(c: _Checker) -> None:
             continue
         row = fields[name]
         c.expect(what, c.mem.int(base + row[0], row[1]), mine)
-
-
-def check(table) -> Result:
-    """Run every check the table allows against this process; never raises for a wrong table."""
-    result = Result()
-    try:
-        mem = Memory()
-    except ImportError as e:      # ctypes: not in 3.12's isolated sub-interpreters, nor in some embedders
-        result.failed.append(f"this interpreter cannot read memory: {e}")
-        return result
-    try:
-        c = _Checker(table, mem, result)
-        _basicsize(c)
-        _objects(c)
-        live_values.check(c)
-        live_capi.check(c)
-        live_lines.check(c)     # before live_types: co_lines() readies its iterator's static type
-        live_types.check(c)
-        live_stdtypes.check(c)
-        live_state.check(c)
-        live_objects.check(c)
-        live_typeobjects.check(c)
-        live_frames.check(c)
-        live_thread.check(c)
-        live_caches.check(c)
-        live_wrappers.check(c)
-        live_records.check(c)
-        live_versions.check(c)
-        live_static_types.check(c)
-        live_opcache.check(c)
-        live_outputs.check(c)
-        live_allocators.check(c)
-        live_raised.check(c)
-        live_config.check(c)
-        live_spec.check(c)
-        _thread_state(c)
-        _debug_offsets(c)
-    finally:
-        mem.close()
-    from ..proofs.pinch import carry_and_pinch, unmarked
-
-    # a failed check proves nothing (tables.py, choose.py): its reads are not carried further
-    result.proven = carry_and_pinch(table, result.proven) if result.ok else unmarked(result.proven)
-    return result

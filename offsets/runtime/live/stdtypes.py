@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): more of the standard types' objects, each field against what
+"""Part of the live check (`runner.py`): more of the standard types' objects, each field against what
 the object says of itself (attributes, `__reduce__`, `sys.getsizeof`, `hash`), or against the C
 API (`PyCFunction_GetFlags`, `PyModule_GetDef`); every object read is held by this check.
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from .live_values import _ids
+from .toolkit import holding as _ids
 
 
 def buffers(c) -> None:

@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): `PyType_Spec` and `PyType_Slot`, as `PyType_FromSpec` reads
+"""Part of the live check (`runner.py`): `PyType_Spec` and `PyType_Slot`, as `PyType_FromSpec` reads
 them, and the `tp_del` slot it fills.
 
 Both structs are of the stable ABI, laid out the same in every CPython 3 (`{name, basicsize,
@@ -10,6 +10,8 @@ each where the table has it. `tp_del` (the address of `Py_IncRef`, never called:
 the type is made) is then read in the type object, where that value is in no other word of it.
 """
 from __future__ import annotations
+from .toolkit import c_function as _api, words_holding as _words
+
 
 NAME, BASICSIZE, ITEMSIZE = b"offsets.spec_probe", 7, 3     # in pointers
 
@@ -41,8 +43,6 @@ def _same(c, struct: str, ctype) -> bool:
 def from_spec(c) -> None:
     import ctypes
 
-    from .constants import of
-    from .live_capi import _api, _words
 
     Slot, Spec = _layouts()
     if c.view.fields("PyType_Spec") is None or c.view.fields("PyType_Slot") is None:
@@ -54,7 +54,7 @@ def from_spec(c) -> None:
     c.view.take_used()
     if not c.expect("PyType_Spec, PyType_Slot: the stable ABI's layout", [True, True], same):
         return
-    slot_id = (of(c.t).get("Py_tp_del") or [None, None])[1]
+    slot_id = (c.constants().get("Py_tp_del") or [None, None])[1]
     if not isinstance(slot_id, int):
         raise LookupError("no Py_tp_del in the table")
     c.view.take_used()
@@ -91,7 +91,6 @@ def _made_type(c, name: bytes, slots: list):
     None where the table's PyType_Spec and PyType_Slot are not the stable ABI's."""
     import ctypes
 
-    from .live_capi import _api
 
     Slot, Spec = _layouts()
     if not (_same(c, "PyType_Spec", Spec) and _same(c, "PyType_Slot", Slot)):
@@ -119,8 +118,6 @@ def suboffsets(c) -> None:
     in a sub-interpreter, where a ctypes callback may wait for the GIL its thread holds."""
     import ctypes
 
-    from .constants import of
-    from .live_capi import _api
 
     if _api("PyInterpreterState_Get", ctypes.c_void_p)() != _api("PyInterpreterState_Main", ctypes.c_void_p)():
         # a ctypes callback takes the GIL through this thread's main-interpreter state (PyGILState_Ensure):
@@ -130,7 +127,7 @@ def suboffsets(c) -> None:
     others = ("buf", "obj", "len", "itemsize", "readonly", "ndim", "format", "shape", "strides")
     if key is None or not all((key, f) in c.r.proven for f in others) or (key, None) not in c.r.proven:
         raise LookupError("Py_buffer's other fields and its size are not proven")
-    getbuffer = (of(c.t).get("Py_bf_getbuffer") or [None, None])[1]
+    getbuffer = (c.constants().get("Py_bf_getbuffer") or [None, None])[1]
     at_view = c.need("PyMemoryViewObject", "view")
     rows = {f: c.view.need("Py_buffer", f) for f in ("suboffsets", "internal")}
     c.view.take_used()

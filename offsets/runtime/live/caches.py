@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`), 3.12+: the specializing interpreter's inline caches, the code
+"""Part of the live check (`runner.py`), 3.12+: the specializing interpreter's inline caches, the code
 units that follow an instruction in `co_code_adaptive`.
 
 The interpreter describes each cache itself: `opcode._cache_format` (what `dis` shows) names its

@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): states Python code never sees, read by the package's C
+"""Part of the live check (`runner.py`): states Python code never sees, read by the package's C
 extension `offsets._raised` (offsets/_raised.c).
 
 This thread's state while an exception of the check's own is being raised, which JITs read
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import sys
 
-from ..proofs.prover import Prover
+from ...proofs.prover import Prover
+from .toolkit import read_all as _read_all
 
 
 class _Probe(Exception):
@@ -37,7 +38,7 @@ CHUNK = 32768
 
 def _extension():
     try:
-        from .. import _raised as ext
+        from ... import _raised as ext
     except ImportError:
         raise LookupError("offsets._raised is not built for this interpreter (`pip install` builds it)") from None
     return ext
@@ -47,7 +48,6 @@ def _eval_frame(c) -> None:
     """3.9-3.12, builds with a GIL: the interpreter's state read while its eval-frame function is one
     of the extension's (or a JIT's, where one is set): the table's `eval_frame` must hold that
     function's address, which occurs once in the whole state."""
-    from .live import _read_all
 
     ext = _extension()
     size = c.view.bound("PyInterpreterState")
@@ -86,7 +86,6 @@ def _snapshot(c, data: bytes) -> Prover:
 
 
 def _raised(c) -> None:
-    from .live import _read_all
 
     ext = _extension()
     size = c.view.bound("PyThreadState")

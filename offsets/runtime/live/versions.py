@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`), 3.12+: the version numbers the specializing interpreter gives
+"""Part of the live check (`runner.py`), 3.12+: the version numbers the specializing interpreter gives
 out, each read where the table says and compared with what giving them out means:
 
 - code objects made one after another get increasing `co_version`s (a few apart at most);

@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): tables of `offsetof` the compiler left in the interpreter's own
+"""Part of the live check (`runner.py`): tables of `offsetof` the compiler left in the interpreter's own
 binary, each entry naming its field, against the table:
 
 - typeobject.c's slotdefs, where each wrapper descriptor's `d_base` points: every entry is a slot's
@@ -69,7 +69,7 @@ def slotdefs(c) -> None:
 
 def _image_ranges():
     """(start, end) of the read-only mappings of the ELF that holds the interpreter."""
-    from .binary import _maps
+    from ..binary import _maps
 
     maps = _maps()
     here = [m for m in maps if m[0] <= id(int) < m[1]]

@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): what CPython's C API says, against a raw read of the same
+"""Part of the live check (`runner.py`): what CPython's C API says, against a raw read of the same
 field through the table (called through ctypes, in this thread, with every object passed held by
 this check).
 
@@ -18,17 +18,13 @@ slot of the same value (two NULLs, or one function serving two slots) cannot pas
 from __future__ import annotations
 
 import sys
+from .toolkit import c_function as _api, may_trace, words_holding as _words
+
 
 #: slot prefix -> (the PyTypeObject field pointing to its suite, the suite's struct)
 SUITES = {"tp": (None, "PyTypeObject"), "nb": ("tp_as_number", "PyNumberMethods"),
           "sq": ("tp_as_sequence", "PySequenceMethods"), "mp": ("tp_as_mapping", "PyMappingMethods"),
           "am": ("tp_as_async", "PyAsyncMethods"), "bf": ("tp_as_buffer", "PyBufferProcs")}
-
-
-def _api(name: str, restype, *argtypes):
-    import ctypes
-
-    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
 
 
 def _rich_class():
@@ -46,21 +42,12 @@ def _generator():
     yield 1
 
 
-def _words(c, start: int, end: int, value: int) -> list:
-    """Where `value` is among the pointer-sized words from `start` to `end`."""
-    raw = b"".join(c.read(a, min(4096, end - a)) for a in range(start, end, 4096))
-    p = c.psize
-    return [start + i for i in range(0, len(raw) - p + 1, p) if int.from_bytes(raw[i:i + p], sys.byteorder) == value]
-
-
 def slots(c) -> None:
     """Every slot of typeslots.h through `PyType_GetSlot`, against a read of the same field."""
     import ctypes
 
-    from .constants import of
-
     get_slot = _api("PyType_GetSlot", ctypes.c_void_p, ctypes.py_object, ctypes.c_int)
-    ids = {name: row[1] for name, row in of(c.t).items() if name[:3] == "Py_" and name[5:6] == "_" and
+    ids = {name: row[1] for name, row in c.constants().items() if name[:3] == "Py_" and name[5:6] == "_" and
            name[3:5] in SUITES and isinstance(row[1], int)}
     if not ids:
         raise LookupError("the table has no Py_tp_* slot constants")
@@ -204,7 +191,6 @@ def _no_trace(*args):
 
 
 def _tracing(c, ts: int) -> None:
-    from .live_thread import may_trace
 
     may_trace()
     def profiler(*args):

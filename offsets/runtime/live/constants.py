@@ -13,14 +13,14 @@ truth the process itself holds, and proves the constants it compared when it pas
   `FRAME_OWNED_BY_GENERATOR`, `_THREAD` and `_FRAME_OBJECT`.
 
 Run on the first `offsets.constant()` of a table that is not exactly this build's (and by
-`offsets verify` on the running interpreter's table); memory is read as `live.py` reads it.
+`offsets verify` on the running interpreter's table); memory is read as `toolkit.py` reads it (run by `runner.check_constants`).
 """
 from __future__ import annotations
 
 import sys
 
-from . import constants as _constants
-from .live import Fault, Memory, Result, _Checker, _need
+from ...proofs.result import Result
+from .toolkit import Checker, Fault, Memory, need
 
 #: (type, flags it has, flags it lacks); a flag the table lacks is not checked.
 TYPE_FLAGS = (
@@ -46,17 +46,17 @@ class _Heap:
         return self
 
 
-class _Constants(_Checker):
-    def __init__(self, table, mem, result) -> None:
+class _Constants(Checker):
+    def __init__(self, table, mem, result, rows: dict, mark: str) -> None:
         super().__init__(table, mem, result)
-        self.rows = _constants.of(table)
+        self.rows, self.proven_mark = rows, mark
 
     def const(self, name: str) -> int:
         """The table's value of a header constant (LookupError if it has none), marked as used."""
         row = self.rows.get(name)
         if row is None or not row[4].startswith("Include/"):
             raise LookupError(f"{name} not among the table's header constants")
-        self.mark(_constants.PROVEN, name)
+        self.mark(self.proven_mark, name)
         return row[1]
 
     def has(self, name: str) -> bool:
@@ -169,7 +169,7 @@ def _frame_owners(c: _Constants) -> None:
     def generator():
         g = _gen()
         next(g)
-        base = _need(c.off("PyGenObject", "gi_iframe"), "PyGenObject.gi_iframe")
+        base = need(c.off("PyGenObject", "gi_iframe"), "PyGenObject.gi_iframe")
         c.expect("a suspended generator's frame owner", c.const("FRAME_OWNED_BY_GENERATOR"), owner_of(id(g) + base))
 
     def running():
@@ -187,13 +187,14 @@ def _frame_owners(c: _Constants) -> None:
         c.run(what, fn)
 
 
-def check(table) -> Result:
+def check(table, rows: dict, mark: str) -> Result:
     """Run every constant check the table allows; never raises for a wrong table. `ok` needs no
-    failure and at least one pass."""
+    failure and at least one pass. `rows`: the table's constants (name -> row, `runtime/constants.of`);
+    each one seen is marked proven as (`mark`, name)."""
     result = _ConstantsResult()
     mem = Memory()
     try:
-        c = _Constants(table, mem, result)
+        c = _Constants(table, mem, result, rows, mark)
         for part in (_long, _opcodes, _code_flags, _type_flags, _frame_owners):
             part(c)
     finally:

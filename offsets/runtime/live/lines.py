@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`), 3.11+: a code object's line iterator (`co_lines()`, a
+"""Part of the live check (`runner.py`), 3.11+: a code object's line iterator (`co_lines()`, a
 `lineiterator` of codeobject.c) keeps the address range it yielded last in its `li_line`, a
 `PyCodeAddressRange`: after each step its `ar_start`, `ar_end` and `ar_line` are the tuple Python
 got. The code object is one of the check's own whose line table it writes itself (never run): each

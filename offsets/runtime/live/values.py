@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): objects of this process read through the table, each field
+"""Part of the live check (`runner.py`): objects of this process read through the table, each field
 against what Python says about the same object (an attribute, `type()`, `len()`, `id()`).
 
 Every truth is an object this check holds a reference to while it reads (the sample objects and
@@ -10,6 +10,8 @@ another field of the same value fails.
 from __future__ import annotations
 
 import sys
+from .toolkit import holding as _ids
+
 
 #: The structs whose object header is checked through their own paths (`S.ob_base.ob_type` ...),
 #: by a sample object of each; with `PyObject.ob_type` proven this proves where the header is
@@ -151,19 +153,6 @@ def functions(c) -> None:
             names.append(c.cstring(c.ptr(ml, c.need("PyMethodDef", "ml_name"))).decode("ascii", "replace"))
         c.expect("PyCFunctionObject.m_ml -> PyMethodDef.ml_name", [len.__name__, "append", "getrecursionlimit"], names)
     c.run("PyMethodDef.ml_name", method_def)
-
-
-def _ids(c, struct: str, obj, pairs) -> None:
-    """Each (field, truth) of `obj`: the field holds the truth object (compared by address)."""
-    key = c.t.resolve_struct(struct)
-    if key is None:
-        c.skip(struct, "not in the table")
-        return
-    fields = c.t.fields(key)
-    for path, truth in pairs:
-        if truth is None or path not in fields:
-            continue
-        c.run(f"{struct}.{path}", lambda p=path, t=truth: c.expect(f"{struct}.{p}", id(t), c.field(id(obj), struct, p)))
 
 
 def others(c) -> None:

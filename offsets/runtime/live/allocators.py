@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): the memory allocators, which the interpreter copies into a
+"""Part of the live check (`runner.py`): the memory allocators, which the interpreter copies into a
 buffer of the check's own (`PyMem_GetAllocator`, `PyObject_GetArenaAllocator`), read back through
 the table. The truth is the binary's own symbol table: each function pointer must be the address
 of the function of its name (`_PyMem_RawMalloc` for `malloc`), as the symbol table of the ELF file
@@ -82,8 +82,8 @@ def compare(c, label: str, at: int, struct: str, fields: tuple, families: tuple,
 def functions(names: list) -> dict:
     """name -> this process's address of each of `names` the interpreter's binary defines as a
     function; LookupError where its file cannot be read or shown to be the one mapped."""
-    from ..remote.elf import Elf, ElfError
-    from . import binary
+    from ...remote.elf import Elf, ElfError
+    from .. import binary
 
     path, build_id, base, why = binary.image()
     if build_id is None or base is None:

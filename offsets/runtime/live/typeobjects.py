@@ -1,4 +1,4 @@
-"""Part of the live check (`live.py`): type objects' fields that no slot or member shows, each
+"""Part of the live check (`runner.py`): type objects' fields that no slot or member shows, each
 against what the interpreter says or does:
 
 - `tp_vectorcall_offset` of the function, builtin, method-descriptor and bound-method types is
@@ -18,6 +18,7 @@ against what the interpreter says or does:
 from __future__ import annotations
 
 import sys
+from .toolkit import words_holding as _words
 
 
 class _Sample:
@@ -48,7 +49,6 @@ def vectorcall_offsets(c) -> None:
 def vectorcall(c) -> None:
     import ctypes
 
-    from .live_capi import _words
 
     if sys.version_info < (3, 12):
         raise LookupError("PyVectorcall_Function is not exported before 3.12")
