@@ -432,3 +432,30 @@ def test_a_process_whose_libpython_was_deleted_is_read(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+# ---------------------------------------------------------------- the same refusals on the command's oldest and newest
+@pytest.mark.parametrize("minor", ["3.9", "3.13"])
+def test_the_refusals_hold_on_the_commands_oldest_and_newest_python(minor, tmp_path):
+    """The runtime-only refusals above (an output that is its input, a missing folder, unknown
+    --fields, a FIFO given as a binary) on pyenv's 3.9 (the command's minimum, without the scan
+    extra) and 3.13, cold."""
+    python = pyenv_python(minor)
+    if python is None:
+        missing_input(f"pyenv's CPython {minor} (`pyenv install {minor}`)")
+    table = tmp_path / "t.yaml"
+    table.write_bytes((REPO / SHIPPED).read_bytes())
+    before = _digest(table)
+    os.mkfifo(tmp_path / "f.so")
+    env = dict(os.environ, PYTHONPATH=str(REPO), OFFSETS_CACHE=str(tmp_path / "cache"),
+               OFFSETS_TABLES=str(tmp_path / "tables"))
+    cases = [(["export", "--lang", "json", "-o", table, table], ["refusing to write", "input"]),
+             (["export", "--lang", "c", "-o", tmp_path / "no" / "x.h", "cpython-3.11.7-x86_64-linux-gnu"],
+              ["does not exist"]),
+             (["export", "--lang", "json", "--fields", "TYPO", "cpython-3.11.7-x86_64-linux-gnu"], ["TYPO"]),
+             (["identify", "--binary", tmp_path / "f.so"], ["a FIFO, not a regular file"])]
+    for args, words in cases:
+        proc = subprocess.run([str(python), "-m", "offsets", *map(str, args)], capture_output=True, text=True,
+                              env=env, timeout=60, cwd=tmp_path)
+        one_line_refusal(proc, *words)
+    assert _digest(table) == before and not (tmp_path / "no").exists()
