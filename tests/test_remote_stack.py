@@ -188,8 +188,11 @@ def test_not_permitted_says_why(targets):
     if os.geteuid() != 0:
         missing_input("running as another user needs root")
     t = targets["3.10"]
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent), "HOME": "/tmp",
-           "OFFSETS_CACHE": "/tmp/offsets-nobody-cache"}
+    import tempfile
+
+    scratch = tempfile.gettempdir()      # a folder user nobody may write to
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent), "HOME": scratch,
+           "OFFSETS_CACHE": os.path.join(scratch, "offsets-nobody-cache")}
     proc = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
                            "offsets", "stack", "--pid", str(t.pid)], capture_output=True, text=True, env=env)
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, proc.stderr
