@@ -711,7 +711,7 @@ def test_another_binarys_build_id_vouches_for_nothing(tmp_path):
     me = runtime.running_identity()
     assert me["build_id"], "this interpreter's build-id is needed: its libpython has a GNU build-id note"
     other = "".join("0123456789abcdef"[(int(c, 16) + 1) % 16] for c in me["build_id"])
-    t, m = chosen(tmp_path, binaries=[(other, "lib/libpython", "")], depends=other_digest("Include/cpython/pystate.h"))
+    t, m = chosen(tmp_path, binaries=[(other, "lib/libpython", "a unit test")], depends=other_digest("Include/cpython/pystate.h"))
     assert t.earning.by == "inputs"
     assert not t.exact(t.resolve_struct("PyThreadState")) and t.exact(t.resolve_struct("PyListObject"))
 
