@@ -103,11 +103,13 @@ def during_a_collection(phase, info):   # what a callback raises is lost: keep i
 
 python_calls_python()
 gc.collect()
+kept = []   # made before the threshold drops; without the GIL (3.13t) a thread counts its allocations in batches of 512, less its frees
 threshold = gc.get_threshold()
 gc.callbacks.append(during_a_collection)
 gc.set_threshold(1)     # the next allocation collects (3.11 inside it; 3.12+ at the next eval breaker)
 try:
-    with_a_cell()
+    while not collections and len(kept) < 100_000:
+        kept.append(with_a_cell())
 finally:
     gc.set_threshold(*threshold)
     gc.callbacks.remove(during_a_collection)
