@@ -106,3 +106,19 @@ def test_a_source_package_and_its_pristine_tarball_unpacked_on_a_miss_are_the_tr
         assert tree(got) == tree(served), f"{name}: the tree unpacked on a miss is not the one the cache served"
         stamp = complete_stamp(got)
         assert made() == got and complete_stamp(got) == stamp, f"{name}: a hit unpacked again"
+
+
+def test_a_hit_without_a_version_is_the_source_package_never_the_pristine_tree_beside_it(tmp_path, monkeypatch):
+    """CI's cache held bookworm's python3.11-3.11.2 and, once a Windows table had read its PC/pyconfig.h,
+    python3.11-3.11.2-orig too: `source("python3.11", "bookworm")` served the pristine tree (no debian/,
+    Modules/expat kept), and three scanner tests failed. Each tree's `.complete` names what it was
+    unpacked from, as `source` and `orig` write it."""
+    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
+    dest = data_cache.folder() / "sources" / "bookworm"
+    for name, made_from in (("pkg-1.0", "pkg_1.0-2.dsc"), ("pkg-1.0-orig", "pkg_1.0.orig.tar.gz"),
+                            ("pkg-1.0-zzz", None)):
+        (dest / name).mkdir(parents=True)
+        if made_from:
+            (dest / name / ".complete").write_text(made_from + "\n")
+    assert debian.source("pkg", "bookworm") == dest / "pkg-1.0"
+    assert debian.source("pkg", "bookworm", "1.0-2") == dest / "pkg-1.0"

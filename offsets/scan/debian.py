@@ -150,12 +150,20 @@ def orig_tarball(package: str, suite: str, version: str) -> Path:
     return tarballs[0]
 
 
+def _unpacked_from_dsc(tree: Path) -> bool:
+    """Whether `tree` is a source package that `source` unpacked, not `orig`'s pristine tarball beside it."""
+    try:
+        return (tree / ".complete").read_text().strip().endswith(".dsc")
+    except OSError:
+        return False
+
+
 @serialized("debs/fetch")
 def source(package: str, suite: str, version: str | None = None) -> Path:
     """The unpacked Debian source package `package` (at `version` if given) from `suite`."""
     dest = data_cache.folder() / "sources" / suite
     dest.mkdir(parents=True, exist_ok=True)
-    trees = sorted(p for p in dest.glob(f"{package}-*") if p.is_dir() and (p / ".complete").exists())
+    trees = sorted(p for p in dest.glob(f"{package}-*") if _unpacked_from_dsc(p))
     if version:
         upstream = version.split(":")[-1].rsplit("-", 1)[0]
         trees = [p for p in trees if p.name == f"{package}-{upstream}"]
