@@ -12,6 +12,7 @@ import hashlib
 import os
 import re
 import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -69,16 +70,16 @@ def third_party(extras=("scan", "test")) -> list[str]:
     return found
 
 
-def minimum_venv() -> Path:
-    """A venv on pyenv's `MINIMUM` with the scan and test extras' packages, made once per requirement
-    list under $OFFSETS_CACHE/venvs (one process makes it, the others wait)."""
+def command_venv(minor: str, extras=("scan", "test")) -> Path:
+    """`bin/python` of a venv on pyenv's CPython `minor` with the `extras`' packages, made once per
+    interpreter and requirement list under $OFFSETS_CACHE/venvs (one process makes it, the others wait)."""
     from offsets import cache_lock
     from offsets.layout.identity import cache_dir
 
-    exe, reqs = interpreter(MINIMUM), third_party()
+    exe, reqs = interpreter(minor), third_party(extras)
     key = hashlib.sha256("\n".join([str(exe), *reqs]).encode()).hexdigest()[:16]
-    venv = Path(cache_dir()) / "venvs" / f"command-{MINIMUM}-{key}"
-    with cache_lock.held(f"venvs/command-{MINIMUM}"):
+    venv = Path(cache_dir()) / "venvs" / f"command-{minor}-{key}"
+    with cache_lock.held(f"venvs/command-{minor}"):
         if not (venv / ".ok").exists():
             subprocess.run([str(exe), "-m", "venv", "--clear", str(venv)], check=True, capture_output=True)
             pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
@@ -86,6 +87,25 @@ def minimum_venv() -> Path:
             assert pip.returncode == 0, pip.stderr[-3000:]
             (venv / ".ok").write_text("")
     return venv / "bin" / "python"
+
+
+def minimum_venv() -> Path:
+    """A venv on pyenv's `MINIMUM` with the scan and test extras' packages (command_venv)."""
+    return command_venv(MINIMUM)
+
+
+#: The newest CPython the command is tested on (pyenv's newest).
+NEWEST = PYENV_MINORS[-1]
+
+
+def command_python(minor: str) -> Path:
+    """The `offsets` command's interpreter as a user installs it (`pip install 'cpython-offsets[scan]'`):
+    "venv" is the one running the tests; `MINIMUM` is `minimum_venv()` (which
+    `test_the_scanners_tests_pass_on_its_minimum_python` makes anyway, the test extra in it too);
+    any other minor a venv on pyenv's with the scan extra alone."""
+    if minor == "venv":
+        return Path(sys.executable)
+    return minimum_venv() if minor == MINIMUM else command_venv(minor, ("scan",))
 
 
 def test_the_scanners_tests_pass_on_its_minimum_python():

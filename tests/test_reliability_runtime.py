@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import REPO, missing_input, pyenv_python
+from test_python_versions import MINIMUM, command_python
 
 #: the oldest CPython the runtime supports (README: 3.8 and later), the newest pyenv has, and 3.12
 OLDEST, NEWEST = "3.8", "3.13"
+#: the `offsets` command's interpreters: the venv's, and the oldest and newest the command supports
+PYTHONS = ["venv", MINIMUM, NEWEST]
 #: the child's answer, and the interpreter's own: ob_item is a list's second to last pointer
 ANSWER = ("import struct; print('answer', offsets.get('PyListObject.ob_item'), "
           "list.__basicsize__ - 2 * struct.calcsize('P'))")
@@ -168,20 +170,29 @@ def fifo(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("argv", [
-    ["-m", "offsets", "get", "PyListObject", "-t", "FIFO.yaml"],
-    ["-m", "offsets", "get", "PyListObject", "-t", "FIFO.jsonl"],
-    ["-m", "offsets", "diff", str(COMMITTED), str(COMMITTED), "--watch", "FIFO"],
-    ["-m", "offsets", "identify", "--binary", "FIFO"],
-    ["-m", "offsets.runtime", "--unproven", "FIFO"],
-], ids=["table", "compact-table", "watch", "binary", "needs"])
-def test_a_fifo_given_to_the_command_is_refused_in_one_line(argv, tmp_path):
+COMMAND_FIFOS = {"table": ["-m", "offsets", "get", "PyListObject", "-t", "FIFO.yaml"],
+                 "compact-table": ["-m", "offsets", "get", "PyListObject", "-t", "FIFO.jsonl"],
+                 "watch": ["-m", "offsets", "diff", str(COMMITTED), str(COMMITTED), "--watch", "FIFO"],
+                 "binary": ["-m", "offsets", "identify", "--binary", "FIFO"]}
+#: the runtime's own command (`make run`'s lookup), which runs where the runtime does
+RUNTIME_FIFO = ["-m", "offsets.runtime", "--unproven", "FIFO"]
+
+
+@pytest.mark.parametrize("argv, minor", [
+    *(pytest.param(argv, minor, id=f"{name}-{minor}") for name, argv in COMMAND_FIFOS.items()
+      for minor in PYTHONS),
+    *(pytest.param(RUNTIME_FIFO, minor, id=f"needs-{minor}") for minor in (OLDEST, "venv", NEWEST)),
+])
+def test_a_fifo_given_to_the_command_is_refused_in_one_line(argv, minor, tmp_path):
     """A FIFO named as a file to read is refused at once, in one line, with exit status 2 (before:
-    the command waited for a writer forever)."""
+    the command waited for a writer forever): by the `offsets` command on the venv's interpreter
+    and the oldest and newest it supports (each in a venv with the scan extra), and by the
+    runtime's own on the runtime's oldest and newest."""
+    python = python_of(minor) if minor == OLDEST else command_python(minor)
     name = next(a for a in argv if a.startswith("FIFO"))
     path = fifo(tmp_path / name)
     argv = [str(path) if a == name else a for a in argv]
-    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=30, cwd=REPO,
+    proc = subprocess.run([str(python), *argv], capture_output=True, text=True, timeout=30, cwd=REPO,
                           env=cold_env(tmp_path))
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and "a FIFO, not a regular file" in lines[0], proc.stderr
@@ -267,7 +278,8 @@ def test_a_bit_flipped_in_a_kept_proof_is_a_miss_made_again(minor, tmp_path):
     assert wrong == [] and unmade == []
 
 
-def test_a_first_lookup_killed_anywhere_leaves_a_cache_later_processes_answer_from(tmp_path):
+@pytest.mark.parametrize("minor", [OLDEST, NEWEST])
+def test_a_first_lookup_killed_anywhere_leaves_a_cache_later_processes_answer_from(minor, tmp_path):
     """SIGKILL at random moments of first lookups that run the live check and keep its proof: no
     process is left, every entry in the cache is whole (a temporary file may stay; no reader
     looks at it), and a later process answers exactly what a cold one does."""
@@ -275,7 +287,7 @@ def test_a_first_lookup_killed_anywhere_leaves_a_cache_later_processes_answer_fr
     import signal
     import time
 
-    copy = proven_copy(NEWEST)
+    copy = proven_copy(minor)
     cold = run(copy, ANSWERS, cold_env(tmp_path / "cold"))
     answer_of(cold)
     env = cold_env(tmp_path / "killed")
