@@ -5,6 +5,7 @@
     offsets.field("PyASCIIObject.state.kind") # the field: offset, size, type, bits, ... and `earned`
     offsets.build()                           # the table in use, how it matched, how each struct is earned
     offsets.use_table("mine.yaml")            # a table of your own (a patched or forked CPython)
+    offsets.runtime.reset()                   # forget the choice: the next lookup chooses again
 
 Every answer is earned (docs/identity.md), one of:
 
@@ -445,8 +446,10 @@ def _set(table: Loaded, match: Match) -> None:
             c._reset(match)
 
 
-def _set_none() -> None:
-    """Forget the table in use and the identity (the next lookup chooses again); for tests."""
+def reset() -> None:
+    """Forget the table in use, the answers kept and this interpreter's identity: the next lookup
+    chooses again, as a process's first one does (a table installed meanwhile by `offsets scan
+    --install` is then found). For tests, which each begin as a fresh process would."""
     global _state, _me
     with _lock:
         _state = None
