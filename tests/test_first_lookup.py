@@ -117,3 +117,30 @@ def test_an_own_table_of_this_version_takes_the_whole_way(monkeypatch, tmp_path)
     version = runtime.identity.running_target()["version"]
     (tmp_path / f"cpython-{version}-x86_64-linux-gnu-0000.jsonl").write_text("{}\n")
     assert runtime._by_build_id() is None
+
+
+def test_two_libpythons_are_left_to_python(tmp_path):
+    """pyenv's 3.12 with a copy of its libpython preloaded (two files that both hold an interpreter):
+    the C reading answers None, and binary.py's own says why there is no build-id; alone, both
+    read the same build-id."""
+    from offsets.tools import foreign_builds
+
+    python = pyenv_python("3.12")
+    if python is None:
+        missing_input("pyenv's CPython 3.12 is not installed (pyenv install 3.12)")
+    version = python.resolve().parents[1].name
+    second = foreign_builds.second_libpython(version)
+    root = tree_with_extension(python, tmp_path)
+    code = ("import json; from offsets import _lookup; from offsets.runtime import binary\n"
+            "print(json.dumps([_lookup.image(), binary.image_read_here(), binary.image()]))")
+    got = {}
+    for way, extra in (("alone", {}), ("two", {"LD_PRELOAD": str(second)})):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OFFSETS_", "PYTHON"))}
+        proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=root,
+                              env=dict(env, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1", **extra))
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        got[way] = json.loads(proc.stdout)
+    c, here, chosen = got["alone"]
+    assert c == here == chosen and c[1]
+    c, here, chosen = got["two"]
+    assert c is None and here == chosen and here[1] is None and here[3].endswith("is mapped too"), got["two"]
