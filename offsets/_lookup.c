@@ -10,6 +10,13 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#ifdef __linux__
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdint.h>
+#include <unistd.h>
+#endif
 
 /* dict.__getitem__(map, name): dict's own subscript (which calls a subclass's __missing__), not the
  * subclass's slot, which is the generic one (dict's __getitem__ is a method, not a slot wrapper). */
@@ -59,9 +66,295 @@ function(PyObject *self, PyObject *args)
     return fn;      /* on failure def is kept: nothing else points at it, and it is small */
 }
 
+
+#ifdef __linux__
+/* image() -> (path, build-id, base, why) of the ELF holding this interpreter, exactly as
+ * runtime/binary.py's image() finds it (/proc/self/maps, then the image's notes read through
+ * /proc/self/mem), or None whenever that answer is anything but a build-id found the plain way: no
+ * /proc, another libpython mapped, no note, any read that is short or fails. binary.py then
+ * takes its own, pure-Python way, so the answer never depends on which one ran; this one costs
+ * microseconds and imports nothing. */
+#define MAX_MAPS (8 << 20)
+#define MAX_PHNUM 256
+#define MAX_NOTES (1 << 16)
+
+typedef struct {
+    unsigned long long lo, hi, offset, inode;
+    const char *path;
+    size_t path_len;
+} Mapping;
+
+static int
+is_space(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* Whether Python would split the text otherwise than on spaces, tabs and newlines: another line
+ * break or whitespace str.splitlines() or str.split() knows, or any byte beyond ASCII. */
+static int
+plain(const char *text, size_t len)
+{
+    size_t i;
+    for (i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c >= 0x80 || c == '\r' || c == '\v' || c == '\f' || (c >= 0x1c && c <= 0x1f)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The file mappings of /proc/self/maps' text, as binary._maps() reads it; -1 on anything it would
+ * read otherwise (a malformed number), so the caller falls back. */
+static Py_ssize_t
+parse_maps(char *text, size_t len, Mapping *out, Py_ssize_t most)
+{
+    Py_ssize_t n = 0;
+    char *line = text, *end = text + len;
+    while (line < end) {
+        char *eol = memchr(line, '\n', (size_t)(end - line));
+        char *p = line, *field[6], *fend[5];
+        int k;
+        if (eol == NULL) {
+            eol = end;
+        }
+        for (k = 0; k < 5; k++) {
+            while (p < eol && is_space(*p)) {
+                p++;
+            }
+            field[k] = p;
+            while (p < eol && !is_space(*p)) {
+                p++;
+            }
+            fend[k] = p;
+            if (field[k] == fend[k]) {
+                break;
+            }
+        }
+        while (p < eol && is_space(*p)) {
+            p++;
+        }
+        if (k == 5 && p < eol && *p == '/') {
+            char *dash = memchr(field[0], '-', (size_t)(fend[0] - field[0])), *stop;
+            Mapping *m = &out[n];
+            field[5] = p;
+            if (dash == NULL || n >= most) {
+                return -1;
+            }
+            m->lo = strtoull(field[0], &stop, 16);
+            if (stop != dash || dash == field[0]) {
+                return -1;
+            }
+            m->hi = strtoull(dash + 1, &stop, 16);
+            if (stop != fend[0] || stop == dash + 1) {
+                return -1;
+            }
+            m->offset = strtoull(field[2], &stop, 16);
+            if (stop != fend[2]) {
+                return -1;
+            }
+            m->inode = strtoull(field[4], &stop, 10);
+            if (stop != fend[4]) {
+                return -1;
+            }
+            m->path = field[5];
+            m->path_len = (size_t)(eol - field[5]);
+            n++;
+        }
+        line = eol + 1;
+    }
+    return n;
+}
+
+/* elf_id.is_libpython: `libpython` and a digit, and `.so`, in the file's name. */
+static int
+is_libpython(const char *path, size_t len)
+{
+    const char *name = path + len;
+    size_t i;
+    while (name > path && name[-1] != '/') {
+        name--;
+    }
+    len -= (size_t)(name - path);
+    if (len < 10 || memcmp(name, "libpython", 9) != 0 || name[9] < '0' || name[9] > '9') {
+        return 0;
+    }
+    for (i = 0; i + 3 <= len; i++) {
+        if (memcmp(name + i, ".so", 3) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int
+read_at(int fd, unsigned long long where, void *buf, size_t n)
+{
+    return pread(fd, buf, n, (off_t)where) == (ssize_t)n ? 0 : -1;
+}
+
+/* The build-id (hex, into `hex`) of the image mapped at `base`, as elf_id.build_id(loaded=True)
+ * finds it in this process's own byte order and word size; 0, or -1 for anything else. */
+static int
+build_id_at(int fd, unsigned long long base, char *hex, size_t hex_size)
+{
+    ElfW(Ehdr) eh;
+    ElfW(Phdr) ph[MAX_PHNUM];
+    unsigned char notes[MAX_NOTES];
+    unsigned long long low = (unsigned long long)-1, page;
+    int i, n;
+    const uint16_t one = 1;
+    const unsigned char native = *(const unsigned char *)&one == 1 ? ELFDATA2LSB : ELFDATA2MSB;
+    if (read_at(fd, base, &eh, sizeof eh) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0
+        || eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) || eh.e_ident[EI_DATA] != native
+        || eh.e_phnum > MAX_PHNUM || (eh.e_phnum && eh.e_phentsize != sizeof(ElfW(Phdr)))) {
+        return -1;
+    }
+    n = eh.e_phnum;
+    if (n && read_at(fd, base + eh.e_phoff, ph, n * sizeof(ElfW(Phdr))) < 0) {
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < low) {
+            low = ph[i].p_vaddr;
+        }
+    }
+    page = (low == (unsigned long long)-1 ? 0 : low) & ~0xFFFULL;
+    for (i = 0; i < n; i++) {
+        size_t at = 0, size = ph[i].p_filesz;
+        if (ph[i].p_type != PT_NOTE || size == 0 || size > MAX_NOTES) {
+            continue;
+        }
+        if (read_at(fd, base + ph[i].p_vaddr - page, notes, size) < 0) {
+            return -1;
+        }
+        while (at + 12 <= size) {
+            uint32_t namesz, descsz, type;
+            size_t name_end, desc;
+            memcpy(&namesz, notes + at, 4);
+            memcpy(&descsz, notes + at + 4, 4);
+            memcpy(&type, notes + at + 8, 4);
+            name_end = at + 12 + namesz;
+            desc = (name_end + 3) & ~(size_t)3;
+            if (desc + descsz > size) {
+                break;
+            }
+            if (type == NT_GNU_BUILD_ID && namesz >= 3 && memcmp(notes + at + 12, "GNU", 3) == 0) {
+                size_t k, nul = 3;
+                while (nul < namesz && notes[at + 12 + nul] == 0) {
+                    nul++;
+                }
+                if (nul != namesz || descsz == 0 || 2 * (size_t)descsz + 1 > hex_size) {
+                    return -1;      /* what Python reads otherwise: it decides */
+                }
+                for (k = 0; k < descsz; k++) {
+                    static const char digits[] = "0123456789abcdef";
+                    hex[2 * k] = digits[notes[desc + k] >> 4];
+                    hex[2 * k + 1] = digits[notes[desc + k] & 15];
+                }
+                hex[2 * descsz] = 0;
+                return 0;
+            }
+            at = (desc + descsz + 3) & ~(size_t)3;
+        }
+    }
+    return -1;
+}
+
+static PyObject *
+image(PyObject *self, PyObject *unused)
+{
+    int fd = -1;
+    char *text = NULL, hex[2 * 64 + 1];
+    size_t len = 0, cap = 1 << 16;
+    Mapping *maps = NULL;
+    Py_ssize_t n, i, holding = -1, most;
+    unsigned long long here = (unsigned long long)(uintptr_t)&PyLong_Type, base = (unsigned long long)-1;
+    PyObject *result = NULL;
+    fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        goto fallback;
+    }
+    for (;;) {
+        ssize_t got;
+        char *bigger;
+        if (len == cap) {
+            if (cap >= MAX_MAPS) {
+                goto fallback;        /* Python reads only MAX_MAPS bytes: it decides */
+            }
+            cap *= 2;
+        }
+        if ((bigger = PyMem_RawRealloc(text, cap)) == NULL) {
+            goto fallback;
+        }
+        text = bigger;
+        got = read(fd, text + len, cap - len);
+        if (got < 0) {
+            goto fallback;
+        }
+        if (got == 0) {
+            break;
+        }
+        len += (size_t)got;
+    }
+    close(fd);
+    fd = -1;
+    if (!plain(text, len)) {
+        goto fallback;
+    }
+    most = (Py_ssize_t)(len / 20) + 1;
+    if ((maps = PyMem_RawMalloc((size_t)most * sizeof(Mapping))) == NULL) {
+        goto fallback;
+    }
+    if ((n = parse_maps(text, len, maps, most)) < 0) {
+        goto fallback;
+    }
+    for (i = 0; i < n && holding < 0; i++) {
+        if (maps[i].lo <= here && here < maps[i].hi) {
+            holding = i;
+        }
+    }
+    if (holding < 0) {
+        goto fallback;
+    }
+    for (i = 0; i < n; i++) {
+        const Mapping *m = &maps[i], *h = &maps[holding];
+        if (m->inode != h->inode && is_libpython(m->path, m->path_len)) {
+            goto fallback;
+        }
+        if (m->inode == h->inode && m->path_len == h->path_len && memcmp(m->path, h->path, m->path_len) == 0
+            && m->offset == 0 && m->lo < base) {
+            base = m->lo;
+        }
+    }
+    if (base == (unsigned long long)-1 || (fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC)) < 0
+        || build_id_at(fd, base, hex, sizeof hex) < 0) {
+        goto fallback;
+    }
+    result = Py_BuildValue("(NsKs)", PyUnicode_DecodeUTF8(maps[holding].path, (Py_ssize_t)maps[holding].path_len,
+                                                          "replace"), hex, base, "");
+fallback:
+    if (fd >= 0) {
+        close(fd);
+    }
+    PyMem_RawFree(text);
+    PyMem_RawFree(maps);
+    if (result == NULL && !PyErr_Occurred()) {
+        Py_RETURN_NONE;
+    }
+    return result;
+}
+#endif
+
 static PyMethodDef methods[] = {
     {"function", function, METH_VARARGS,
      "function(map, name, doc): a builtin function `name`, documented by `doc`, that returns map[arg]."},
+#ifdef __linux__
+    {"image", image, METH_NOARGS,
+     "image() -> (path, build-id, base, why) of the ELF holding this interpreter, as runtime/binary.py's image() "
+     "finds it, or None: binary.py decides."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 

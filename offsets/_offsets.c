@@ -105,7 +105,7 @@ static PyThread_type_lock write_lock;   /* made once per process (CAS), never fr
 /* What a miss calls: offsets.runtime's functions, then offsets.errors.UnknownNameError. A new
  * capsule function that asks Python appends its runtime function's name here. */
 enum { RT_GET, RT_SIZEOF, RT_FIELD, RT_BUILD, RT_CONSTANT, N_RUNTIME, PY_UNKNOWN = N_RUNTIME, N_CALLABLES };
-static const char *const runtime_names[N_RUNTIME] = {"get", "sizeof", "field", "build", "constant"};
+static const char *const runtime_names[N_RUNTIME] = {"get", "sizeof", "field", "_chosen", "constant"};
 
 /* One per interpreter: the module's state. */
 typedef struct {
@@ -582,15 +582,15 @@ state_free(State *st)
     PyMem_RawFree(st);
 }
 
-/* The State of the table `m` (a runtime.Match; NULL: ask this interpreter's offsets.runtime.build(),
- * which chooses the table if none is chosen yet) becomes this interpreter's and the process's
+/* The State of the table `m` (a runtime.Match; NULL: ask this interpreter's offsets.runtime._chosen(),
+ * which chooses the table if none is chosen yet, as a first lookup in Python does) becomes this interpreter's and the process's
  * current one, atomically. With `adopt`, a current State of the same table is kept (its caches
  * too) instead of a new one with empty caches. 0, or -1 with an exception and nothing changed. */
 static int
 refresh(ModState *ms, PyObject *m, int adopt)
 {
     State *st = (State *)PyMem_RawCalloc(1, sizeof(State));
-    PyObject *b = NULL, *hv = NULL;
+    PyObject *hv = NULL;
     int rc = -1;
     if (st == NULL) {
         PyErr_NoMemory();
@@ -603,7 +603,7 @@ refresh(ModState *ms, PyObject *m, int adopt)
         Py_INCREF(m);
     }
     if (m == NULL || (st->table_name = dup_attr(m, "table")) == NULL || (st->match = dup_attr(m, "kind")) == NULL
-        || (b = PyObject_GetAttrString(m, "build")) == NULL || (hv = PyObject_GetAttrString(b, "hexversion")) == NULL) {
+        || (hv = PyObject_GetAttrString(m, "hexversion")) == NULL) {
         goto done;
     }
     st->hexversion = PyLong_AsUnsignedLong(hv);
@@ -624,7 +624,6 @@ refresh(ModState *ms, PyObject *m, int adopt)
     rc = 0;
 done:
     Py_XDECREF(hv);
-    Py_XDECREF(b);
     Py_XDECREF(m);
     if (st != NULL) {
         state_free(st);
@@ -633,7 +632,7 @@ done:
 }
 
 /* _reset(match=None): the table in use changed (offsets.runtime._set passes its Match; without
- * one, offsets.runtime.build() is asked). The first choice of this interpreter (made while the
+ * one, offsets.runtime._chosen() is asked). The first choice of this interpreter (made while the
  * module is imported) adopts the process's State when it is of the same table; any later one
  * (use_table) makes a new State. */
 static PyObject *

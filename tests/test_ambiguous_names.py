@@ -120,7 +120,7 @@ def test_runtime_and_cli_take_the_qualified_syntax(collision, tmp_path):
         with pytest.raises(AmbiguousNameError):
             runtime.sizeof("thing")
     finally:
-        runtime._set_none()
+        runtime.reset()
     from offsets.layout import table_yaml
 
     path = tmp_path / "collide.yaml"

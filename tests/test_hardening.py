@@ -322,9 +322,9 @@ def shipped_copy(tmp_path, monkeypatch):
     (d / "index.json").write_text(compact.index_text([e], index["aliases"], index["pool_sha256"]))
     monkeypatch.setattr(runtime.tables, "COMPACT_DIR", str(d))
     monkeypatch.setattr(runtime.tables, "_index_doc", None)
-    runtime._set_none()
+    runtime.reset()
     yield d
-    runtime._set_none()
+    runtime.reset()
 
 
 def running_file(d: Path) -> Path:

@@ -33,9 +33,9 @@ def fresh_runtime(monkeypatch, tmp_path):
     monkeypatch.delenv("OFFSETS_STRICT", raising=False)
     monkeypatch.setenv("OFFSETS_TABLES", str(tmp_path / "own-tables"))
     monkeypatch.setenv("OFFSETS_AUTOSCAN", "0")
-    runtime._set_none()
+    runtime.reset()
     yield
-    runtime._set_none()
+    runtime.reset()
 
 
 def entries():
@@ -360,7 +360,7 @@ def test_offsets_strict_through_get_refuses_the_next_patch_levels_table(monkeypa
     with pytest.raises(NoMatchingTable, match="OFFSETS_STRICT allows exact tables only"):
         offsets.get("PyTupleObject.ob_item")
     monkeypatch.setenv("OFFSETS_STRICT", "0")
-    runtime._set_none()
+    runtime.reset()
     assert offsets.get("PyTupleObject.ob_item") == tuple.__basicsize__ and offsets.build().kind == "proven"
 
 

@@ -33,9 +33,9 @@ def fresh_runtime(monkeypatch, tmp_path):
     monkeypatch.delenv("OFFSETS_STRICT", raising=False)
     monkeypatch.setenv("OFFSETS_TABLES", str(tmp_path / "own-tables"))
     monkeypatch.setenv("OFFSETS_AUTOSCAN", "0")
-    runtime._set_none()
+    runtime.reset()
     yield
-    runtime._set_none()
+    runtime.reset()
 
 
 def entries():

@@ -478,13 +478,12 @@ def mapped_binary():
     return None
 
 
-def running(with_inputs=True):
-    """This interpreter's identity in the terms of the tables, plus where its build lives."""
+def running_target():
+    """What of this interpreter's identity a table's build is compared with before anything else
+    (earning.py): its version, hexversion, layout flags, triple and pointer size."""
     import sysconfig
 
     v = sysconfig.get_config_var
-    vi = sys.version_info
-    version = version_string(vi)
     config = {"Py_DEBUG": bool(v("Py_DEBUG")), "Py_GIL_DISABLED": bool(v("Py_GIL_DISABLED")),
               "Py_TRACE_REFS": bool(v("Py_TRACE_REFS")) or hasattr(sys, "getobjects"),
               "Py_REF_DEBUG": bool(v("Py_REF_DEBUG")) or hasattr(sys, "gettotalrefcount"),
@@ -492,13 +491,21 @@ def running(with_inputs=True):
     host = (v("HOST_GNU_TYPE") or "").split("-")
     if len(host) == 4 and host[1] in ("pc", "unknown"):
         host.pop(1)
+    return {"version": version_string(sys.version_info), "hexversion": sys.hexversion, "config": config,
+            "triple": v("MULTIARCH") or "-".join(host), "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4}
+
+
+def running(with_inputs=True):
+    """This interpreter's identity in the terms of the tables, plus where its build lives."""
+    import sysconfig
+
+    v = sysconfig.get_config_var
     include = sysconfig.get_paths()["include"]
     cflags = " ".join(x for x in (v("PY_CORE_CFLAGS"), v("CFLAGS_NODIST")) if x)
-    minor = "%d.%d" % vi[:2]
+    minor = "%d.%d" % sys.version_info[:2]
     prefix = sys.base_prefix
     vendor, evidence = vendor_evidence(prefix, minor)
-    me = {"version": version, "hexversion": sys.hexversion, "config": config,
-          "triple": v("MULTIARCH") or "-".join(host), "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4,
+    me = {**running_target(),
           "vendor": vendor, "vendor_evidence": evidence, "include": include, "cflags": cflags,
           "abiflags": getattr(sys, "abiflags", ""), "multiarch": v("MULTIARCH") or "",
           "libdir": v("LIBDIR") or "", "soname": v("INSTSONAME") or "", "ldlibrary": v("LDLIBRARY") or "",

@@ -5,6 +5,7 @@
     offsets.field("PyASCIIObject.state.kind") # the field: offset, size, type, bits, ... and `earned`
     offsets.build()                           # the table in use, how it matched, how each struct is earned
     offsets.use_table("mine.yaml")            # a table of your own (a patched or forked CPython)
+    offsets.runtime.reset()                   # forget the choice: the next lookup chooses again
 
 Every answer is earned (docs/identity.md), one of:
 
@@ -41,10 +42,9 @@ from _thread import RLock, get_ident
 from ..layout import identity
 from ..errors import NoMatchingTable, OffsetsError, TableError, UnknownNameError, close_matches
 # what a table earns, and the tables (also read as runtime.X by the CLI and the tests)
-from .earning import describe, describe_build, earning as _earning
-from .choice import entry_build
+from .earning import describe, describe_build, earning as _earning, entry_build
 from . import tables as _tables
-from .tables import PACKAGE_DIR, Loaded, installed_entries, shipped_index, _load_entry
+from .tables import PACKAGE_DIR, Loaded, installed_entries, shipped_index, tables_dir, _load_entry
 
 _lock = RLock()
 
@@ -195,6 +195,9 @@ def running_identity() -> dict:
         return _me
 
 
+_running_identity = running_identity
+
+
 class Match:
     """The table in use and how it was chosen: `kind` is exact, proven or user."""
 
@@ -214,6 +217,10 @@ class Match:
     @property
     def version(self) -> str:
         return self._build["version"]
+
+    @property
+    def hexversion(self) -> int:
+        return self._build["hexversion"]
 
     def earned(self, struct: str) -> str:
         """How answers about `struct` are earned: 'exact', 'exact (by TABLE)' when another table of
@@ -303,19 +310,108 @@ def _no_match(me: dict, entries: list, why: str) -> NoMatchingTable:
 
 
 # ---------------------------------------------------------------- state and the public API
-_state = None      # (Loaded, Match)
+#: (Loaded, Match): the table in use, chosen by `select`; (Loaded, None): only the table of this
+#: binary's build-id is chosen yet (`_by_build_id`), which `select` would put first.
+_state = None
 
 
 def _current() -> Loaded:
+    """The table in use, chosen by `select` (now, if it is not yet)."""
     state = _state
-    if state is None:
+    if state is None or state[1] is None:
         with _lock:
-            if _state is None:
+            if _state is None or _state[1] is None:
                 me = running_identity()
                 entries = installed_entries(me) + shipped_index()["tables"]
                 _set(*select(me, entries, strict=strict_mode(), autoscan=lambda: _autoscan(me)))
             state = _state
     return state[0]
+
+
+def _first() -> Loaded:
+    """The table a lookup asks first: the one in use, or, before any is chosen, the one this
+    binary's build-id chooses alone (`_by_build_id`), else the one `select` chooses now."""
+    global _state
+    state = _state
+    if state is None:
+        with _lock:
+            if _state is None:
+                t = _by_build_id()
+                if t is not None:
+                    _state = (t, None)
+                else:
+                    _current()
+            state = _state
+    return state[0]
+
+
+def _by_build_id():
+    """The shipped table that records the build-id of the binary holding this interpreter
+    (`_lookup.image`, in C), when `select` would choose it first whatever the rest of the identity
+    says: it is the only table that records it, it is for this version, hexversion, layout flags,
+    triple and pointer size (so it is exact for every struct, by build-id), and this build has no
+    table of its own (which would rank first). Else None, and `select` chooses. So the first lookup
+    needs neither the headers' digests, the vendor's records nor /proc/self/maps read in Python;
+    whatever it cannot answer from this table alone (a name it lacks, how the table matched, a
+    constant) waits for `select`, whose first table it is."""
+    if running_identity is not _running_identity:        # an identity given in its place (a test's)
+        return None
+    try:
+        from .._lookup import image
+    except ImportError:
+        return None
+    found = image()
+    if found is None:
+        return None
+    me = dict(identity.running_target(), build_id=found[1])
+    d = tables_dir()
+    try:
+        if d and any(f.startswith(f"cpython-{me['version']}-") and f.endswith(".jsonl") for f in os.listdir(d)):
+            return None
+    except OSError:
+        pass                    # no such folder: no own table (installed_entries)
+    named = [e for e in shipped_index()["tables"] if me["build_id"] in (e.get("build_ids") or ())]
+    if len(named) != 1:
+        return None
+    earn = earning(entry_build(named[0]), me)
+    if earn.by != "build-id":
+        return None
+    t = _load_entry(named[0])
+    earn.build, t.earning, t.own = t.build, earn, False
+    return t
+
+
+class _FirstChoice:
+    """What the C API keeps of the table in use (`_chosen`) while only the build-id's table is
+    chosen: what its Match will say (an exact match: `select` puts it first)."""
+
+    kind = "exact"
+
+    def __init__(self, t: Loaded) -> None:
+        self.table, self.hexversion = t.name, t.build["hexversion"]
+
+
+def _chosen():
+    """The table in use as the C API's capsule keeps it (_offsets.c: its name, how it matched, its
+    hexversion), chosen now as a first lookup chooses it (`_first`)."""
+    _first()
+    state = _state
+    return state[1] if state[1] is not None else _FirstChoice(state[0])
+
+
+def _from_first(name: str, what: str):
+    """(table, struct key, field path) of `name` from the build-id's table alone (`_first`), where
+    it has the struct and (but for a size) the field; None otherwise."""
+    t = _first()
+    if _state is None or _state[1] is not None:
+        return None
+    struct, path = t.split(name)
+    key = t.resolve_struct(struct)
+    if key is None:
+        return None
+    if what == "sizeof":
+        return None if path else (t, key, path)
+    return (t, key, path) if path and path in t.fields(key) else None
 
 
 def _autoscan(me: dict):
@@ -334,20 +430,26 @@ def _autoscan(me: dict):
 
 
 def _set(table: Loaded, match: Match) -> None:
-    """Switch tables: the answer caches are emptied under the lock, so no thread keeps an old answer."""
+    """Switch tables: the answer caches are emptied under the lock, so no thread keeps an old answer.
+    The C API's are kept where `select` chose the build-id's table the first lookup began with
+    (`_first`): the capsule already holds that table, as this Match describes it."""
     global _state
     with _lock:
+        before = _state
         _state = (table, match)
         _offsets_index.clear()
         _sizes.clear()
         _constants.clear()
         c = sys.modules.get("offsets._offsets")
-        if c is not None:
+        same = before is not None and before[1] is None and before[0].source == table.source and match.kind == "exact"
+        if c is not None and not same:
             c._reset(match)
 
 
-def _set_none() -> None:
-    """Forget the table in use and the identity (the next lookup chooses again); for tests."""
+def reset() -> None:
+    """Forget the table in use, the answers kept and this interpreter's identity: the next lookup
+    chooses again, as a process's first one does (a table installed meanwhile by `offsets scan
+    --install` is then found). For tests, which each begin as a fresh process would."""
     global _state, _me
     with _lock:
         _state = None
@@ -527,6 +629,10 @@ def _lookup(name, what: str):
     """(table, struct key, field path) that answers `name` (STRUCT.FIELD, or a struct for sizeof):
     the first table that earns it; else the first that has it, whose refusal says why."""
     _check_name(name, what)
+    if _state is None or _state[1] is None:
+        got = _from_first(name, what)
+        if got is not None:
+            return got
     t = _current()
     chain = [t] + t.fallbacks
     got, key, _ = _earned_in(chain, name, what != "sizeof")

@@ -9,8 +9,11 @@ so a file replaced on disk since it was loaded cannot answer for it. Nothing is 
 or locked. When any step cannot be taken (no /proc, an unreadable mapping, another libpython
 mapped beside it: two ELF files that both hold an interpreter), there is no build-id, and the next
 rule decides.
+
+`offsets._lookup.image()` takes the same steps in C (a first lookup then imports neither this
+reader of ELF nor `struct`); wherever it finds anything but a build-id the plain way, it answers
+None and the steps here decide, so the answer never depends on which one ran.
 """
-from ..remote import elf_id
 
 #: The most of /proc/self/maps read (a process maps a few hundred files).
 MAX_MAPS = 8 << 20
@@ -30,6 +33,9 @@ def _maps():
     return out
 
 
+_own_maps = _maps
+
+
 def interpreter():
     """(path, build-id or None, why) of the ELF holding this interpreter, as this process maps it."""
     path, build_id, _, why = image()
@@ -39,6 +45,20 @@ def interpreter():
 def image():
     """(path, build-id or None, the address its first byte is mapped at or None, why) of the ELF
     holding this interpreter."""
+    try:
+        from .._lookup import image as in_c
+    except ImportError:         # a source tree without its extensions built, or not Linux
+        in_c = None
+    if _maps is not _own_maps:  # mappings given in place of this process's (a test's): read them here
+        in_c = None
+    found = in_c() if in_c is not None else None
+    return found if found is not None else image_read_here()
+
+
+def image_read_here():
+    """`image()`, all of it read by this module: what `_lookup.image()` leaves to it."""
+    from ..remote import elf_id
+
     try:
         maps = _maps()
     except (OSError, ValueError) as e:

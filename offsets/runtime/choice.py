@@ -14,7 +14,7 @@ interpreter (`runtime.select`) and for another process or a binary (`remote/choo
 from __future__ import annotations
 
 from ..layout import identity
-from .earning import describe, describe_build, earning
+from .earning import describe, describe_build, earning, entry_build  # noqa: F401 - entry_build: choice.entry_build
 
 
 class Chosen:
@@ -23,14 +23,6 @@ class Chosen:
 
     def __init__(self, table, kind: str, by: str, detail: str, proof=None) -> None:
         self.table, self.kind, self.by, self.detail, self.proof = table, kind, by, detail, proof
-
-
-def entry_build(e: dict) -> dict:
-    """An index entry in the compact header's `build` form."""
-    return {"version": e["version"], "hexversion": e["hexversion"], "config": e["config"],
-            "target": {"triple": e["triple"], "pointer_size": e["pointer_size"]}, "vendor": e.get("vendor"),
-            "defines": e.get("defines"), "inputs": e.get("inputs") or {},
-            "binaries": [[b, "", ""] for b in e.get("build_ids") or ()]}
 
 
 def _rank(t, me: dict) -> tuple:

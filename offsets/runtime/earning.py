@@ -175,6 +175,14 @@ def earning(b: dict, me: dict, prover=None) -> Earning:
                          f"table's vendor ({b.get('vendor') or identity.UPSTREAM}) claims it", b, me, prover)
 
 
+def entry_build(e: dict) -> dict:
+    """An index entry in the compact header's `build` form."""
+    return {"version": e["version"], "hexversion": e["hexversion"], "config": e["config"],
+            "target": {"triple": e["triple"], "pointer_size": e["pointer_size"]}, "vendor": e.get("vendor"),
+            "defines": e.get("defines"), "inputs": e.get("inputs") or {},
+            "binaries": [[b, "", ""] for b in e.get("build_ids") or ()]}
+
+
 def describe_build(b: dict) -> str:
     flags = ", ".join(identity.flag_set(b["config"])) or "release"
     return (f"CPython {b['version']} ({b.get('vendor') or identity.UPSTREAM}, {flags}, {b['target']['triple']}, "

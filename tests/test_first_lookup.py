@@ -1,0 +1,146 @@
+"""The first lookup's short way (runtime._by_build_id: the table of this binary's build-id, read in C
+by `_lookup.image`, before the whole identity) answers what the whole choice (`select`) answers, on
+pyenv's builds 3.8 to 3.13, each in fresh processes with an empty cache: every field and size of the
+table, and what a name the table lacks is refused with. The C reading of the build-id is the
+Python one's (runtime/binary.py), and where the build-id is no shipped table's the short way is not
+taken."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import missing_input, missing_tool, pyenv_python
+
+REPO = Path(__file__).resolve().parents[1]
+MINORS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
+
+#: Run in a child: the answers of every field and size of the first table, then of names it lacks.
+#: argv[1] "fast": the short way (which must be taken, and kept for every name the table has);
+#: "slow": the whole choice from the start.
+CHILD = r"""
+import json, sys
+import offsets.runtime as r
+from offsets.runtime import binary
+
+out = {"image_c": list(binary.image()), "image_py": list(binary.image_read_here())}
+if sys.argv[1] == "slow":
+    r._by_build_id = lambda: None
+def ask(f, name):
+    try:
+        return f(name)
+    except Exception as e:
+        return "%s: %s" % (type(e).__name__, e)
+answers = {}
+t = r._first()
+out["fast"] = r._state[1] is None
+for key in t.order:
+    answers["sizeof " + key] = ask(r.sizeof, key)
+    for path in t.fields(key):
+        answers[key + "." + path] = ask(r.get, key + "." + path)
+out["stayed_fast"] = r._state[1] is None
+for name in ("NoSuchStruct.field", "PyListObject.no_such_field", "PyListObject"):
+    answers["lacks " + name] = ask(r.get, name)
+out["answers"] = answers
+out["table"] = r._state[0].source
+out["match"] = [r.build().kind, r.build().detail]
+print(json.dumps(out))
+"""
+
+
+def tree_with_extension(python: Path, where: Path) -> Path:
+    """A copy of the package with `_lookup` built for `python` (what pip builds), under `where`."""
+    root = where / "tree"
+    shutil.copytree(REPO / "offsets", root / "offsets",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"))
+    info = json.loads(subprocess.run(
+        [str(python), "-c", "import json, sysconfig; print(json.dumps([sysconfig.get_paths()['include'], "
+                            "sysconfig.get_config_var('EXT_SUFFIX')]))"],
+        capture_output=True, text=True, check=True).stdout)
+    cc = shutil.which("gcc") or missing_tool("gcc", "apt-get install gcc")
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", f"-I{info[0]}", str(REPO / "offsets" / "_lookup.c"),
+                    "-o", str(root / "offsets" / f"_lookup{info[1]}")], check=True, capture_output=True)
+    return root
+
+
+def answers(python: Path, root: Path, way: str, cache: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OFFSETS_", "PYTHON"))}
+    env.update(PYTHONPATH=str(root), OFFSETS_CACHE=str(cache), PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run([str(python), "-c", CHILD, way], capture_output=True, text=True, env=env, cwd=root)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("minor", MINORS)
+def test_the_short_way_answers_what_the_whole_choice_does(minor, tmp_path):
+    python = pyenv_python(minor)
+    if python is None:
+        missing_input(f"pyenv's CPython {minor} is not installed (pyenv install {minor})")
+    root = tree_with_extension(python, tmp_path)
+    fast = answers(python, root, "fast", tmp_path / "cache-fast")
+    slow = answers(python, root, "slow", tmp_path / "cache-slow")
+    assert fast["image_c"] == fast["image_py"] and fast["image_c"][1], fast["image_c"]
+    assert fast["fast"] and fast["stayed_fast"] and not slow["fast"]
+    assert fast["table"] == slow["table"] and fast["match"] == slow["match"]
+    assert len(fast["answers"]) > 100 and fast["answers"] == slow["answers"]
+    assert all(isinstance(v, int) for k, v in fast["answers"].items() if not k.startswith("lacks "))
+    assert fast["answers"]["lacks PyListObject.no_such_field"].startswith("UnknownNameError")
+
+
+def test_a_build_id_no_table_records_takes_the_whole_way(monkeypatch):
+    """The build-id of this binary removed from the index the runtime reads: no short way."""
+    from offsets import runtime
+    from offsets.runtime import binary
+
+    index = runtime.tables.shipped_index()
+    build_id = binary.interpreter()[1]
+    if not build_id or not any(build_id in (e.get("build_ids") or ()) for e in index["tables"]):
+        missing_input(f"{sys.executable}'s build-id is in no shipped table")
+    assert runtime._by_build_id() is not None
+    without = [dict(e, build_ids=[b for b in e.get("build_ids") or () if b != build_id]) for e in index["tables"]]
+    monkeypatch.setattr(runtime, "shipped_index", lambda: dict(index, tables=without))
+    assert runtime._by_build_id() is None
+    monkeypatch.setattr(runtime, "shipped_index", lambda: dict(index, tables=index["tables"] * 2))
+    assert runtime._by_build_id() is None, "a build-id two tables record is for the whole choice"
+
+
+def test_an_own_table_of_this_version_takes_the_whole_way(monkeypatch, tmp_path):
+    """An own table would rank first: with one of this version in the tables folder, no short way."""
+    from offsets import runtime
+
+    monkeypatch.setenv("OFFSETS_TABLES", str(tmp_path))
+    if runtime._by_build_id() is None:
+        missing_input(f"{sys.executable} has no short way to begin with")
+    version = runtime.identity.running_target()["version"]
+    (tmp_path / f"cpython-{version}-x86_64-linux-gnu-0000.jsonl").write_text("{}\n")
+    assert runtime._by_build_id() is None
+
+
+def test_two_libpythons_are_left_to_python(tmp_path):
+    """pyenv's 3.12 with a copy of its libpython preloaded (two files that both hold an interpreter):
+    the C reading answers None, and binary.py's own says why there is no build-id; alone, both
+    read the same build-id."""
+    from offsets.tools import foreign_builds
+
+    python = pyenv_python("3.12")
+    if python is None:
+        missing_input("pyenv's CPython 3.12 is not installed (pyenv install 3.12)")
+    version = python.resolve().parents[1].name
+    second = foreign_builds.second_libpython(version)
+    root = tree_with_extension(python, tmp_path)
+    code = ("import json; from offsets import _lookup; from offsets.runtime import binary\n"
+            "print(json.dumps([_lookup.image(), binary.image_read_here(), binary.image()]))")
+    got = {}
+    for way, extra in (("alone", {}), ("two", {"LD_PRELOAD": str(second)})):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OFFSETS_", "PYTHON"))}
+        proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=root,
+                              env=dict(env, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1", **extra))
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        got[way] = json.loads(proc.stdout)
+    c, here, chosen = got["alone"]
+    assert c == here == chosen and c[1]
+    c, here, chosen = got["two"]
+    assert c is None and here == chosen and here[1] is None and here[3].endswith("is mapped too"), got["two"]
