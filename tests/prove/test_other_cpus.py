@@ -31,7 +31,11 @@ def test_live_check_under_qemu(b):
           f"{len(got['failed'])} failed, {got['proven']} fields proven")
     assert (got["version"], got["target"]) == (version, triple)
     assert got["byteorder"] == ("big" if triple.startswith("s390x") else "little")
-    assert got["table"] == other_cpus.table_name(b) and got["kind"] == "exact" and "build-id" in got["detail"], got
+    # qemu-user maps a 32-bit guest's memory at an offset in its own, and /proc/self/mem is the host's:
+    # the runtime reads zeros where the binary's ELF header is (runtime/binary.py), so there is no
+    # build-id, and the table is exact by the rule of the same package (docs/identity.md)
+    rule = "same package" if triple.startswith("arm-") else "build-id"
+    assert got["table"] == other_cpus.table_name(b) and got["kind"] == "exact" and rule in got["detail"], got
     assert got["ok"] and got["failed"] == [], got["failed"]
     assert got["tuple_items"] == got["truth"]
 
