@@ -36,6 +36,12 @@ $(VENV)/.tools: $(VENV)/.installed
 	@command -v aarch64-linux-gnu-gcc >/dev/null || [ "$$(uname -m)" != x86_64 ] || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc-aarch64-linux-gnu; } || \
 	  echo "no aarch64 cross gcc: the aarch64 compiler check will be skipped"
+	@# the cross gccs of the other CPUs' tables check them (make tables); s390x's C library runs gcc's
+	@# big-endian truth under qemu (tests/test_dwarf.py)
+	@{ command -v arm-linux-gnueabihf-gcc && command -v powerpc64le-linux-gnu-gcc && command -v s390x-linux-gnu-gcc && \
+	  command -v riscv64-linux-gnu-gcc && [ -d /usr/s390x-linux-gnu/include ]; } >/dev/null || [ "$$(uname -m)" != x86_64 ] || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc-arm-linux-gnueabihf gcc-powerpc64le-linux-gnu gcc-s390x-linux-gnu gcc-riscv64-linux-gnu libc6-dev-s390x-cross; } || \
+	  echo "no cross gcc for 32-bit ARM, POWER, s390x or RISC-V: those tables cannot be checked by gcc"
 	@# dtrace makes the pydtrace_probes.h a --with-dtrace build (Debian's) generates; ceval.c and others include it
 	@command -v dtrace >/dev/null || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends systemtap-sdt-dev; } || \
@@ -58,6 +64,10 @@ $(VENV)/.test-installed: $(VENV)/.tools
 	@command -v arm-linux-gnueabihf-gcc >/dev/null || [ "$$(uname -m)" != x86_64 ] || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc-arm-linux-gnueabihf; } || \
 	  echo "no 32-bit ARM cross gcc: its row of the target table will not be checked"
+	@# qemu-user runs the other CPUs' interpreters for the live check (tests/prove/test_other_cpus.py)
+	@command -v qemu-s390x >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends qemu-user; } || \
+	  echo "no qemu-user: the other CPUs' interpreters cannot run here"
 	@# Debian's Go compiles and vets the Go form of `offsets export` (tests/test_export.py; rustc comes with the machine)
 	@command -v go >/dev/null || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends golang-go; } || \

@@ -111,10 +111,11 @@ def clang_members(tmp: Path, source: str) -> dict:
             if c.kind == ci.CursorKind.TYPEDEF_DECL and c.type.get_canonical().kind == ci.TypeKind.RECORD}
 
 
-def gcc_truth(tmp: Path, source: str, name: str, members: dict) -> dict:
+def gcc_truth(tmp: Path, source: str, name: str, members: dict, cc: tuple = (), run: tuple = ()) -> dict:
     """What gcc itself says about each member of struct `name` (path -> kind, from `clang_members`):
     (offset, size) from offsetof/sizeof, and for a bitfield the set of bits (from the start of the
-    struct) that setting it to all ones changes."""
+    struct; bit i is bit i % 8 of byte i // 8) that setting it to all ones changes. `cc` and `run`:
+    another CPU's gcc (linked statically) and the emulator that runs its program."""
     lines = [source, "#include <stdio.h>\n#include <string.h>\nint main(void) {",
              f"  printf(\"size %zu\\n\", sizeof({name}));"]
     for path, kind in members.items():
@@ -132,9 +133,9 @@ def gcc_truth(tmp: Path, source: str, name: str, members: dict) -> dict:
     src = tmp / f"truth_{name}.c"
     src.write_text("\n".join(lines))
     exe = tmp / f"truth_{name}"
-    subprocess.run([GCC, "-w", str(src), "-o", str(exe)], check=True)
+    subprocess.run([*(cc or [GCC]), "-w", *(["-static"] if cc else []), str(src), "-o", str(exe)], check=True)
     got = {}
-    for line in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines():
+    for line in subprocess.run([*run, str(exe)], capture_output=True, text=True, check=True).stdout.splitlines():
         kind, *rest = line.split()
         if kind == "size":
             got["<size>"] = int(rest[0])
@@ -145,10 +146,14 @@ def gcc_truth(tmp: Path, source: str, name: str, members: dict) -> dict:
     return got
 
 
-def as_truth(f: Field):
+def as_truth(f: Field, big_endian: bool = False):
+    """A field as `gcc_truth` states it: a bitfield's bits are those of its `size`-byte unit read in
+    the target's byte order (bit_offset counts from the unit's least significant bit)."""
     if f.is_bitfield:
-        start = 8 * f.offset + f.bit_offset
-        return frozenset(range(start, start + f.bit_width))
+        bits = range(f.bit_offset, f.bit_offset + f.bit_width)
+        if big_endian:      # the unit's least significant byte is its last
+            return frozenset(8 * (f.offset + f.size - 1 - b // 8) + b % 8 for b in bits)
+        return frozenset(8 * f.offset + b for b in bits)
     return (f.offset, f.size)
 
 
@@ -197,6 +202,30 @@ def test_fixture_layouts_match_gcc(fixture_dir, flavour):
     # alignment is inferred (DWARF records it only when explicit): packed, natural, _Alignas
     assert (got.structs["Packed"].align, edge.align) == (1, 8)
     assert old or got.structs["Aligned"].align == 16
+
+
+@pytest.mark.parametrize("flavour", ["dwarf5", "dwarf4"])
+def test_big_endian_layouts_match_gcc(fixture_dir, flavour):
+    """s390x is big-endian: its bitfields fill a unit from the most significant bit, and DWARF 4's
+    DW_AT_bit_offset counts from there too. The reader's fields of the gcc fixture, compiled for
+    s390x, against what that gcc's own program (run under qemu-s390x) says each member takes."""
+    cc, qemu = "s390x-linux-gnu-gcc", "qemu-s390x"
+    for tool, package in ((cc, "gcc-s390x-linux-gnu"), (qemu, "qemu-user")):
+        if shutil.which(tool) is None:
+            missing_tool(tool, f"make test installs {package}")
+    so = compile_so(fixture_dir, EDGES, DWARF_FLAVOURS[flavour], f"edges_s390x_{flavour}", cc=cc)
+    got = dwarf.read(so, use_cache=False)
+    assert got.machine == "EM_S390"
+    members = clang_members(fixture_dir, EDGES)
+    for name in ("Edge", "Packed", "Word", "UnitEnd", "Aligned"):
+        s = got.structs[name]
+        truth = gcc_truth(fixture_dir, EDGES, name, members[name], cc=(cc,), run=(qemu,))
+        assert s.size == truth.pop("<size>"), name
+        assert {f.path: as_truth(f, big_endian=True) for f in s.fields} == truth, f"{name} ({flavour})"
+    # the first bitfield of a unit is its most significant bits: it reads with the highest shift
+    low, high = got.structs["UnitEnd"].field("low"), got.structs["UnitEnd"].field("high")
+    assert (low.offset, low.size, low.bit_offset, low.bit_width) == (4, 2, 5, 11)
+    assert (high.offset, high.size, high.bit_offset, high.bit_width) == (4, 2, 0, 5)
 
 
 def gcc_storage_units(so: Path, names) -> dict:

@@ -315,7 +315,7 @@ def test_no_match_names_the_shipped_builds_and_how_to_scan(monkeypatch, change):
     elif change == "stats build":
         me["config"]["Py_STATS"] = True
     elif change == "other cpu":
-        me["triple"] = "riscv64-linux-gnu"
+        me["triple"] = "loongarch64-linux-gnu"
     else:
         me["pointer_size"] = 4
     assert not any(e["hexversion"] >> 16 == me["hexversion"] >> 16

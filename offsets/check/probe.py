@@ -269,11 +269,19 @@ def _read_symbols(obj: Path, names: Iterable[str]) -> tuple[dict, bool, int]:
         return found, elf.little_endian, elf.elfclass
 
 
-def _set_bits(data: bytes, little: bool) -> list[int]:
-    if not little:
-        raise BuildError("big-endian targets are not supported by the bitfield probe")
-    value = int.from_bytes(data, "little")
-    return [i for i in range(8 * len(data)) if value >> i & 1]
+def _set_bits(data: bytes) -> list[int]:
+    """The set bits of `data`, each numbered 8 * its byte + its place in that byte (0: least significant)."""
+    return [8 * i + k for i, byte in enumerate(data) for k in range(8) if byte >> k & 1]
+
+
+def _field_bits(f, little: bool) -> list[int]:
+    """The bits bitfield `f` takes, numbered as `_set_bits` numbers them: the table's bit_offset
+    counts from the least significant bit of its `size`-byte unit read in the target's byte order."""
+    out = []
+    for s in range(f.bit_offset, f.bit_offset + f.bit_width):
+        byte = s // 8 if little else f.size - 1 - s // 8
+        out.append(8 * (f.offset + byte) + s % 8)
+    return sorted(out)
 
 
 def _compare(plan: _Plan, found: dict, little: bool, pointer_size: int, by: str) -> tuple[list, set]:
@@ -308,11 +316,17 @@ def _compare(plan: _Plan, found: dict, little: bool, pointer_size: int, by: str)
         if base is None or len(base) != 8:
             raise BuildError(f"bitfield probe {sym}_base ({key}.{f.path}) is missing from gcc's object file")
         start = 8 * int.from_bytes(base, "little" if little else "big")
-        bits = [start + k for k in _set_bits(data, little)]
+        bits = [start + k for k in _set_bits(data)]
         checked.add(f"{key}.{f.path}")
         want_lo, want_w = f.offset * 8 + f.bit_offset, f.bit_width
         if not bits:
             mismatches.append(Mismatch(key, f.path, "bits", f"{want_lo}+{want_w}", "no bits set", by))
+            continue
+        if not little:      # the unit's bytes run from its most significant: compare the bits themselves
+            want = _field_bits(f, little)
+            if bits != want:
+                mismatches.append(Mismatch(key, f.path, "bits", f"bits {want} (byte {f.offset} bit {f.bit_offset} "
+                                           f"of {f.size} big-endian)", f"bits {bits}", by))
             continue
         lo, width = bits[0], bits[-1] - bits[0] + 1
         if len(bits) != width or (lo, width) != (want_lo, want_w):

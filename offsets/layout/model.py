@@ -187,8 +187,10 @@ class Field:
     """One member of a struct, named by its `offsetof` designator (`ob_base.ob_type`).
 
     `offset` is in bytes from the start of the outermost struct. A bitfield is read by loading
-    `size` bytes at `offset` and taking `bit_width` bits from bit `bit_offset` (little-endian bit
-    numbering). `array_len` is set for arrays; a flexible array member has `flexible` and size 0.
+    `size` bytes at `offset` as an integer in the target's byte order and taking `bit_width` bits
+    from bit `bit_offset`, bit 0 the least significant (`(value >> bit_offset) & mask` on every
+    target: on a big-endian one, whose bitfields start at the most significant end, the first
+    bitfield of a 4-byte unit has the highest `bit_offset`). `array_len` is set for arrays; a flexible array member has `flexible` and size 0.
     """
 
     path: str
@@ -201,14 +203,17 @@ class Field:
     flexible: bool = False
 
     @classmethod
-    def bitfield(cls, path: str, bits: int, width: int, unit: int, type: str) -> "Field":
-        """A bitfield `width` bits wide at bit `bits` of its struct, of a type `unit` bytes wide:
-        read from that unit aligned down, or, where it straddles it, the smallest byte window."""
+    def bitfield(cls, path: str, bits: int, width: int, unit: int, type: str, big_endian: bool = False) -> "Field":
+        """A bitfield `width` bits wide at bit `bits` of its struct (in memory order, as compilers
+        and DWARF's DW_AT_data_bit_offset count), of a type `unit` bytes wide: read from that unit
+        aligned down, or, where it straddles it, the smallest byte window. On a `big_endian`
+        target memory order runs from the most significant bit, so the shift is counted back."""
         start = (bits // (8 * unit)) * unit
         if bits - 8 * start + width > 8 * unit:
             start = bits // 8
             unit = (bits - 8 * start + width + 7) // 8
-        return cls(path, start, unit, type, bits - 8 * start, width)
+        shift = bits - 8 * start
+        return cls(path, start, unit, type, 8 * unit - shift - width if big_endian else shift, width)
 
     def __post_init__(self) -> None:
         where = f"field {self.path!r}"

@@ -7,26 +7,31 @@ ELF e_machine, and the largest alignment its ABI gives a scalar member of a stru
 None where no rule here is checked against a compiler, so nothing is assumed):
 - i386 System V ABI: 8-byte types (double, long long) align to 4 in a struct (gcc's `_Alignof` says 4);
 - 32-bit ARM EABI (AAPCS): 8-byte types align to 8;
-- x86_64 System V and AArch64 (AAPCS64): every scalar to its size, up to 16 (long double, __int128).
-A smaller scalar aligns to its size. An ILP32 ABI on a 64-bit CPU says so in the triple
+- x86_64 System V and AArch64 (AAPCS64): every scalar to its size, up to 16 (long double, __int128);
+- POWER ELFv2 (ppc64el) and RISC-V LP64D: the same, up to 16;
+- s390x (z/Architecture ELF ABI): up to 8 (its 16-byte long double and __int128 align to 8).
+A smaller scalar aligns to its size. s390x is big-endian (`big_endian`): a bitfield's bits are
+numbered from the most significant end of its storage unit (model.Field.bitfield). An ILP32 ABI on a 64-bit CPU says so in the triple
 (`x86_64-linux-gnux32`, `aarch64-linux-gnu_ilp32`): 4-byte pointers. Tests check each row against
 gcc (tests/test_targets.py).
 """
 from __future__ import annotations
 
 #: The triples tables are made for (scan/targets.py adds where their C library comes from).
-TABLE_TARGETS = ("x86_64-linux-gnu", "aarch64-linux-gnu", "i686-linux-gnu")
+TABLE_TARGETS = ("x86_64-linux-gnu", "aarch64-linux-gnu", "i686-linux-gnu", "arm-linux-gnueabihf",
+                 "powerpc64le-linux-gnu", "s390x-linux-gnu", "riscv64-linux-gnu")
 
 
 class Abi:
     """One row of the table: the layout facts of a CPU (or a family of names for one)."""
 
-    __slots__ = ("cpus", "pointer_size", "cpu_macro", "elf_machine", "elf_number", "scalar_align")
+    __slots__ = ("cpus", "pointer_size", "cpu_macro", "elf_machine", "elf_number", "scalar_align", "big_endian")
 
     def __init__(self, cpus: tuple, pointer_size: int, cpu_macro: str = None, elf_machine: str = None,
-                 elf_number: int = None, scalar_align: int = None) -> None:
+                 elf_number: int = None, scalar_align: int = None, big_endian: bool = False) -> None:
         self.cpus, self.pointer_size, self.cpu_macro = cpus, pointer_size, cpu_macro
         self.elf_machine, self.elf_number, self.scalar_align = elf_machine, elf_number, scalar_align
+        self.big_endian = big_endian
 
     def member_align(self, size: int):
         """The alignment of a scalar (or pointer) of `size` bytes as a struct member; None if unknown."""
@@ -38,9 +43,9 @@ _ABIS = (
     Abi(("aarch64",), 8, "__aarch64__", "EM_AARCH64", 183, 16),
     Abi(("i686", "i386", "i486", "i586"), 4, "__i386__", "EM_386", 3, 4),
     Abi(("arm", "armv7l", "armel", "armhf"), 4, "__arm__", "EM_ARM", 40, 8),
-    Abi(("powerpc64le", "ppc64le"), 8, "__powerpc64__"),
-    Abi(("s390x",), 8, "__s390x__"),
-    Abi(("riscv64",), 8, "__riscv"),
+    Abi(("powerpc64le", "ppc64le", "ppc64el"), 8, "__powerpc64__", "EM_PPC64", 21, 16),
+    Abi(("s390x",), 8, "__s390x__", "EM_S390", 22, 8, big_endian=True),
+    Abi(("riscv64",), 8, "__riscv", "EM_RISCV", 243, 16),
     Abi(("aarch64_be", "ppc64", "powerpc64", "mips64", "mips64el", "loongarch64", "sparc64", "alpha"), 8),
     Abi(("powerpc", "ppc", "mips", "mipsel", "riscv32", "s390", "hppa", "m68k", "sh4"), 4),
 )
@@ -61,6 +66,12 @@ def pointer_size(triple: str):
     if a.pointer_size == 8 and any(w.endswith(_ILP32) for w in str(triple).split("-")[1:]):
         return 4
     return a.pointer_size
+
+
+def big_endian(triple: str) -> bool:
+    """Whether the triple's CPU stores the most significant byte first (s390x); False if unknown."""
+    a = abi(triple)
+    return bool(a and a.big_endian)
 
 
 def by_elf_number(number: int):

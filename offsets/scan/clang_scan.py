@@ -20,6 +20,7 @@ from typing import Optional
 from . import clang_constants, constant_probe, macro_text, storage
 from .members import Member, flatten
 from ..errors import LayoutError, ScanError
+from ..layout import targets
 from ..layout.model import LAYOUT_FLAGS, Struct
 
 _FLAG_PREFIX = "__offsets_flag_"
@@ -126,6 +127,9 @@ class _Walker:
         self._foreign: dict = {}     # file -> defined outside the CPython tree
         self._owns: dict = {}        # CXFile address -> owned
         self._dirs = _include_dirs(unit.args)
+        args = list(unit.args)
+        triple = args[args.index("-target") + 1] if "-target" in args[:-1] else ""
+        self.big_endian = targets.big_endian(triple)    # how members.flatten numbers bitfields
 
     def relpath(self, path: str) -> Optional[str]:
         """A file's name relative to its root, `..` resolved: clang spells a header as it first met

@@ -84,6 +84,7 @@ class Reader:
         self.machine = machine
         abi = targets.by_elf_machine(machine)
         self.scalar_align = abi.scalar_align if abi is not None and abi.scalar_align else 16
+        self.big_endian = bool(abi and abi.big_endian)    # how members.flatten numbers bitfields
         self.thorough = thorough       # read every unit's definitions, even those met before
         self.defs: dict = {}           # key -> _Def
         self.die_key: dict = {}        # (id(dwarfinfo), offset) -> key of a definition
@@ -305,9 +306,11 @@ class Reader:
                 byte = _member_location(m)
                 bits = 8 * byte
                 if width is not None and "DW_AT_bit_offset" in ma:
-                    # DWARF 2/3 big-endian numbering: bits from the storage unit's most significant bit
+                    # DWARF 2/3 numbering: bits from the storage unit's most significant bit, which
+                    # is its first in memory on a big-endian machine and its last on a little-endian one
                     unit = ma["DW_AT_byte_size"].value if "DW_AT_byte_size" in ma else t.size
-                    bits += 8 * unit - ma["DW_AT_bit_offset"].value - width
+                    at = ma["DW_AT_bit_offset"].value
+                    bits += at if self.big_endian else 8 * unit - at - width
             mexplicit = ma["DW_AT_alignment"].value if "DW_AT_alignment" in ma else None
             malign = mexplicit or t.align
             name = _name(m)

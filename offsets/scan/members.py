@@ -4,7 +4,8 @@ from libclang, dwarf_read.py from DWARF), so that their tables compare.
 A reader describes each member of a record as a `Member`; `flatten` lists them in order:
 - an unnamed bitfield is padding, not a field;
 - an anonymous struct or union's members take its place (no name of its own in their paths);
-- a bitfield is read from its storage unit (`Field.bitfield`), a flexible array member has size 0;
+- a bitfield is read from its storage unit (`Field.bitfield`, in the reader's `big_endian` byte
+  order), a flexible array member has size 0;
 - a named struct or union member is listed, then its own members under `NAME.`, unless the reader
   says it is a leaf (a C library type, storage.py) or the record is static object storage, whose
   entry lists `levels` member levels (data/storage.yaml).
@@ -61,7 +62,7 @@ def _append(reader, record, base_bits: int, prefix: str, out: list, where: str, 
         if m.size is None:
             raise LayoutError(f"{where}: field {path!r} has incomplete type {m.type!r}")
         if m.width is not None:
-            out.append(Field.bitfield(path, bits, m.width, m.size, m.type))
+            out.append(Field.bitfield(path, bits, m.width, m.size, m.type, reader.big_endian))
             continue
         out.append(Field(path, bits // 8, m.size, m.type, array_len=m.array_len))
         if m.nested is not None and (levels is None or levels > 1) and not reader.leaf(m.nested):

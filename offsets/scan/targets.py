@@ -42,14 +42,21 @@ class TargetInfo:
 
 
 _DEBIAN = {"x86_64-linux-gnu": ("x86_64-linux-gnu", "amd64"), "aarch64-linux-gnu": ("aarch64-linux-gnu", "arm64"),
-           "i686-linux-gnu": ("i386-linux-gnu", "i386")}
+           "i686-linux-gnu": ("i386-linux-gnu", "i386"), "arm-linux-gnueabihf": ("arm-linux-gnueabihf", "armhf"),
+           "powerpc64le-linux-gnu": ("powerpc64le-linux-gnu", "ppc64el"),
+           "s390x-linux-gnu": ("s390x-linux-gnu", "s390x"), "riscv64-linux-gnu": ("riscv64-linux-gnu", "riscv64")}
 _HOST_GCC_FLAG = {"i686-linux-gnu": ("x86_64-linux-gnu", "-m32")}
+#: Debian's suite whose libc6-dev and linux-libc-dev give another CPU's C library headers: bookworm,
+#: or trixie for riscv64 (the first release that has it)
+_LIBC_SUITE = {"riscv64-linux-gnu": "trixie"}
 TARGETS = {t: TargetInfo(t, *_DEBIAN[t], _HOST_GCC_FLAG.get(t, ())) for t in abi_table.TABLE_TARGETS}
 
 _ALIASES = {"x86_64": "x86_64-linux-gnu", "amd64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu",
             "arm64": "aarch64-linux-gnu", "i686": "i686-linux-gnu", "i386": "i686-linux-gnu",
             "x86_64-pc-linux-gnu": "x86_64-linux-gnu", "i386-linux-gnu": "i686-linux-gnu",
-            "aarch64-unknown-linux-gnu": "aarch64-linux-gnu"}
+            "aarch64-unknown-linux-gnu": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf",
+            "armv7l": "arm-linux-gnueabihf", "ppc64el": "powerpc64le-linux-gnu", "ppc64le": "powerpc64le-linux-gnu",
+            "s390x": "s390x-linux-gnu", "riscv64": "riscv64-linux-gnu"}
 
 
 def target(name: str) -> TargetInfo:
@@ -84,7 +91,8 @@ def system_includes(t: TargetInfo, sysroot: Path | None = None) -> tuple[Path, .
         if t == host() and Path("/usr/include", t.multiarch).is_dir():
             sysroot = Path("/")
         else:
-            sysroot = debian.unpacked(["libc6-dev", "linux-libc-dev"], arch=t.deb_arch, suite="bookworm")
+            sysroot = debian.unpacked(["libc6-dev", "linux-libc-dev"], arch=t.deb_arch,
+                                     suite=_LIBC_SUITE.get(t.triple, "bookworm"))
     dirs = (sysroot / "usr/include" / t.multiarch, sysroot / "usr/include")
     if not (dirs[0] / "bits").is_dir():
         raise BuildError(f"no C library headers for {t.triple} under {sysroot} "

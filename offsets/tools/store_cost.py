@@ -4,7 +4,7 @@ A table adds its header file, its `index.json` entry, and the layouts no other t
 their ids and line ends in the pool's shards; in the compressed cold pool, what each shard it adds
 to grows by, compressed with and without them). Builds of one minor, flags and target are taken in
 order (patch level, then vendor): a further one is measured against the store without the ones
-after it, which is what adding it cost. The goals: all of the package data in at most 4 MB (what
+after it, which is what adding it cost. The goals: all of the package data in at most 5 MB (what
 a JIT's users install beside it), and at most 100 KB per further patch build (so shipping every
 patch release stays cheap).
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from .verdict import verdict
 
 #: bytes (decimal units, the stricter reading of "4 MB" and "100 KB")
-TOTAL_GOAL = 4_000_000
+TOTAL_GOAL = 5_000_000
 PATCH_GOAL = 100_000
 
 

@@ -30,8 +30,8 @@ def buffers(c) -> None:
         c.expect("Py_buffer.buf, format, shape, strides", [[start, m.format.encode(), list(m.shape), list(m.strides)]
                                                            for m in views],
                  [[c.field(b, "Py_buffer", "buf"), c.cstring(c.field(b, "Py_buffer", "format")),
-                   [c.int(c.field(b, "Py_buffer", "shape") + i * 8, 8) for i in range(m.ndim)],
-                   [c.int(c.field(b, "Py_buffer", "strides") + i * 8, 8) for i in range(m.ndim)]]
+                   [c.int(c.field(b, "Py_buffer", "shape") + i * c.psize, c.psize) for i in range(m.ndim)],
+                   [c.int(c.field(b, "Py_buffer", "strides") + i * c.psize, c.psize) for i in range(m.ndim)]]
                   for b, m in zip(base, views)])
     c.run("Py_buffer", view)
     del views
