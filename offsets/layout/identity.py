@@ -478,6 +478,20 @@ def mapped_binary():
     return None
 
 
+#: Windows's machine names (`platform.machine()`) -> the triple of python.org's builds for it.
+WINDOWS_TRIPLES = {"AMD64": "x86_64-pc-windows-msvc", "ARM64": "aarch64-pc-windows-msvc"}
+
+
+def windows_triple():
+    """On Windows, the triple of this interpreter's build (python.org's MSVC builds: Windows tables
+    only, never a Linux one, answer for it), or '' for a machine without one; None elsewhere."""
+    if sys.platform != "win32":
+        return None
+    import platform
+
+    return WINDOWS_TRIPLES.get(platform.machine().upper(), "")
+
+
 def running(with_inputs=True):
     """This interpreter's identity in the terms of the tables, plus where its build lives."""
     import sysconfig
@@ -498,7 +512,7 @@ def running(with_inputs=True):
     prefix = sys.base_prefix
     vendor, evidence = vendor_evidence(prefix, minor)
     me = {"version": version, "hexversion": sys.hexversion, "config": config,
-          "triple": v("MULTIARCH") or "-".join(host), "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4,
+          "triple": windows_triple() or v("MULTIARCH") or "-".join(host), "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4,
           "vendor": vendor, "vendor_evidence": evidence, "include": include, "cflags": cflags,
           "abiflags": getattr(sys, "abiflags", ""), "multiarch": v("MULTIARCH") or "",
           "libdir": v("LIBDIR") or "", "soname": v("INSTSONAME") or "", "ldlibrary": v("LDLIBRARY") or "",
