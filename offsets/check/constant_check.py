@@ -153,6 +153,25 @@ def header_constants(table: Table) -> list[Constant]:
     return [c for c in table.constants.values() if c.defined_in.startswith("Include/")]
 
 
+def msvc_only(c: Constant, b) -> bool:
+    """Whether each place in its file that may define constant `c` (a `#define` of it, a line
+    naming an enumerator) lies inside a conditional that asks whether the compiler is MSVC's kind."""
+    import re
+
+    from ..scan import macro_text
+
+    rel = c.defined_in
+    path = b.pyconfig_h if rel == "Include/pyconfig.h" else b.include_dir / rel[len("Include/"):]
+    text = macro_text.read_text(str(path))
+    if text is None:
+        return False
+    name = re.escape(c.name.split("@")[0])
+    pattern = rf"^\s*#\s*define\s+{name}\b" if c.kind == "macro" else rf"\b{name}\b"
+    lines = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(pattern, text, re.M)]
+    return bool(lines) and all(macro_text.compiler_dependent(str(path), n, text, macro_text.MSVC_WORDS)
+                               for n in lines)
+
+
 def check(table: Table, b, work: Optional[Path] = None) -> ConstantReport:
     """gcc's assertions of every constant of `table` it can see from build `b`: the headers' in
     the header unit's text and flags, each `.c` file's (or a header of the tree's) in a unit that
@@ -162,8 +181,15 @@ def check(table: Table, b, work: Optional[Path] = None) -> ConstantReport:
     unit, _ = units.header_unit(b)
     cc = compiler_for(b.target)
     flags = gcc_flags(unit.args, b, cc) + ["-iquote", str(b.include_dir)]
-    report = probe_constants(header_constants(table), f'#line 1 "__offsets_headers__.c"\n{unit.text}', cc, flags,
-                             work)
+    asked, msvc = header_constants(table), []
+    if b.target.system == "windows":
+        msvc = [c for c in asked if msvc_only(c, b)]
+        asked = [c for c in asked if c not in msvc]
+    report = probe_constants(asked, f'#line 1 "__offsets_headers__.c"\n{unit.text}', cc, flags, work)
+    if msvc:
+        report = report + ConstantReport(report.compiler, 0, (), tuple(
+            f"{c.name}: not compared: defined only where the compiler is MSVC's kind (`_MSC_VER`), which "
+            f"clang's MSVC target is and mingw-w64 gcc is not" for c in msvc))
     rest = [c for c in table.constants.values() if not c.defined_in.startswith("Include/")]
     if rest:
         report = report + _source_constants(rest, b, cc, work)

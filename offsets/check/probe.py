@@ -28,6 +28,7 @@ from ..scan import sources, targets, units
 from ..scan.clang_headers import builtin_include
 from ..scan.build_inputs import BuildInputs
 from .. import children
+from ..remote import pe
 from ..errors import BuildError
 from ..layout.model import Struct, Table
 
@@ -104,6 +105,13 @@ def compiler_for(t: targets.TargetInfo) -> list[str]:
         cmd, package = ["gcc", t.host_gcc_flag[1]], "gcc"
     else:
         cmd, package = [f"{t.triple}-gcc"], f"gcc-{t.triple.replace('_', '-')}"
+    if t.system == "windows":
+        # -fdata-sections: a section per probe (COFF symbols have no size); MS_WIN64: what MSVC's
+        # `_WIN64` makes PC/pyconfig.h define, which before 3.13 it leaves a mingw-w64 compile of a
+        # 64-bit build to pass itself (as distutils did); -mlong-double-64: MSVC's `long double` is
+        # a double (mingw-w64 gcc's is x87's 16 bytes), which `_Alignof(max_align_t)` reads
+        cmd = [f"{t.multiarch}-gcc", "-fdata-sections", "-mlong-double-64"] + (["-DMS_WIN64"] if t.pointer_size == 8 else [])
+        package = f"gcc-mingw-w64-{t.triple.split('-')[0].replace('_', '-')}"
     if shutil.which(cmd[0]) is None:
         raise BuildError(f"no C compiler for {t.triple}: {cmd[0]} is not on PATH (apt-get install {package})")
     return cmd
@@ -133,7 +141,7 @@ def gcc_flags(clang_args: Sequence[str], b: BuildInputs, cc: Sequence[str]) -> l
             value = next(it)
             if a == "-isystem" and value not in clang_only and value not in system:
                 out += [a, value]
-        elif a == "-nostdinc" or a.startswith("-ferror-limit"):
+        elif a == "-nostdinc" or a.startswith(("-ferror-limit", "-fgnuc-version")):
             continue
         else:
             out.append(a)
@@ -244,8 +252,16 @@ def _plan(structs: Sequence[Struct], ctypes: dict, prelude: str, macros: set = f
     return plan
 
 
-def _read_symbols(obj: Path, names: Iterable[str]) -> tuple[dict, bool, int]:
-    """The bytes of each named symbol of a relocatable object, its endianness and ELF class."""
+def _read_symbols(obj: Path, names: Iterable[str], sizes: Optional[dict] = None) -> tuple[dict, bool, int]:
+    """The bytes of each named symbol of a relocatable object, its endianness and ELF class (a
+    COFF object of mingw-w64 gcc's: little-endian, and 64 or 32 by its machine; its symbols carry
+    no size, so each runs to the next symbol or its section's padded end, cut to `sizes`' where given)."""
+    with open(obj, "rb") as fh:
+        head = fh.read(4)
+    if head[:4] != b"\x7fELF" and pe.is_coff(head):
+        coff = pe.read(obj)
+        found = coff.symbol_bytes(names)
+        return {k: v[:(sizes or {}).get(k, len(v))] for k, v in found.items()}, True, 32 if coff.cpu == "i686" else 64
     wanted = set(names)
     found = {}
     with open(obj, "rb") as fh:
@@ -376,7 +392,8 @@ def _type_probes(structs: Sequence[Struct], ctypes: dict, prelude: str, macros: 
             s, f = lines.pop(n)
             unspellable.append(Mismatch(s.name, f.path, "type", repr(f.type), "it is no type here", by))
             body[n - 1] = "  /* " + body[n - 1].replace("*/", "* /") + " */"
-    found, _, _ = _read_symbols(obj, [f"{_TYPES}{i}" for i in range(len(structs))])
+    sizes = {f"{_TYPES}{i}": 1 + sum(1 for s_, _ in lines.values() if s_.name == s.name) for i, s in enumerate(structs)}
+    found, _, _ = _read_symbols(obj, list(sizes), sizes)
     mismatches = []
     index = {}
     for n in sorted(lines):
@@ -423,7 +440,8 @@ def probe_unit(structs: Sequence[Struct], prelude: str, cc: list, flags: list, p
                 raise BuildError(f"gcc could not compile the probes: {errors[0] if errors else '(no message)'} "
                                  f"({len(errors)} errors)")
             bad_types, ntypes, notes, _ = _type_probes(structs, ctypes, prelude, macros, cc, flags, work, cc[0])
-        found, little, _ = _read_symbols(obj, [*plan.arrays, *plan.bits, *(b + "_base" for b in plan.bits)])
+        sizes = {**{sym: 8 * len(m) for sym, m in plan.arrays.items()}, **{b + "_base": 8 for b in plan.bits}}
+        found, little, _ = _read_symbols(obj, [*plan.arrays, *plan.bits, *(b + "_base" for b in plan.bits)], sizes)
         mismatches, checked = _compare(plan, found, little, pointer_size, cc[0])
     return ProbeReport(" ".join(cc), len(structs), len(checked), len(plan.bits), frozenset(checked),
                        tuple(mismatches + bad_types), tuple(notes), ntypes)

@@ -92,7 +92,9 @@ def build_mismatch(table: Table, b: BuildInputs) -> Optional[str]:
         return f"the build is CPython {b.version}, the table is for {t.version}"
     if b.target.triple != t.target.triple:
         return f"the build is for {b.target.triple}, the table for {t.target.triple}"
-    have = set(CONFIGS[b.config]) | {f for f in ("Py_DEBUG", "Py_GIL_DISABLED") if f in pyconfig_defines(b.pyconfig)}
+    have = set(CONFIGS[b.config])
+    if b.target.system != "windows":    # Windows's PC/pyconfig.h defines Py_DEBUG under `#ifdef _DEBUG`
+        have |= {f for f in ("Py_DEBUG", "Py_GIL_DISABLED") if f in pyconfig_defines(b.pyconfig)}
     want = {f for f in ("Py_DEBUG", "Py_GIL_DISABLED") if t.config.get(f)}
     if have != want:
         return (f"the build has {', '.join(sorted(have)) or 'no Py_DEBUG/Py_GIL_DISABLED'}, "

@@ -209,7 +209,14 @@ def _wrong_build(table: Table) -> list:
     abi = targets.abi(b.target.triple)
     arch = abi and abi.cpu_macro
     target = f"defined({arch}) && " if arch else ""
-    checks = [(f"!({target}defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == {b.target.pointer_size})",
+    if targets.system(b.target.triple) == "windows":     # MSVC defines neither __x86_64__ nor __SIZEOF_POINTER__
+        msvc = {"x86_64": "_M_X64", "aarch64": "_M_ARM64"}.get(b.target.arch)
+        cpu = " || ".join(f"defined({m})" for m in (msvc, arch) if m) or "1"
+        wide = "defined(_WIN64)" if b.target.pointer_size == 8 else "!defined(_WIN64)"
+        machine = f"!(defined(_WIN32) && {wide} && ({cpu}))"
+    else:                                                  # mingw-w64 defines both, and _WIN32
+        machine = f"!(!defined(_WIN32) && {target}defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == {b.target.pointer_size})"
+    checks = [(machine,
                f"{name} is for {b.target.triple} ({b.target.pointer_size}-byte pointers), not the target being "
                "compiled for"),
               (f"defined(PY_VERSION_HEX) && PY_VERSION_HEX != {b.hexversion:#010x}",

@@ -340,6 +340,8 @@ def build_dict(b) -> dict:
            "target": {"triple": b.target.triple, "pointer_size": b.target.pointer_size},
            "vendor": b.vendor, "defines": None if b.defines is None else dict(sorted(b.defines.items())),
            "inputs": dict(sorted(b.inputs.items()))}
+    if b.stand_in is not None:
+        out["stand_in"] = b.stand_in
     if b.binaries:      # [build-id, file, source] each
         out["binaries"] = [[x.build_id, x.file, x.source] for x in b.binaries]
     return out

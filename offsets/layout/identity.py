@@ -478,6 +478,20 @@ def mapped_binary():
     return None
 
 
+#: Windows's machine names (`platform.machine()`) -> the triple of python.org's builds for it.
+WINDOWS_TRIPLES = {"AMD64": "x86_64-pc-windows-msvc", "ARM64": "aarch64-pc-windows-msvc"}
+
+
+def windows_triple():
+    """On Windows, the triple of this interpreter's build (python.org's MSVC builds: Windows tables
+    only, never a Linux one, answer for it), or '' for a machine without one; None elsewhere."""
+    if sys.platform != "win32":
+        return None
+    import platform
+
+    return WINDOWS_TRIPLES.get(platform.machine().upper(), "")
+
+
 def running_target():
     """What of this interpreter's identity a table's build is compared with before anything else
     (earning.py): its version, hexversion, layout flags, triple and pointer size."""
@@ -492,7 +506,8 @@ def running_target():
     if len(host) == 4 and host[1] in ("pc", "unknown"):
         host.pop(1)
     return {"version": version_string(sys.version_info), "hexversion": sys.hexversion, "config": config,
-            "triple": v("MULTIARCH") or "-".join(host), "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4}
+            "triple": windows_triple() or v("MULTIARCH") or "-".join(host),
+            "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4}
 
 
 def running(with_inputs=True):

@@ -84,9 +84,14 @@ class Build:
     vendor: str = UPSTREAM
     defines: Optional[Mapping[str, str]] = None
     binaries: tuple[Binary, ...] = ()
+    #: what stands in for an input of this version that was not at hand, and why (Windows's
+    #: pyconfig.h of another version: `PC/pyconfig.h of CPython 3.11.2 ...`); None: nothing does
+    stand_in: Optional[str] = None
 
     def __post_init__(self) -> None:
         sanity.check_version(self.version, self.hexversion)
+        if self.stand_in is not None and not (isinstance(self.stand_in, str) and self.stand_in.strip()):
+            raise ModelError(f"build {self.version}: a stand-in is a sentence saying what stands in and why")
         major, minor = (int(x) for x in self.version.split(".")[:2])
         if (self.hexversion >> 24, (self.hexversion >> 16) & 0xFF) != (major, minor):
             raise ModelError(f"version {self.version} does not match hexversion {self.hexversion:#010x}")
@@ -107,7 +112,8 @@ class Build:
                    target=Target(**b["target"]), inputs=dict(b.get("inputs") or {}),
                    vendor=b.get("vendor") or UPSTREAM,
                    defines=None if b.get("defines") is None else dict(b["defines"]),
-                   binaries=tuple(Binary(*x) for x in b.get("binaries") or ()))
+                   binaries=tuple(Binary(*x) for x in b.get("binaries") or ()),
+                   stand_in=b.get("stand_in"))
 
     @property
     def minor(self) -> str:

@@ -58,6 +58,8 @@ def dumps(table: Table) -> str:
     if b.defines is not None:
         out.append("  defines: {" + ", ".join(f"{_q(k)}: {_q(v)}" for k, v in sorted(b.defines.items())) + "}")
     out.append("  inputs: {" + ", ".join(f"{k}: {_q(v) if v else 'null'}" for k, v in sorted(b.inputs.items())) + "}")
+    if b.stand_in is not None:
+        out.append(f"  stand_in: {_q(b.stand_in)}")
     if b.binaries:
         out.append("  binaries:")
         out += [f"    - {{build_id: {_q(x.build_id)}, file: {_q(x.file)}, source: {_q(x.source)}}}" for x in b.binaries]

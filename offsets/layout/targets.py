@@ -17,9 +17,20 @@ gcc (tests/test_targets.py).
 """
 from __future__ import annotations
 
-#: The triples tables are made for (scan/targets.py adds where their C library comes from).
-TABLE_TARGETS = ("x86_64-linux-gnu", "aarch64-linux-gnu", "i686-linux-gnu", "arm-linux-gnueabihf",
-                 "powerpc64le-linux-gnu", "s390x-linux-gnu", "riscv64-linux-gnu")
+#: The triples tables are made for (scan/targets.py adds where their C library comes from): Linux's,
+#: whose binaries are ELF, and Windows's (clang's MSVC target: `long` is 4 bytes there), whose are PE.
+ELF_TARGETS = ("x86_64-linux-gnu", "aarch64-linux-gnu", "i686-linux-gnu", "arm-linux-gnueabihf",
+               "powerpc64le-linux-gnu", "s390x-linux-gnu", "riscv64-linux-gnu")
+PE_TARGETS = ("x86_64-pc-windows-msvc",)
+TABLE_TARGETS = ELF_TARGETS + PE_TARGETS
+
+
+def system(triple: str) -> str:
+    """`windows` for a triple of Windows (`x86_64-pc-windows-msvc`, `x86_64-w64-mingw32`), else `linux`:
+    a table of one is never used for a process of the other (the runtime refuses it)."""
+    words = str(triple).split("-")[1:]
+    return "windows" if any(w in ("windows", "mingw32", "win32") or w.startswith("windows") for w in words) \
+        else "linux"
 
 
 class Abi:

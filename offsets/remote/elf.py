@@ -19,7 +19,7 @@ from ..layout import targets
 from . import elf_id
 
 #: ELF machine numbers -> the triple tables name that CPU by (layout/targets.py).
-MACHINES = {targets.abi(t).elf_number: t for t in targets.TABLE_TARGETS}
+MACHINES = {targets.abi(t).elf_number: t for t in targets.ELF_TARGETS}
 PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
 #: The dynamic section's tags `linked_names` reads: libraries needed, library search paths, the strings.
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_RPATH, DT_RUNPATH = 0, 1, 5, 10, 15, 29

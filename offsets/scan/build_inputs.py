@@ -10,7 +10,7 @@ never calls back): `cli/scan.py`'s `build_inputs` picks the entry (`from_python`
 `from_source`); the entry finds the headers, then resolves the target once (`targets`: the
 interpreter's multiarch, `--target`, the one architecture a Debian forwarder serves, or the host);
 `_assemble` then reads the rest for that target (the pyconfig.h that applies, the config, the
-core's flags) and checks it (`_checked`).
+core's flags) and checks it (`checked`).
 """
 from __future__ import annotations
 
@@ -53,6 +53,8 @@ class BuildInputs:
     #: the core's compile flags (PY_CORE_CFLAGS, CFLAGS_NODIST) from the build's sysconfig data or
     #: Makefile; None when the build gives none (then its defines are unknown)
     cflags: Optional[str] = None
+    #: what stands in for an input of this version not at hand, and why (`model.Build.stand_in`)
+    stand_in: Optional[str] = None
 
     @property
     def version(self) -> str:
@@ -286,7 +288,7 @@ def _assemble(inc: Path, root: Path, t: targets.TargetInfo, *, pyconfig=None, co
     if cflags is None and prefix is not None:
         mk = _installed_makefile(prefix, inc, t)
         cflags = makefile_cflags(mk) if mk else None
-    return _checked(BuildInputs(inc, root, real, t, _config_of(real, config),
+    return checked(BuildInputs(inc, root, real, t, _config_of(real, config),
                                 _real(source) if source else None, _real(sysroot) if sysroot else None,
                                 vendor, cflags))
 
@@ -327,12 +329,14 @@ def interpreter_libpython(python: str = sys.executable) -> Optional[Path]:
     return shared_libpython(describe(python))
 
 
-def _checked(b: BuildInputs) -> BuildInputs:
+def checked(b: BuildInputs) -> BuildInputs:
     read_version(b.include_dir)
-    defines = pyconfig_defines(b.pyconfig)
-    size = defines.get("SIZEOF_VOID_P")
-    if size is None:
+    # a configure-made pyconfig.h defines it once; Windows's PC/pyconfig.h once per `#ifdef MS_WIN64` branch
+    sizes = re.findall(r"^\s*#\s*define\s+SIZEOF_VOID_P[ \t]+(\d+)", b.pyconfig.read_text(errors="replace"), re.M)
+    if not sizes:
         raise BuildError(f"{b.pyconfig} defines no SIZEOF_VOID_P: not a configure-made pyconfig.h")
+    size = sizes[-1] if b.target.system != "windows" else str(b.target.pointer_size) \
+        if str(b.target.pointer_size) in sizes else sizes[0]
     if int(size) != b.target.pointer_size:
         raise BuildError(f"{b.pyconfig} is for {size}-byte pointers but target {b.target.triple} has "
                          f"{b.target.pointer_size}: pass the pyconfig.h of that target, or the right --target")

@@ -227,8 +227,13 @@ COMPILER_WORDS = re.compile(r"\b(?:__clang\w*|__has_(?!include)\w+|__is_identifi
                             r"__GNUC__|__GNUC_MINOR__|__GNUC_PATCHLEVEL__)\b")
 
 
+#: The words that ask whether the compiler is MSVC's kind (or mingw-w64's) rather than the GNU kind:
+#: a Windows table's clang answers as MSVC does, the mingw-w64 gcc that checks it as gcc does.
+MSVC_WORDS = re.compile(r"\b(?:_MSC_VER|_MSC_FULL_VER|__MINGW32__|__MINGW64__)\b")
+
+
 @lru_cache(maxsize=256)
-def _compiler_regions(text: str) -> tuple:
+def _compiler_regions(text: str, words=COMPILER_WORDS) -> tuple:
     """(line, inside) after each conditional directive of `text`: whether a conditional that tests
     a compiler word (`COMPILER_WORDS`) encloses what follows. An `#elif` or `#else` also stands on
     the conditions before it in its chain."""
@@ -236,7 +241,7 @@ def _compiler_regions(text: str) -> tuple:
     for line, kind, rest in directives(text):
         if kind in ("define", "include"):
             continue
-        asks = bool(COMPILER_WORDS.search(_clean(rest)))
+        asks = bool(words.search(_clean(rest)))
         if kind in ("if", "ifdef", "ifndef"):
             stack.append(asks)
         elif kind in ("elif", "else") and stack:
@@ -247,14 +252,14 @@ def _compiler_regions(text: str) -> tuple:
     return tuple(out)
 
 
-def compiler_dependent(path: str, line: int, text: Optional[str] = None) -> bool:
+def compiler_dependent(path: str, line: int, text: Optional[str] = None, words=COMPILER_WORDS) -> bool:
     """Whether line `line` of `path` (whose `text` it is, when known) lies inside a conditional
-    that asks which compiler reads it."""
+    that asks which compiler reads it (one of `words`)."""
     import bisect
 
     text = read_text(path) if text is None else text
     if text is None:
         return False
-    regions = _compiler_regions(text)
+    regions = _compiler_regions(text, words)
     i = bisect.bisect_left(regions, (line, False)) - 1
     return i >= 0 and regions[i][1]

@@ -275,7 +275,7 @@ def _table(b: BuildInputs, opts: ScanOptions, unit_list: list, results: list, sk
                   inputs={"pyconfig_h": digest_files([b.pyconfig_h], b.pyconfig_h.parent),
                           "headers": headers_digest(b.include_dir),
                           "source": source_digest},
-                  vendor=b.vendor, defines=b.layout_defines())
+                  vendor=b.vendor, defines=b.layout_defines(), stand_in=b.stand_in)
     if not isinstance(outside, UnitResult):
         skipped.append(f"<headers without Py_BUILD_CORE>: {outside} (so every constant of Include/ counts as core-only)")
     table = Table(build=build, scanner={"offsets": __version__, "libclang": libclang_version()},

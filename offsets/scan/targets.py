@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import platform
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,13 @@ class TargetInfo:
     deb_arch: str
     #: (host triple, flag): the host's own gcc compiles for this target with that flag
     host_gcc_flag: tuple = ()
+    #: what clang needs besides `-target` to parse CPython's headers for it (Windows: see `WINDOWS`)
+    clang_args: tuple = ()
+
+    @property
+    def system(self) -> str:
+        """`linux` or `windows` (layout/targets.py `system`)."""
+        return abi_table.system(self.triple)
 
     @property
     def abi(self) -> abi_table.Abi:
@@ -44,19 +52,32 @@ class TargetInfo:
 _DEBIAN = {"x86_64-linux-gnu": ("x86_64-linux-gnu", "amd64"), "aarch64-linux-gnu": ("aarch64-linux-gnu", "arm64"),
            "i686-linux-gnu": ("i386-linux-gnu", "i386"), "arm-linux-gnueabihf": ("arm-linux-gnueabihf", "armhf"),
            "powerpc64le-linux-gnu": ("powerpc64le-linux-gnu", "ppc64el"),
-           "s390x-linux-gnu": ("s390x-linux-gnu", "s390x"), "riscv64-linux-gnu": ("riscv64-linux-gnu", "riscv64")}
+           "s390x-linux-gnu": ("s390x-linux-gnu", "s390x"), "riscv64-linux-gnu": ("riscv64-linux-gnu", "riscv64"),
+           # Windows: the multiarch word is mingw-w64's name of the target; its headers are arch: all
+           "x86_64-pc-windows-msvc": ("x86_64-w64-mingw32", "amd64")}
 _HOST_GCC_FLAG = {"i686-linux-gnu": ("x86_64-linux-gnu", "-m32")}
 #: Debian's suite whose libc6-dev and linux-libc-dev give another CPU's C library headers: bookworm,
 #: or trixie for riscv64 (the first release that has it)
 _LIBC_SUITE = {"riscv64-linux-gnu": "trixie"}
-TARGETS = {t: TargetInfo(t, *_DEBIAN[t], _HOST_GCC_FLAG.get(t, ())) for t in abi_table.TABLE_TARGETS}
+#: Windows's C library headers are mingw-w64's (Debian's packages, fetched by name); clang's MSVC
+#: target (MSVC's layout rules, `long` of 4 bytes, `_MSC_VER`) reads them as GNU C headers
+#: (`-fgnuc-version`), and `_PID_T_` keeps them from declaring the `pid_t` CPython's
+#: PC/pyconfig.h declares itself; `_UCRT`: python.org's builds link the Universal CRT (without it,
+#: mingw-w64's headers declare msvcrt.dll's data with an import macro only GNU targets define). mingw-w64's directories come before clang's own (units.py): clang's
+#: MSVC intrin.h clashes with mingw-w64's other headers.
+WINDOWS = ("-fgnuc-version=4.2.1", "-D_PID_T_", "-D_UCRT")
+MINGW_PACKAGES = ("mingw-w64-x86-64-dev", "mingw-w64-common")
+MINGW_SUITE = "bookworm"
+TARGETS = {t: TargetInfo(t, *_DEBIAN[t], _HOST_GCC_FLAG.get(t, ()), WINDOWS if abi_table.system(t) == "windows" else ())
+           for t in abi_table.TABLE_TARGETS}
 
 _ALIASES = {"x86_64": "x86_64-linux-gnu", "amd64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu",
             "arm64": "aarch64-linux-gnu", "i686": "i686-linux-gnu", "i386": "i686-linux-gnu",
             "x86_64-pc-linux-gnu": "x86_64-linux-gnu", "i386-linux-gnu": "i686-linux-gnu",
             "aarch64-unknown-linux-gnu": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf",
             "armv7l": "arm-linux-gnueabihf", "ppc64el": "powerpc64le-linux-gnu", "ppc64le": "powerpc64le-linux-gnu",
-            "s390x": "s390x-linux-gnu", "riscv64": "riscv64-linux-gnu"}
+            "s390x": "s390x-linux-gnu", "riscv64": "riscv64-linux-gnu", "x86_64-windows-msvc": "x86_64-pc-windows-msvc",
+            "win_amd64": "x86_64-pc-windows-msvc"}
 
 
 def target(name: str) -> TargetInfo:
@@ -70,6 +91,8 @@ def target(name: str) -> TargetInfo:
 def host() -> TargetInfo:
     """The target of the machine this runs on."""
     machine = platform.machine()
+    if sys.platform == "win32" and machine.lower() in ("amd64", "x86_64"):
+        return TARGETS["x86_64-pc-windows-msvc"]
     try:
         return target(machine)
     except BuildError:
@@ -77,8 +100,8 @@ def host() -> TargetInfo:
 
 
 def by_multiarch(name: str):
-    """The target whose Debian multiarch directory is `name`, or None."""
-    return next((t for t in TARGETS.values() if t.multiarch == name), None)
+    """The Linux target whose Debian multiarch directory is `name`, or None."""
+    return next((t for t in TARGETS.values() if t.multiarch == name and t.system == "linux"), None)
 
 
 def system_includes(t: TargetInfo, sysroot: Path | None = None) -> tuple[Path, ...]:
@@ -87,6 +110,12 @@ def system_includes(t: TargetInfo, sysroot: Path | None = None) -> tuple[Path, .
     For another CPU without `sysroot`, Debian's `libc6-dev` and `linux-libc-dev` of that
     architecture are fetched into the cache.
     """
+    if t.system == "windows":
+        root = sysroot or debian.unpacked(list(MINGW_PACKAGES), arch=t.deb_arch, suite=MINGW_SUITE)
+        dirs = (root / "usr" / t.multiarch / "include", root / "usr/share/mingw-w64/include")
+        if not (dirs[1] / "windows.h").is_file():
+            raise BuildError(f"no mingw-w64 headers for {t.triple} under {root} (expected {dirs[1]}/windows.h)")
+        return dirs
     if sysroot is None:
         if t == host() and Path("/usr/include", t.multiarch).is_dir():
             sysroot = Path("/")

@@ -27,9 +27,12 @@ def header_rules() -> dict:
 
 def base_args(b: BuildInputs) -> list[str]:
     """Compiler arguments every unit of the build shares: target, system and CPython includes."""
-    args = ["-x", "c", "-std=gnu11", "-target", b.target.triple, "-nostdinc", "-ferror-limit=0",
-            "-isystem", str(builtin_include())]
-    for d in system_includes(b.target, b.sysroot):
+    args = ["-x", "c", "-std=gnu11", "-target", b.target.triple, *b.target.clang_args, "-nostdinc",
+            "-ferror-limit=0"]
+    dirs = [builtin_include(), *system_includes(b.target, b.sysroot)]
+    if b.target.system == "windows":    # mingw-w64's intrin.h first: clang's MSVC one clashes with its others
+        dirs.append(dirs.pop(0))
+    for d in dirs:
         args += ["-isystem", str(d)]
     if b.pyconfig_h.parent != b.include_dir:
         args += ["-I", str(b.pyconfig_h.parent)]
@@ -85,7 +88,11 @@ def _header_order(b: BuildInputs) -> tuple[list, list]:
     top = sorted(p.name for p in b.include_dir.glob("*.h"))
     internal = sorted("internal/" + p.name for p in (b.include_dir / "internal").glob("*.h"))
     order = ["Python.h"]
-    for h in top + internal:
+    headers = top + internal
+    if b.target.system == "windows":
+        last = rules.get("windows_last", {})
+        headers = [h for h in headers if h not in last] + [h for h in headers if h in last]
+    for h in headers:
         for p in prereq.get(h, []) + [h]:
             if p not in order and p not in skip and (b.include_dir / p).is_file() \
                     and not _only_through_parent(b.include_dir / p):

@@ -23,7 +23,7 @@ import yaml
 
 from .. import cache_lock
 from ..atomic_write import write, write_folder
-from ..scan import build_inputs as build, debian, dwarf, scanner
+from ..scan import build_inputs as build, debian, dwarf, scanner, windows
 from ..scan.targets import host, target
 from ..layout import identity, table_yaml
 from ..check import verified, verify
@@ -78,6 +78,17 @@ def checked_matrix(data) -> dict:
         if entry["vendor"] not in VENDORS:
             raise BuildError(f"data/matrix.yaml at packaged/{i}/vendor: no module fetches the packages of "
                              f"{entry['vendor']!r} (known: {', '.join(VENDORS)}; tools/matrix.py VENDORS)")
+    sources = {e["version"] for e in data["packaged"] if e.get("source")}
+    for i, w in enumerate(data.get("windows", ())):
+        at = f"data/matrix.yaml at windows/{i}"
+        if w["pyconfig"] not in sources:
+            raise BuildError(f"{at}: no packaged entry of {w['pyconfig']} with a source package gives its PC/pyconfig.h")
+        if w["headers"] == "source" and w["version"] not in sources:
+            raise BuildError(f"{at}: headers from source, but no packaged entry of {w['version']} has a source package")
+        if w["headers"] == "pyenv" and w["version"] not in data["pyenv"]:
+            raise BuildError(f"{at}: headers from pyenv, but pyenv's list lacks {w['version']}")
+        if (w["pyconfig"] != w["version"]) != bool(w.get("why")):
+            raise BuildError(f"{at}: `why` goes with, and only with, a pyconfig of another version than {w['version']}")
     return data
 
 
@@ -146,7 +157,30 @@ def jobs() -> list[Job]:
             compiled = (lambda e=e, c=config: _compiled_binaries(e["version"], c)) if e.get("compiled") else None
             out.append(Job(f"upstream {e['version']} {config} {triple}", table_file(e["version"], config, triple),
                            lambda e=e, c=config, t=triple: _upstream_inputs(e, c, t), None, compiled, True))
+    for w in m.get("windows", ()):
+        for config, triple in w["builds"]:
+            out.append(Job(f"windows {w['version']} {config} {triple}", table_file(w["version"], config, triple),
+                           lambda w=w, c=config, t=triple: windows_inputs(w, c, t)))
     return out
+
+
+def windows_inputs(w: dict, config: str, triple: str) -> build.BuildInputs:
+    """A `windows` entry's build: its version's headers (the pristine sources, or pyenv's installed
+    ones), the pristine PC/pyconfig.h of `pyconfig`'s packaged entry (standing in, with `why`, when
+    that is another version), made for `config` as PCbuild makes it."""
+    def orig(version: str) -> Path:
+        e = entry(version)
+        return VENDORS[e["vendor"]].orig(e["source"], e["suite"], e["package_version"])
+
+    if w["headers"] == "source":
+        include = orig(w["version"]) / "Include"
+    else:
+        include = build.from_python(str(_pyenv_python(w["version"]))).include_dir
+    pc = windows.source_pyconfig(orig(w["pyconfig"]))
+    stand_in = None
+    if w["pyconfig"] != w["version"]:
+        stand_in = f"{pc.relative_to(pc.parent.parent)} of CPython {w['pyconfig']} stands in for {w['version']}'s: {w['why']}"
+    return windows.inputs(include, pc, config, triple, stand_in=stand_in)
 
 
 def job_for(row: dict) -> Job:

@@ -13,7 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import test_c_headers_strict as strict  # noqa: E402
 
-CONFIGURED = [h for h in strict.HEADERS if not strict.checked_by_make_test(h)]
+CONFIGURED = [h for h in strict.HEADERS if not strict.checked_by_make_test(h)
+              and strict.targets.system(strict.triple_of(h)) != "windows"]   # Windows's Python.h: not yet
 
 
 def test_some_configured_headers_are_left_to_this_proof():

