@@ -21,9 +21,9 @@ REPO = Path(__file__).resolve().parent.parent
 #: triple -> qemu-user's program for that CPU
 QEMU = {"arm-linux-gnueabihf": "qemu-arm", "powerpc64le-linux-gnu": "qemu-ppc64le",
         "s390x-linux-gnu": "qemu-s390x", "riscv64-linux-gnu": "qemu-riscv64"}
-#: The libraries the interpreter and its ctypes (which the live check reads memory with) load; the
-#: suite's current ones (their versions do not decide a layout of CPython's).
-LIBS = ("libc6", "libgcc-s1", "libffi8", "zlib1g", "libexpat1")
+#: The libraries the interpreter (3.15's links libzstd) and its ctypes (which the live check reads
+#: memory with) load; the suite's current ones (their versions do not decide a layout of CPython's).
+LIBS = ("libc6", "libgcc-s1", "libffi8", "zlib1g", "libexpat1", "libzstd1")
 
 
 def _builds() -> list:
@@ -68,10 +68,16 @@ def interpreter(b) -> tuple[list, Path]:
     if shutil.which(qemu) is None:
         missing_tool(qemu, "make test installs qemu-user")
     r = root(b)
-    libdir = r / "usr/lib" / targets.target(triple).multiarch
-    loader = next(p for p in sorted(libdir.glob("ld*.so.*")) if p.name.startswith(("ld-linux", "ld64")))
+    multiarch = targets.target(triple).multiarch
+    # sid's packages are usr-merged; bookworm's libc6 keeps its files in /lib (the loader in /lib or
+    # /lib64 itself, the libraries in /lib/MULTIARCH)
+    libdirs = [d for d in (r / "usr/lib" / multiarch, r / "lib" / multiarch) if d.is_dir()]
+    loaders = [p for d in libdirs + [r / "lib", r / "lib64"] if d.is_dir() for p in sorted(d.glob("ld*.so*"))
+               if p.name.startswith(("ld-linux", "ld64"))]
+    if not loaders:
+        raise AssertionError(f"no dynamic loader in {r} (its libc6 for {triple})")
     exe = r / "usr/bin" / f"python{version.rsplit('.', 1)[0]}"
-    return [qemu, str(loader), "--library-path", str(libdir), str(exe)], exe
+    return [qemu, str(loaders[0]), "--library-path", ":".join(map(str, libdirs)), str(exe)], exe
 
 
 def run(b, code: str, *args: str, timeout: int = 900) -> str:

@@ -510,6 +510,13 @@ def test_compare_finds_a_wrong_offset():
     r = dwarf.compare_report(smaller, info)
     assert r.mismatches == ("PyListObject: size is 32 by libclang but 40 by DWARF",)
     assert r.one_sided == ("PyListObject.allocated: only DWARF has it",)
+    # alignment: a larger one than DWARF's is wrong; a smaller one at the same size and places is a
+    # packed record DWARF cannot see (it records no `packed`), left to gcc's _Alignof
+    r = dwarf.compare_report(replace(table, structs={**table.structs, "PyListObject": replace(s, align=16)}), info)
+    assert r.mismatches == ("PyListObject: align is 16 by libclang but 8 by DWARF",) and r.not_compared == ()
+    r = dwarf.compare_report(replace(table, structs={**table.structs, "PyListObject": replace(s, align=1)}), info)
+    assert r.mismatches == () and r.not_compared == (f"PyListObject: align 1 by libclang, at most 8 by DWARF "
+                                                      f"({dwarf.NO_PACKING})",)
 
 
 @pytest.mark.slow

@@ -303,6 +303,10 @@ def compare_keys(table: Table, dwarf: Union[DwarfInfo, dict]) -> list[str]:
     return keys
 
 
+#: Why a record's alignment is not compared with DWARF's (`compare_report`'s `not_compared`).
+NO_PACKING = "DWARF records no packing, and its members sit where an unpacked record's would"
+
+
 def compare_report(table: Table, dwarf: Union[DwarfInfo, dict]) -> Comparison:
     """Check every struct both `table` and `dwarf` have: kind, size, alignment, and every common
     field's offset, size, bits and array length. Structs DWARF lacks (declared but unused in the
@@ -320,7 +324,12 @@ def compare_report(table: Table, dwarf: Union[DwarfInfo, dict]) -> Comparison:
             continue
         n_structs += 1
         for what, a, b in (("kind", c.kind, d.kind), ("size", c.size, d.size), ("align", c.align, d.align)):
-            if a != b:
+            if what == "align" and a < b and c.size == d.size:
+                # DWARF records no `packed`: a packed record whose members all sit where an unpacked
+                # one's would (tracemalloc_frame on a 32-bit CPU) looks unpacked there, so DWARF's
+                # alignment is only an upper bound (gcc's `_Alignof` decides: check/probe.py)
+                not_compared.append(f"{key}: align {a} by libclang, at most {b} by DWARF ({NO_PACKING})")
+            elif a != b:
                 mismatches.append(f"{key}: {what} is {a} by libclang but {b} by DWARF")
         dfields = {f.path: f for f in d.fields}
         cfields = {f.path: f for f in c.fields}

@@ -51,5 +51,9 @@ def test_debug_headers_agree_with_dwarf(b):
     print(f"\nDebian {version} debug {triple}: libclang and DWARF compared {r.structs} structs, {r.fields} fields "
           f"({sum(f.is_bitfield for s in table.structs.values() for f in s.fields)} bitfields in the table): "
           f"{len(r.mismatches)} mismatches")
-    assert r.mismatches == () and r.one_sided == () and r.not_compared == ()
+    # a packed record DWARF cannot tell from an unpacked one (32-bit ARM's tracemalloc_frame, _traceback):
+    # its alignment is gcc's `_Alignof`, which make tables' check compared (generated/index.yaml)
+    packed = [n for n in r.not_compared if n.endswith(f"({dwarf.NO_PACKING})")]
+    assert r.mismatches == () and r.one_sided == () and sorted(r.not_compared) == sorted(packed)
+    assert all(n.startswith(("tracemalloc_frame: align 1", "tracemalloc_traceback: align 1")) for n in packed), packed
     assert r.structs >= 0.9 * len(table.structs) and r.fields >= 0.9 * table.field_count

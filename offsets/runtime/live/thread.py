@@ -184,18 +184,19 @@ def stack_chunks(c) -> None:
     def down(n):
         chunk = c.field(ts, "PyThreadState", "datastack_chunk")
         if chunk != first:
-            if not linked:      # read here: the chunk is freed when these calls return
-                linked.append(c.expect("_PyStackChunk.previous of a new data stack chunk is the one before",
-                                       first, c.field(chunk, "_PyStackChunk", "previous")))
+            # only a chunk this call's own frame opened is read: a chunk the check's own calls opened
+            # (as `c.field` above may) is freed when they return, and reading it is a fault
             me = sys._getframe()
             if c.field(id(me), "PyFrameObject", "f_frame") == chunk + c.need("_PyStackChunk", "data"):
+                linked.append(c.expect("_PyStackChunk.previous of a new data stack chunk is the one before",
+                                       first, c.field(chunk, "_PyStackChunk", "previous")))
                 c.run("_PyStackChunk.top", chunk_top, c, first, me.f_back)
                 return
         if n < room:
             down(n + 1)
     down(0)
     if not linked:
-        raise LookupError("no new data stack chunk within the recursion limit")
+        raise LookupError("no new data stack chunk opened by a call of its own within the recursion limit")
 
 
 def chunk_top(c, first: int, caller) -> None:
