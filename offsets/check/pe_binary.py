@@ -19,52 +19,6 @@ from ..layout import targets
 from ..remote import anchors, pe
 from .outcome import Check
 
-#: The C type of each export the anchors read whose size an export does not carry: `Py_Version` is
-#: an `unsigned long`, 4 bytes on Windows.
-EXPORT_SIZES = {"Py_Version": 4}
-
-
-class _Symbol:
-    def __init__(self, value: int, size: Optional[int]) -> None:
-        self.value, self.size = value, size
-
-
-class Image:
-    """A PE image as `anchors.compare_binary` reads a binary: its exports as symbols (their RVA as
-    the address) and its file's bytes by RVA."""
-
-    byteorder = "little"
-
-    def __init__(self, coff: pe.Coff) -> None:
-        self.coff, self.path = coff, coff.what
-        self._exports = coff.exports()
-
-    def symbol(self, name: str):
-        rva = self._exports.get(name)
-        return None if rva is None else _Symbol(rva, EXPORT_SIZES.get(name))
-
-    def file_bytes(self, rva: int, n: int) -> Optional[bytes]:
-        try:
-            return self.coff.read_rva(rva, n)
-        except pe.PeError:
-            return None
-
-    def pointer(self, rva: int) -> Optional[int]:
-        """The RVA a pointer stored at `rva` points to (the image's own pointers hold the address at
-        its preferred base), or None."""
-        raw = self.file_bytes(rva, 8)
-        if raw is None:
-            return None
-        value = int.from_bytes(raw, "little") - self.coff.image_base
-        return value if value >= 0 else None
-
-    def string(self, rva: int) -> Optional[str]:
-        try:
-            return self.coff.rva_string(rva)
-        except pe.PeError:
-            return None
-
-
 def pe_check(table, path: Path, hexversion: Optional[int] = None) -> Check:
     """`verify.Check` of the Windows `table` against the DLL at `path` (of CPython `hexversion`,
     by default the table's: a table of another patch release of the same minor is checked against
@@ -78,7 +32,7 @@ def pe_check(table, path: Path, hexversion: Optional[int] = None) -> Check:
     if targets.system(b.target.triple) != "windows":
         raise BuildError(f"PE check: {b.target.triple} is not a Windows target")
     try:
-        image = Image(pe.read(path))
+        image = pe.ImageView(pe.read(path))
     except (OSError, pe.PeError) as e:
         raise BuildError(f"PE check: cannot read {path}: {e}") from None
     if image.coff.cpu != b.target.triple.split("-")[0]:
@@ -96,7 +50,7 @@ def pe_check(table, path: Path, hexversion: Optional[int] = None) -> Check:
                  unit="values of its PyRuntim section, type objects, Py_Version and _Py_DebugOffsets")
 
 
-def runtime_section(view, image: Image, hexversion: int) -> list:
+def runtime_section(view, image: pe.ImageView, hexversion: int) -> list:
     """The `PyRuntim` section: where `_PyRuntime` is (its start), and from 3.11 its size."""
     s = image.coff.section("PyRuntim")
     if s is None:
@@ -114,7 +68,7 @@ ITEMSIZE = {"PyTuple_Type": ("PyTupleObject", ("ob_item",)), "PyBytes_Type": ("P
             "PyLong_Type": ("PyLongObject", ("long_value.ob_digit", "ob_digit")), "PyType_Type": ("PyMemberDef", None)}
 
 
-def item_sizes(view, image: Image) -> list:
+def item_sizes(view, image: pe.ImageView) -> list:
     """Each `ITEMSIZE` type object's `tp_itemsize`, read at the table's offset of it, against the
     table's size of one element."""
     row = view.row("PyTypeObject", "tp_itemsize")
@@ -136,7 +90,7 @@ def item_sizes(view, image: Image) -> list:
     return out
 
 
-def type_names(view, image: Image) -> list:
+def type_names(view, image: pe.ImageView) -> list:
     """Each exported type object's `tp_name`, read through the table's offset of it."""
     row = view.row("PyTypeObject", "tp_name")
     if row is None:

@@ -13,6 +13,7 @@ version string someone typed.
   `--with-pydebug` turns on, with `Py_DEBUG`), `_Py_PrintReferences` with `Py_TRACE_REFS`, the
   statistics functions with `Py_STATS`.
 - **CPU and pointer size**: the ELF header.
+- **A Windows DLL** (`python313.dll`): the same, from its PE image (`pe_identify.py`).
 - **Installed beside it** (`installed.py`): prefix, header digests, the core's defines, the vendor.
 
 `choose.py` then picks the table and says how it is earned.
@@ -27,7 +28,7 @@ from typing import Optional
 from ..errors import NotPython, ProcessError
 from . import process_root
 from ..layout import identity
-from . import anchors, installed, linked, procfs
+from . import anchors, installed, linked, pe_identify, procfs
 from .elf import INTERPRETER_SYMBOL, Elf, ElfError
 from .elf_id import is_libpython
 
@@ -85,6 +86,8 @@ class Identity:
     found_by: Optional[str] = None
     #: where the binary is read from, when not `root + binary` (Found.opened)
     opened: str = ""
+    #: `elf`, or `pe` for a Windows DLL (pe_identify.py)
+    image: str = "elf"
 
     @property
     def binary_path(self) -> str:
@@ -308,6 +311,10 @@ def _ambiguous(ident: Identity, found: Found) -> None:
 def of_binary(path: str) -> Identity:
     """The build of the interpreter binary at `path` (an executable or a libpython)."""
     real = process_root.resolve(path)
+    if pe_identify.is_pe(real):
+        keys = pe_identify.read(path, real, FLAG_SYMBOLS)
+        h = keys["hexversion"]
+        return Identity(version=None if h is None else version_of_hex(h), **keys)
     try:
         elf = Elf(real)
     except FileNotFoundError:

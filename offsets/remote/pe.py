@@ -132,9 +132,7 @@ class Coff:
         """name -> RVA of each export of an image (forwarders included as their RVA)."""
         if not self.image:
             raise PeError(f"{self.what}: an object file has no exports")
-        (magic,) = self._unpack("<H", self.optional)
-        directories = self.optional + (112 if magic == 0x20B else 96)
-        rva, size = self._unpack("<II", directories)
+        rva, size = self.data_directory(0)
         if not rva:
             return {}
         d = self.read_rva(rva, 40)
@@ -148,6 +146,50 @@ class Coff:
             (func,) = struct.unpack("<I", self.read_rva(functions + 4 * ordinal, 4))
             out[self.rva_string(name_rva)] = func
         return out
+
+    def data_directory(self, index: int) -> tuple:
+        """(RVA, size) of an image's data directory `index` (0 exports, 2 resources, 6 debug), or (0, 0)."""
+        if not self.image:
+            raise PeError(f"{self.what}: an object file has no data directories")
+        (magic,) = self._unpack("<H", self.optional)
+        directories = self.optional + (112 if magic == 0x20B else 96)
+        (count,) = self._unpack("<I", directories - 4)
+        return self._unpack("<II", directories + 8 * index) if index < count else (0, 0)
+
+    @property
+    def pointer_size(self) -> int:
+        """8 for a PE32+ image (64-bit), 4 for PE32."""
+        (magic,) = self._unpack("<H", self.optional)
+        return 8 if magic == 0x20B else 4
+
+    def codeview(self) -> Optional[str]:
+        """The image's build-id: its CodeView (RSDS) record's GUID and age, as symbol servers key a PDB
+        (`%08X%04X%04X` of the GUID's first three parts, its last 8 bytes in hex, the age in hex); None
+        without one."""
+        rva, size = self.data_directory(6)
+        for i in range(min(size // 28, 64) if rva else 0):
+            kind, data_size, data_rva = struct.unpack_from("<12xIIII", self.read_rva(rva + 28 * i, 28))[:3]
+            if kind == 2 and data_size >= 24 and data_rva:          # IMAGE_DEBUG_TYPE_CODEVIEW
+                record = self.read_rva(data_rva, 24)
+                if record[:4] == b"RSDS":
+                    d1, d2, d3 = struct.unpack_from("<IHH", record, 4)
+                    (age,) = struct.unpack_from("<I", record, 20)
+                    return f"{d1:08X}{d2:04X}{d3:04X}{record[12:20].hex().upper()}{age:X}"
+        return None
+
+    def file_version(self) -> Optional[tuple]:
+        """The four 16-bit parts of the fixed file version (VS_FIXEDFILEINFO's dwFileVersionMS/LS) of
+        the image's version resource, or None without one."""
+        rva, size = self.data_directory(2)
+        s = next((x for x in self.sections if rva and x.rva <= rva < x.rva + max(x.virtual_size, x.raw_size)), None)
+        if s is None:
+            return None
+        data = self.section_bytes(s)[rva - s.rva:rva - s.rva + size]
+        at = data.find(struct.pack("<I", 0xFEEF04BD))
+        if at < 0 or at + 16 > len(data):
+            return None
+        ms, ls = struct.unpack_from("<II", data, at + 8)
+        return ms >> 16, ms & 0xFFFF, ls >> 16, ls & 0xFFFF
 
     @property
     def image_base(self) -> int:
@@ -163,6 +205,52 @@ class Coff:
                 if end >= 0:
                     return data[rva - s.rva:end].decode("latin-1")
         raise PeError(f"{self.what}: no name at RVA {rva:#x}")
+
+
+#: The C type of each export the anchors read whose size an export does not carry: `Py_Version` is
+#: an `unsigned long`, 4 bytes on Windows.
+EXPORT_SIZES = {"Py_Version": 4}
+
+
+class _Symbol:
+    def __init__(self, value: int, size: Optional[int]) -> None:
+        self.value, self.size = value, size
+
+
+class ImageView:
+    """A PE image as `anchors.compare_binary` reads a binary: its exports as symbols (their RVA as
+    the address) and its file's bytes by RVA."""
+
+    byteorder = "little"
+
+    def __init__(self, coff: Coff) -> None:
+        self.coff, self.path = coff, coff.what
+        self._exports = coff.exports()
+
+    def symbol(self, name: str):
+        rva = self._exports.get(name)
+        return None if rva is None else _Symbol(rva, EXPORT_SIZES.get(name))
+
+    def file_bytes(self, rva: int, n: int) -> Optional[bytes]:
+        try:
+            return self.coff.read_rva(rva, n)
+        except PeError:
+            return None
+
+    def pointer(self, rva: int) -> Optional[int]:
+        """The RVA a pointer stored at `rva` points to (the image's own pointers hold the address at
+        its preferred base), or None."""
+        raw = self.file_bytes(rva, 8)
+        if raw is None:
+            return None
+        value = int.from_bytes(raw, "little") - self.coff.image_base
+        return value if value >= 0 else None
+
+    def string(self, rva: int) -> Optional[str]:
+        try:
+            return self.coff.rva_string(rva)
+        except PeError:
+            return None
 
 
 def read(path) -> Coff:

