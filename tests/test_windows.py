@@ -153,7 +153,10 @@ def test_the_choice_never_crosses_between_linux_and_windows():
 def test_python_on_windows_knows_its_triple(monkeypatch):
     import platform
 
+    import sysconfig
+
     assert identity.windows_triple() is None
+    sysconfig.get_config_vars()         # read as on Linux before sys.platform says win32 (else it seeks win32's)
     monkeypatch.setattr(sys, "platform", "win32")
     monkeypatch.setattr(platform, "machine", lambda: "AMD64")
     assert identity.windows_triple() == TRIPLE

@@ -14,6 +14,8 @@ the DLL's bytes allow (`proof.check_pe`), else refused.
 """
 from __future__ import annotations
 
+import os
+import stat
 from typing import Optional
 
 from ..errors import NotPython
@@ -28,8 +30,11 @@ LEVELS = {10: 0xA, 11: 0xB, 12: 0xC, 15: 0xF}
 
 
 def is_pe(path: str) -> bool:
-    """Whether the file at `path` starts as a PE image does."""
+    """Whether the file at `path` is a regular file that starts as a PE image does (a FIFO or a
+    device is never opened here: the ELF reader refuses it in one line)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as fh:
             return fh.read(2) == b"MZ"
     except OSError:
