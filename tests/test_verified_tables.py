@@ -1,23 +1,19 @@
 """Every committed table is the one `make tables` verified (offsets/check/verified.py).
 
 The fast check: each table's bytes hash to the sha256 its index record verified, with this verifier
-and something compared. The rotating check: one table a day (OFFSETS_VERIFY_SAMPLE=NAME picks
-one) is verified again from its own inputs, by gcc's offsetof probes, DWARF and the binary check, and
-compares as much as its record says. Truth: gcc, the binaries' DWARF and their own data (type
+and something compared. The rotating check, one table a day verified again from its own inputs, is
+make prove's (tests/prove/test_verified_sample.py: up to two minutes on a cold cache). Truth: gcc, the binaries' DWARF and their own data (type
 objects, `_Py_DebugOffsets`), never the scanner.
 """
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-import result_memo
 from offsets.tools import matrix, regenerate
 from offsets.layout import table_yaml
-from offsets.scan import unit_cache
 from offsets.check import verified
 from offsets.errors import VerifyError
 
@@ -30,31 +26,6 @@ TABLE = "cpython-3.14.10-debian-debug-x86_64-linux-gnu.yaml"
 
 def test_every_committed_table_is_the_one_its_record_verified():
     assert verified.problems(GENERATED) == []
-
-
-@pytest.mark.slow
-def test_todays_sample_is_verified_again_from_its_own_inputs():
-    """Remembered for the day (tests/result_memo.py) under the package, the table's bytes and every
-    input of `result_memo.inputs_key`; any change verifies it again."""
-    rows = verified.index_rows(GENERATED)
-    name = verified.sample(list(rows), os.environ.get("OFFSETS_VERIFY_SAMPLE"))
-    row = rows[name]
-    assert row.get("verified"), f"{name} has no verification record: run `make tables`"
-    job = matrix.job_for(row)
-    b = job.inputs()
-    binary = job.dwarf() if job.dwarf else None
-    binaries = [path for path, _, _ in (job.binaries() if job.binaries else [])]
-    key = result_memo.key_of("verified-sample", name, *result_memo.inputs_key(b, binary), *map(str, binaries))
-    now = result_memo.recall(key)
-    if now is None:
-        result = verified.check(table_yaml.load(GENERATED / name), b, binary, binaries)
-        now = {c.name: [c.structs, c.fields] for c in result.checks}
-        files = [GENERATED / name, b.pyconfig_h] + ([binary] if binary else []) + binaries
-        result_memo.remember(key, {str(f): unit_cache.file_digest(f) for f in files}, now)
-    now = {n: tuple(v) for n, v in now.items()}
-    recorded = {n: (c.get("structs", 0), c["fields"] if "fields" in c else c["constants"])
-                for n, c in row["verified"]["checks"].items()}
-    assert now == recorded, f"{name}: verified again, it compares {now}, its record says {recorded}"
 
 
 def test_the_sample_rotates_through_every_table():
