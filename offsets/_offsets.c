@@ -631,7 +631,7 @@ done:
     return rc;
 }
 
-/* _reset(match=None): the table in use changed (offsets.runtime._set passes its Match; without
+/* _reset(match=None): the table in use changed (offsets.runtime.core.Runtime.install passes its Match; without
  * one, offsets.runtime._chosen() is asked). The first choice of this interpreter (made while the
  * module is imported) adopts the process's State when it is of the same table; any later one
  * (use_table) makes a new State. */

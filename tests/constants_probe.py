@@ -9,7 +9,7 @@ from pathlib import Path
 PROBE = r'''
 import ctypes, dis, inspect, json, opcode, sys, sysconfig
 import offsets
-from offsets.runtime import _current
+from offsets.runtime.core import RUNTIME
 from offsets.runtime.live.runner import check_constants
 out = {"checked": {}}
 names = [n for n in opcode.opmap if not n.startswith("<")]
@@ -42,7 +42,7 @@ if sys.version_info >= (3, 11):
     assert owner == offsets.constant("FRAME_OWNED_BY_GENERATOR"), owner
     out["checked"]["FRAME_OWNED_BY_GENERATOR"] = owner
 out["earned"] = offsets.constant_info("PyLong_SHIFT").earned
-r = check_constants(_current())
+r = check_constants(RUNTIME.current())
 out["live"] = [len(r.passed), r.failed, r.ok]
 print(json.dumps(out))
 '''

@@ -106,7 +106,7 @@ def test_runtime_and_cli_take_the_qualified_syntax(collision, tmp_path):
     loaded = runtime.Loaded(*compact_read.parse(compact.dumps(t, "collide")), "collide", names.aliases())
     from offsets import _offsets   # the C API: PyOffsets_Get through the capsule
 
-    runtime._set(loaded, runtime.Match("collide", "user", "a test table", "collide", loaded.build, loaded=loaded))
+    runtime.RUNTIME.install(loaded, runtime.Match("collide", "user", "a test table", "collide", loaded.build, loaded=loaded))
     try:
         assert _offsets._get("BLOCK@Objects/b.c.rightlink") == truth["b.c"][1]
         with pytest.raises(AmbiguousNameError):

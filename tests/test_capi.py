@@ -201,7 +201,7 @@ def test_capsule_refuses_without_a_table(tmp_path):
     """No table for this interpreter: importing the capsule fails with NoMatchingTable, not garbage."""
     c_extension_built()
     code = ("import offsets.runtime as r\n"
-            "r.running_identity = lambda: dict(version='3.99.0', hexversion=0x036300f0, config={}, "
+            "r.RUNTIME.identity = lambda: dict(version='3.99.0', hexversion=0x036300f0, config={}, "
             "triple='x86_64-linux-gnu', pointer_size=8)\n"
             "try:\n    import offsets._offsets\nexcept Exception as e:\n    print(type(e).__name__, e)\n")
     out = run([sys.executable, "-c", code], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -46,10 +46,10 @@ ALTERED = r'''
 import json, sys
 import offsets
 from offsets.errors import NoMatchingTable
-from offsets.runtime import _current
+from offsets.runtime.core import RUNTIME
 from offsets.runtime.live.runner import check_constants
 m = offsets.use_table(sys.argv[1], verify=False)
-r = check_constants(_current())
+r = check_constants(RUNTIME.current())
 out = {"match": m.detail.split(":")[0], "ok": r.ok, "failed": r.failed}
 try:
     offsets.constant("LOAD_FAST")

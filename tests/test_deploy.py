@@ -212,7 +212,7 @@ if sys.argv[1] == "scan":       # fork while another thread's first lookup makes
     first = threading.Thread(target=deploy_probe.jit)
 else:                           # fork while another thread holds the runtime's lock
     def first():
-        with runtime._lock:
+        with runtime.RUNTIME.lock:
             busy.set()
             time.sleep(2)
     first = threading.Thread(target=first)

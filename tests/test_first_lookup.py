@@ -1,4 +1,4 @@
-"""The first lookup's short way (runtime._by_build_id: the table of this binary's build-id, read in C
+"""The first lookup's short way (`core.Runtime.by_build_id`: the table of this binary's build-id, read in C
 by `_lookup.image`, before the whole identity) answers what the whole choice (`select`) answers, on
 pyenv's builds 3.8 to 3.13, each in fresh processes with an empty cache: every field and size of the
 table, and what a name the table lacks is refused with. The C reading of the build-id is the
@@ -28,24 +28,24 @@ from offsets.runtime import binary
 
 out = {"image_c": list(binary.image()), "image_py": list(binary.image_read_here())}
 if sys.argv[1] == "slow":
-    r._by_build_id = lambda: None
+    r.RUNTIME.by_build_id = lambda: None
 def ask(f, name):
     try:
         return f(name)
     except Exception as e:
         return "%s: %s" % (type(e).__name__, e)
 answers = {}
-t = r._first()
-out["fast"] = r._state[1] is None
+t = r.RUNTIME.first()
+out["fast"] = r.RUNTIME.state[1] is None
 for key in t.order:
     answers["sizeof " + key] = ask(r.sizeof, key)
     for path in t.fields(key):
         answers[key + "." + path] = ask(r.get, key + "." + path)
-out["stayed_fast"] = r._state[1] is None
+out["stayed_fast"] = r.RUNTIME.state[1] is None
 for name in ("NoSuchStruct.field", "PyListObject.no_such_field", "PyListObject"):
     answers["lacks " + name] = ask(r.get, name)
 out["answers"] = answers
-out["table"] = r._state[0].source
+out["table"] = r.RUNTIME.state[0].source
 out["match"] = [r.build().kind, r.build().detail]
 print(json.dumps(out))
 """
@@ -99,12 +99,12 @@ def test_a_build_id_no_table_records_takes_the_whole_way(monkeypatch):
     build_id = binary.interpreter()[1]
     if not build_id or not any(build_id in (e.get("build_ids") or ()) for e in index["tables"]):
         missing_input(f"{sys.executable}'s build-id is in no shipped table")
-    assert runtime._by_build_id() is not None
+    assert runtime.RUNTIME.by_build_id() is not None
     without = [dict(e, build_ids=[b for b in e.get("build_ids") or () if b != build_id]) for e in index["tables"]]
-    monkeypatch.setattr(runtime, "shipped_index", lambda: dict(index, tables=without))
-    assert runtime._by_build_id() is None
-    monkeypatch.setattr(runtime, "shipped_index", lambda: dict(index, tables=index["tables"] * 2))
-    assert runtime._by_build_id() is None, "a build-id two tables record is for the whole choice"
+    monkeypatch.setattr(runtime.RUNTIME, "index", lambda: dict(index, tables=without))
+    assert runtime.RUNTIME.by_build_id() is None
+    monkeypatch.setattr(runtime.RUNTIME, "index", lambda: dict(index, tables=index["tables"] * 2))
+    assert runtime.RUNTIME.by_build_id() is None, "a build-id two tables record is for the whole choice"
 
 
 def test_an_own_table_of_this_version_takes_the_whole_way(monkeypatch, tmp_path):
@@ -112,11 +112,11 @@ def test_an_own_table_of_this_version_takes_the_whole_way(monkeypatch, tmp_path)
     from offsets import runtime
 
     monkeypatch.setenv("OFFSETS_TABLES", str(tmp_path))
-    if runtime._by_build_id() is None:
+    if runtime.RUNTIME.by_build_id() is None:
         missing_input(f"{sys.executable} has no short way to begin with")
     version = runtime.identity.running_target()["version"]
     (tmp_path / f"cpython-{version}-x86_64-linux-gnu-0000.jsonl").write_text("{}\n")
-    assert runtime._by_build_id() is None
+    assert runtime.RUNTIME.by_build_id() is None
 
 
 def test_two_libpythons_are_left_to_python(tmp_path):

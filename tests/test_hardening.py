@@ -427,7 +427,7 @@ def test_a_damaged_cold_pool_is_refused_and_leaves_fields_answered(damage, match
                                          (28, "field 'allocated' (28..36) overlaps 'ob_item' (24..32)")])
 def test_a_compact_table_of_ones_own_with_bad_numbers_is_refused(value, match, tmp_path, monkeypatch):
     """`use_table('t.jsonl')`: what the C API would read is checked first (its checksums are right)."""
-    monkeypatch.setattr(runtime, "shipped_index", lambda: {"tables": [], "aliases": {}})
+    monkeypatch.setattr(runtime.RUNTIME, "index", lambda: {"tables": [], "aliases": {}})
     head, notes, rows = compact.unpack(table_yaml.loads(TABLE), "t.yaml")
     next(f for f in rows["PyListObject"][6] if f[0] == "allocated")[1] = value
     path = tmp_path / "t.jsonl"
@@ -443,7 +443,7 @@ def test_a_compact_table_of_ones_own_with_bad_numbers_is_refused(value, match, t
 def test_a_compact_table_of_ones_own_with_a_damaged_node_list_is_refused(damage, match, tmp_path, monkeypatch):
     """An own table has no index.json to vouch for its header: the pool's two strings are checked
     whole (their digits and lengths), and each line's range as it is read."""
-    monkeypatch.setattr(runtime, "shipped_index", lambda: {"tables": [], "aliases": {}})
+    monkeypatch.setattr(runtime.RUNTIME, "index", lambda: {"tables": [], "aliases": {}})
     text = compact.text_of(*compact.unpack(table_yaml.loads(TABLE), "t.yaml"))
     head_line, rest = text.split("\n", 1)
     head = json.loads(head_line)

@@ -94,7 +94,7 @@ def chosen(tmp_path, **copy) -> tuple:
     """(Loaded, Match) of the runtime's choice with only a changed copy of the running table."""
     t, m = runtime.select(runtime.running_identity(), [as_entry(copy_table(tmp_path, running_entry(), **copy))],
                           load=runtime._load_entry)
-    runtime._set(t, m)
+    runtime.RUNTIME.install(t, m)
     return t, m
 
 
@@ -198,7 +198,7 @@ def test_a_pyconfig_constant_depends_on_itself(tmp_path):
     b = dict(head["build"], binaries=[])
     other.write_text(compact.text_of(dict(head, build=b), notes, rows))
     t, m = runtime.select(runtime.running_identity(), [as_entry(other)], load=runtime._load_entry)
-    runtime._set(t, m)
+    runtime.RUNTIME.install(t, m)
     with pytest.raises(NoMatchingTable, match="HAVE_FORK"):
         offsets.constant("HAVE_FORK")
 
@@ -269,7 +269,7 @@ def test_a_struct_dwarf_filled_from_a_tree_header_is_not_vouched_for_by_installe
     key = t.resolve_struct("AugOperator")
     assert t.row(key)[4].startswith("Parser/pegen.h:") and t.row(key)[5] == "dwarf"
     assert not t.exact(key) and t.exact(t.resolve_struct("PyListObject"))
-    runtime._set(t, m)
+    runtime.RUNTIME.install(t, m)
     with pytest.raises(NoMatchingTable, match="AugOperator.kind: not answered"):
         offsets.get("AugOperator.kind")
 
@@ -327,7 +327,7 @@ def test_a_failed_live_check_proves_nothing(tmp_path):
     key = runtime._load_entry(e).resolve_struct("listiterobject")
     t = runtime.load_compact(str(tampered(tmp_path, e, key, "it_seq", delta=-8)))   # onto it_index
     t.earning = runtime.earning(dict(runtime.entry_build(e), **next_patch(e)), runtime.running_identity())
-    runtime._set(t, runtime.Match(t.name, "user", "a tampered table, not this build's", t.source, t.build, loaded=t))
+    runtime.RUNTIME.install(t, runtime.Match(t.name, "user", "a tampered table, not this build's", t.source, t.build, loaded=t))
     with pytest.raises(NoMatchingTable, match="listiterobject.it_index: not answered"):
         offsets.get("listiterobject.it_index")
     check = t.earning.check
@@ -341,7 +341,7 @@ def test_one_proven_field_does_not_answer_its_struct():
     e = running_entry()
     me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
     t, m = runtime.select(me, [e], load=runtime.load_shipped)
-    runtime._set(t, m)
+    runtime.RUNTIME.install(t, m)
     key = t.resolve_struct("PyInterpreterState")
     proven = next(p for k, p in sorted(t.earning.proven, key=str) if k == key and p)
     assert offsets.get(f"PyInterpreterState.{proven}") == t.fields(key)[proven][0]
@@ -354,8 +354,8 @@ def test_offsets_strict_through_get_refuses_the_next_patch_levels_table(monkeypa
     without it the live check would have proven the answer."""
     e = running_entry()
     me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
-    monkeypatch.setattr(runtime, "running_identity", lambda: me)
-    monkeypatch.setattr(runtime, "shipped_index", lambda: {**runtime.tables.shipped_index(), "tables": [e]})
+    monkeypatch.setattr(runtime.RUNTIME, "identity", lambda: me)
+    monkeypatch.setattr(runtime.RUNTIME, "index", lambda: {**runtime.tables.shipped_index(), "tables": [e]})
     monkeypatch.setenv("OFFSETS_STRICT", "1")
     with pytest.raises(NoMatchingTable, match="OFFSETS_STRICT allows exact tables only"):
         offsets.get("PyTupleObject.ob_item")
@@ -387,7 +387,7 @@ def test_use_table_of_another_patch_level_answers_only_proven_fields(tmp_path):
     m = offsets.use_table(other)
     assert m.kind == "user" and "not exact" in m.detail
     assert offsets.get("PyTupleObject.ob_item") == tuple.__basicsize__
-    t = runtime._current()
+    t = runtime.RUNTIME.current()
     with pytest.raises(NoMatchingTable):
         offsets.get(unproven_field(t))
 
@@ -397,7 +397,7 @@ def test_use_table_of_other_headers_answers_only_proven_fields(tmp_path):
     other = copy_table(tmp_path, e, vendor="debian 3.0-1", depends=other_digest("Include/cpython/pystate.h"))
     offsets.use_table(other)
     with pytest.raises(NoMatchingTable, match="cpython/pystate.h, which is another text"):
-        offsets.get(unproven_field(runtime._current(), "PyThreadState"))
+        offsets.get(unproven_field(runtime.RUNTIME.current(), "PyThreadState"))
 
 
 @pytest.mark.parametrize("change", [{"target": {"triple": "aarch64-linux-gnu", "pointer_size": 8}},
@@ -421,7 +421,7 @@ def test_use_table_refuses_a_non_exact_table_in_strict_mode(tmp_path, monkeypatc
 SHIPPED_HIDDEN = """
 import json, sys
 from offsets import runtime
-runtime.shipped_index = lambda: {"tables": [], "aliases": {}}
+runtime.RUNTIME.index = lambda: {"tables": [], "aliases": {}}
 m = runtime.build()
 f = runtime.field("PyTupleObject.ob_item")
 print(json.dumps({"kind": m.kind, "detail": m.detail, "table": m.table, "offset": f.offset, "earned": f.earned,
@@ -544,7 +544,7 @@ def test_exact_tables_answer_for_each_other_what_one_lacks(tmp_path):
     e = running_entry()
     a, b = without(tmp_path, e, "PyListObject"), without(tmp_path, e, "PyTupleObject")
     t, m = runtime.select(runtime.running_identity(), [a, b], load=runtime._load_entry)
-    runtime._set(t, m)
+    runtime.RUNTIME.install(t, m)
     assert offsets.get("PyTupleObject.ob_item") == tuple.__basicsize__        # truth: the interpreter
     assert offsets.sizeof("PyListObject") == list.__basicsize__
     assert offsets.field("PyListObject.ob_item").earned == "exact"
@@ -877,7 +877,7 @@ def test_a_struct_nothing_proves_is_refused():
     e = running_entry()
     me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
     t, m = runtime.select(me, [e], load=runtime.load_shipped)
-    runtime._set(t, m)
+    runtime.RUNTIME.install(t, m)
     t.prove()
     read = {k for k, _ in t.earning.proven}
     unread = next(k for k in t.order if k not in read and t.fields(k))

@@ -374,8 +374,9 @@ LOOKUP = """
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from offsets import runtime
+from offsets.runtime import core, selection
 start = time.monotonic()
-made = runtime._autoscan(runtime.running_identity())    # the autoscan a first lookup makes (autoscan.make)
+made = selection.own_table_now(runtime.running_identity(), core.prove_here)    # the autoscan a first lookup makes (autoscan.make)
 print(json.dumps({"made": made if isinstance(made, str) else "a table", "seconds": time.monotonic() - start}))
 """
 ANSWERS = """

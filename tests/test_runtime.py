@@ -322,7 +322,7 @@ def test_no_match_names_the_shipped_builds_and_how_to_scan(monkeypatch, change):
                    and identity.flag_set(e["config"]) == identity.flag_set(me["config"])
                    and (e["triple"], e["pointer_size"]) == (me["triple"], me["pointer_size"]) for e in entries()), \
         f"a table for such a build ({change}) is shipped now: change it into one no table is for"
-    monkeypatch.setattr(runtime, "running_identity", lambda: me)
+    monkeypatch.setattr(runtime.RUNTIME, "identity", lambda: me)
     with pytest.raises(NoMatchingTable) as err:
         offsets.get("PyListObject.ob_item")
     msg = str(err.value)
@@ -351,7 +351,7 @@ def test_field_gives_bits_that_read_the_right_kind(text, kind):
 
 
 def test_typedef_tag_and_alias_names_give_the_same_answer():
-    t = runtime._current()
+    t = runtime.RUNTIME.current()
     assert offsets.get("_object.ob_type") == offsets.get("PyObject.ob_type")     # a tag
     assert offsets.sizeof("_longobject") == offsets.sizeof("PyLongObject")
     # every shipped table has it: from 3.12's headers, else from the sources or the libpython's DWARF
@@ -361,7 +361,7 @@ def test_typedef_tag_and_alias_names_give_the_same_answer():
 
 
 def test_listiterobject_matches_a_live_iterator():
-    t = runtime._current()
+    t = runtime.RUNTIME.current()
     assert t.resolve_struct("listiterobject") is not None, t.name    # as above: every shipped table has it
     lst = ["a", "b", "c", "d"]
     it = iter(lst)
@@ -390,8 +390,8 @@ def test_a_known_name_is_answered_by_a_c_level_dict_lookup():
     name goes through no Python code, only the dict's subscript (a builtin function as dict.__getitem__
     is, made by offsets._lookup to carry a docstring)."""
     offsets.get("PyListObject.ob_item")
-    assert type(offsets.get).__name__ == "builtin_function_or_method" and offsets.get.__self__ is runtime._offsets_index
-    assert "PyListObject.ob_item" in runtime._offsets_index
+    assert type(offsets.get).__name__ == "builtin_function_or_method" and offsets.get.__self__ is runtime.RUNTIME.offsets
+    assert "PyListObject.ob_item" in runtime.RUNTIME.offsets
 
 
 def test_current_table_is_the_full_table_in_use():
@@ -622,13 +622,15 @@ def test_a_name_no_shipped_table_has_is_refused_as_before_without_reading_every_
     others = sorted({k for e in index["tables"][::8] for k in runtime.load_shipped(e).order})[::60]
     names = ["NoSuchStruct.x", "PyObjct.ob_type", "_PyCoMonitoringData.tools", *sorted(index["aliases"])[::20],
              *(f"{k}.no_such_field_either" for k in others)]
-    monkeypatch.setattr(runtime, "_named_in_shipped", lambda struct: True)
+    from offsets.runtime import refusals
+
+    monkeypatch.setattr(refusals.ShippedNames, "has", lambda self, struct, index: True)
     before = [refusal(n) for n in names]
     monkeypatch.undo()
     calls = []
     real = runtime.load_shipped
-    monkeypatch.setattr(runtime, "load_shipped", lambda e: calls.append(e) or real(e))
-    monkeypatch.setattr(runtime, "_shipped_names", (None, frozenset()))
+    monkeypatch.setattr(refusals, "load_shipped", lambda e: calls.append(e) or real(e))
+    monkeypatch.setattr(runtime.RUNTIME, "shipped_names", None)
     assert refusal("NoSuchStruct0.x") == "unknown name 'NoSuchStruct0.x' in table " + offsets.build().table
     assert len(calls) == len(index["tables"])
     calls.clear()
@@ -679,7 +681,9 @@ def test_a_caught_refusal_never_searches_for_close_names(monkeypatch):
         return real(*a)
 
     monkeypatch.setattr(constants_mod, "close_matches", counting)
-    monkeypatch.setattr(runtime, "close_matches", counting)
+    from offsets.runtime import refusals
+
+    monkeypatch.setattr(refusals, "close_matches", counting)
     caught = []
     for name, ask in (("Py_TPFLAGS_HEAPTYP", offsets.constant), ("PyObjct.ob_type", offsets.get)):
         with pytest.raises(KeyError) as e:
@@ -690,3 +694,25 @@ def test_a_caught_refusal_never_searches_for_close_names(monkeypatch):
     assert caught[1].suggestions[0] == "PyObject" and "did you mean PyObject, " in str(caught[1])
     assert searched == ["Py_TPFLAGS_HEAPTYP", "PyObjct"]
     assert caught[0].args == ("Py_TPFLAGS_HEAPTYP",)
+
+
+def test_a_runtime_object_holds_all_of_its_state():
+    """The runtime's state is one object's (`core.Runtime`): a second one chooses the same table
+    and gives the same answers on its own, and forgetting its choice leaves this interpreter's
+    (`offsets.runtime.RUNTIME`, behind `offsets.get`) as it was."""
+    from offsets.runtime import core
+
+    name = "PyListObject.ob_item"
+    offsets.build()             # the whole choice made (a first lookup by build-id makes it later)
+    offsets.get(name)
+    other = core.Runtime()
+    assert other.state is None and other.offsets == {}
+    assert other.offsets[name] == offsets.get(name) == runtime.RUNTIME.offsets[name]
+    assert other.sizes["PyListObject"] == offsets.sizeof("PyListObject")
+    assert other.build().table == offsets.build().table and other.build() is not offsets.build()
+    assert name in runtime.RUNTIME.offsets
+    other.reset()
+    assert other.state is None and other.offsets == {}
+    assert runtime.RUNTIME.state is not None and name in runtime.RUNTIME.offsets
+    with pytest.raises(UnknownNameError):
+        other.offsets["PyListObject.no_such_field"]

@@ -1,5 +1,5 @@
 """How a table earns its answers for a build: the one rule (docs/identity.md), for the running
-interpreter (runtime/__init__.py) and for another process or a binary (remote/choose.py) alike.
+interpreter (runtime/core.py) and for another process or a binary (remote/choose.py) alike.
 
 A table answers a struct **exact** when it is for the build's version, hexversion, layout flags,
 triple and pointer size, and
@@ -20,6 +20,8 @@ one of an installed header by that header's set, any other by the whole build's 
 same vendor. Anything not exact is answered only where a proof read it (`Loaded.earned`).
 """
 from __future__ import annotations
+
+import os
 
 from ..layout import identity
 
@@ -191,3 +193,8 @@ def describe_build(b: dict) -> str:
 
 def describe(me: dict) -> str:
     return describe_build(dict(me, target={"triple": me["triple"], "pointer_size": me["pointer_size"]}))
+
+
+def strict_mode() -> bool:
+    """OFFSETS_STRICT is on (exact answers only) for any value but empty, 0, false and no (any case)."""
+    return os.environ.get("OFFSETS_STRICT", "").strip().lower() not in ("", "0", "false", "no")

@@ -22,10 +22,11 @@ BUILD_HEADER = "pyoffsets_build.h"
 
 def header_table():
     """The table in use, with only what it answers exactly (`OffsetsError` if that is nothing)."""
-    from . import _current, build, current_table, prove_constants_here
+    from . import build, current_table
+    from .core import RUNTIME, prove_constants_here
     from .constants import earned
 
-    t = _current()
+    t = RUNTIME.current()
     exact = [k for k in t.order if t.exact(k)]
     if not exact:
         raise OffsetsError(f"{build().table} is not exactly this build's table ({t.earning.why}): a compile-time "

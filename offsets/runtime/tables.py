@@ -34,7 +34,7 @@ def own_table_file(build: dict) -> str:
 class Loaded:
     """One table as the runtime holds it: the compact header, and its structs decoded on demand from
     its layout pool (`compact_read.Pool`); `prover(table)` proves it where it is not exact (the one
-    who loads it hands it: `runtime/__init__.py` this process's live check)."""
+    who loads it hands it: `runtime/core.py` this process's live check)."""
 
     def __init__(self, head: dict, pool, source: str, aliases: dict, prover=None) -> None:
         self.head, self.pool, self.source, self.aliases = head, pool, source, aliases
@@ -137,7 +137,7 @@ class Loaded:
 
     def prove(self):
         """Run the proof once (for the structs that are not exact): the prover the table's earning was
-        handed (the live check in this process, `runtime/__init__.py`; a check in another process's
+        handed (the live check in this process, `runtime/core.py`; a check in another process's
         memory, remote/choose.py)."""
         e = self.earning
         if e.check is None:

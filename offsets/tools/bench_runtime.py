@@ -72,7 +72,7 @@ def get_ratio(number: int = 1_000_000, repeat: int = 7) -> dict:
     get(NAME)
     constant(CONSTANT)
     d = {NAME: get(NAME)}
-    bound = runtime._offsets_index.__getitem__     # what get was before it had a docstring (_lookup.c)
+    bound = runtime.RUNTIME.offsets.__getitem__     # what get was before it had a docstring (_lookup.c)
     env = {"get": get, "constant": constant, "d": d, "n": NAME, "k": CONSTANT, "offsets": offsets, "bound": bound}
     best = {}
     for label, stmt in (("dict", "d[n]"), ("get", "get(n)"), ("offsets.get", "offsets.get(n)"),

@@ -11,7 +11,7 @@ answer. Prints one JSON line: lookups made, wrong answers (with samples), errors
 
 The capsule answers a miss by calling offsets.runtime.get(), so its answers can only be as fresh as
 the Python side's. `main(..., python_shim=True)` first replaces runtime.get with a lookup that reads
-the table in use under one lock that `runtime._set` also takes (what an atomic Python side gives),
+the table in use under one lock that `RUNTIME.install` also takes (what an atomic Python side gives),
 so that the capsule's own switching is tested alone; without it, both sides are tested as they are.
 """
 import dataclasses
@@ -60,10 +60,11 @@ def variants(work: Path, n: int) -> tuple:
 
 
 def atomic_python_shim() -> None:
-    """runtime.get and runtime._set made atomic with one lock; before offsets._offsets is imported."""
+    """runtime.get and RUNTIME.install made atomic with one lock; before offsets._offsets is imported."""
     assert "offsets._offsets" not in sys.modules, "the shim must come before the capsule's import"
     lock = threading.RLock()
-    set_ = runtime._set
+    rt = runtime.RUNTIME
+    set_ = rt.install
 
     def _set(table, match):
         with lock:
@@ -71,10 +72,10 @@ def atomic_python_shim() -> None:
 
     def get(name):
         with lock:
-            t, key, path = runtime._lookup(name, "get")
+            t, key, path = rt.lookup(name, "get")
             return t.fields(key)[path][0]
 
-    runtime._set, runtime.get = _set, get
+    rt.install, runtime.get = _set, get
 
 
 def main(work: Path, threads: int = 16, switches: int = 30, python_shim: bool = False) -> dict:

@@ -2,7 +2,7 @@
 process itself, by every check module of `offsets.runtime.live`, in one order.
 
 Used before a table that is not exact answers anything (it then answers only what the check read:
-`runtime/__init__.py` hands `proof_cache.check`, which runs `check`, to every table it chooses), by
+`runtime/core.py` hands `proof_cache.check`, which runs `check`, to every table it chooses), by
 `offsets.runtime.live_check()` and by `offsets verify`; tests run it against every exact table.
 The table's side is handed in: its constants (`runtime/constants.py`) and its minor's type records
 (`tables.type_records`); no check module imports them.

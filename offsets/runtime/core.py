@@ -1,0 +1,559 @@
+"""The one runtime object of an interpreter (`RUNTIME`): its lock, this interpreter's identity, the
+table in use and how it matched, and the answers kept (`get`, `sizeof` and `constant` are the
+`__getitem__` of its dicts). `runtime/__init__.py` is the public API over it.
+
+Its rules (docs/identity.md): after `install()` returns no thread gets an answer of the old table;
+a forked child gets a fresh lock and forgets the imports and sysconfig state other threads left
+half made (`after_fork`), and keeps the table chosen; each sub-interpreter imports its own."""
+from __future__ import annotations
+
+import os
+import sys
+from _thread import RLock
+
+from ..errors import OffsetsError, TableError, UnknownNameError
+from ..layout import identity
+from . import fork
+from . import tables as _tables
+from .earning import describe, earning, entry_build, strict_mode
+from .tables import Loaded, _load_entry, installed_entries, shipped_index, tables_dir
+
+
+def prove_here(table):
+    """The prover this runtime hands every table it chooses: the live check in this process
+    (`live/runner.py`), kept per binary (`proof_cache.py`)."""
+    from .proof_cache import check
+
+    return check(table)
+
+
+def prove_constants_here(table):
+    """The proof of a table's constants this runtime hands `constants.py`: the live check of
+    constants in this process (`live/constants.py`)."""
+    from .live.runner import check_constants
+
+    return check_constants(table)
+
+
+def load_compact(path: str, head_sha256: str = None, pool_sha256: str = None) -> Loaded:
+    """A compact table (tables.load_compact), handed this process's live check as its prover."""
+    return _tables.load_compact(path, head_sha256, pool_sha256, prove_here)
+
+
+def load_shipped(entry: dict) -> Loaded:
+    """A shipped table (tables.load_shipped), handed this process's live check as its prover."""
+    return _tables.load_shipped(entry, prove_here)
+
+
+#: No struct.field name is longer; a longer one is refused at once, quoting only its start.
+MAX_NAME = 1024
+
+
+def check_name(name, what: str) -> None:
+    """A name is a str of at most MAX_NAME characters (TypeError, UnknownNameError)."""
+    if not isinstance(name, str):
+        raise TypeError(f"offsets.{what}() takes a str, not {type(name).__name__}")
+    if len(name) > MAX_NAME:
+        raise UnknownNameError(name, [], where=f"any table: names are at most {MAX_NAME} characters")
+
+
+class Match:
+    """The table in use and how it was chosen: `kind` is exact, proven or user. `runtime` is the
+    runtime whose table it describes (by default this interpreter's)."""
+
+    def __init__(self, table: str, kind: str, detail: str, source: str, build: dict, check=None,
+                 loaded: Loaded = None, runtime: "Runtime" = None) -> None:
+        self.table, self.kind, self.detail, self.source, self._build, self.check = \
+            table, kind, detail, source, build, check
+        self._loaded = loaded
+        self._runtime = runtime or RUNTIME
+
+    @property
+    def build(self):
+        """The table's `model.Build` (version, hexversion, config, target, vendor, defines, digests)."""
+        from ..layout.model import Build
+
+        return Build.from_dict(self._build)
+
+    @property
+    def version(self) -> str:
+        return self._build["version"]
+
+    @property
+    def hexversion(self) -> int:
+        return self._build["hexversion"]
+
+    def earned(self, struct: str) -> str:
+        """How answers about `struct` are earned: 'exact', 'exact (by TABLE)' when another table of
+        the chain answers it, 'proven (N fields)', or 'refused'."""
+        rt = self._runtime
+        with rt.lock:
+            chain = [self._loaded] + self._loaded.fallbacks if self._loaded else []
+            t, key, how = rt.earned_in(chain, struct, False)
+            if t is None:
+                if not any(c.resolve_struct(struct) is not None for c in chain):
+                    raise UnknownNameError(struct, [], where=f"table {self.table}")
+                return "refused"
+            by = "" if t is self._loaded else f" (by {t.name})"
+            if how == "exact":
+                return "exact" + by
+            n = sum(1 for k, _ in t.earning.proven if k == key)
+            return f"proven ({n} field{'s' if n != 1 else ''} read live){by}"
+
+    def unproven(self, names) -> list:
+        """[(name, why)] of `names` (STRUCT.FIELD, or STRUCT for its size) that the table in use
+        answers neither exactly nor proven: what a JIT's needs list would be refused, and why."""
+        from ..proofs.unproven import reasons
+
+        t = self._loaded
+        with self._runtime.lock:
+            if t is not None and t.earning.check is None and not t.earning.exact:
+                t.prove()
+            return reasons(t, names) if t is not None else [(n, "no table loaded") for n in names]
+
+    def __repr__(self) -> str:
+        return f"<offsets table {self.table}: {self.kind} match: {self.detail}>"
+
+    __str__ = __repr__
+
+
+class FirstChoice:
+    """What the C API keeps of the table in use (`Runtime.chosen`) while only the build-id's table
+    is chosen: what its Match will say (an exact match: the whole choice puts it first)."""
+
+    kind = "exact"
+
+    def __init__(self, t: Loaded) -> None:
+        self.table, self.hexversion = t.name, t.build["hexversion"]
+
+
+class Answers(dict):
+    """name -> answer of one runtime, filled on first use (`__missing__`) under its lock."""
+
+    __slots__ = ("runtime",)
+
+    def __init__(self, runtime: "Runtime") -> None:
+        super().__init__()
+        self.runtime = runtime
+
+
+class Offsets(Answers):
+    """name -> byte offset, filled on first use with the answers the table has earned."""
+
+    __slots__ = ()
+
+    def __missing__(self, name):
+        rt = self.runtime
+        with rt.lock:
+            t, key, path = rt.lookup(name, "get")
+            fields = t.fields(key)
+            if not path:
+                raise UnknownNameError(name, [f"{name}.{p}" for p in list(fields)[:3]],
+                                       where=f"{t.where()} as a field (it is a struct: offsets.sizeof({name!r}) "
+                                             f"is its size)")
+            row = fields.get(path)
+            if row is None:
+                from .refusals import field_suggestions
+
+                raise UnknownNameError(name, field_suggestions(t, key, name, path), where=f"struct {key} of {t.where()}")
+            if t.earned(key, path) is None:
+                raise rt.not_earned(t, name)
+            if rt.in_use(t):
+                prefix = key + "."
+                if t.exact(key):
+                    self.update((prefix + p, r[0]) for p, r in fields.items())
+                self[name] = row[0]
+            return row[0]
+
+
+class Sizes(Answers):
+    """struct name -> size, filled on first use with the answers the table has earned."""
+
+    __slots__ = ()
+
+    def __missing__(self, name):
+        rt = self.runtime
+        with rt.lock:
+            t, key, path = rt.lookup(name, "sizeof")
+            if path:
+                raise UnknownNameError(name, [name.partition(".")[0]],
+                                       where=f"{t.where()} as a struct (offsets.field({name!r}).size is a field's size)")
+            if t.earned(key) is None:
+                raise rt.not_earned(t, name)
+            size = t.size(key)
+            if rt.in_use(t):
+                self[name] = size
+            return size
+
+
+class Constants(Answers):
+    """name -> value, filled on first use with the constants the table has earned."""
+
+    __slots__ = ()
+
+    def __missing__(self, name):
+        rt = self.runtime
+        with rt.lock:
+            t, row, how = rt.constant(name, "constant")
+            if rt.in_use(t):
+                self[name] = row[1]
+            return row[1]
+
+
+class Runtime:
+    """An interpreter's runtime: the lock every choice and every miss takes (`lock`), this
+    interpreter's identity (`identity()`, computed once), the table in use (`state`: (Loaded,
+    Match), or (Loaded, None) while only the build-id's table is chosen), and the answers kept
+    (`offsets`, `sizes`, `constants`). `reset()` forgets all but the lock."""
+
+    def __init__(self) -> None:
+        self.lock = RLock()
+        self.state = None
+        self.me = None
+        self.offsets, self.sizes, self.constants = Offsets(self), Sizes(self), Constants(self)
+        self.validated: set = set()       # compact files use_table() has checked in full: (path, size, mtimes)
+        self.shipped_names = None         # refusals.ShippedNames, made at the first unknown name
+
+    # ------------------------------------------------------------ what this interpreter is
+    def identity(self) -> dict:
+        """This interpreter's identity (identity.running(), without the whole headers' digests, which
+        only a struct without a dependency set needs: `whole_inputs`), its installed headers to
+        compare dependency sets with (`files`), and the build-id of the binary holding it
+        (binary.py), computed once."""
+        with self.lock:
+            if self.me is None:
+                from . import binary
+
+                me = identity.running(with_inputs=False)
+                me["files"] = identity.InstalledFiles(me["include"], me["cflags"], me["multiarch"] or None)
+                me["whole_inputs"] = lambda: identity.installed_inputs(me["include"], me["cflags"])
+                me["binary"], me["build_id"], me["build_id_why"] = binary.interpreter()
+                self.me = me
+            return self.me
+
+    def index(self) -> dict:
+        """The shipped tables' index (tables.shipped_index)."""
+        return shipped_index()
+
+    # ------------------------------------------------------------ which table
+    def select(self, me: dict, entries: list, load=_load_entry, check=None, strict: bool = False, autoscan=None):
+        """(table, Match) for identity `me` among `entries` (selection.choose: choice.py's one rule,
+        which remote/choose.py calls too). Where the chain answers a struct exactly in none of its
+        tables, the lookup makes this build's own table then (`autoscan_for`), once."""
+        from .refusals import no_match
+        from .selection import choose
+
+        t, kind, detail, proof = choose(me, entries, load, check or prove_here, strict, autoscan,
+                                        refusal=lambda why: no_match(me, entries, why, self.identity))
+        return t, Match(t.name, kind, detail, t.source, t.build, proof, loaded=t, runtime=self)
+
+    def current(self) -> Loaded:
+        """The table in use, chosen by `select` (now, if it is not yet)."""
+        state = self.state
+        if state is None or state[1] is None:
+            with self.lock:
+                if self.state is None or self.state[1] is None:
+                    from .selection import own_table_now
+
+                    me = self.identity()
+                    entries = installed_entries(me) + self.index()["tables"]
+                    self.install(*self.select(me, entries, strict=strict_mode(),
+                                              autoscan=lambda: own_table_now(me, prove_here)))
+                state = self.state
+        return state[0]
+
+    def first(self) -> Loaded:
+        """The table a lookup asks first: the one in use, or, before any is chosen, the one this
+        binary's build-id chooses alone (`by_build_id`), else the one `select` chooses now."""
+        state = self.state
+        if state is None:
+            with self.lock:
+                if self.state is None:
+                    t = self.by_build_id()
+                    if t is not None:
+                        self.state = (t, None)
+                    else:
+                        self.current()
+                state = self.state
+        return state[0]
+
+    def by_build_id(self):
+        """The shipped table that records the build-id of the binary holding this interpreter
+        (`_lookup.image`, in C), when `select` would choose it first whatever the rest of the
+        identity says: it is the only table that records it, it is for this version, hexversion,
+        layout flags, triple and pointer size (so it is exact for every struct, by build-id), and
+        this build has no table of its own (which would rank first). Else None, and `select`
+        chooses. So the first lookup needs neither the headers' digests, the vendor's records nor
+        /proc/self/maps read in Python; whatever it cannot answer from this table alone (a name it
+        lacks, how the table matched, a constant) waits for `select`, whose first table it is."""
+        if "identity" in self.__dict__:         # an identity given in place of this interpreter's (a test's)
+            return None
+        try:
+            from .._lookup import image
+        except ImportError:
+            return None
+        found = image()
+        if found is None:
+            return None
+        me = dict(identity.running_target(), build_id=found[1])
+        d = tables_dir()
+        try:
+            if d and any(f.startswith(f"cpython-{me['version']}-") and f.endswith(".jsonl") for f in os.listdir(d)):
+                return None
+        except OSError:
+            pass                    # no such folder: no own table (installed_entries)
+        named = [e for e in self.index()["tables"] if me["build_id"] in (e.get("build_ids") or ())]
+        if len(named) != 1:
+            return None
+        earn = earning(entry_build(named[0]), me, prove_here)
+        if earn.by != "build-id":
+            return None
+        t = _load_entry(named[0])
+        earn.build, t.earning, t.own = t.build, earn, False
+        return t
+
+    def chosen(self):
+        """The table in use as the C API's capsule keeps it (_offsets.c: its name, how it matched,
+        its hexversion), chosen now as a first lookup chooses it (`first`)."""
+        self.first()
+        state = self.state
+        return state[1] if state[1] is not None else FirstChoice(state[0])
+
+    def build(self) -> Match:
+        """How the table in use matched (chosen now, if it is not yet)."""
+        self.current()
+        return self.state[1]
+
+    def in_use(self, t: Loaded) -> bool:
+        """Whether `t` is the table in use or one of its fallbacks: only their answers are kept."""
+        state = self.state
+        return state is not None and (t is state[0] or t in state[0].fallbacks)
+
+    def install(self, table: Loaded, match: Match) -> None:
+        """Switch tables: the answer caches are emptied under the lock, so no thread keeps an old
+        answer. The C API's are kept where `select` chose the build-id's table the first lookup
+        began with (`first`): the capsule already holds that table, as this Match describes it."""
+        with self.lock:
+            before = self.state
+            self.state = (table, match)
+            self.offsets.clear()
+            self.sizes.clear()
+            self.constants.clear()
+            c = sys.modules.get("offsets._offsets") if self is RUNTIME else None      # the C API answers for RUNTIME
+            same = (before is not None and before[1] is None and before[0].source == table.source
+                    and match.kind == "exact")
+            if c is not None and not same:
+                c._reset(match)
+
+    def reset(self) -> None:
+        """Forget the table in use, the answers kept and this interpreter's identity: the next
+        lookup chooses again, as a process's first one does."""
+        with self.lock:
+            self.state = None
+            self.me = None
+            self.offsets.clear()
+            self.sizes.clear()
+            self.constants.clear()
+
+    def after_fork(self) -> None:
+        """In a forked child: the lock may have been held by a thread that does not exist here, and
+        so may the imports that thread had in progress (fork.py)."""
+        self.lock = RLock()
+        fork.forget_imports_of_gone_threads()
+        fork.forget_half_made_config_vars()
+
+    # ------------------------------------------------------------ which table answers a name
+    def from_first(self, name: str, what: str):
+        """(table, struct key, field path) of `name` from the build-id's table alone (`first`),
+        where it has the struct and (but for a size) the field; None otherwise."""
+        t = self.first()
+        state = self.state
+        if state is None or state[1] is not None:
+            return None
+        struct, path = t.split(name)
+        key = t.resolve_struct(struct)
+        if key is None:
+            return None
+        if what == "sizeof":
+            return None if path else (t, key, path)
+        return (t, key, path) if path and path in t.fields(key) else None
+
+    def lookup(self, name, what: str):
+        """(table, struct key, field path) that answers `name` (STRUCT.FIELD, or a struct for
+        sizeof): the first table that earns it; else the first that has it, whose refusal says why."""
+        check_name(name, what)
+        state = self.state
+        if state is None or state[1] is None:
+            got = self.from_first(name, what)
+            if got is not None:
+                return got
+        t = self.current()
+        chain = [t] + t.fallbacks
+        got, key, _ = self.earned_in(chain, name, what != "sizeof")
+        if got is not None:
+            return got, key, got.split(name)[1]
+        resolve = self.resolver(name, True)
+        for table in [t] + t.fallbacks:     # as they are now: the nearer tables' proofs were loaded meanwhile
+            found = resolve(table)
+            if found is not None:
+                return (table, *found)
+        raise self.unknown_struct(t, name, t.split(name)[0])
+
+    def resolver(self, name: str, field: bool):
+        """resolve(table) -> (struct key, field path) of `name` in a table, or None; a name that
+        means several layouts there raises (only a qualified name answers). Without `field` (a
+        size), the path is None, as a proof of the size records it; a name with a field path
+        resolves nowhere here (the lookup then says it is a field)."""
+        def resolve(table):
+            struct, path = table.split(name)
+            key = table.resolve_struct(struct)
+            if key is None:
+                if table.qualified(struct):
+                    raise self.unknown_struct(table, name, struct)
+                return None
+            return (key, path) if field else (key, None) if not path else None
+        return resolve
+
+    def earned_in(self, chain: list, name: str, field) -> tuple:
+        """(table, struct key, 'exact' | 'proven') of the first table that earns `name`'s answer
+        (choice.earned_by over `chain`); where some table of the chain has it but none exactly,
+        this build's own table made now (the autoscan the chain's first table keeps, tried once);
+        then the proofs of the nearer tables of its minor (`near`, loaded as they are needed);
+        (None, None, None) when none earns it. A name no table of the chain has is unknown: it
+        starts no scan."""
+        from . import choice
+
+        resolve = self.resolver(name, field)
+        exact_only = strict_mode()
+        t, key, how = choice.earned_by(chain, resolve, exact_only=True)
+        if t is not None:
+            return t, key, how
+        head = chain[0] if chain else None
+        known = any(resolve(c) is not None for c in chain)
+        made = self.autoscan_for(head) if head is not None and known else None
+        if made is not None:
+            chain = [made] + chain
+            t, key, how = choice.earned_by([made], resolve, exact_only=True)
+            if t is not None:
+                return t, key, how
+        if exact_only:
+            return None, None, None
+        t, key, how = choice.earned_by(chain, resolve)
+        if t is not None or head is None:
+            return t, key, how
+        from .selection import nearer
+
+        return nearer(head, self.identity(), prove_here, resolve) or (None, None, None)
+
+    def autoscan_for(self, head: Loaded):
+        """This build's own table, made now because some struct is exact in no table of the chain
+        (once: the chain's first table keeps the attempt), put first among its fallbacks and in
+        use from now on; or None."""
+        scan = getattr(head, "autoscan", None)
+        if scan is None:
+            return None
+        made = scan()       # under the lock; a child forked meanwhile keeps `autoscan` and waits for this table
+        head.autoscan = None
+        if isinstance(made, str):
+            head.not_made = f"its own table was not made now: {made}"
+            state = self.state
+            if state is not None and state[0] is head:
+                state[1].detail += f"; {head.not_made}"
+            return None
+        t, earn = made[:2]
+        how = made[2] if len(made) == 3 else "made from this interpreter's own headers now"
+        t.earning, t.own = earn, True
+        t.fallbacks, t.near, head.fallbacks = [head] + head.fallbacks, getattr(head, "near", []), []
+        self.install(t, Match(t.name, "exact", f"{how}: {earn.why}", t.source, t.build, loaded=t, runtime=self))
+        return t
+
+    # ------------------------------------------------------------ refusals (refusals.py)
+    def unknown_struct(self, t: Loaded, name: str, struct: str) -> UnknownNameError:
+        from .refusals import ShippedNames, unknown_struct
+
+        if self.shipped_names is None:
+            self.shipped_names = ShippedNames()
+        return unknown_struct(t, name, struct, self.index(), self.shipped_names)
+
+    def not_earned(self, t: Loaded, name: str):
+        from .refusals import not_earned
+
+        state = self.state
+        return not_earned(t, name, state[0] if state is not None else t, self.identity)
+
+    def how_to_scan(self) -> str:
+        from .refusals import how_to_scan
+
+        return how_to_scan(self.identity)
+
+    # ------------------------------------------------------------ answers beyond get and sizeof
+    def field(self, name: str, earned_field):
+        """The field STRUCT.FIELD as `earned_field` (a `model.Field` with `earned`)."""
+        with self.lock:
+            self.offsets.__getitem__(name)          # the same errors as get()
+            t, key, path = self.lookup(name, "field")
+            o, size, type_, bo, bw, al, fl = t.fields(key)[path]
+            return earned_field(path=path, offset=o, size=size, type=type_, bit_offset=bo, bit_width=bw,
+                                array_len=al, flexible=bool(fl), earned=t.earned(key, path))
+
+    def constant(self, name, what: str):
+        """(table, row, how it is earned) of a constant, or the error to raise (constants.py)."""
+        from . import constants
+
+        check_name(name, what)
+        t, row = constants.find(self.current(), name)
+        how = constants.earned(t, row, prove_constants_here)
+        if how is None:
+            raise constants.refused(t, name)
+        return t, row, how
+
+    def use_table(self, path, verify: bool = True) -> Match:
+        """Use the table at `path` from now on (the public `use_table` says how it is earned)."""
+        from ..errors import VerifyError
+
+        path = os.fspath(path)
+        if path.endswith(".jsonl"):
+            t = load_compact(path)
+            st = os.stat(path)
+            stamp = (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            if stamp not in self.validated:
+                from ..layout.compact import table_of
+
+                table_of(t.head, t.pool)      # every struct checked by the model and its rules, once per file
+                self.validated.add(stamp)
+        else:
+            from ..layout import compact, compact_read, table_yaml
+
+            head, pool = compact_read.parse(compact.dumps(table_yaml.load(path), path), path)
+            t = Loaded(head, pool, path, self.index()["aliases"], prove_here)
+        me = self.identity()
+        b = t.build
+        mine = (me["hexversion"] >> 16, identity.flag_set(me["config"]), me["triple"], me["pointer_size"])
+        theirs = (b["hexversion"] >> 16, identity.flag_set(b["config"]), b["target"]["triple"],
+                  b["target"]["pointer_size"])
+        if mine != theirs:
+            raise TableError(f"{path} is for {t.name}, not for this {describe(me)}: {self.how_to_scan()}")
+        earn = earning(b, me, prove_here)
+        t.earning = earn
+        if not earn.exact and strict_mode():
+            raise TableError(f"{path} is not exactly this build's table ({earn.why}) and OFFSETS_STRICT allows "
+                             f"exact tables only")
+        result = None
+        if verify or not earn.exact:
+            result = t.prove()
+            if not result.ok:
+                raise VerifyError(f"{path} does not describe this interpreter: {result.summary()}")
+        how = ("exact: " + earn.why if earn.exact else
+               f"not exact ({earn.why}): answers only the {len(earn.proven)} fields the live check read")
+        with self.lock:
+            self.install(t, Match(t.name, "user", f"loaded from {path}; {how}"
+                                  + (f"; live check: {result.summary()}" if result else ""),
+                                  path, t.build, result, loaded=t, runtime=self))
+            return self.state[1]
+
+
+#: This interpreter's runtime (a sub-interpreter imports its own).
+RUNTIME = Runtime()
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: RUNTIME.after_fork())
