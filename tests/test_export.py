@@ -17,7 +17,7 @@ import pytest
 
 from conftest import REPO, missing_input, missing_tool, pyenv_python
 from offsets.cli import main
-from offsets.export import export
+from offsets.export import export, items
 from offsets.layout import table_yaml
 
 TABLE = REPO / "generated" / "cpython-3.13.0-x86_64-linux-gnu.yaml"
@@ -111,7 +111,7 @@ def test_rust_compiles_without_warnings_and_holds_what_gcc_says(py313, tmp_path)
 
     prints = [f'    println!("{n} {{}} {{}}", l.{snake(member(n)[0])}.{snake(member(n)[1])}.offset, '
               f"l.{snake(member(n)[0])}.{snake(member(n)[1])}.size);" for n in FIELDS]
-    (tmp_path / "main.rs").write_text("mod export;\nfn main() {\n    let l = export::by_hexversion(0x030d00f0).next()"
+    (tmp_path / "main.rs").write_text("mod export;\nfn main() {\n    let l = export::by_hexversion(0x030d00f0)"
                                       ".unwrap();\n" + "\n".join(prints) + "\n}\n")
     build = subprocess.run(["rustc", "--edition", "2021", "-D", "warnings", str(tmp_path / "main.rs"), "-o",
                             str(tmp_path / "main")], capture_output=True, text=True, cwd=tmp_path)
@@ -135,7 +135,7 @@ def test_go_is_gofmt_formatted_vets_clean_and_holds_what_gcc_says(py313, tmp_pat
     prints = [f'\tfmt.Println("{n}", l.{exported(member(n)[0])}.{exported(member(n)[1])}.Offset, '
               f"l.{exported(member(n)[0])}.{exported(member(n)[1])}.Size)" for n in FIELDS]
     (tmp_path / "main.go").write_text('package main\n\nimport (\n\t"check/pyoffsets"\n\t"fmt"\n)\n\nfunc main() {\n'
-                                      "\tl := pyoffsets.ByHexversion(0x030d00f0)[0]\n" + "\n".join(prints) + "\n}\n")
+                                      "\tl := pyoffsets.ByHexversion(0x030d00f0)\n" + "\n".join(prints) + "\n}\n")
     env = {"GOCACHE": str(tmp_path / "gocache"), "GOPATH": str(tmp_path / "gopath"), "GOFLAGS": "-mod=mod",
            "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(tmp_path)}
     vet = subprocess.run(["go", "vet", "./..."], capture_output=True, text=True, cwd=tmp_path, env=env)
@@ -226,3 +226,92 @@ def test_constants_compile_in_every_language(tmp_path):
         (tmp_path / "g").mkdir()
         (tmp_path / "g" / "p.go").write_text(go)
         assert subprocess.run(["gofmt", "-l", str(tmp_path / "g")], capture_output=True, text=True).stdout == ""
+
+
+#: 3.13.5's builds a lookup by version must tell apart: upstream's and Debian's release (the same
+#: items), Debian's debug and 32-bit x86 builds, and python.org's Windows x64 build.
+SAME_VERSION = ["cpython-3.13.5-x86_64-linux-gnu", "cpython-3.13.5-debian-x86_64-linux-gnu",
+                "cpython-3.13.5-debian-debug-x86_64-linux-gnu", "cpython-3.13.5-debian-i686-linux-gnu",
+                "cpython-3.13.5-x86_64-pc-windows-msvc"]
+#: (hexversion, triple, config) looked up, and by hexversion alone (triple None)
+ASKED = [(0x030d05f0, "x86_64-linux-gnu", "release"), (0x030d05f0, "x86_64-linux-gnu", "debug"),
+         (0x030d05f0, "i686-linux-gnu", "release"), (0x030d05f0, "x86_64-pc-windows-msvc", "release"),
+         (0x030d05f0, "x86_64-linux-gnu", "freethreaded"), (0x030d04f0, "x86_64-linux-gnu", "release"),
+         (0x030d05f0, None, None)]
+ITEM = "PyThreadState.current_frame,_PyInterpreterFrame,PyObject.ob_type"
+
+
+def _answers(tables: list, lang: str, tmp_path) -> list:
+    """The table each lookup of ASKED answers (None for none), from a compiled program in `lang`."""
+    text = export(tables, lang, ITEM)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    if lang == "c":
+        calls = [f'pyoffsets_by_version({h:#x}u, "{t}", "{c}")' if t else f"pyoffsets_by_hexversion({h:#x}u)"
+                 for h, t, c in ASKED]
+        (tmp_path / "export.h").write_text(text)
+        (tmp_path / "main.c").write_text('#include "export.h"\n#include <stdio.h>\nint main(void) {\n'
+                                         "    const pyoffsets_layout *l;\n" + "".join(
+                                             f'    l = {call}; puts(l ? l->table : "-");\n' for call in calls)
+                                         + "    return 0;\n}\n")
+        subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "main.c", "-o", "main"], check=True,
+                       cwd=tmp_path)
+        run = [str(tmp_path / "main")]
+    elif lang == "rust":
+        if shutil.which("rustc") is None:
+            missing_tool("rustc", "rustup, or Debian's rustc package")
+        calls = [f'export::by_version({h:#x}, "{t}", "{c}")' if t else f"export::by_hexversion({h:#x})"
+                 for h, t, c in ASKED]
+        (tmp_path / "export.rs").write_text(text)
+        (tmp_path / "main.rs").write_text("mod export;\nfn main() {\n" + "".join(
+            f'    println!("{{}}", {call}.map_or("-", |l| l.table));\n' for call in calls) + "}\n")
+        build = subprocess.run(["rustc", "--edition", "2021", "-D", "warnings", "main.rs"], capture_output=True,
+                               text=True, cwd=tmp_path)
+        assert build.returncode == 0, build.stderr
+        run = [str(tmp_path / "main")]
+    else:
+        if shutil.which("go") is None:
+            missing_tool("go", "make test-venv installs Debian's golang-go")
+        calls = [f'pyoffsets.ByVersion({h:#x}, "{t}", "{c}")' if t else f"pyoffsets.ByHexversion({h:#x})"
+                 for h, t, c in ASKED]
+        (tmp_path / "pyoffsets").mkdir()
+        (tmp_path / "pyoffsets" / "pyoffsets.go").write_text(text)
+        (tmp_path / "go.mod").write_text("module check\n\ngo 1.18\n")
+        (tmp_path / "main.go").write_text('package main\n\nimport (\n\t"check/pyoffsets"\n\t"fmt"\n)\n\n'
+                                          "func name(l *pyoffsets.Layout) string {\n\tif l == nil {\n"
+                                          '\t\treturn "-"\n\t}\n\treturn l.Table\n}\n\nfunc main() {\n'
+                                          + "".join(f"\tfmt.Println(name({call}))\n" for call in calls) + "}\n")
+        env = {"GOCACHE": str(tmp_path / "gocache"), "GOPATH": str(tmp_path / "gopath"), "GOFLAGS": "-mod=mod",
+               "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(tmp_path)}
+        subprocess.run(["go", "build", "-o", "main", "."], check=True, cwd=tmp_path, env=env)
+        run = [str(tmp_path / "main")]
+    out = subprocess.run(run, capture_output=True, text=True, check=True).stdout.split()
+    return [None if o == "-" else o for o in out]
+
+
+@pytest.mark.parametrize("lang", ["c", "rust", "go"])
+def test_a_lookup_by_version_answers_only_the_layout_every_build_of_its_key_has(lang, tmp_path):
+    """By version, triple and config, each build kind gets its own layout, and nothing answers a
+    config or version no table exported; by hexversion alone, 3.13.5 gets nothing, since its
+    debug, 32-bit and Windows builds differ. Upstream's and Debian's release builds for x86_64 share
+    the key: the lookup answers only because they have the same items (checked here on the tables)."""
+    tables = [table_yaml.load(REPO / "generated" / f"{n}.yaml") for n in SAME_VERSION]
+    upstream, debian = (items.layout_of(t, items.items_of(ITEM)) for t in tables[:2])
+    assert upstream.values == debian.values
+    assert _answers(tables, lang, tmp_path) == [SAME_VERSION[0], SAME_VERSION[2], SAME_VERSION[3], SAME_VERSION[4],
+                                                None, None, None]
+
+
+@pytest.mark.parametrize("lang", ["c", "rust", "go"])
+def test_a_lookup_by_version_refuses_where_two_builds_of_its_key_differ(lang, tmp_path):
+    """The case the rule must refuse: two builds of the same version, triple and config whose
+    items differ (here another vendor's copy of upstream's 3.13.5 with one offset moved). Neither
+    is answered by version, each still by its build-id; alone, each is answered by version."""
+    t = table_yaml.load(REPO / "generated" / "cpython-3.13.5-x86_64-linux-gnu.yaml")
+    s = t.structs["PyThreadState"]
+    fields = tuple(replace(f, offset=f.offset + 8) if f.path == "current_frame" else f for f in s.fields)
+    other = replace(t, build=replace(t.build, vendor="patched 3.13.5-1"),
+                    structs={**t.structs, "PyThreadState": replace(s, fields=fields)})
+    assert other.build.table_name != t.build.table_name
+    got = _answers([t, other], lang, tmp_path / "both")
+    assert got[0] is None and got[-1] is None
+    assert _answers([other], lang, tmp_path / "alone")[0] == other.build.table_name

@@ -13,8 +13,12 @@ EPILOG = """examples:
   offsets export --lang json all
 
 TABLE is a table file (YAML or compact), the name of a shipped table (`offsets export --list`), or
-`all` (every shipped table). Each table's layout is keyed by its version and by the GNU build-ids of
-its binaries: a reader matches a process's interpreter binary by build-id first (`offsets identify`).
+`all` (every shipped table). Each table's layout is keyed by the GNU build-ids of its binaries, and by
+its version, triple and config (release, debug, freethreaded, freethreaded-debug): a reader matches a
+process's interpreter binary by build-id first (`offsets identify`). A lookup by version (C's
+pyoffsets_by_version(hexversion, triple, config); by_version in Rust, ByVersion in Go) answers only
+where every layout exported for those three is the same, and by hexversion alone only where every
+layout of that version is: never one of several builds that differ.
 
 --fields debug-offsets (the default) exports CPython's own _Py_DebugOffsets sections and names
 (interpreter_frame.previous, code_object.linetable ...) for every version, those before 3.13 too,

@@ -1,5 +1,6 @@
 """Exports for readers in other languages: a table's fields (and constants) as C, Rust, Go or JSON,
-keyed by version and by the GNU build-ids of the build's binaries (`offsets export`).
+keyed by the GNU build-ids of the build's binaries, and by version, triple and config (`offsets
+export`; items.py says when a lookup by version answers).
 
     items.py      what is exported: `_Py_DebugOffsets`' sections and names, or a list of fields
     lang_c.py     a C header
@@ -29,7 +30,7 @@ def export(tables: list, lang: str, fields: str = items.DEBUG_OFFSETS, constants
     if not tables:
         raise items.ExportError("no table to export")
     chosen = items.items_of(fields)
-    layouts = [items.layout_of(t, chosen, constants) for t in tables]
+    layouts = items.mark_by_version([items.layout_of(t, chosen, constants) for t in tables])
     names = [lay.table for lay in layouts]
     if len(set(names)) != len(names):
         twice = sorted(n for n in set(names) if names.count(n) > 1)

@@ -9,11 +9,17 @@ field) or `STRUCT` (its size). An item a table lacks is absent (`ABSENT`).
 
 An item is (offset, size): a field's byte offset in its struct and its size; a struct's size item
 (`interpreter_frame.size`, or `STRUCT`) is (0, sizeof): the whole struct.
+
+A layout is found by the build-id of a binary (exact), or by version, triple and config (`release`,
+`debug`, `freethreaded`, `freethreaded-debug`: the table name's words, `config_of`): that lookup answers only
+where every layout exported for the three agrees on every item and constant, and nothing otherwise;
+by version alone, where every layout of that version agrees (`mark_by_version`). A version names
+builds of several CPUs and configs, whose layouts differ: a lookup never picks one of them.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..errors import OffsetsError, UnknownNameError
@@ -42,9 +48,13 @@ class Layout:
     table: str
     version: str
     hexversion: int
+    triple: str         # the target: x86_64-linux-gnu, x86_64-pc-windows-msvc, ...
+    config: str         # release, debug, freethreaded, freethreaded-debug (`config_of`)
     build_ids: tuple
     values: dict        # (section, name) -> (offset, size), or None when the table lacks it
     constants: dict     # name -> value (the build's, where the table has them)
+    by_version: bool = False    # the answer of a lookup by (hexversion, triple, config): `mark_by_version`
+    by_hexversion: bool = False     # the answer of a lookup by hexversion alone: `mark_by_version`
 
 
 def items_of(fields: str) -> list:
@@ -96,8 +106,38 @@ def value(table, what: tuple) -> Optional[tuple]:
 def layout_of(table, items: list, constants: tuple = ()) -> Layout:
     b = table.build
     found = {name: v for name, v in ((n, constant_of(table, n)) for n in constants) if v is not None}
-    return Layout(b.table_name, b.version, b.hexversion, tuple(sorted(x.build_id for x in b.binaries)),
+    return Layout(b.table_name, b.version, b.hexversion, b.target.triple, config_of(b.config),
+                  tuple(sorted(x.build_id for x in b.binaries)),
                   {(it.section, it.name): value(table, it.what) for it in items}, found)
+
+
+def config_of(config) -> str:
+    """A build's layout flags as one word: `release`, `debug`, `freethreaded`, `freethreaded-debug`
+    (the table name's words), with any other layout flag set after them (`release-Py_TRACE_REFS`),
+    so no two builds of other layout flags share a word."""
+    from ..layout.identity import IMPLIED, LAYOUT_FLAGS, config_words
+
+    words = config_words(config) or ["release"]
+    implied = {f for flag in LAYOUT_FLAGS if config.get(flag) for f in IMPLIED.get(flag, ())}
+    named = ("Py_DEBUG", "Py_GIL_DISABLED")
+    return "-".join(words + [f for f in LAYOUT_FLAGS if config.get(f) and f not in named and f not in implied])
+
+
+def mark_by_version(layouts: list) -> list:
+    """`layouts`, marked with what a lookup by version answers: `by_version` on the first of each
+    (hexversion, triple, config), `by_hexversion` on the first of each hexversion, each only where
+    every layout of its key has the same items and constants. Where two differ (a debug build beside
+    a release one, another CPU, a vendor's build beside upstream's), none is marked: only the
+    build-id, or more of the key, tells them apart."""
+    def firsts(key) -> set:
+        groups: dict = {}
+        for lay in layouts:
+            groups.setdefault(key(lay), []).append(lay)
+        return {id(g[0]) for g in groups.values()
+                if all(lay.values == g[0].values and lay.constants == g[0].constants for lay in g)}
+
+    full, bare = firsts(lambda l: (l.hexversion, l.triple, l.config)), firsts(lambda l: l.hexversion)
+    return [replace(lay, by_version=id(lay) in full, by_hexversion=id(lay) in bare) for lay in layouts]
 
 
 def none_unknown(items: list, layouts: list) -> None:

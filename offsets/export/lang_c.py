@@ -1,5 +1,6 @@
 """The C form of an export: a header with one `pyoffsets_layout` per table (designated initializers,
-a section struct per `_Py_DebugOffsets` section), lookups by build-id and by version, and one
+a section struct per `_Py_DebugOffsets` section), lookups by build-id and by version (items.py: one
+that several layouts answer differently answers NULL), and one
 `#define` per present item for compile-time use. C99; `gcc -std=c99 -Wall -Wextra -Werror` clean."""
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ def render(items: list, layouts: list, constants: tuple, note: str) -> str:
            "typedef struct { uint64_t offset; uint64_t size; } pyoffsets_item;",
            "typedef struct { int defined; int64_t value; } pyoffsets_constant;", "",
            "typedef struct {", "    const char *table;", "    const char *version;", "    uint32_t hexversion;",
+           "    const char *triple;             /* x86_64-linux-gnu, x86_64-pc-windows-msvc, ... */",
+           "    const char *config;             /* release, debug, freethreaded, freethreaded-debug */",
+           "    int by_version;                 /* what pyoffsets_by_version() answers for its three */",
+           "    int by_hexversion;              /* what pyoffsets_by_hexversion() answers for its version */",
            "    const char *const *build_ids;   /* NULL-terminated */"]
     for section, names in sections(items):
         out.append("    struct {")
@@ -37,7 +42,9 @@ def render(items: list, layouts: list, constants: tuple, note: str) -> str:
     out += ["", "static const pyoffsets_layout pyoffsets_layouts[] = {"]
     for lay in layouts:
         out += ["    {", f'        .table = "{lay.table}",', f'        .version = "{lay.version}",',
-                f"        .hexversion = {lay.hexversion:#010x}u,",
+                f"        .hexversion = {lay.hexversion:#010x}u,", f'        .triple = "{lay.triple}",',
+                f'        .config = "{lay.config}",', f"        .by_version = {int(lay.by_version)},",
+                f"        .by_hexversion = {int(lay.by_hexversion)},",
                 f"        .build_ids = pyoffsets_build_ids_{ident(lay.table)},"]
         for section, names in sections(items):
             out.append(f"        .{section} = {{" + ", ".join(f".{n} = {_item(lay.values[(section, n)])}"
@@ -55,11 +62,23 @@ def render(items: list, layouts: list, constants: tuple, note: str) -> str:
             "            if (strcmp(*b, build_id) == 0)",
             "                return &pyoffsets_layouts[i];",
             "    return NULL;", "}", "",
-            "/* the first layout of this PY_VERSION_HEX, or NULL",
-            "   (a version names several builds: prefer the build-id) */",
+            "/* the layout of this PY_VERSION_HEX, triple (x86_64-linux-gnu) and config (release, debug,",
+            "   freethreaded, freethreaded-debug), or NULL: also where the layouts exported for the three",
+            "   differ (a vendor's build beside upstream's). A build no table records may differ too:",
+            "   prefer the build-id */",
+            "static inline const pyoffsets_layout *pyoffsets_by_version(uint32_t hexversion, const char *triple,",
+            "                                                          const char *config) {",
+            "    for (size_t i = 0; i < PYOFFSETS_N_LAYOUTS; i++)",
+            "        if (pyoffsets_layouts[i].by_version && pyoffsets_layouts[i].hexversion == hexversion",
+            "            && strcmp(pyoffsets_layouts[i].triple, triple) == 0",
+            "            && strcmp(pyoffsets_layouts[i].config, config) == 0)",
+            "            return &pyoffsets_layouts[i];",
+            "    return NULL;", "}", "",
+            "/* the layout of this PY_VERSION_HEX where every layout exported for it is the same, else NULL",
+            "   (its builds of other CPUs or configs differ: pyoffsets_by_version, or the build-id) */",
             "static inline const pyoffsets_layout *pyoffsets_by_hexversion(uint32_t hexversion) {",
             "    for (size_t i = 0; i < PYOFFSETS_N_LAYOUTS; i++)",
-            "        if (pyoffsets_layouts[i].hexversion == hexversion)",
+            "        if (pyoffsets_layouts[i].by_hexversion && pyoffsets_layouts[i].hexversion == hexversion)",
             "            return &pyoffsets_layouts[i];",
             "    return NULL;", "}", ""]
     for lay in layouts:

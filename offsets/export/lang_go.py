@@ -1,5 +1,6 @@
 """The Go form of an export: package `pyoffsets` with a `Layout` struct of section structs, the
-layouts as one struct literal each in `Layouts`, and lookups by build-id and by version. Formatted as
+layouts as one struct literal each in `Layouts`, and lookups by build-id and by version (items.py: one
+that several layouts answer differently answers nil). Formatted as
 gofmt formats it (`gofmt -l` lists nothing); `go vet` clean."""
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def render(items: list, layouts: list, constants: tuple, note: str, package: str
         out += [f"// {t} holds the items of section {section}.", f"type {t} struct {{"]
         out += _aligned([(f, "Item") for f in fields], "\t")
         out += ["}", ""]
-    head = [("Table", "string"), ("Version", "string"), ("Hexversion", "uint32"), ("BuildIDs", "[]string")]
+    head = [("Table", "string"), ("Version", "string"), ("Hexversion", "uint32"), ("Triple", "string"),
+            ("Config", "string"), ("ByVersion", "bool"), ("ByHexversion", "bool"), ("BuildIDs", "[]string")]
     head += [(t, t) for t in types]
     if constants:
         head.append(("Constants", "map[string]int64"))
@@ -49,7 +51,9 @@ def render(items: list, layouts: list, constants: tuple, note: str, package: str
     out += ["}", "", "// Layouts holds every exported build.", "var Layouts = []Layout{"]
     for lay in layouts:
         rows = [("Table:", f'"{lay.table}",'), ("Version:", f'"{lay.version}",'),
-                ("Hexversion:", f"{lay.hexversion:#010x},"),
+                ("Hexversion:", f"{lay.hexversion:#010x},"), ("Triple:", f'"{lay.triple}",'),
+                ("Config:", f'"{lay.config}",'), ("ByVersion:", f"{str(lay.by_version).lower()},"),
+                ("ByHexversion:", f"{str(lay.by_hexversion).lower()},"),
                 ("BuildIDs:", "[]string{" + ", ".join(f'"{b}"' for b in lay.build_ids) + "},")]
         for (section, names), t in zip(secs, types):
             rows.append((f"{t}:", f"{t}{{" + ", ".join(f"{exported(n)}: {_item(lay.values[(section, n)])}"
@@ -62,8 +66,16 @@ def render(items: list, layouts: list, constants: tuple, note: str, package: str
             "func ByBuildID(buildID string) *Layout {", "\tfor i := range Layouts {",
             "\t\tfor _, b := range Layouts[i].BuildIDs {", "\t\t\tif b == buildID {", "\t\t\t\treturn &Layouts[i]",
             "\t\t\t}", "\t\t}", "\t}", "\treturn nil", "}", "",
-            "// ByHexversion returns the layouts of this PY_VERSION_HEX (a version can name several builds: prefer",
-            "// the build-id).", "func ByHexversion(hexversion uint32) []*Layout {", "\tvar found []*Layout",
-            "\tfor i := range Layouts {", "\t\tif Layouts[i].Hexversion == hexversion {",
-            "\t\t\tfound = append(found, &Layouts[i])", "\t\t}", "\t}", "\treturn found", "}"]
+            "// ByVersion returns the layout of this PY_VERSION_HEX, triple (x86_64-linux-gnu) and config (release,",
+            "// debug, freethreaded, freethreaded-debug), or nil: also where the layouts exported for the three",
+            "// differ (a vendor's build beside upstream's). A build no table records may differ too: prefer the",
+            "// build-id.", "func ByVersion(hexversion uint32, triple, config string) *Layout {",
+            "\tfor i := range Layouts {", "\t\tl := &Layouts[i]",
+            "\t\tif l.ByVersion && l.Hexversion == hexversion && l.Triple == triple && l.Config == config {",
+            "\t\t\treturn l", "\t\t}", "\t}", "\treturn nil", "}", "",
+            "// ByHexversion returns the layout of this PY_VERSION_HEX where every layout exported for it is the",
+            "// same, else nil (its builds of other CPUs or configs differ: ByVersion, or the build-id).",
+            "func ByHexversion(hexversion uint32) *Layout {", "\tfor i := range Layouts {",
+            "\t\tif Layouts[i].ByHexversion && Layouts[i].Hexversion == hexversion {",
+            "\t\t\treturn &Layouts[i]", "\t\t}", "\t}", "\treturn nil", "}"]
     return "\n".join(out) + "\n"

@@ -1,5 +1,6 @@
 """The Rust form of an export: a module with `pub const` items per table (`pub mod <table>`), a
-`Layout` struct of section structs, `LAYOUTS`, and lookups by build-id and by version. Rust 2018+,
+`Layout` struct of section structs, `LAYOUTS`, and lookups by build-id and by version (items.py: one
+that several layouts answer differently answers None). Rust 2018+,
 no crate needed; `rustc --edition 2021` without warnings."""
 from __future__ import annotations
 
@@ -54,6 +55,10 @@ def render(items: list, layouts: list, constants: tuple, note: str) -> str:
         out += ["}", ""]
     out += ["#[derive(Clone, Copy, Debug)]", "pub struct Layout {", "    pub table: &'static str,",
             "    pub version: &'static str,", "    pub hexversion: u32,",
+            "    /// the target: x86_64-linux-gnu, x86_64-pc-windows-msvc, ...", "    pub triple: &'static str,",
+            "    /// release, debug, freethreaded, freethreaded-debug", "    pub config: &'static str,",
+            "    /// what `by_version` answers for its three", "    pub by_version: bool,",
+            "    /// what `by_hexversion` answers for its version", "    pub by_hexversion: bool,",
             "    /// GNU build-ids (hex) of the binaries of this build", "    pub build_ids: &'static [&'static str],"]
     out += [f"    pub {snake(s)}: {t}," for (s, _), t in zip(secs, types)]
     if constants:
@@ -64,6 +69,7 @@ def render(items: list, layouts: list, constants: tuple, note: str) -> str:
         out += [f"/// {lay.table}", f"pub mod {m} {{", "    use super::*;",
                 f'    pub const TABLE: &str = "{lay.table}";', f'    pub const VERSION: &str = "{lay.version}";',
                 f"    pub const HEXVERSION: u32 = {lay.hexversion:#010x};",
+                f'    pub const TRIPLE: &str = "{lay.triple}";', f'    pub const CONFIG: &str = "{lay.config}";',
                 "    pub const BUILD_IDS: &[&str] = &[" + ", ".join(f'"{b}"' for b in lay.build_ids) + "];"]
         for section, names in secs:
             for n in names:
@@ -72,7 +78,9 @@ def render(items: list, layouts: list, constants: tuple, note: str) -> str:
             if c in lay.constants:
                 out.append(f"    pub const {c.upper()}: i64 = {lay.constants[c]};")
         out += ["    pub const LAYOUT: Layout = Layout {", "        table: TABLE,", "        version: VERSION,",
-                "        hexversion: HEXVERSION,", "        build_ids: BUILD_IDS,"]
+                "        hexversion: HEXVERSION,", "        triple: TRIPLE,", "        config: CONFIG,",
+                f"        by_version: {str(lay.by_version).lower()},",
+                f"        by_hexversion: {str(lay.by_hexversion).lower()},", "        build_ids: BUILD_IDS,"]
         for (section, names), t in zip(secs, types):
             out.append(f"        {snake(section)}: {t} {{")
             out += [f"            {snake(n)}: {section.upper()}_{n.upper()}," for n in names]
@@ -88,7 +96,17 @@ def render(items: list, layouts: list, constants: tuple, note: str) -> str:
     out += ["];", "", "/// The layout of the binary with this GNU build-id (hex).",
             "pub fn by_build_id(build_id: &str) -> Option<&'static Layout> {",
             "    LAYOUTS.iter().copied().find(|l| l.build_ids.contains(&build_id))", "}", "",
-            "/// The layouts of this PY_VERSION_HEX (a version can name several builds: prefer the build-id).",
-            "pub fn by_hexversion(hexversion: u32) -> impl Iterator<Item = &'static Layout> {",
-            "    LAYOUTS.iter().copied().filter(move |l| l.hexversion == hexversion)", "}"]
+            "/// The layout of this PY_VERSION_HEX, triple (`x86_64-linux-gnu`) and config (`release`, `debug`,",
+            "/// `freethreaded`, `freethreaded-debug`); None also where the layouts exported for the three differ",
+            "/// (a vendor's build beside upstream's). A build no table records may differ too: prefer the build-id.",
+            "pub fn by_version(hexversion: u32, triple: &str, config: &str) -> Option<&'static Layout> {",
+            "    LAYOUTS",
+            "        .iter()",
+            "        .copied()",
+            "        .find(|l| l.by_version && l.hexversion == hexversion && l.triple == triple && l.config == config)",
+            "}", "",
+            "/// The layout of this PY_VERSION_HEX where every layout exported for it is the same, else None",
+            "/// (its builds of other CPUs or configs differ: `by_version`, or the build-id).",
+            "pub fn by_hexversion(hexversion: u32) -> Option<&'static Layout> {",
+            "    LAYOUTS.iter().copied().find(|l| l.by_hexversion && l.hexversion == hexversion)", "}"]
     return "\n".join(out) + "\n"
