@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import missing_input, missing_tool, pyenv_python
+from offsets.layout import identity
 
 REPO = Path(__file__).resolve().parents[1]
 MINORS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
@@ -26,7 +27,10 @@ import json, sys
 import offsets.runtime as r
 from offsets.runtime import binary
 
-out = {"image_c": list(binary.image()), "image_py": list(binary.image_read_here())}
+from offsets.layout import identity
+
+out = {"image_c": list(binary.image()), "image_py": list(binary.image_read_here()),
+       "shown": identity.running_shown(), "target": identity.running_target()}
 if sys.argv[1] == "slow":
     r.RUNTIME.by_build_id = lambda: None
 def ask(f, name):
@@ -88,6 +92,11 @@ def test_the_short_way_answers_what_the_whole_choice_does(minor, tmp_path):
     assert len(fast["answers"]) > 100 and fast["answers"] == slow["answers"]
     assert all(isinstance(v, int) for k, v in fast["answers"].items() if not k.startswith("lacks "))
     assert fast["answers"]["lacks PyListObject.no_such_field"].startswith("UnknownNameError")
+    shown, target = fast["shown"], fast["target"]     # what the short way compares, against sysconfig's
+    assert [shown[k] for k in ("version", "hexversion", "pointer_size")] == \
+        [target[k] for k in ("version", "hexversion", "pointer_size")]
+    on = identity.flag_set(target["config"])
+    assert shown["shown"] and shown["shown"] == {f: f in on for f in shown["shown"]}
 
 
 def test_a_build_id_no_table_records_takes_the_whole_way(monkeypatch):
@@ -105,6 +114,49 @@ def test_a_build_id_no_table_records_takes_the_whole_way(monkeypatch):
     assert runtime.RUNTIME.by_build_id() is None
     monkeypatch.setattr(runtime.RUNTIME, "index", lambda: dict(index, tables=index["tables"] * 2))
     assert runtime.RUNTIME.by_build_id() is None, "a build-id two tables record is for the whole choice"
+
+
+def test_a_table_of_this_build_id_for_another_build_than_the_interpreter_shows_takes_the_whole_way(monkeypatch):
+    """The short way trusts the build-id for what sysconfig would add (the triple, Py_STATS), never
+    against what the interpreter shows of itself: the entry that records this binary's build-id,
+    made another version, hexversion, pointer size, or with a shown flag flipped, is refused; with
+    only an unshown flag changed, the build-id still names the binary's build."""
+    from offsets import runtime
+    from offsets.runtime import binary
+
+    index = runtime.tables.shipped_index()
+    build_id = binary.interpreter()[1]
+    entry = [e for e in index["tables"] if build_id and build_id in (e.get("build_ids") or ())]
+    if len(entry) != 1:
+        missing_input(f"{sys.executable}'s build-id is in no shipped table")
+
+    def taken(**changed) -> bool:
+        tables = [dict(e, **changed) if e is entry[0] else e for e in index["tables"]]
+        monkeypatch.setattr(runtime.RUNTIME, "index", lambda: dict(index, tables=tables))
+        return runtime.RUNTIME.by_build_id() is not None
+
+    shown = identity.running_shown()["shown"]
+    assert taken()
+    assert not taken(version="3.99.0") and not taken(hexversion=entry[0]["hexversion"] + 1)
+    assert not taken(pointer_size=12 - entry[0]["pointer_size"])
+    for flag in shown:
+        assert not taken(config=dict(entry[0]["config"], **{flag: not shown[flag]})), flag
+    assert taken(config=dict(entry[0]["config"], Py_STATS=True), triple="x86_64-other-linux-gnu")
+
+
+def test_the_short_way_imports_no_sysconfig(tmp_path):
+    """sysconfig costs a first lookup about a millisecond: the short way answers without it."""
+    from offsets.runtime import binary
+
+    index = json.loads((REPO / "offsets" / "data" / "compact" / "index.json").read_text())
+    if not any(binary.interpreter()[1] in (e.get("build_ids") or ()) for e in index["tables"]):
+        missing_input(f"{sys.executable}'s build-id is in no shipped table")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OFFSETS_", "PYTHON"))}
+    env.update(PYTHONPATH=str(REPO), OFFSETS_CACHE=str(tmp_path / "c"), OFFSETS_TABLES=str(tmp_path / "t"))
+    code = ("import sys, offsets; offsets.get('PyListObject.ob_item'); from offsets.runtime import RUNTIME\n"
+            "print(RUNTIME.state[1] is None, 'sysconfig' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["True", "False"]
 
 
 def test_an_own_table_of_this_version_takes_the_whole_way(monkeypatch, tmp_path):

@@ -510,6 +510,20 @@ def running_target():
             "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4}
 
 
+def running_shown():
+    """What this interpreter shows of its own build without sysconfig (which costs a first lookup
+    about a millisecond): its version, hexversion and pointer size, and the layout flags it shows
+    (`shown`, flag -> on): Py_REF_DEBUG by sys.gettotalrefcount, Py_TRACE_REFS by sys.getobjects,
+    and where it has sys.abiflags, Py_DEBUG (`d`) and Py_GIL_DISABLED (`t`). The triple and the
+    flags it does not show are its binary's: a build-id names them (earning.by_build_id_alone)."""
+    shown = {"Py_REF_DEBUG": hasattr(sys, "gettotalrefcount"), "Py_TRACE_REFS": hasattr(sys, "getobjects")}
+    abiflags = getattr(sys, "abiflags", None)
+    if abiflags is not None:
+        shown.update(Py_DEBUG="d" in abiflags, Py_GIL_DISABLED="t" in abiflags)
+    return {"version": version_string(sys.version_info), "hexversion": sys.hexversion,
+            "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4, "shown": shown}
+
+
 def running(with_inputs=True):
     """This interpreter's identity in the terms of the tables, plus where its build lives."""
     import sysconfig

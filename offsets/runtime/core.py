@@ -15,7 +15,7 @@ from ..errors import OffsetsError, TableError, UnknownNameError
 from ..layout import identity
 from . import fork
 from . import tables as _tables
-from .earning import describe, earning, entry_build, strict_mode
+from .earning import by_build_id_alone, describe, earning, entry_build, strict_mode
 from .tables import Loaded, _load_entry, installed_entries, shipped_index, tables_dir
 
 
@@ -280,11 +280,12 @@ class Runtime:
     def by_build_id(self):
         """The shipped table that records the build-id of the binary holding this interpreter
         (`_lookup.image`, in C), when `select` would choose it first whatever the rest of the
-        identity says: it is the only table that records it, it is for this version, hexversion,
-        layout flags, triple and pointer size (so it is exact for every struct, by build-id), and
-        this build has no table of its own (which would rank first). Else None, and `select`
-        chooses. So the first lookup needs neither the headers' digests, the vendor's records nor
-        /proc/self/maps read in Python; whatever it cannot answer from this table alone (a name it
+        identity says: it is the only table that records it, it is for what the interpreter shows
+        of its build (earning.by_build_id_alone: version, hexversion, pointer size, the flags sys
+        shows; so it is exact for every struct, by build-id), and this build has no table of its own
+        (which would rank first). Else None, and `select` chooses. So the first lookup needs neither
+        sysconfig, the headers' digests, the vendor's records nor /proc/self/maps read in Python;
+        whatever it cannot answer from this table alone (a name it
         lacks, how the table matched, a constant) waits for `select`, whose first table it is."""
         if "identity" in self.__dict__:         # an identity given in place of this interpreter's (a test's)
             return None
@@ -295,18 +296,18 @@ class Runtime:
         found = image()
         if found is None:
             return None
-        me = dict(identity.running_target(), build_id=found[1])
+        shown, build_id = identity.running_shown(), found[1]
         d = tables_dir()
         try:
-            if d and any(f.startswith(f"cpython-{me['version']}-") and f.endswith(".jsonl") for f in os.listdir(d)):
+            if d and any(f.startswith(f"cpython-{shown['version']}-") and f.endswith(".jsonl") for f in os.listdir(d)):
                 return None
         except OSError:
             pass                    # no such folder: no own table (installed_entries)
-        named = [e for e in self.index()["tables"] if me["build_id"] in (e.get("build_ids") or ())]
+        named = [e for e in self.index()["tables"] if build_id in (e.get("build_ids") or ())]
         if len(named) != 1:
             return None
-        earn = earning(entry_build(named[0]), me, prove_here)
-        if earn.by != "build-id":
+        earn = by_build_id_alone(entry_build(named[0]), shown, build_id, prove_here)
+        if earn is None:
             return None
         t = _load_entry(named[0])
         earn.build, t.earning, t.own = t.build, earn, False

@@ -177,6 +177,25 @@ def earning(b: dict, me: dict, prover=None) -> Earning:
                          f"table's vendor ({b.get('vendor') or identity.UPSTREAM}) claims it", b, me, prover)
 
 
+def by_build_id_alone(b: dict, shown: dict, build_id: str, prover=None):
+    """Rule 1 before the rest of the identity is known (core.Runtime.by_build_id, a first lookup):
+    an Earning by build-id where table build `b` records `build_id`, the binary's that holds the
+    interpreter, and is for what the interpreter shows of its build (`identity.running_shown()`: its
+    version, hexversion, pointer size and the layout flags it shows); else None. The triple and the
+    flags it does not show are the table's: the same build-id is the same binary, which fixed them.
+    The whole rule (`earning`) compares them with sysconfig's, which takes the same table first."""
+    t, on = b["target"], identity.flag_set(b["config"])
+    if (b["version"], b["hexversion"], t["pointer_size"]) != (shown["version"], shown["hexversion"],
+                                                             shown["pointer_size"]):
+        return None
+    if any((flag in on) != bool(value) for flag, value in shown["shown"].items()):
+        return None
+    if not build_id or build_id not in (x[0] for x in b.get("binaries") or ()):
+        return None
+    me = dict(shown, config=dict(b["config"]), triple=t["triple"], build_id=build_id)
+    return Earning("build-id", f"it records this binary's build-id {build_id}", b, me, prover)
+
+
 def entry_build(e: dict) -> dict:
     """An index entry in the compact header's `build` form."""
     return {"version": e["version"], "hexversion": e["hexversion"], "config": e["config"],
