@@ -9,14 +9,14 @@ too). Three builds, all of the interpreter the bench runs on (its base prefix: p
 which ships a table):
 
 - a shipped build, as first measured (2.27x before the runtime's imports were cut): that interpreter itself, with its own
-  site-packages and this checkout on PYTHONPATH (goal: 1.3x);
+  site-packages and this checkout on PYTHONPATH (goal: 1.1x, issue 46);
 - a build no table ships: a copy of it (build_copy.py) with one more line in Python.h and a libpython
   of its own under another build-id, whose
   site-packages runs the base's (so its bare start does the same work) and has this checkout and the
   scanner's packages on its path: its very first run makes its own table (reported in seconds, no
   goal: about a second warm), then the ratio once the table exists (goal: 1.3x);
 - a build matched by its build-id alone: a copy of it whose include directory is removed (as slim
-  images ship it), loading the same libpython (goal: 1.3x);
+  images ship it), loading the same libpython (goal: 1.1x);
 - for reference, no goal: a shipped copy whose site-packages holds only this checkout's path, the
   lightest bare start there is, against which every module offsets imports counts;
 - a rebuild no table is exact for (foreign_builds.rebuilt: pyenv's 3.9.18, 3.12.1 and 3.13.0 without
@@ -41,7 +41,10 @@ from . import build_copy
 
 NAME = "PyListObject.ob_item"
 LOOKUP = f"import offsets; offsets.get({NAME!r})"
-GOAL = 1.3
+#: issue 46: the first lookup on a shipped build and on one matched by build-id alone
+GOAL = 1.1
+#: a build no table ships, once its own table exists
+OWN_GOAL = 1.3
 #: where the first lookup is answered by proofs (issue 27)
 PROVEN_GOAL = 3.0
 REBUILT = ("3.9.18", "3.12.1", "3.13.0")
@@ -120,9 +123,9 @@ def rebuilt_ratios(work: Path, runs: int) -> dict:
 
 
 def report(r: dict) -> str:
-    def line(label: str, x: dict) -> str:
-        verdict = "ok" if x["ratio"] <= GOAL else "OVER GOAL"
-        return (f"  {label:<44} {x['ratio']:5.2f}x  (goal <= {GOAL}x: {verdict}; {x['lookup_ms']:.1f} ms vs "
+    def line(label: str, x: dict, goal: float = GOAL) -> str:
+        verdict = "ok" if x["ratio"] <= goal else "OVER GOAL"
+        return (f"  {label:<44} {x['ratio']:5.2f}x  (goal <= {goal}x: {verdict}; {x['lookup_ms']:.1f} ms vs "
                 f"{x['bare_ms']:.1f} ms CPU; wall {x['wall_ratio']:.2f}x)")
 
     u, b = r["unshipped"], r["bare_site"]
@@ -130,7 +133,7 @@ def report(r: dict) -> str:
         f"startup: `python -c \"{LOOKUP}\"` over `python -c pass`, CPU time, medians ({sys.version.split()[0]}):",
         line("a shipped build (2.27x when first measured)", r["shipped"]),
         line("a build matched by its build-id alone (no headers)", r["build_id"]),
-        line("a build no table ships, once its table exists", u),
+        line("a build no table ships, once its table exists", u, OWN_GOAL),
         f"    its very first lookup (makes its table)    {u['first_s']:5.2f} s   "
         f"({'made and installed its table' if u['made'] else 'NO TABLE MADE'}; once per build and machine)",
         f"  for reference, a shipped build whose site-packages holds nothing: {b['ratio']:.2f}x "
