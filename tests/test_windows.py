@@ -151,6 +151,8 @@ def test_the_choice_never_crosses_between_linux_and_windows():
 
 
 def test_python_on_windows_knows_its_triple(monkeypatch):
+    """The machine a Windows build is for is the one its `sys.version` names (python.org's 3.13.2
+    says `[MSC v.1942 64 bit (AMD64)]`), not the system's: an x64 build on arm64 Windows is x64."""
     import platform
 
     import sysconfig
@@ -158,11 +160,14 @@ def test_python_on_windows_knows_its_triple(monkeypatch):
     assert identity.windows_triple() is None
     sysconfig.get_config_vars()         # read as on Linux before sys.platform says win32 (else it seeks win32's)
     monkeypatch.setattr(sys, "platform", "win32")
-    monkeypatch.setattr(platform, "machine", lambda: "AMD64")
+    monkeypatch.setattr(platform, "machine", lambda: "ARM64")
+    monkeypatch.setattr(sys, "version", "3.13.2 (tags/v3.13.2:4f8bb39, Feb  4 2025, 15:23:48) [MSC v.1942 64 bit (AMD64)]")
     assert identity.windows_triple() == TRIPLE
     assert identity.running(with_inputs=False)["triple"] == TRIPLE
-    monkeypatch.setattr(platform, "machine", lambda: "ARM64")
+    monkeypatch.setattr(sys, "version", "3.13.2 (tags/v3.13.2:4f8bb39, Feb  4 2025, 15:23:48) [MSC v.1942 64 bit (ARM64)]")
     assert identity.windows_triple() == "aarch64-pc-windows-msvc"
+    monkeypatch.setattr(sys, "version", "3.13.2 (tags/v3.13.2:4f8bb39, Feb  4 2025, 15:23:48) [MSC v.1942 32 bit (Intel)]")
+    assert identity.windows_triple() == ""
 
 
 # ---------------------------------------------------------------- offsets identify on a DLL

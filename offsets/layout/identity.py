@@ -478,18 +478,20 @@ def mapped_binary():
     return None
 
 
-#: Windows's machine names (`platform.machine()`) -> the triple of python.org's builds for it.
+#: The machine a Windows build was compiled for, as `sys.version` names it (`[MSC v.1942 64 bit
+#: (AMD64)]`) -> the triple of python.org's builds for it.
 WINDOWS_TRIPLES = {"AMD64": "x86_64-pc-windows-msvc", "ARM64": "aarch64-pc-windows-msvc"}
 
 
 def windows_triple():
     """On Windows, the triple of this interpreter's build (python.org's MSVC builds: Windows tables
-    only, never a Linux one, answer for it), or '' for a machine without one; None elsewhere."""
+    only, never a Linux one, answer for it), or '' for a machine without one; None elsewhere. The
+    machine is the one `sys.version` says the build is for, as sysconfig.get_platform() reads it:
+    not `platform.machine()`, which is the system's (an x64 build runs on arm64 Windows too) and
+    which 3.13 asks WMI for (Wine has no WMI: the process aborts)."""
     if sys.platform != "win32":
         return None
-    import platform
-
-    return WINDOWS_TRIPLES.get(platform.machine().upper(), "")
+    return next((t for m, t in WINDOWS_TRIPLES.items() if f"({m})" in sys.version.upper()), "")
 
 
 def running_target():
