@@ -21,19 +21,25 @@ from .errors import NotRegularFile, TableError
 #: 1 MB; this leaves sixteen times that, and keeps a load well under a second and 200 MB.
 MAX_TABLE_BYTES = 16 * 1024 * 1024
 
+#: How a file is opened: for reading, not inherited by a child; non-blocking where POSIX has FIFOs
+#: (an open of one returns at once); binary on Windows (os.open's default there is text: \r\n read as \n)
+_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+          | getattr(os, "O_NOINHERIT", 0))
+
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
 def open_regular(path, mode: str = "rb", **text):
     """`open(path, mode, **text)` for reading, of a regular file only (NotRegularFile otherwise)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd = os.open(path, _FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
             raise NotRegularFile(os.fspath(path), kind)
-        os.set_blocking(fd, True)
+        if _FLAGS & getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)
         f = os.fdopen(fd, mode, **text)
     except BaseException:
         os.close(fd)
