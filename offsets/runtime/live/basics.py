@@ -230,15 +230,18 @@ def _current_frame(c: Checker, ts: int) -> None:
     if hops is None:
         raise LookupError("no way from PyThreadState to the current frame in the table")
     # The hops that change as Python runs (the thread state's frame pointer, the C frame's
-    # current frame) are read here with bare write(2) calls: a Python-level call would push a frame.
-    write, wfd, rfd, psize = c.mem.write, c.mem.wfd, c.mem.rfd, c.psize
+    # current frame) are copied here with bare C calls (the memory's `copier`: write(2), or
+    # ReadProcessMemory): a Python-level call would push a frame.
+    psize = c.psize
+    copy, args, take = c.mem.copier(psize)
     addr, names = ts, []
     for struct, field in hops[:-1]:
         off = c.t.fields(c.t.resolve_struct(struct))[field][0]
         c.mark(c.t.resolve_struct(struct), field)
-        if not addr or write(wfd, addr + off, psize) != psize:
+        got = take(copy(addr + off, *args)) if addr else None
+        if got is None:
             raise Fault(f"no readable pointer at {struct}.{field}")
-        addr = int.from_bytes(read_all(rfd, psize), sys.byteorder)
+        addr = int.from_bytes(got, sys.byteorder)
         names.append(f"{struct}.{field}")
     code = sys._getframe().f_code
     struct, field = hops[-1]

@@ -10,6 +10,8 @@ pointer. `PyConfig_Clear` frees what was set. Nothing of the running interpreter
 """
 from __future__ import annotations
 
+from .toolkit import wide_string
+
 #: bytes of the buffer: PyConfig is under 1 KiB in every CPython
 BUFFER = 16384
 #: PyConfig field types read, as the tables spell them
@@ -32,16 +34,6 @@ def _values(defaults: dict) -> dict:
         elif isinstance(v, list):
             out[k] = [f"offsets-{k}-0", f"offsets-{k}-1"]
     return out
-
-
-def _wide(c, addr: int, limit: int = 256) -> str:
-    out = []
-    while addr and len(out) < limit:
-        ch = c.int(addr + 4 * len(out), 4)
-        if not ch or ch > 0x10FFFF:
-            break
-        out.append(chr(ch))
-    return "".join(out)
 
 
 def from_dict(c) -> None:
@@ -89,12 +81,12 @@ def _one(c, base: int, name: str, kind: str, want) -> None:
     if kind in INTS:
         got = c.field(base, "PyConfig", name, signed=True)
     elif kind == "wchar_t *":
-        got = _wide(c, c.field(base, "PyConfig", name))
+        got = wide_string(c, c.field(base, "PyConfig", name))
     elif kind == "PyWideStringList":
         at = base + c.need("PyConfig", name)
         n = c.field(at, "PyWideStringList", "length", signed=True)
         items = c.field(at, "PyWideStringList", "items")
-        got = [_wide(c, c.ptr(items, i * c.psize)) for i in range(min(n, 8))] if 0 <= n else n
+        got = [wide_string(c, c.ptr(items, i * c.psize)) for i in range(min(n, 8))] if 0 <= n else n
     else:
         raise LookupError(f"PyConfig.{name} is a {kind}")
     c.expect(f"PyConfig.{name}: what _PyConfig_FromDict set, in a config of the check's own", want, got)

@@ -94,7 +94,7 @@ def feature_version(c) -> None:
 
 def writer_lengths(c) -> None:
     """3.12-3.13: a fresh `_PyUnicodeWriter` given `overallocate` writes a str into a buffer of its own a
-    quarter longer (not the str itself, as it keeps it otherwise); given `min_length`, one character
+    quarter longer (half on Windows; not the str itself, as it keeps it otherwise); given `min_length`, one character
     into a buffer of that length. Each set where the table has it, in a writer of the check's own,
     only where that is not the proven `buffer` (which stays NULL, so the writer makes its buffer anew)."""
     import ctypes
@@ -130,8 +130,9 @@ def writer_lengths(c) -> None:
             dealloc(at)
         del writer
     c.view.used.add((key, "buffer"))
-    c.expect("_PyUnicodeWriter.overallocate, min_length: a str written into a buffer a quarter longer, one "
-             "character into one of min_length", [len(text) + len(text) // 4, 77], got)
+    factor = 2 if sys.platform == "win32" else 4     # unicodeobject.c's OVERALLOCATE_FACTOR (MS_WINDOWS: 2)
+    c.expect(f"_PyUnicodeWriter.overallocate, min_length: a str written into a buffer 1/{factor} longer, one "
+             "character into one of min_length", [len(text) + len(text) // factor, 77], got)
 
 
 #: PyBUF_FULL_RO: the format, shape and strides too (every field of a Py_buffer)

@@ -153,6 +153,8 @@ def _array_freelist(c, interp: int, what: str, items, counts) -> None:
     start, length = _span(c, interp, items, counts)
     at_items = interp + c.need("PyInterpreterState", items) - start
     at_n = interp + c.need("PyInterpreterState", counts) - start
+    # a full free list (80 entries) counts no more frees: a few taken from it first, kept till the end
+    room = [[] for _ in range(4)] if what == "a list" else [{} for _ in range(4)]
     # each image is read right after a free: nothing allocated in between but ints and bytes
     a, b = ([], []) if what == "a list" else ({}, {})
     first_id, second_id = id(a), id(b)
@@ -165,6 +167,7 @@ def _array_freelist(c, interp: int, what: str, items, counts) -> None:
              [first_id, n + 1, second_id],
              [_word(after_one, at_items + (n - 1) * c.psize, c.psize) if n else None, _word(after_two, at_n, width),
               _word(after_two, at_items + n * c.psize, c.psize)])
+    del room
 
 
 def _tuple_freelist(c, interp: int) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from .toolkit import holding as _ids
+from .toolkit import holding as _ids, wide_string
 
 
 def buffers(c) -> None:
@@ -298,15 +298,6 @@ def config(c) -> None:
     names = ("base_prefix", "base_exec_prefix", "executable", "platlibdir", "base_executable")
     truths = [getattr(sys, n, None) for n in names]
 
-    def wide(addr, limit=4096):
-        out = []
-        while addr and len(out) < limit:
-            ch = c.int(addr + 4 * len(out), 4)
-            if not ch or ch > 0x10FFFF:       # the end, or no wide string
-                break
-            out.append(chr(ch))
-        return "".join(out)
-
     def strings_in_config():
         """offset -> the wide string each pointer-sized word of the PyConfig (and a little past it)
         points to, where it points to one: where each string the config holds is."""
@@ -315,7 +306,7 @@ def config(c) -> None:
             word = c.ptr(base, off)
             if word > 4096:
                 try:
-                    found[off] = wide(word, 512)
+                    found[off] = wide_string(c, word, 512)
                 except c.faults:
                     pass
         return found
@@ -332,14 +323,14 @@ def config(c) -> None:
                 c.skip(f"PyConfig.{name}", "its value is that of another field too")
                 continue
             c.expect(f"PyConfig.{name} (sys.{name}, the only field of that value)", truth,
-                     wide(c.field(base, "PyConfig", name)))
+                     wide_string(c, c.field(base, "PyConfig", name)))
         if hasattr(sys, "orig_argv"):      # 3.10+: the command line as given
             argv = base + c.need("PyConfig", "orig_argv")
             n = c.field(argv, "PyWideStringList", "length", signed=True)
             items = c.field(argv, "PyWideStringList", "items")
-            # the first 64 arguments, and 4096 characters of each: `wide` reads no more
+            # the first 64 arguments, and 4096 characters of each: `wide_string` reads no more
             c.expect("PyConfig.orig_argv, a PyWideStringList (sys.orig_argv)", [a[:4096] for a in sys.orig_argv[:64]],
-                     [wide(c.ptr(items, i * c.psize)) for i in range(min(n, 64))])
+                     [wide_string(c, c.ptr(items, i * c.psize)) for i in range(min(n, 64))])
     c.run("PyConfig", strings)
 
 

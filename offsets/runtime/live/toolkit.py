@@ -1,7 +1,8 @@
 """The live check's toolkit: what every check module of `offsets.runtime.live` reads this process with.
 
 - `Memory` reads this process's memory with write(2) into a pipe, which fails with EFAULT on a bad
-  address instead of crashing (`Fault`), so a wrong table makes the check fail, never the process;
+  address instead of crashing (`Fault`), so a wrong table makes the check fail, never the process
+  (on Windows, with ReadProcessMemory on itself, which fails as safely);
 - `Checker` is a `proofs.prover.Prover` of this process: the table it proves (`t`), its memory, and
   what the table's side hands it (the table's constants: `constants()`);
 - `need`, and the few readings several checks share: a C API function (`c_function`), this
@@ -89,7 +90,7 @@ class Fault(Exception):
     """An address that cannot be read."""
 
 
-class Memory:
+class PipeMemory:
     """Reads this process's memory without crashing on a bad address: write(2) to a pipe reports
     EFAULT for an unmapped address where a plain load would fault."""
 
@@ -106,6 +107,20 @@ class Memory:
         os.close(self.rfd)
         os.close(self.wfd)
 
+    def copier(self, n: int) -> tuple:
+        """(copy, args, take): `copy(addr, *args)` copies n bytes at addr in one C call (no Python
+        frame is pushed, so it can read the thread state's current frame), and `take(its result)`,
+        called after, gives them, or None for an unreadable address."""
+        from functools import partial
+
+        def take(k):
+            if k == n:
+                return read_all(self.rfd, n)
+            if k > 0:
+                os.read(self.rfd, k)
+            return None
+        return partial(self.write, self.wfd), (n,), take
+
     def read(self, addr: int, n: int) -> bytes:
         if not addr or addr < 4096 or n <= 0 or n > 4096:
             raise Fault(f"no readable {n} bytes at {addr:#x}")
@@ -118,6 +133,53 @@ class Memory:
 
     def int(self, addr: int, n: int, signed: bool = False) -> int:
         return int.from_bytes(self.read(addr, n), sys.byteorder, signed=signed)
+
+
+class WindowsMemory:
+    """Reads this process's memory on Windows without crashing on a bad address: ReadProcessMemory
+    on the process itself fails (ERROR_PARTIAL_COPY, ERROR_NOACCESS) where a plain load would fault."""
+
+    def __init__(self) -> None:
+        import ctypes
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        self._read = kernel32.ReadProcessMemory
+        self._read.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                               ctypes.POINTER(ctypes.c_size_t))
+        self._read.restype = ctypes.c_int
+        self._process = ctypes.c_void_p(-1)         # GetCurrentProcess()'s pseudo handle
+        self._ctypes = ctypes
+        # made once: a read allocates no Python object but the bytes it returns (the free-list
+        # checks read right after a free, and an object made in between would take its place)
+        self._buf, self._got = ctypes.create_string_buffer(4096), ctypes.c_size_t(0)
+        self._got_ref, self._at = ctypes.byref(self._got), ctypes.addressof(self._buf)
+        self._copy = ctypes.string_at
+
+    def close(self) -> None:
+        pass
+
+    def copier(self, n: int) -> tuple:
+        """(copy, args, take), as PipeMemory's."""
+        from functools import partial
+
+        ctypes = self._ctypes
+        buf, got = ctypes.create_string_buffer(n), ctypes.c_size_t(0)
+        return (partial(self._read, self._process), (buf, n, ctypes.byref(got)),
+                lambda ok: buf.raw if ok and got.value == n else None)
+
+    def read(self, addr: int, n: int) -> bytes:
+        if not addr or addr < 4096 or n <= 0 or n > 4096:
+            raise Fault(f"no readable {n} bytes at {addr:#x}")
+        if not self._read(self._process, addr, self._at, n, self._got_ref) or self._got.value != n:
+            raise Fault(f"no readable {n} bytes at {addr:#x}")
+        return self._copy(self._at, n)
+
+    def int(self, addr: int, n: int, signed: bool = False) -> int:
+        return int.from_bytes(self.read(addr, n), sys.byteorder, signed=signed)
+
+
+#: This process's memory reader: `read(address, n)` or Fault, `int`, `close`.
+Memory = WindowsMemory if sys.platform == "win32" else PipeMemory
 
 
 def read_all(fd: int, n: int) -> bytes:
@@ -143,6 +205,24 @@ class Checker(Prover):
         return self._constants(self.t) if self._constants is not None else {}
 
     read_field = Prover.field
+
+
+#: sizeof(wchar_t): 4 where the C library's is UTF-32 (Linux, macOS), 2 on Windows (UTF-16)
+WCHAR_SIZE = 2 if sys.platform == "win32" else 4
+
+
+def wide_string(c, addr: int, limit: int = 4096) -> str:
+    """The NUL-terminated `wchar_t` string at addr (up to `limit` units), as C's wchar_t spells it
+    here (UTF-32, or UTF-16 on Windows); it ends early at a unit no str holds (no wide string)."""
+    units = []
+    while addr and len(units) < limit:
+        u = c.int(addr + WCHAR_SIZE * len(units), WCHAR_SIZE)
+        if not u or u > 0x10FFFF:
+            break
+        units.append(u)
+    if WCHAR_SIZE == 4:
+        return "".join(map(chr, units))
+    return b"".join(u.to_bytes(2, "little") for u in units).decode("utf-16-le", "surrogatepass")
 
 
 def need(value, name: str):
