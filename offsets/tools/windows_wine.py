@@ -1,0 +1,140 @@
+"""python.org's Windows builds run under Wine: the runtime inside each (this checkout, pure Python: the
+package as a JIT's Windows users have it without its C extensions), and what each one's DLL holds
+in its own bytes, to check the runtime's answers there against.
+
+    python -m offsets.tools.windows_wine [MINOR ...]   # each build's live check of its Windows table, in Wine
+
+`run(minor, script)` runs a script in the embeddable build of `minor` (windows_builds.embeddable:
+fetched by package name) with this checkout importable, a cache and a tables folder of its own
+(so a run never reads what another left), no autoscan, and Wine's own state in the cache
+(`windows/wine`, made on the first run). The embeddable build's `._pth` file fixes its `sys.path`
+(PYTHONPATH is ignored): the script's first line adds the checkout. Its output is read through
+pipes (Wine 8 gives a python.exe whose standard streams are files an invalid handle).
+
+`dll_truths(minor)`: name -> value, what python.org's compiler put in the DLL, read without running
+it (remote/pe.py): each static type object's `tp_basicsize` where it is one struct's size
+(`PyListObject` is `list`'s), and from 3.13 each `_Py_DebugOffsets` slot of `_PyRuntime`. Where a
+type object's `tp_basicsize` is and where `_Py_DebugOffsets` lies are read by the committed
+Windows table of the minor (their places are the same in every 3.X; its cookie and version read
+back prove the latter).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .. import data_cache
+from ..errors import BuildError
+from ..layout import table_yaml
+from . import windows_builds
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+
+#: Run in the build: the live check of the committed Windows release table of its minor, as JSON.
+LIVE_CHECK = r"""
+import json, sys
+from offsets.runtime import live_check, tables
+from offsets.runtime.core import load_shipped
+minor = "%d.%d" % sys.version_info[:2]
+entries = [e for e in tables.shipped_index()["tables"] if e["triple"] == "x86_64-pc-windows-msvc"
+           and e["version"].startswith(minor + ".") and not any(e["config"].values())]
+t = load_shipped(entries[0])
+r = live_check(t)
+print(json.dumps({"table": t.name, "passed": len(r.passed), "failed": r.failed, "skipped": len(r.skipped)}))
+"""
+
+
+def winpath(path) -> str:
+    """A path of this machine as Wine's programs name it (its drive Z: is `/`)."""
+    return "Z:" + str(Path(path).resolve()).replace("/", "\\")
+
+
+def wine() -> str:
+    found = shutil.which("wine")
+    if found is None:
+        raise BuildError("no wine: `apt-get install wine wine64` (make test-venv installs it)")
+    return found
+
+
+def run(minor: str, script: str, stdin: str = "", env: dict = None, timeout: float = 600) -> str:
+    """The standard output of `script` run by python.org's embeddable build of `minor` under Wine
+    (`-S`: no site), with this checkout importable; `env` adds to the environment (Windows paths:
+    `winpath`). A BuildError with the end of its standard error when it fails."""
+    python = windows_builds.embeddable(minor) / "python.exe"
+    prefix = data_cache.folder() / "windows" / "wine"
+    prefix.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="offsets-wine-") as work:
+        work = Path(work)
+        (work / "tables").mkdir()
+        (work / "script.py").write_text(f"import sys\nsys.path.insert(0, {winpath(CHECKOUT)!r})\n" + script)
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("OFFSETS_", "PYTHON", "WINE"))}
+        clean.update(WINEPREFIX=str(prefix), WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=",
+                     OFFSETS_CACHE=winpath(work / "cache"), OFFSETS_TABLES=winpath(work / "tables"),
+                     OFFSETS_AUTOSCAN="0", **(env or {}))
+        proc = subprocess.run([wine(), str(python), "-S", winpath(work / "script.py")], input=stdin, text=True,
+                              capture_output=True, env=clean, cwd=work, timeout=timeout)
+    if proc.returncode:
+        raise BuildError(f"{python} under Wine failed (exit {proc.returncode}): {proc.stderr.strip()[-1500:]}")
+    return proc.stdout
+
+
+def live_check(minor: str) -> dict:
+    """The live check of the committed Windows release table of `minor` inside its python.org build:
+    {"table", "passed": count, "failed": [why...], "skipped": count}."""
+    return json.loads(run(minor, LIVE_CHECK).strip().splitlines()[-1])
+
+
+def dll_truths(minor: str) -> dict:
+    """name (STRUCT.FIELD, or STRUCT for its size) -> the value python.org's DLL of `minor` holds."""
+    from ..remote import anchors, pe
+
+    table = table_yaml.load(windows_builds.table_path(minor))
+    view = anchors.View.of_table(table)
+    image = pe.ImageView(pe.read(windows_builds.dll(minor)))
+    order = "little"            # every Windows CPU python.org builds for
+    out = {}
+    tp = view.row("PyTypeObject", "tp_basicsize")
+    for _, symbol, struct, expectations in anchors.basicsize_expectations():
+        sym = image.symbol(symbol)
+        if tp is not None and sym is not None and expectations[0] == ("size",):
+            out[struct] = int.from_bytes(image.file_bytes(sym.value + tp[1][0], tp[1][1]), order)
+    runtime, at = image.symbol("_PyRuntime"), view.off("_PyRuntimeState", "debug_offsets")
+    if runtime is not None and at is not None:
+        def read(offset, n):
+            return image.file_bytes(runtime.value + at + offset, n)
+        hexversion = windows_builds.hexversion(windows_builds.EMBEDDABLE[minor][1])
+        compared = anchors.compare_debug_offsets(view, read, order, hexversion)
+        if compared[:2] and any(got != want for _, got, want, _ in compared[:2]):
+            raise BuildError(f"{windows_builds.dll(minor).name}: no _Py_DebugOffsets where the table puts it")
+        for name, meaning in anchors.debug_offsets_members().items():
+            row = (view.fields("_Py_DebugOffsets") or {}).get(name)
+            if row is not None:
+                key = meaning[1] if meaning[0] == "size" else f"{meaning[1]}.{meaning[2]}"
+                out[key] = int.from_bytes(read(row[0], row[1]), order)
+    return out
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m offsets.tools.windows_wine", description=__doc__.split("\n\n")[0])
+    p.add_argument("minors", nargs="*", default=list(windows_builds.EMBEDDABLE))
+    args = p.parse_args(argv)
+    bad = 0
+    for minor in args.minors:
+        got = live_check(minor)
+        print(f"{windows_builds.EMBEDDABLE[minor][1]} under Wine, live check of {got['table']}: {got['passed']} passed, "
+              f"{len(got['failed'])} failed, {got['skipped']} not run")
+        for why in got["failed"]:
+            print(f"    {why}")
+        bad += bool(got["failed"])
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
