@@ -23,7 +23,7 @@
  *     them). A miss inserts its answer only if the State it started from is still `current`, so an
  *     answer computed from the old table can never enter the new cache.
  *   - fork() takes write_lock first (pthread_atfork) and both sides release it after, so a child
- *     never inherits it held by a thread it does not have.
+ *     never inherits it held by a thread it does not have (Windows has no fork: nothing to do).
  *   - Nothing a reader may still hold is freed: replaced slot arrays and States are kept for the
  *     life of the process (slot arrays double, so the kept ones total less than the live one; a
  *     State per use_table() call, which is rare). This is also what keeps the strings of
@@ -55,7 +55,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <errno.h>
-#include <pthread.h>
+#ifndef _WIN32
+#include <pthread.h>                    /* pthread_atfork: Windows has no fork */
+#endif
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -646,6 +648,17 @@ mod_reset(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+#ifdef _WIN32
+#include <windows.h>
+static double
+now_ns(void)
+{
+    LARGE_INTEGER t, hz;
+    QueryPerformanceCounter(&t);
+    QueryPerformanceFrequency(&hz);
+    return (double)t.QuadPart * 1e9 / (double)hz.QuadPart;
+}
+#else
 static double
 now_ns(void)
 {
@@ -653,6 +666,7 @@ now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
+#endif
 
 /* _bench_get(name, n) -> ns per call of PyOffsets_Get(name), through the header as a client calls it. */
 static PyObject *
@@ -769,6 +783,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+#ifndef _WIN32
 /* fork() waits until no thread is inside write_lock (its holders never wait for anything), so a
  * forked child never starts with it held by a thread that does not exist there. */
 static void
@@ -782,6 +797,7 @@ after_fork(void)
 {
     PyThread_release_lock(write_lock);
 }
+#endif
 
 /* The process-wide lock, made by the first import (two interpreters may import at once). */
 static int
@@ -799,10 +815,12 @@ ensure_write_lock(void)
     if (!__atomic_compare_exchange_n(&write_lock, &expected, made, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         PyThread_free_lock(made);   /* another import made it first */
     }
+#ifndef _WIN32
     else if (pthread_atfork(before_fork, after_fork, after_fork) != 0) {
         PyErr_SetString(PyExc_ImportError, "offsets._offsets: pthread_atfork failed");
         return -1;
     }
+#endif
     return 0;
 }
 
