@@ -158,6 +158,19 @@ def test_the_runtime_inside_python_orgs_313_under_wine_answers_what_its_dll_hold
     assert got["linux_use_table"].startswith("TableError") and "x86_64-linux-gnu" in got["linux_use_table"]
 
 
+def test_the_c_api_inside_python_orgs_313_under_wine(tmp_path):
+    """The sample (tests/prove/test_windows_builds.py: all six builds): the package's C extensions and
+    a JIT extension built by mingw-w64 gcc against python.org's python313.dll; inside that build
+    under Wine, the JIT extension reads live objects through the capsule (tests/jitext/check_jit.py),
+    and its answers are the runtime's."""
+    import windows_dlls
+
+    got = windows_dlls.jit_check("3.13", tmp_path)
+    assert windows_dlls.JIT_CHECKED <= set(got["checked"]), windows_dlls.JIT_CHECKED - set(got["checked"])
+    assert (got["python"], got["table"], got["match"]) == ("3.13.2", "cpython-3.13.5-x86_64-pc-windows-msvc", "proven")
+    assert " 0 failed" in got["live_check"] and got["refused_alike"] == []
+
+
 def _resized(t, name: str, by: int):
     s = struct_of(t, name)
     return replace(t, structs={**t.structs, s.name: replace(s, size=s.size + by)})

@@ -42,3 +42,34 @@ def identify(path: Path) -> dict:
                           capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout)
+
+
+#: What tests/jitext/check_jit.py checks inside every Windows build (tests/test_capi.py's REQUIRED;
+#: the generator's frame owner from 3.11, listiterobject where the table has it).
+JIT_CHECKED = {"getters fail before PyOffsets_Import()", "table identity through the capsule",
+               "C and Python answers agree", "unknown name -> UnknownNameError with a suggestion",
+               "PyListObject.ob_item[i] is lst[i]", "PyTupleObject.ob_item[i] is t[i]", "PyLongObject digits",
+               "current frame's code object through the thread state",
+               "no thread state: a miss refused with EPERM, a cached name answered",
+               "constants through the capsule: PyLong_SHIFT == sys.int_info.bits_per_digit"}
+
+
+def jit_check(minor: str, work: Path) -> dict:
+    """tests/jitext/check_jit.py inside python.org's Windows build of `minor` under Wine: the package
+    with its C extensions and the JIT extension (tests/jitext) built by mingw-w64 gcc against that
+    build's DLL (offsets/tools/windows_wine.py); its JSON line."""
+    import json
+
+    from offsets.tools import windows_wine
+
+    dll(minor)
+    try:
+        windows_wine.wine()
+    except Exception as e:      # noqa: BLE001
+        missing_tool("wine", str(e))
+    package = windows_wine.package_with_extensions(minor, work)
+    jit = Path(__file__).resolve().parent / "jitext"
+    windows_wine.compile_extension(minor, [jit / "jitext.c", jit / "noimport.c"],
+                                   package / f"jitext.cp{minor.replace('.', '')}-win_amd64.pyd",
+                                   [windows_wine.CHECKOUT / "headers"])
+    return json.loads(windows_wine.run(minor, (jit / "check_jit.py").read_text(), package=package).strip().splitlines()[-1])

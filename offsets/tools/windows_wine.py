@@ -61,17 +61,18 @@ def wine() -> str:
     return found
 
 
-def run(minor: str, script: str, stdin: str = "", env: dict = None, timeout: float = 600) -> str:
+def run(minor: str, script: str, stdin: str = "", env: dict = None, timeout: float = 600, package: Path = None) -> str:
     """The standard output of `script` run by python.org's embeddable build of `minor` under Wine
-    (`-S`: no site), with this checkout importable; `env` adds to the environment (Windows paths:
-    `winpath`). A BuildError with the end of its standard error when it fails."""
+    (`-S`: no site), with this checkout importable (or `package`, a folder holding a copy of the
+    package: `package_with_extensions`); `env` adds to the environment (Windows paths: `winpath`). A
+    BuildError with the end of its standard error when it fails."""
     python = windows_builds.embeddable(minor) / "python.exe"
     prefix = data_cache.folder() / "windows" / "wine"
     prefix.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="offsets-wine-") as work:
         work = Path(work)
         (work / "tables").mkdir()
-        (work / "script.py").write_text(f"import sys\nsys.path.insert(0, {winpath(CHECKOUT)!r})\n" + script)
+        (work / "script.py").write_text(f"import sys\nsys.path.insert(0, {winpath(package or CHECKOUT)!r})\n" + script)
         clean = {k: v for k, v in os.environ.items() if not k.startswith(("OFFSETS_", "PYTHON", "WINE"))}
         clean.update(WINEPREFIX=str(prefix), WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=",
                      OFFSETS_CACHE=winpath(work / "cache"), OFFSETS_TABLES=winpath(work / "tables"),
@@ -81,6 +82,46 @@ def run(minor: str, script: str, stdin: str = "", env: dict = None, timeout: flo
     if proc.returncode:
         raise BuildError(f"{python} under Wine failed (exit {proc.returncode}): {proc.stderr.strip()[-1500:]}")
     return proc.stdout
+
+
+#: The package's C extensions, as setup.py lists them: (module, source, include directories of the checkout)
+EXTENSIONS = (("_offsets", "offsets/_offsets.c", ("headers",)), ("_lookup", "offsets/_lookup.c", ()))
+
+
+def compile_extension(minor: str, sources, out: Path, includes=()) -> Path:
+    """`sources` (C files) compiled by mingw-w64 gcc into the extension module `out` (a .pyd) for python.org's
+    Windows x64 build of `minor`, linked against its DLL: the headers and the Windows pyconfig.h its
+    Windows table was made from (tools/matrix.py), with what python.org's MSVC build gives an
+    extension that gcc does not define itself (`MS_WIN64`). A BuildError with gcc's message if it fails."""
+    from . import matrix
+    from ..check import probe
+    from ..scan import targets
+
+    entry = next(w for w in matrix.matrix()["windows"] if w["version"].rsplit(".", 1)[0] == minor)
+    b = matrix.windows_inputs(entry, "release", windows_builds.TRIPLE)
+    cc = probe.compiler_for(targets.target(windows_builds.TRIPLE))[:1]
+    dll = windows_builds.dll(minor)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [*cc, "-shared", "-O2", "-DMS_WIN64", "-I", str(b.include_dir), "-I", str(b.pyconfig.parent),
+           *(f"-I{i}" for i in includes), *map(str, sources), "-L", str(dll.parent), f"-l{dll.stem}", "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode:
+        raise BuildError(f"mingw-w64 gcc could not build {out.name} for {minor}: {proc.stderr.strip()[-1500:]}")
+    return out
+
+
+def package_with_extensions(minor: str, where: Path) -> Path:
+    """A copy of this checkout's package under `where` (in `where/package`, the folder to put on
+    sys.path) with its C extensions built for python.org's Windows build of `minor` (what pip
+    would build there), for `run(..., package=...)`."""
+    root = where / "package"
+    shutil.copytree(CHECKOUT / "offsets", root / "offsets",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"))
+    tag = "cp" + minor.replace(".", "")
+    for name, source, includes in EXTENSIONS:
+        compile_extension(minor, [CHECKOUT / source], root / "offsets" / f"{name}.{tag}-win_amd64.pyd",
+                          [CHECKOUT / i for i in includes])
+    return root
 
 
 def live_check(minor: str) -> dict:

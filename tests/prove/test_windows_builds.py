@@ -88,3 +88,18 @@ def test_the_runtime_inside_python_orgs_build_under_wine(minor):
           f"DLL values answered {sum(n in answered for n in truths)} of {len(truths)}, 0 wrong")
     assert jit_needs.tally(got)["error"] == 0 and jit_needs.tally(got, constants=True)["error"] == 0
     assert share >= 0.75
+
+
+@pytest.mark.parametrize("minor", sorted(windows_builds.EMBEDDABLE, key=lambda m: tuple(map(int, m.split(".")))))
+def test_the_c_api_inside_python_orgs_build_under_wine(minor, tmp_path):
+    """The C API in each of python.org's six builds under Wine: the package's C extensions and the JIT
+    extension (tests/jitext) built by mingw-w64 gcc against its DLL; through the capsule, the JIT
+    extension reads live objects, and gets the runtime's answers, or its refusals (`refused_alike`:
+    a proven table answers what its live check read; before 3.13 that is not `sizeof(PyThreadState)`)."""
+    import windows_dlls
+
+    got = windows_dlls.jit_check(minor, tmp_path)
+    print(f"\n{got['python']}: {len(got['checked'])} checks through the capsule, refused alike: {got['refused_alike']}")
+    assert windows_dlls.JIT_CHECKED <= set(got["checked"]), windows_dlls.JIT_CHECKED - set(got["checked"])
+    assert got["python"] == windows_builds.EMBEDDABLE[minor][1] and got["match"] == "proven"
+    assert " 0 failed" in got["live_check"] and set(got["refused_alike"]) <= {"PyThreadState"}
