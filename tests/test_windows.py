@@ -111,7 +111,9 @@ import offsets
 from offsets.errors import OffsetsError
 from offsets.runtime import live_check, tables
 from offsets.runtime.core import load_shipped
-out = {"build": [offsets.build().table, offsets.build().kind], "answers": {}}
+from offsets.runtime import binary
+out = {"build": [offsets.build().table, offsets.build().kind], "answers": {}, "image": list(binary.image()),
+       "build_id": offsets.runtime.running_identity()["build_id"]}
 for name in json.load(sys.stdin):
     try:
         out["answers"][name] = [offsets.field(name).earned, offsets.get(name)] if "." in name else \
@@ -133,7 +135,8 @@ def test_the_runtime_inside_python_orgs_313_under_wine_answers_what_its_dll_hold
     """The sample (tests/prove/test_windows_builds.py: all six builds): the runtime alone, inside
     python.org's 3.13.2 under Wine, answers from the 3.13.5 Windows table what its live check proved
     there, and each answer the DLL's own bytes hold (the sizes in its type objects, its
-    `_Py_DebugOffsets`) is the DLL's: 0 wrong. Windows's numbers are not Linux's
+    `_Py_DebugOffsets`) is the DLL's: 0 wrong. Its build-id, read in process, is the DLL's CodeView
+    record as binutils prints it. Windows's numbers are not Linux's
     (`PyThreadState.native_thread_id`, after 4-byte longs); the Linux table fails the live check there,
     and use_table refuses it."""
     from offsets.tools import windows_wine
@@ -155,6 +158,12 @@ def test_the_runtime_inside_python_orgs_313_under_wine_answers_what_its_dll_hold
     assert answered[native] == truths[native] != next(f.offset for f in struct_of(linux, "PyThreadState").fields
                                                       if f.path == "native_thread_id")
     assert got["linux_check_failed"] > 10
+    # the build-id read in process (the DLL's image as the loader mapped it) is binutils' CodeView key
+    import windows_dlls
+
+    dll = windows_dlls.dll("3.13")
+    assert got["build_id"] == got["image"][1] == windows_dlls.codeview_key(dll)
+    assert got["image"][0].lower().endswith("\\python313.dll") and got["image"][3] == ""
     assert got["linux_use_table"].startswith("TableError") and "x86_64-linux-gnu" in got["linux_use_table"]
 
 
@@ -184,6 +193,17 @@ def _moved(t, name: str, path: str, by: int):
 
 def test_the_pe_reader_refuses_what_is_not_a_pe_file():
     from offsets.remote import pe
+
+    image = bytearray(4096)
+    with pytest.raises(pe.PeError, match="no PE header"):
+        pe.loaded_codeview(lambda at, n: bytes(image[at:at + n]))
+    image[:2], image[0x3C:0x40], image[0x80:0x84] = b"MZ", (0x80).to_bytes(4, "little"), b"PE\0\0"
+    image[0x98:0x9A] = (0x20B).to_bytes(2, "little")                   # PE32+
+    image[0x98 + 56:0x98 + 60] = (4096).to_bytes(4, "little")          # SizeOfImage
+    image[0x98 + 108:0x98 + 112] = (16).to_bytes(4, "little")          # 16 data directories
+    image[0x98 + 112 + 48:0x98 + 112 + 56] = (8192).to_bytes(4, "little") + (28).to_bytes(4, "little")
+    with pytest.raises(pe.PeError, match="no 28 bytes at RVA 0x2000"):  # a debug directory past the image
+        pe.loaded_codeview(lambda at, n: bytes(image[at:at + n]))
 
     with pytest.raises(pe.PeError, match="truncated"):
         pe.Coff(b"\x64\x86\x01\x00", "short")

@@ -164,18 +164,8 @@ class Coff:
 
     def codeview(self) -> Optional[str]:
         """The image's build-id: its CodeView (RSDS) record's GUID and age, as symbol servers key a PDB
-        (`%08X%04X%04X` of the GUID's first three parts, its last 8 bytes in hex, the age in hex); None
-        without one."""
-        rva, size = self.data_directory(6)
-        for i in range(min(size // 28, 64) if rva else 0):
-            kind, data_size, data_rva = struct.unpack_from("<12xIIII", self.read_rva(rva + 28 * i, 28))[:3]
-            if kind == 2 and data_size >= 24 and data_rva:          # IMAGE_DEBUG_TYPE_CODEVIEW
-                record = self.read_rva(data_rva, 24)
-                if record[:4] == b"RSDS":
-                    d1, d2, d3 = struct.unpack_from("<IHH", record, 4)
-                    (age,) = struct.unpack_from("<I", record, 20)
-                    return f"{d1:08X}{d2:04X}{d3:04X}{record[12:20].hex().upper()}{age:X}"
-        return None
+        (`codeview`); None without one."""
+        return codeview(self.read_rva, *self.data_directory(6))
 
     def file_version(self) -> Optional[tuple]:
         """The four 16-bit parts of the fixed file version (VS_FIXEDFILEINFO's dwFileVersionMS/LS) of
@@ -251,6 +241,45 @@ class ImageView:
             return self.coff.rva_string(rva)
         except PeError:
             return None
+
+
+def codeview(read_rva, rva: int, size: int) -> Optional[str]:
+    """The build-id of an image whose debug directory is (`rva`, `size`) and whose bytes at an RVA
+    `read_rva(rva, n)` gives (a file's sections, or the image as the loader mapped it): its CodeView
+    (RSDS) record's GUID and age, as symbol servers key a PDB (`%08X%04X%04X` of the GUID's first
+    three parts, its last 8 bytes in hex, the age in hex); None without one."""
+    for i in range(min(size // 28, 64) if rva else 0):
+        kind, data_size, data_rva = struct.unpack_from("<12xIIII", read_rva(rva + 28 * i, 28))[:3]
+        if kind == 2 and data_size >= 24 and data_rva:          # IMAGE_DEBUG_TYPE_CODEVIEW
+            record = read_rva(data_rva, 24)
+            if record[:4] == b"RSDS":
+                d1, d2, d3 = struct.unpack_from("<IHH", record, 4)
+                (age,) = struct.unpack_from("<I", record, 20)
+                return f"{d1:08X}{d2:04X}{d3:04X}{record[12:20].hex().upper()}{age:X}"
+    return None
+
+
+def loaded_codeview(read) -> Optional[str]:
+    """`codeview` of an image as the loader mapped it, `read(offset, n)` reading from its base: its
+    headers, then its debug directory, each read bounded by the image's own size."""
+    head = read(0, 1024)
+    (pe,) = struct.unpack_from("<I", head, 0x3C)
+    if head[:2] != b"MZ" or pe > 1024 - 24 - 112 or head[pe:pe + 4] != b"PE\0\0":
+        raise PeError("the loaded image has no PE header")
+    optional = pe + 24
+    (magic,) = struct.unpack_from("<H", head, optional)
+    (image_size,) = struct.unpack_from("<I", head, optional + 56)
+    directories = optional + (112 if magic == 0x20B else 96)
+    (count,) = struct.unpack_from("<I", head, directories - 4)
+    if count <= 6 or directories + 56 > len(head):
+        return None
+    rva, size = struct.unpack_from("<II", head, directories + 48)
+
+    def read_rva(at: int, n: int) -> bytes:
+        if at < 0 or at + n > image_size:
+            raise PeError(f"the loaded image has no {n} bytes at RVA {at:#x} (its size: {image_size:#x})")
+        return read(at, n)
+    return codeview(read_rva, rva, size)
 
 
 def read(path) -> Coff:

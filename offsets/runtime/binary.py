@@ -1,5 +1,6 @@
 """The binary that holds this process's interpreter, and its GNU build-id, read from the process
-itself (docs/identity.md, "By build-id").
+itself (docs/identity.md, "By build-id"); on Windows, its DLL and that image's CodeView record
+(`image_of_dll`).
 
 The interpreter's own static type objects lie in the data of the ELF that holds it: `id(int)` is
 the address of `PyLong_Type`, in libpython (an `--enable-shared` build) or in the executable (a
@@ -14,6 +15,8 @@ rule decides.
 reader of ELF nor `struct`); wherever it finds anything but a build-id the plain way, it answers
 None and the steps here decide, so the answer never depends on which one ran.
 """
+
+import sys
 
 #: The most of /proc/self/maps read (a process maps a few hundred files).
 MAX_MAPS = 8 << 20
@@ -59,6 +62,9 @@ def image_read_here():
     """`image()`, all of it read by this module: what `_lookup.image()` leaves to it."""
     from ..remote import elf_id
 
+    if sys.platform == "win32":
+        return image_of_dll()
+
     try:
         maps = _maps()
     except (OSError, ValueError) as e:
@@ -84,3 +90,39 @@ def image_read_here():
     except (OSError, ValueError, OverflowError) as e:
         return path, None, base, f"{path}: its image in this process cannot be read ({getattr(e, 'strerror', None) or e})"
     return path, found, base, "" if found else f"{path} has no GNU build-id note"
+
+
+def image_of_dll():
+    """On Windows, `image()` of the DLL holding the interpreter (`sys.dllhandle`, python3X.dll: the
+    module the loader says holds `id(int)`), its build-id the CodeView record of its image as the
+    loader mapped it (`remote/pe.py`), read with ReadProcessMemory on the process itself."""
+    import ctypes
+    from ctypes import wintypes
+
+    from ..remote import pe
+
+    base = getattr(sys, "dllhandle", None)
+    if not base:
+        return None, None, None, "this interpreter is not held by a DLL (sys.dllhandle)"
+    k32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    k32.GetModuleHandleExW.argtypes = (wintypes.DWORD, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
+    k32.GetModuleFileNameW.argtypes = (ctypes.c_void_p, wintypes.LPWSTR, wintypes.DWORD)
+    k32.ReadProcessMemory.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                      ctypes.POINTER(ctypes.c_size_t))
+    holder = ctypes.c_void_p()
+    # GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | _UNCHANGED_REFCOUNT
+    if not k32.GetModuleHandleExW(0x4 | 0x2, id(int), ctypes.byref(holder)) or holder.value != base:
+        return None, None, None, "the interpreter's type objects are not in the DLL sys.dllhandle names"
+    name = ctypes.create_unicode_buffer(32768)
+    path = name.value if k32.GetModuleFileNameW(base, name, len(name)) else None
+
+    def read(offset: int, n: int) -> bytes:
+        buf, got = ctypes.create_string_buffer(n), ctypes.c_size_t(0)
+        if not k32.ReadProcessMemory(ctypes.c_void_p(-1), base + offset, buf, n, ctypes.byref(got)) or got.value != n:
+            raise OSError(f"no readable {n} bytes at {base + offset:#x}")
+        return buf.raw
+    try:
+        found = pe.loaded_codeview(read)
+    except (OSError, pe.PeError, ValueError) as e:
+        return path, None, base, f"{path}: its image in this process cannot be read ({e})"
+    return path, found, base, "" if found else f"{path} has no CodeView (RSDS) record"

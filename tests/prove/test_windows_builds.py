@@ -62,7 +62,7 @@ def test_the_runtime_inside_python_orgs_build_under_wine(minor):
     DLL's own bytes hold (type objects' sizes; 3.13 `_Py_DebugOffsets`) is the DLL's (0 wrong);
     what the DLL refutes is refused; and of the JIT-needs list (tests/data/jit_needs.yaml), the share
     answered (all proven: no table records these builds' build-ids) is printed, every other name refused
-    or absent, none an error."""
+    or absent, none an error. The build-id the runtime reads in process is the DLL's CodeView record."""
     import jit_needs
     from offsets.drift import tables
     from offsets.tools import windows_wine
@@ -88,6 +88,10 @@ def test_the_runtime_inside_python_orgs_build_under_wine(minor):
           f"DLL values answered {sum(n in answered for n in truths)} of {len(truths)}, 0 wrong")
     assert jit_needs.tally(got)["error"] == 0 and jit_needs.tally(got, constants=True)["error"] == 0
     assert share >= 0.75
+    import windows_dlls       # the build-id read in process is binutils' CodeView key of the DLL
+
+    read = windows_wine.run(minor, "from offsets.runtime import binary\nprint(binary.image()[1])").split()[-1]
+    assert read == windows_dlls.codeview_key(windows_dlls.dll(minor))
 
 
 @pytest.mark.parametrize("minor", sorted(windows_builds.EMBEDDABLE, key=lambda m: tuple(map(int, m.split(".")))))
