@@ -27,7 +27,7 @@ class Chosen:
 
 def _rank(t, me: dict) -> tuple:
     e = t.earning
-    return (e.by == "build-id", bool(getattr(t, "own", False)), e.same_vendor, t.head.get("depends") is not None,
+    return (e.by == "build-id", t.own, e.same_vendor, t.head.get("depends") is not None,
             len(t.order))
 
 

@@ -48,6 +48,8 @@ class Loaded:
         self.earning = Earning("build-id", "not compared (a table read for itself)", prover=prover)
         #: other tables this build may use, in order: each answers what it earns where those before it do not
         self.fallbacks: list = []
+        #: this build's own table (offsets scan --install, or made now), not a shipped one (set by the chooser)
+        self.own = False
         self._depends = self._positions = None
         self._resolved: dict = {}
 
