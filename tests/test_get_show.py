@@ -59,3 +59,16 @@ def test_show_a_struct(capsys):
     keep = [obj, obj]
     assert ctypes.c_ssize_t.from_address(id(obj) + off).value & ((1 << 8 * size) - 1) == before + len(keep)
     assert sum(s for o, s, t in rows.values()) >= object.__basicsize__
+
+
+def test_show_verbose_says_what_checked_the_table_in_use(capsys):
+    """`show -v` adds the table in use, what checked it (`offsets.build().checked_by`) and how the
+    struct is earned here; the rows stay as they are."""
+    import offsets
+
+    plain = run(capsys, "show", "PyObject").splitlines()
+    lines = run(capsys, "show", "PyObject", "-v").splitlines()
+    m = offsets.build()
+    assert lines[0] == plain[0] and lines[2:] == plain[1:]
+    assert lines[1] == f"  table {m.table}, {m.kind}: {m.checked_by}; PyObject here: {m.earned('PyObject')}"
+    assert "checked by " in lines[1]

@@ -716,3 +716,35 @@ def test_a_runtime_object_holds_all_of_its_state():
     assert runtime.RUNTIME.state is not None and name in runtime.RUNTIME.offsets
     with pytest.raises(UnknownNameError):
         other.offsets["PyListObject.no_such_field"]
+
+
+def test_build_says_what_checked_the_table_in_use():
+    """`offsets.build().checked` is what generated/index.yaml records verified the table before it
+    shipped (each check that found 0 mismatches, counts included, read there and not from
+    index.json); `checked_by` says it in words, names a binary where one checked it and says so
+    where none did; a table made on this machine or given to use_table claims nothing."""
+    import yaml
+
+    from offsets.layout import compact
+
+    m = offsets.build()
+    rows = yaml.safe_load((ROOT / "generated" / "index.yaml").read_text())["tables"]
+    row = next(r for r in rows if r["file"] == f"{m.table}.yaml")
+    checks = row["verified"]["checks"]
+    assert len(m.checked) == len(checks) and all(c["mismatches"] == 0 for c in checks.values())
+    for name, c in checks.items():
+        count = str(c.get("fields", c.get("constants")))
+        assert any(count in line for line in m.checked), (name, m.checked)
+    binaries = [n.split(" ", 1)[1] for n in checks if n.startswith("binary ")]
+    assert all(any(b in line for line in m.checked) for b in binaries)
+    assert m.checked_by.startswith("checked by ") and ("never against a binary" in m.checked_by) == (not binaries)
+    # a check that failed is not claimed, and a table nothing checked says so
+    failed = dict(checks, gcc=dict(checks["gcc"], mismatches=1))
+    assert not any("offsetof" in line for line in compact.checks_of({"checks": failed}, row["target"]))
+    assert compact.checks_of(None, row["target"]) == []
+    t = runtime.load_compact(str(ROOT / "offsets" / "data" / "compact" / f"{m.table}.jsonl"))
+    t.own = True
+    own = runtime.Match(m.table, "exact", "made here", t.source, t.build, loaded=t)
+    assert own.checked == [] and own.checked_by.startswith("made on this machine")
+    user = runtime.Match(m.table, "user", "given", t.source, t.build, loaded=t)
+    assert user.checked == [] and "not recorded" in user.checked_by

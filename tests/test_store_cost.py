@@ -26,12 +26,18 @@ def shipped():
     return index, out
 
 
+def checked_of(index: dict) -> dict:
+    """What checked each table, as index.json carries it (generated/index.yaml's records, which the
+    compact files do not hold)."""
+    return {e["name"]: e.get("checked", []) for e in index["tables"]}
+
+
 @pytest.fixture(scope="module")
 def full(shipped):
     index, made = shipped
     depends = {t.build.table_name: compact.read_parts(compact.COMPACT_DIR / f"{t.build.table_name}.jsonl")[1].get("depends")
                for t, _, _ in made}
-    files = compact.store_files(made, index["aliases"], depends)
+    files = compact.store_files(made, index["aliases"], depends, checked=checked_of(index))
     # types.json is made of the YAML tables' type records, which compact tables do not hold:
     # test_regenerate's `--check --derived-only` compares it with what generated/ makes
     files[compact.TYPES_FILE] = (compact.COMPACT_DIR / compact.TYPES_FILE).read_text()
@@ -76,8 +82,9 @@ def test_each_further_patch_build_costs_what_the_store_grew_by(request):
                   < (t.build.hexversion, t.build.vendor)]
         depends = {m[0].build.table_name: compact.read_parts(compact.COMPACT_DIR / f"{m[0].build.table_name}.jsonl")[1]
                    .get("depends") for m in made}
-        grown = size(compact.store_files(before + [m for m in made if m[0] is t], index["aliases"], depends)) \
-            - size(compact.store_files(before, index["aliases"], depends))
+        grown = size(compact.store_files(before + [m for m in made if m[0] is t], index["aliases"], depends,
+                                         checked=checked_of(index))) \
+            - size(compact.store_files(before, index["aliases"], depends, checked=checked_of(index)))
         # exact for the hot pool; the cold pool's shards are compressed with and without the table's
         # nodes, among those of every other table (the later ones' too: close, not exact)
         assert abs(grown - c["tables"][name]) <= 0.05 * grown, (name, grown, c["tables"][name])

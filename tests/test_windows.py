@@ -113,7 +113,7 @@ from offsets.runtime import live_check, tables
 from offsets.runtime.core import load_shipped
 from offsets.runtime import binary
 out = {"build": [offsets.build().table, offsets.build().kind], "answers": {}, "image": list(binary.image()),
-       "build_id": offsets.runtime.running_identity()["build_id"]}
+       "build_id": offsets.runtime.running_identity()["build_id"], "checked_by": offsets.build().checked_by}
 for name in json.load(sys.stdin):
     try:
         out["answers"][name] = [offsets.field(name).earned, offsets.get(name)] if "." in name else \
@@ -158,6 +158,9 @@ def test_the_runtime_inside_python_orgs_313_under_wine_answers_what_its_dll_hold
     assert answered[native] == truths[native] != next(f.offset for f in struct_of(linux, "PyThreadState").fields
                                                       if f.path == "native_thread_id")
     assert got["linux_check_failed"] > 10
+    # what checked its table, as every answer's Match says: mingw-w64 gcc, no binary of its build, the live check here
+    assert got["checked_by"].startswith("checked by mingw-w64 gcc's offsetof")
+    assert "never against a binary of its build" in got["checked_by"] and "live check" in got["checked_by"]
     # the build-id read in process (the DLL's image as the loader mapped it) is binutils' CodeView key
     import windows_dlls
 

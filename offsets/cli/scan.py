@@ -76,8 +76,11 @@ def register(sub) -> None:
 
     s = sub.add_parser("show", help="print a struct field by field", formatter_class=HelpFormatter,
                        description="Print a struct's size, alignment, origin and every field.",
-                       epilog="example:\n  offsets show listiterobject -t t.yaml")
+                       epilog="examples:\n  offsets show listiterobject -t t.yaml\n"
+                              "  offsets show PyThreadState -v     # and what checked this interpreter's table")
     s.add_argument("struct", help="a struct, union or typedef name (aliases across versions work too)")
+    s.add_argument("-v", "--verbose", action="store_true",
+                   help="also the table in use, what checked it, and how this struct is earned here (no --table)")
     table_argument(s)
     s.set_defaults(func=run_show)
 
@@ -268,6 +271,11 @@ def run_show(args) -> int:
     b = table.build
     print(f"{s.kind} {s.name}: size {s.size}, align {s.align}, {s.defined_in} "
           f"[CPython {b.version} {b.config_name} {b.target.triple}, from {s.origin}]")
+    if args.verbose and args.table is None:     # this interpreter's table: what checked it, how the struct is earned
+        from .. import runtime
+
+        m = runtime.build()
+        print(f"  table {m.table}, {m.kind}: {m.checked_by}; {s.name} here: {m.earned(s.name)}")
     width = max([len(f.path) for f in s.fields] + [5])
     print(f"  {'offset':>6} {'size':>5}  {'field':<{width}}  type")
     for f in s.fields:

@@ -503,19 +503,54 @@ def expected_files(root: Path) -> dict:
     made = [(table_yaml.load(yml), f"generated/{yml.name}", sha256_of(yml))
             for yml in sorted((root / "generated").glob("cpython-*.yaml"))]
     raw = yaml.safe_load((PACKAGE_DIR / "data" / "aliases.yaml").read_text())
-    return store_files(made, alias_groups(raw))
+    index = root / "generated" / "index.yaml"
+    rows = yaml.safe_load(index.read_text())["tables"] if index.is_file() else []
+    checked = {row["file"][:-len(".yaml")]: checks_of(row.get("verified"), row["target"]) for row in rows}
+    return store_files(made, alias_groups(raw), checked=checked)
 
 
-def store_files(made: list, aliases: dict, depends: dict = None) -> dict:
+def checks_of(verified, triple: str) -> list:
+    """What checked a committed table, from its record in generated/index.yaml (check/verified.py):
+    one short line per check it passed (`gcc: 2422 fields`, `DWARF: 2350 fields`, `binary
+    libpython3.10.so.1.0: 24 values`, ...), as index.json carries them and `offsets.build()` says them."""
+    from .targets import system
+
+    compiler = "mingw-w64 gcc" if system(triple) == "windows" else {"x86_64-linux-gnu": "gcc", "i686-linux-gnu": "gcc -m32"}.get(
+        triple, f"the {triple} cross gcc")
+    rank = {"gcc": 0, "constants": 1, "dwarf": 2, "binary": 3}
+    out = []
+    for name, c in sorted(((verified or {}).get("checks") or {}).items(), key=lambda kv: (rank.get(kv[0].split()[0], 9), kv[0])):
+        if c.get("mismatches"):
+            continue
+        what, _, rest = name.partition(" ")
+        if what == "gcc":
+            out.append(f"{compiler}'s offsetof: {c['fields']} fields")
+        elif what == "constants":
+            out.append(f"{compiler}'s static assertions: {c['constants']} constants")
+        elif what == "dwarf":
+            out.append(f"the build's DWARF: {c['fields']} fields")
+        elif what == "binary":
+            out.append(f"the binary {rest}: {c['fields']} values")
+        elif what == "depends":
+            out.append(f"a rescan with pyconfig.h cut to the dependency sets: {c['fields']} fields")
+        else:
+            out.append(f"{name}: {c.get('fields', c.get('constants', '?'))}")
+    return out
+
+
+def store_files(made: list, aliases: dict, depends: dict = None, checked: dict = None) -> dict:
     """The shipped store of tables `made` ((table, source, source digest) each): file name -> text.
     `depends`: table name -> its dependency data as `read_parts` gives it, for tables loaded from
-    compact files (whose `Table` does not hold it)."""
+    compact files (whose `Table` does not hold it). `checked`: table name -> what checked it
+    (`checks_of`), for its index.json row."""
     files, entries, pool = {}, [], PoolWriter()
     for table, source, digest in made:
         name = table.build.table_name + ".jsonl"
         files[name] = shipped_head(table, source, digest, pool,
                                    False if depends is None else depends.get(table.build.table_name))
         entries.append(identity(table, name, files[name]))
+        if checked is not None:
+            entries[-1]["checked"] = checked.get(table.build.table_name, [])
     files[COLD_FILE] = pool.cold_text(NOTE.format(source="generated/*.yaml"))      # compressed once
     files[POOL_FILE] = pool.file_text(NOTE.format(source="generated/*.yaml"), files[COLD_FILE])
     files[TYPES_FILE] = types_text([t for t, _, _ in made])

@@ -32,7 +32,7 @@ def main(argv=None) -> int:
     except OffsetsError as e:
         print(f"offsets: error: {e}", file=sys.stderr)
         return e.exit_code
-    print(f"table: {m.table} ({m.kind}: {m.detail})")
+    print(f"table: {m.table} ({m.kind}: {m.detail}) [{m.checked_by}]")
     if names[:1] == ["--unproven"] and len(names) == 2:
         try:
             needs = read_needs(names[1])

@@ -83,6 +83,34 @@ class Match:
     def hexversion(self) -> int:
         return self._build["hexversion"]
 
+    @property
+    def checked(self) -> list:
+        """What checked the table in use before it shipped, one line each (index.json's `checked`, from
+        generated/index.yaml: compilers, DWARF, binaries of its build); [] for a table not shipped."""
+        t = self._loaded
+        if t is None or t.own or self.kind == "user":
+            return []
+        found = [e for e in self._runtime.index()["tables"] if e["name"] == self.table]
+        return list(found[0].get("checked") or ()) if found else []
+
+    @property
+    def checked_by(self) -> str:
+        """What checked the table in use, in words: before it shipped (`checked`), and whether any
+        binary of its build did; where it answers by proof, this process's live check too."""
+        checked = self.checked
+        if self.kind == "user":
+            said = "a table given to use_table(): what checked it is not recorded"
+        elif not checked:
+            said = ("made on this machine from this build's own headers (offsets scan --install): no second "
+                    "compiler, DWARF or binary checked it")
+        else:
+            said = "checked by " + "; ".join(checked)
+            if not any(c.startswith("the binary ") for c in checked):
+                said += "; never against a binary of its build (none was at hand)"
+        if self.kind == "proven" and self.check is not None:
+            said += f"; here, by this process's live check ({self.check.summary()})"
+        return said
+
     def earned(self, struct: str) -> str:
         """How answers about `struct` are earned: 'exact', 'exact (by TABLE)' when another table of
         the chain answers it, 'proven (N fields)', or 'refused'."""

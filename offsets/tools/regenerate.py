@@ -86,7 +86,8 @@ def derived(root: Path, use_cache: bool = True) -> dict[str, dict[str, str]]:
     """Folder (relative to `root`) -> the files its emitter makes from generated/*.yaml: name -> text.
     Content-keyed: a result is reused while the YAML bytes and the code are the same (`code_digest`);
     the emitters that must run run in two processes at once."""
-    tables = sorted((root / "generated").glob("cpython-*.yaml"))
+    tables = sorted((root / "generated").glob("cpython-*.yaml")) + \
+        [p for p in (root / "generated" / "index.yaml",) if p.is_file()]      # what verified each: index.json's `checked`
     inputs = [[p.name, data_cache.file_sha256(p)] for p in tables]
     code = code_digest() if use_cache else ""
     keys = {folder: hashlib.sha256(json.dumps([module, code, inputs]).encode()).hexdigest()
