@@ -24,6 +24,8 @@ REPO = Path(__file__).resolve().parent.parent
 EARNING, CHOICE, PROOFS, DEPENDS = ("offsets/runtime/earning.py", "offsets/runtime/choice.py",
                                     "offsets/runtime/proof_cache.py", "offsets/layout/compact_depends.py")
 ID = "tests/test_identity.py::"
+FIRST = "tests/test_first_lookup.py::"
+CORE = "offsets/runtime/core.py"
 
 
 class Mutation:
@@ -85,6 +87,43 @@ MUTATIONS = [
              'if me.get("vendor") and',
              "no package rule for upstream (python.org's version pins no inputs)",
              [ID + "test_an_upstream_build_without_headers_is_never_exact_by_package"]),
+    # ------------------------------------------------ the first lookup's short way (earning.by_build_id_alone, core.py)
+    Mutation("alone-version", EARNING,
+             '(shown["version"], shown["hexversion"],',
+             '(b["version"], shown["hexversion"],',
+             "the short way takes a table of this build-id only for the version the interpreter shows",
+             [FIRST + "test_a_table_of_this_build_id_for_another_build_than_the_interpreter_shows_takes_the_whole_way"]),
+    Mutation("alone-hexversion", EARNING,
+             '(shown["version"], shown["hexversion"],',
+             '(shown["version"], b["hexversion"],',
+             "the short way takes a table of this build-id only for the hexversion the interpreter shows",
+             [FIRST + "test_a_table_of_this_build_id_for_another_build_than_the_interpreter_shows_takes_the_whole_way"]),
+    Mutation("alone-pointer-size", EARNING,
+             'shown["pointer_size"]):',
+             't["pointer_size"]):',
+             "the short way takes a table of this build-id only for the pointer size the interpreter shows",
+             [FIRST + "test_a_table_of_this_build_id_for_another_build_than_the_interpreter_shows_takes_the_whole_way"]),
+    Mutation("alone-shown-flags", EARNING,
+             'if any((flag in on) != bool(value) for flag, value in shown["shown"].items()):',
+             'if False:',
+             "the short way takes a table of this build-id only with the layout flags the interpreter shows",
+             [FIRST + "test_a_table_of_this_build_id_for_another_build_than_the_interpreter_shows_takes_the_whole_way"]),
+    Mutation("alone-build-id", EARNING,
+             'if not build_id or build_id not in (x[0] for x in b.get("binaries") or ()):',
+             'if not build_id:',
+             "the short way's table records this binary's build-id",
+             [], equivalent="core.Runtime.by_build_id hands it only the one entry that records the build-id "
+                            "(`alone-one-table`)"),
+    Mutation("alone-one-table", CORE,
+             'if len(named) != 1:',
+             'if not named:',
+             "the short way only where exactly one shipped table records this build-id",
+             [FIRST + "test_a_build_id_no_table_records_takes_the_whole_way"]),
+    Mutation("alone-own-table", CORE,
+             'if d and any(f.startswith(f"cpython-{shown[\'version\']}-") and f.endswith(".jsonl") for f in os.listdir(d)):',
+             'if False:',
+             "the short way only where this build has no table of its own (which would rank first)",
+             [FIRST + "test_an_own_table_of_this_version_takes_the_whole_way"]),
     # ------------------------------------------------ struct by struct
     Mutation("no-set-vendor", EARNING,
              'return self.whole() and (self.same_vendor or not identity.source_dependent(row[4], row[5]))',
