@@ -28,7 +28,7 @@ def _every_struct(python) -> dict:
     code = r'''
 import json
 from offsets import runtime as r
-t = r._current()
+t = r.RUNTIME.current()
 m = r.build()
 out = {"__table__": [m.table, m.kind, t.earning.by]}
 for key in t.order:
