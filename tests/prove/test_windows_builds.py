@@ -107,3 +107,16 @@ def test_the_c_api_inside_python_orgs_build_under_wine(minor, tmp_path):
     assert windows_dlls.JIT_CHECKED <= set(got["checked"]), windows_dlls.JIT_CHECKED - set(got["checked"])
     assert got["python"] == windows_builds.EMBEDDABLE[minor][1] and got["match"] == "proven"
     assert " 0 failed" in got["live_check"] and set(got["refused_alike"]) <= {"PyThreadState"}
+
+
+def test_the_wine_command_prints_each_builds_live_check():
+    """`python -m offsets.tools.windows_wine MINOR` (what the README names) as a script: one line per
+    build, exit 0 when nothing failed."""
+    import re
+    import subprocess
+
+    run = subprocess.run([sys.executable, "-m", "offsets.tools.windows_wine", "3.13"], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert re.fullmatch(r"3\.13\.2 under Wine, live check of cpython-3\.13\.5-x86_64-pc-windows-msvc: \d+ passed, "
+                        r"0 failed, \d+ not run\n", run.stdout), run.stdout
