@@ -95,11 +95,13 @@ def image_read_here():
 def image_of_dll():
     """On Windows, `image()` of the DLL holding the interpreter (`sys.dllhandle`, python3X.dll: the
     module the loader says holds `id(int)`), its build-id the CodeView record of its image as the
-    loader mapped it (`remote/pe.py`), read with ReadProcessMemory on the process itself."""
+    loader mapped it (`remote/pe.py`), read as the live check reads memory (`WindowsMemory`:
+    ReadProcessMemory on the process itself, so a bad address fails instead of faulting)."""
     import ctypes
     from ctypes import wintypes
 
     from ..remote import pe
+    from .live.toolkit import Fault, WindowsMemory
 
     base = getattr(sys, "dllhandle", None)
     if not base:
@@ -107,22 +109,15 @@ def image_of_dll():
     k32 = ctypes.WinDLL("kernel32", use_last_error=True)
     k32.GetModuleHandleExW.argtypes = (wintypes.DWORD, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
     k32.GetModuleFileNameW.argtypes = (ctypes.c_void_p, wintypes.LPWSTR, wintypes.DWORD)
-    k32.ReadProcessMemory.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
-                                      ctypes.POINTER(ctypes.c_size_t))
     holder = ctypes.c_void_p()
     # GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | _UNCHANGED_REFCOUNT
     if not k32.GetModuleHandleExW(0x4 | 0x2, id(int), ctypes.byref(holder)) or holder.value != base:
         return None, None, None, "the interpreter's type objects are not in the DLL sys.dllhandle names"
     name = ctypes.create_unicode_buffer(32768)
     path = name.value if k32.GetModuleFileNameW(base, name, len(name)) else None
-
-    def read(offset: int, n: int) -> bytes:
-        buf, got = ctypes.create_string_buffer(n), ctypes.c_size_t(0)
-        if not k32.ReadProcessMemory(ctypes.c_void_p(-1), base + offset, buf, n, ctypes.byref(got)) or got.value != n:
-            raise OSError(f"no readable {n} bytes at {base + offset:#x}")
-        return buf.raw
+    mem = WindowsMemory()
     try:
-        found = pe.loaded_codeview(read)
-    except (OSError, pe.PeError, ValueError) as e:
+        found = pe.loaded_codeview(lambda offset, n: mem.read(base + offset, n))
+    except (Fault, pe.PeError, ValueError) as e:
         return path, None, base, f"{path}: its image in this process cannot be read ({e})"
     return path, found, base, "" if found else f"{path} has no CodeView (RSDS) record"
