@@ -5,7 +5,8 @@ in its own bytes, to check the runtime's answers there against.
     python -m offsets.tools.windows_wine [MINOR ...]   # each build's live check of its Windows table, in Wine
 
 `run(minor, script)` runs a script in the embeddable build of `minor` (windows_builds.embeddable:
-fetched by package name) with this checkout importable, a cache and a tables folder of its own
+fetched by package name; a child that dies with this process, its output bounded: children.py; its
+standard input a file) with this checkout importable, a cache and a tables folder of its own
 (so a run never reads what another left), no autoscan, and Wine's own state in the cache
 (`windows/wine`, made on the first run). The embeddable build's `._pth` file fixes its `sys.path`
 (PYTHONPATH is ignored): the script's first line adds the checkout. Its output is read through
@@ -23,12 +24,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from .. import data_cache
+from .. import children, data_cache
 from ..errors import BuildError
 from ..layout import table_yaml
 from . import windows_builds
@@ -72,13 +72,15 @@ def run(minor: str, script: str, stdin: str = "", env: dict = None, timeout: flo
     with tempfile.TemporaryDirectory(prefix="offsets-wine-") as work:
         work = Path(work)
         (work / "tables").mkdir()
-        (work / "script.py").write_text(f"import sys\nsys.path.insert(0, {winpath(package or CHECKOUT)!r})\n" + script)
+        (work / "stdin.txt").write_text(stdin)
+        (work / "script.py").write_text(f"import sys\nsys.path.insert(0, {winpath(package or CHECKOUT)!r})\n"
+                                        f"sys.stdin = open({winpath(work / 'stdin.txt')!r})\n" + script)
         clean = {k: v for k, v in os.environ.items() if not k.startswith(("OFFSETS_", "PYTHON", "WINE"))}
         clean.update(WINEPREFIX=str(prefix), WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=",
                      OFFSETS_CACHE=winpath(work / "cache"), OFFSETS_TABLES=winpath(work / "tables"),
                      OFFSETS_AUTOSCAN="0", **(env or {}))
-        proc = subprocess.run([wine(), str(python), "-S", winpath(work / "script.py")], input=stdin, text=True,
-                              capture_output=True, env=clean, cwd=work, timeout=timeout)
+        proc = children.run([wine(), str(python), "-S", winpath(work / "script.py")], f"{python.name} under Wine",
+                            BuildError, timeout=timeout, env=clean, cwd=work)
     if proc.returncode:
         raise BuildError(f"{python} under Wine failed (exit {proc.returncode}): {proc.stderr.strip()[-1500:]}")
     return proc.stdout
@@ -104,7 +106,7 @@ def compile_extension(minor: str, sources, out: Path, includes=()) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = [*cc, "-shared", "-O2", "-DMS_WIN64", "-I", str(b.include_dir), "-I", str(b.pyconfig.parent),
            *(f"-I{i}" for i in includes), *map(str, sources), "-L", str(dll.parent), f"-l{dll.stem}", "-o", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = children.run(cmd, "mingw-w64 gcc", BuildError)
     if proc.returncode:
         raise BuildError(f"mingw-w64 gcc could not build {out.name} for {minor}: {proc.stderr.strip()[-1500:]}")
     return out
