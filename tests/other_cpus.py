@@ -100,7 +100,7 @@ m = runtime.build()
 check = runtime.live_check()
 me = runtime.running_identity()
 print(json.dumps({"machine": platform.machine(), "byteorder": sys.byteorder, "version": platform.python_version(),
-                  "table": m.table, "kind": m.kind, "detail": m.detail, "target": me["triple"],
+                  "table": m.table, "kind": m.kind, "detail": m.detail, "target": me.triple,
                   "tuple_items": runtime.get("PyTupleObject.ob_item"), "truth": tuple.__basicsize__,
                   "passed": len(check.passed), "failed": check.failed, "ok": check.ok,
                   "proven": len(check.proven)}))

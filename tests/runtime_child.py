@@ -24,7 +24,7 @@ b = offsets.build()
 out = {"kind": b.kind, "detail": b.detail, "structs": {}, "constants": {}, "fields": {}}
 from offsets.runtime import running_identity
 me = running_identity()
-out["build_id"], out["build_id_why"] = me.get("build_id"), me.get("build_id_why")
+out["build_id"], out["build_id_why"] = me.build_id, me.where.get("build_id_why")
 for name in ask["structs"]:
     out["structs"][name] = b.earned(name)
 for name in ask.get("constants", ()):

@@ -202,8 +202,8 @@ def test_capsule_refuses_without_a_table(tmp_path):
     """No table for this interpreter: importing the capsule fails with NoMatchingTable, not garbage."""
     c_extension_built()
     code = ("import offsets.runtime as r\n"
-            "r.RUNTIME.identity = lambda: dict(version='3.99.0', hexversion=0x036300f0, config={}, "
-            "triple='x86_64-linux-gnu', pointer_size=8)\n"
+            "from offsets.layout.build_identity import BuildIdentity\n"
+            "r.RUNTIME.identity = lambda: BuildIdentity('3.99.0', 0x036300f0, {}, 'x86_64-linux-gnu', 8)\n"
             "try:\n    import offsets._offsets\nexcept Exception as e:\n    print(type(e).__name__, e)\n")
     out = run([sys.executable, "-c", code], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.startswith("NoMatchingTable no table fits CPython 3.99.0"), out

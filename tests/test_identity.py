@@ -20,6 +20,7 @@ import pytest
 
 import offsets
 from offsets.layout import compact, compact_depends, identity
+from offsets.layout.build_identity import BuildIdentity
 from offsets import runtime
 from offsets.errors import NoMatchingTable, TableError
 from conftest import missing_input
@@ -74,10 +75,10 @@ def next_patch(e: dict) -> dict:
 def as_entry(path: Path) -> dict:
     t = runtime.load_compact(str(path))
     b = t.build
-    return {"name": t.name, "file": str(path), "version": b["version"], "hexversion": b["hexversion"],
-            "config": b["config"], "triple": b["target"]["triple"], "pointer_size": b["target"]["pointer_size"],
-            "vendor": b["vendor"], "defines": b["defines"], "inputs": b["inputs"], "own": True,
-            "build_ids": [x[0] for x in b.get("binaries") or ()]}
+    return {"name": t.name, "file": str(path), "version": b.version, "hexversion": b.hexversion,
+            "config": b.config, "triple": b.triple, "pointer_size": b.pointer_size,
+            "vendor": b.vendor, "defines": b.defines, "inputs": b.inputs, "own": True,
+            "build_ids": list(b.build_ids)}
 
 
 def unproven_field(t, struct="PyInterpreterState") -> str:
@@ -134,7 +135,7 @@ def test_the_running_interpreter_is_exact_by_its_binarys_build_id():
     with open(lib, "rb") as f:
         note = next(n for sec in ELFFile(f).iter_sections() if sec.header.sh_type == "SHT_NOTE"
                     for n in sec.iter_notes() if n["n_type"] == "NT_GNU_BUILD_ID")
-    assert runtime.running_identity()["build_id"] == note["n_desc"]
+    assert runtime.running_identity().build_id == note["n_desc"]
     f = offsets.field("PyTupleObject.ob_item")
     assert f.earned == "exact" and f.offset == tuple.__basicsize__          # truth: the interpreter
     assert m.earned("PyInterpreterState") == "exact"
@@ -206,8 +207,8 @@ def test_a_pyconfig_constant_depends_on_itself(tmp_path):
 def test_a_table_without_defines_is_not_exact_by_its_inputs():
     """Unknown core defines (a table made without the build's Makefile or sysconfig flags): only a
     build-id vouches for it."""
-    me = dict(runtime.running_identity(), build_id=None)
-    b = dict(runtime.entry_build(running_entry()), defines=None)
+    me = runtime.running_identity().replace(build_id=None)
+    b = runtime.entry_build(running_entry()).replace(defines=None)
     earn = runtime.earning(b, me)
     assert not earn.exact and "defines" in earn.why
 
@@ -243,10 +244,10 @@ def test_a_table_without_dependency_data_is_exact_only_by_the_whole_builds_input
 def test_each_package_version_is_its_own_vendor_for_c_structs(table, mine):
     """A security update (+deb13u5) or a new Debian revision may patch a `.c` file: only the same
     package version vouches for `.c` structs (headers still compare by their sets)."""
-    me = dict(runtime.running_identity(), vendor=mine, build_id=None)
-    earn = runtime.earning(dict(runtime.entry_build(running_entry()), vendor=table), me)
+    me = runtime.running_identity().replace(vendor=mine, build_id=None)
+    earn = runtime.earning(runtime.entry_build(running_entry()).replace(vendor=table), me)
     assert earn.by == "inputs" and not earn.same_vendor
-    assert runtime.earning(dict(runtime.entry_build(running_entry()), vendor=mine), me).same_vendor
+    assert runtime.earning(runtime.entry_build(running_entry()).replace(vendor=mine), me).same_vendor
 
 
 def shipped(name: str) -> dict:
@@ -261,8 +262,8 @@ def test_a_struct_dwarf_filled_from_a_tree_header_is_not_vouched_for_by_installe
     a header of the source tree that is never installed (the table's own record: origin dwarf):
     under another vendor the installed headers cannot vouch for it, as for a `.c` struct."""
     e = shipped("cpython-3.11.7-x86_64-linux-gnu")
-    me = dict(runtime.running_identity(), vendor="debian 3.11.7-1", build_id=None)
-    if me["version"] != e["version"]:
+    me = runtime.running_identity().replace(vendor="debian 3.11.7-1", build_id=None)
+    if me.version != e["version"]:
         missing_input("the tests run on pyenv's 3.11.7 (make test's venv): this is another interpreter")
     t, m = runtime.select(me, [e], load=runtime.load_shipped)
     assert m.kind == "exact" and not t.earning.same_vendor
@@ -280,8 +281,7 @@ def test_debug_interpreters_match_debug_tables_whatever_sysconfig_says_of_py_ref
     debug = [e for e in entries() if e["config"].get("Py_DEBUG")]
     assert debug and all(e["config"]["Py_REF_DEBUG"] for e in debug)
     e = debug[0]
-    me = {"version": e["version"], "hexversion": e["hexversion"], "triple": e["triple"],
-          "pointer_size": e["pointer_size"], "config": {"Py_DEBUG": True}, "vendor": e["vendor"], "files": None}
+    me = BuildIdentity(e["version"], e["hexversion"], {"Py_DEBUG": True}, e["triple"], e["pointer_size"], e["vendor"])
     assert runtime.earning(runtime.entry_build(e), me).exact
 
 
@@ -295,7 +295,7 @@ def test_pre_release_versions_are_spelled_as_cpython_spells_them(info, spelled):
 # ---------------------------------------------------------------- proven and refused
 def test_another_patch_level_answers_only_what_the_live_check_read():
     e = running_entry()
-    me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
+    me = runtime.running_identity().replace(version="later", hexversion=e["hexversion"] + 0x100)
     t, m = runtime.select(me, [e], load=runtime.load_shipped)
     assert m.kind == "proven" and m.check.ok and "answers only" in m.detail
     assert ("PyTupleObject" in {k for k, _ in t.earning.proven})
@@ -313,7 +313,7 @@ def test_a_failed_live_check_falls_through_to_the_next_candidate(tmp_path):
     prev = e["hexversion"] - 0x100
     good = as_entry(copy_table(tmp_path, e, name="good", hexversion=prev,
                                version=f"{prev >> 24}.{(prev >> 16) & 0xFF}.{(prev >> 8) & 0xFF}"))
-    me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
+    me = runtime.running_identity().replace(version="later", hexversion=e["hexversion"] + 0x100)
     t, m = runtime.select(me, [as_entry(bad), good], load=runtime._load_entry)
     assert m.kind == "proven" and t.source == good["file"]
 
@@ -326,7 +326,7 @@ def test_a_failed_live_check_proves_nothing(tmp_path):
     e = running_entry()
     key = runtime._load_entry(e).resolve_struct("listiterobject")
     t = runtime.load_compact(str(tampered(tmp_path, e, key, "it_seq", delta=-8)))   # onto it_index
-    t.earning = runtime.earning(dict(runtime.entry_build(e), **next_patch(e)), runtime.running_identity())
+    t.earning = runtime.earning(runtime.entry_build(e).replace(**next_patch(e)), runtime.running_identity())
     runtime.RUNTIME.install(t, runtime.Match(t.name, "user", "a tampered table, not this build's", t.source, t.build, loaded=t))
     with pytest.raises(NoMatchingTable, match="listiterobject.it_index: not answered"):
         offsets.get("listiterobject.it_index")
@@ -339,7 +339,7 @@ def test_one_proven_field_does_not_answer_its_struct():
     """A table of another patch level answers only the fields the live check read, even once one field
     of the same struct was answered (and cached)."""
     e = running_entry()
-    me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
+    me = runtime.running_identity().replace(version="later", hexversion=e["hexversion"] + 0x100)
     t, m = runtime.select(me, [e], load=runtime.load_shipped)
     runtime.RUNTIME.install(t, m)
     key = t.resolve_struct("PyInterpreterState")
@@ -353,7 +353,7 @@ def test_offsets_strict_through_get_refuses_the_next_patch_levels_table(monkeypa
     """OFFSETS_STRICT=1 on a build one patch level past a shipped table: `offsets.get` refuses, where
     without it the live check would have proven the answer."""
     e = running_entry()
-    me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
+    me = runtime.running_identity().replace(version="later", hexversion=e["hexversion"] + 0x100)
     monkeypatch.setattr(runtime.RUNTIME, "identity", lambda: me)
     monkeypatch.setattr(runtime.RUNTIME, "index", lambda: {**runtime.tables.shipped_index(), "tables": [e]})
     monkeypatch.setenv("OFFSETS_STRICT", "1")
@@ -373,7 +373,7 @@ def test_offsets_strict_values(monkeypatch, value, strict):
 
 def test_strict_mode_refuses_what_is_only_proven(monkeypatch):
     e = running_entry()
-    me = dict(runtime.running_identity(), hexversion=e["hexversion"] + 0x100)
+    me = runtime.running_identity().replace(hexversion=e["hexversion"] + 0x100)
     with pytest.raises(NoMatchingTable, match="OFFSETS_STRICT allows exact tables only"):
         runtime.select(me, [e], load=runtime.load_shipped, strict=True)
     monkeypatch.setenv("OFFSETS_STRICT", "1")
@@ -555,11 +555,11 @@ def test_without_headers_only_the_same_distributor_package_is_exact():
     distributor recorded is the identity; upstream builds and other package versions are never exact."""
     e = running_entry()
     b = runtime.entry_build(dict(e, vendor="debian 3.13.18-1"))
-    me = dict(runtime.running_identity(), files=None, build_id=None)
-    assert runtime.earning(b, dict(me, vendor="debian 3.13.18-1")).exact
-    assert not runtime.earning(b, dict(me, vendor="debian 3.13.18-2")).exact
-    assert not runtime.earning(b, dict(me, vendor=None)).exact
-    assert not runtime.earning(runtime.entry_build(e), dict(me, vendor=None)).exact       # upstream: digests only
+    me = runtime.running_identity().replace(files=None, build_id=None)
+    assert runtime.earning(b, me.replace(vendor="debian 3.13.18-1")).exact
+    assert not runtime.earning(b, me.replace(vendor="debian 3.13.18-2")).exact
+    assert not runtime.earning(b, me.replace(vendor=None)).exact
+    assert not runtime.earning(runtime.entry_build(e), me.replace(vendor=None)).exact       # upstream: digests only
 
 
 def test_the_vendor_comes_from_the_distributors_own_record(tmp_path):
@@ -591,10 +591,10 @@ def test_a_table_without_dependency_data_needs_this_builds_headers_and_core_defi
     the defines."""
     drop = lambda parts: None        # noqa: E731
     me = runtime.running_identity()
-    mine = me["whole_inputs"]()
+    mine = me.whole_inputs()
     assert mine and mine["defines"] != change.get("defines", mine["defines"]) or differs == "headers"
     t, m = chosen(tmp_path, depends=drop, **change)
-    assert t.depends is None and t.build["inputs"]["pyconfig_h"] == mine["pyconfig_h"]
+    assert t.depends is None and t.build.inputs["pyconfig_h"] == mine["pyconfig_h"]
     assert not t.exact(t.resolve_struct("PyTupleObject"))
     assert offsets.field("PyTupleObject.ob_item").earned == "proven"       # the live check read it
     with pytest.raises(NoMatchingTable, match="pyconfig.h, headers or core defines are not the table's"):
@@ -607,7 +607,7 @@ def include_without(tmp_path, header: str) -> Path:
 
     me = runtime.running_identity()
     copy = tmp_path / "include"
-    shutil.copytree(me["include"], copy, symlinks=False)
+    shutil.copytree(me.where["include"], copy, symlinks=False)
     (copy / header).unlink()
     return copy
 
@@ -619,7 +619,7 @@ def test_a_header_the_build_lacks_makes_the_structs_that_need_it_not_exact(tmp_p
     header the build lacks counted as the same (`same_set`: `digest(...) in (theirs, None)`)."""
     me = runtime.running_identity()
     include = include_without(tmp_path, "cpython/tupleobject.h")
-    mine = dict(me, build_id=None, files=identity.InstalledFiles(str(include), me["cflags"], me["multiarch"] or None))
+    mine = me.replace(build_id=None, files=identity.InstalledFiles(str(include), me.where["cflags"], me.where["multiarch"] or None))
     t, m = runtime.select(mine, [running_entry()], load=runtime.load_shipped)
     assert m.kind == "exact" and t.earning.by == "inputs"
     tuple_key, object_key = t.resolve_struct("PyTupleObject"), t.resolve_struct("PyObject")
@@ -669,7 +669,7 @@ def test_a_proof_kept_for_one_table_is_not_used_for_another(tmp_path, monkeypatc
     monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
     e = running_entry()
     me = runtime.running_identity()
-    later = dict(runtime.entry_build(e), **next_patch(e))
+    later = runtime.entry_build(e).replace(**next_patch(e))
     a = runtime.load_compact(str(copy_table(tmp_path, e, name="a", **next_patch(e))))
     head, notes, rows = compact.read_parts(compact.COMPACT_DIR / e["file"])
     next(f for f in rows["PyListObject"][6] if f[0] == "ob_item")[1] += 8
@@ -694,10 +694,10 @@ def test_each_identity_key_is_compared_by_the_one_rule(key):
     Loosening caught: `earning()` without that key."""
     me = runtime.running_identity()
     b = runtime.entry_build(running_entry())
-    other = {"version": dict(b, version=b["version"] + "+"), "hexversion": dict(b, hexversion=b["hexversion"] + 1),
-             "config": dict(b, config=dict(b["config"], Py_TRACE_REFS=True)),
-             "triple": dict(b, target=dict(b["target"], triple="aarch64-linux-gnu")),
-             "pointer_size": dict(b, target=dict(b["target"], pointer_size=4))}[key]
+    other = {"version": b.replace(version=b.version + "+"), "hexversion": b.replace(hexversion=b.hexversion + 1),
+             "config": b.replace(config=dict(b.config, Py_TRACE_REFS=True)),
+             "triple": b.replace(triple="aarch64-linux-gnu"),
+             "pointer_size": b.replace(pointer_size=4)}[key]
     assert runtime.earning(b, me).exact
     earn = runtime.earning(other, me)
     assert not earn.exact and "it is for" in earn.why
@@ -709,8 +709,8 @@ def test_another_binarys_build_id_vouches_for_nothing(tmp_path):
     its libpython's image, and its own installed headers). Loosening caught: any recorded build-id
     taken for this binary's."""
     me = runtime.running_identity()
-    assert me["build_id"], "this interpreter's build-id is needed: its libpython has a GNU build-id note"
-    other = "".join("0123456789abcdef"[(int(c, 16) + 1) % 16] for c in me["build_id"])
+    assert me.build_id, "this interpreter's build-id is needed: its libpython has a GNU build-id note"
+    other = "".join("0123456789abcdef"[(int(c, 16) + 1) % 16] for c in me.build_id)
     t, m = chosen(tmp_path, binaries=[(other, "lib/libpython", "a unit test")], depends=other_digest("Include/cpython/pystate.h"))
     assert t.earning.by == "inputs"
     assert not t.exact(t.resolve_struct("PyThreadState")) and t.exact(t.resolve_struct("PyListObject"))
@@ -721,7 +721,7 @@ def test_an_upstream_build_without_headers_is_never_exact_by_package():
     words) is not vouched for by the same word: upstream is no package version, it pins no inputs.
     Loosening caught: the package rule without its `distributor != upstream` condition."""
     e = running_entry()
-    me = dict(runtime.running_identity(), files=None, build_id=None, vendor=identity.UPSTREAM)
+    me = runtime.running_identity().replace(files=None, build_id=None, vendor=identity.UPSTREAM)
     assert not runtime.earning(runtime.entry_build(dict(e, vendor=identity.UPSTREAM)), me).exact
 
 
@@ -733,11 +733,11 @@ def test_a_source_trees_constant_needs_the_same_vendor():
     from offsets.runtime.earning import Earning
 
     t = runtime.load_shipped(shipped("cpython-3.13.5-debian-x86_64-linux-gnu"))
-    row = next(r for r in constants.of(t).values() if not r[4].startswith("Include/"))
+    row = next(r for r in constants.of(t).values() if not r.defined_in.startswith("Include/"))
     b = t.build
-    whole = dict(b["inputs"], defines=b["defines"])
-    for vendor, exact in ((b["vendor"], True), ("debian 9.9-1", False)):
-        earn = Earning("inputs", "a unit test of the rule", b, {"inputs": whole, "vendor": vendor})
+    whole = dict(b.inputs, defines=b.defines)
+    for vendor, exact in ((b.vendor, True), ("debian 9.9-1", False)):
+        earn = Earning("inputs", "a unit test of the rule", b, b.replace(inputs=whole, vendor=vendor))
         assert earn.constant(t, row) is exact, (vendor, row)
 
 
@@ -752,8 +752,8 @@ def test_a_proof_is_sought_only_among_tables_of_the_same_minor_flags_and_target(
 
     me = runtime.running_identity()
     every = entries()
-    assert {e["hexversion"] >> 16 for e in every} - {me["hexversion"] >> 16}, "tables of other minors are shipped"
-    assert {e["triple"] for e in every} - {me["triple"]}, "tables of other CPUs are shipped"
+    assert {e["hexversion"] >> 16 for e in every} - {me.hexversion >> 16}, "tables of other minors are shipped"
+    assert {e["triple"] for e in every} - {me.triple}, "tables of other CPUs are shipped"
     found = choice.near(me, every)
     assert found
     for e in found:
@@ -807,7 +807,7 @@ def stored_proof(tmp_path, monkeypatch):
     monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path / "cache"))
     e = running_entry()
     t = runtime.load_compact(str(copy_table(tmp_path, e, name="a", **next_patch(e))))
-    t.earning = runtime.earning(dict(runtime.entry_build(e), **next_patch(e)), runtime.running_identity())
+    t.earning = runtime.earning(runtime.entry_build(e).replace(**next_patch(e)), runtime.running_identity())
     assert proof_cache.check(t).ok and proof_cache.check(t).cached
     return t, proof_cache
 
@@ -875,7 +875,7 @@ def test_a_struct_nothing_proves_is_refused():
     fields)'. Loosening caught: `choice.earned_by` taking a table that has the name for one whose
     proof read it."""
     e = running_entry()
-    me = dict(runtime.running_identity(), version="later", hexversion=e["hexversion"] + 0x100)
+    me = runtime.running_identity().replace(version="later", hexversion=e["hexversion"] + 0x100)
     t, m = runtime.select(me, [e], load=runtime.load_shipped)
     runtime.RUNTIME.install(t, m)
     t.prove()

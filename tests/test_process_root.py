@@ -124,7 +124,7 @@ def test_a_header_linking_out_of_the_root_makes_no_table_exact_by_headers(contai
     from offsets.runtime.earning import earning
 
     ident = identify.of_process(contained.pid)
-    me = dict(ident.me(), build_id=None)
+    me = ident.me().replace(build_id=None)
     entry = next(e for e in tables.shipped_index()["tables"]
                  if e["name"] == f"cpython-{ident.version}-{ident.triple}")
     earn = earning(choice.entry_build(entry), me)
@@ -175,6 +175,6 @@ def test_the_suggested_command_makes_the_table_identify_then_knows(contained, tm
     assert there.build.version == here.build.version == ident.version
     assert there.build.inputs == here.build.inputs and there.structs == here.structs
     assert not [s.name for s in there.structs.values() if not s.defined_in.startswith("Include/")]
-    [entry] = installed_entries({"version": ident.version})
+    [entry] = installed_entries(ident.me())
     choice = choose.choose(ident, candidates=[entry])
     assert (choice.kind, choice.by) == ("exact", "build-id")

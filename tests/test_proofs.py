@@ -229,7 +229,7 @@ for spec in json.loads(sys.argv[1]):
     key = exact.resolve_struct(struct)
     if key is None or (key, path) not in good.proven:   # no check of this version reads it
         continue
-    row = exact.pool.row(key, exact.order[key])
+    row = list(exact.pool.row(key, exact.order[key]))
     if path is None:      # the struct's size
         row[2] += delta
     for f in row[6]:

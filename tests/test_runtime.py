@@ -270,14 +270,13 @@ def test_build_is_the_runtime_function_next_to_the_scanner_modules():
 def test_exact_match_ignores_other_builds():
     me = runtime.running_identity()
     t, m = runtime.select(me, entries(), check=lambda t: pytest.fail("an exact match ran the live check"))
-    assert m.kind == "exact" and t.build["hexversion"] == sys.hexversion
+    assert m.kind == "exact" and t.build.hexversion == sys.hexversion
 
 
 def test_another_patch_level_is_used_after_a_live_check_and_says_so():
     running_entry()
-    me = dict(runtime.running_identity())
-    me["hexversion"] += 0x100        # the next patch release of this minor version
-    me["version"] = "later"
+    me = runtime.running_identity()
+    me = me.replace(hexversion=me.hexversion + 0x100, version="later")     # the next patch release of this minor
     t, m = runtime.select(me, entries())
     assert m.kind == "proven" and m.check.ok and not m.check.failed
     assert m.table == running_entry()["name"]
@@ -296,8 +295,8 @@ def test_another_patch_level_is_used_after_a_live_check_and_says_so():
 def test_loose_match_with_a_wrong_table_is_refused(tmp_path, struct, path, size_delta):
     e = running_entry()
     bad = tampered(tmp_path, e, struct, path, size_delta=size_delta)
-    me = dict(runtime.running_identity())
-    me["hexversion"] += 0x100
+    me = runtime.running_identity()
+    me = me.replace(hexversion=me.hexversion + 0x100)
     with pytest.raises(NoMatchingTable) as err:
         runtime.select(me, [e], load=lambda _: runtime.load_compact(str(bad)))
     msg = str(err.value)
@@ -307,20 +306,20 @@ def test_loose_match_with_a_wrong_table_is_refused(tmp_path, struct, path, size_
 
 @pytest.mark.parametrize("change", ["new minor", "trace-refs build", "stats build", "other cpu", "32-bit"])
 def test_no_match_names_the_shipped_builds_and_how_to_scan(monkeypatch, change):
-    me = dict(runtime.running_identity(), config=dict(runtime.running_identity()["config"]))
+    me = runtime.running_identity()
     if change == "new minor":
-        me.update(version="3.99.0", hexversion=0x036300f0)
+        me = me.replace(version="3.99.0", hexversion=0x036300f0)
     elif change == "trace-refs build":
-        me["config"]["Py_TRACE_REFS"] = True
+        me = me.replace(config=dict(me.config, Py_TRACE_REFS=True))
     elif change == "stats build":
-        me["config"]["Py_STATS"] = True
+        me = me.replace(config=dict(me.config, Py_STATS=True))
     elif change == "other cpu":
-        me["triple"] = "loongarch64-linux-gnu"
+        me = me.replace(triple="loongarch64-linux-gnu")
     else:
-        me["pointer_size"] = 4
-    assert not any(e["hexversion"] >> 16 == me["hexversion"] >> 16
-                   and identity.flag_set(e["config"]) == identity.flag_set(me["config"])
-                   and (e["triple"], e["pointer_size"]) == (me["triple"], me["pointer_size"]) for e in entries()), \
+        me = me.replace(pointer_size=4)
+    assert not any(e["hexversion"] >> 16 == me.hexversion >> 16
+                   and identity.flag_set(e["config"]) == identity.flag_set(me.config)
+                   and (e["triple"], e["pointer_size"]) == (me.triple, me.pointer_size) for e in entries()), \
         f"a table for such a build ({change}) is shipped now: change it into one no table is for"
     monkeypatch.setattr(runtime.RUNTIME, "identity", lambda: me)
     with pytest.raises(NoMatchingTable) as err:
@@ -539,11 +538,11 @@ from offsets import runtime as r
 me = r.running_identity()
 tables = r.shipped_index()["tables"]
 mine = [e for e in tables if r.earning(r.entry_build(e), me).exact]
-same_abi = lambda e: (e["hexversion"] >> 16 == me["hexversion"] >> 16 and r.identity.flag_set(e["config"]) == r.identity.flag_set(me["config"])
-                      and e["triple"] == me["triple"] and e["pointer_size"] == me["pointer_size"])
+same_abi = lambda e: (e["hexversion"] >> 16 == me.hexversion >> 16 and r.identity.flag_set(e["config"]) == r.identity.flag_set(me.config)
+                      and e["triple"] == me.triple and e["pointer_size"] == me.pointer_size)
 others = [(e, me) for e in tables if same_abi(e) and e not in mine]
 # a minor with one shipped table: that table, offered to this build as if it were the next patch level
-others += [(e, dict(me, version="next", hexversion=me["hexversion"] + 0x100)) for e in mine]
+others += [(e, me.replace(version="next", hexversion=me.hexversion + 0x100)) for e in mine]
 truth = r.load_shipped(mine[0])
 out = []
 for other, who in others:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from offsets.layout import compact, table_yaml
+from offsets.layout.build_identity import BuildIdentity
 from offsets.layout.model import Build
 from offsets.runtime import Match
 from offsets.scan import build_inputs as build, scanner
@@ -40,7 +41,7 @@ def test_every_form_gives_the_same_build():
     saved = compact.build_dict(b)
     assert Build.from_dict(saved) == b
     assert compact.loads(compact.dumps(t, "test")).build == b
-    assert Match(t.build.table_name, "exact", "", "test", saved).build == b
+    assert Match(t.build.table_name, "exact", "", "test", BuildIdentity.of_table(saved)).build == b
 
 
 @pytest.mark.parametrize("vendor", [..., None], ids=["absent", "null"])
@@ -52,7 +53,7 @@ def test_a_build_saved_without_a_vendor_is_upstream_in_every_form(vendor):
     else:
         saved["vendor"] = vendor
     assert Build.from_dict(saved).vendor == "upstream"
-    assert Match(t.build.table_name, "exact", "", "test", saved).build.vendor == "upstream"
+    assert Match(t.build.table_name, "exact", "", "test", BuildIdentity.of_table(saved)).build.vendor == "upstream"
     assert compact.loads(with_vendor(compact.dumps(t, "test"), vendor)).build == t.build
     if vendor is ...:     # YAML has no null vendor: the schema refuses one
         text = table_yaml.dumps(t)

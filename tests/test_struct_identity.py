@@ -47,7 +47,7 @@ def _truth(names):
 
 def _identity(python) -> dict:
     code = ("import json; from offsets import runtime as r; m = r.running_identity(); b = r.build(); "
-            "print(json.dumps({'build_id': m['build_id'], 'binary': m['binary'], 'kind': b.kind, 'table': b.table, "
+            "print(json.dumps({'build_id': m.build_id, 'binary': m.where['binary'], 'kind': b.kind, 'table': b.table, "
             "'detail': b.detail}))")
     out = subprocess.run([str(python), "-S", "-c", code], capture_output=True, text=True,
                          env=jit_needs.clean_env("/nonexistent-tables"))

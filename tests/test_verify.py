@@ -25,7 +25,7 @@ def run_verify(*args):
 @pytest.fixture(scope="module")
 def running_table():
     me = running_identity()
-    path = REPO / "generated" / f"{table_name(me['version'], me['config'], me['triple'])}.yaml"
+    path = REPO / "generated" / f"{table_name(me.version, me.config, me.triple)}.yaml"
     if not path.is_file():
         missing_input(f"no committed table for the running interpreter ({path.name})")
     return path
@@ -108,18 +108,18 @@ def test_nothing_to_compare_is_an_error(running_table, tmp_path):
 def test_a_build_that_is_not_the_tables_is_refused(running_table, pyenv_scans):
     me = running_identity()
     for minor in ("3.12", "3.11", "3.13", "3.10"):
-        if minor != ".".join(me["version"].split(".")[:2]):
+        if minor != ".".join(me.version.split(".")[:2]):
             break
     exe, b, _ = pyenv_scans.get(minor)
     proc = run_verify(running_table, "--python", exe)
     assert proc.returncode == 2
-    assert f"the build is CPython {b.version}, the table is for {me['version']}" in proc.stderr
+    assert f"the build is CPython {b.version}, the table is for {me.version}" in proc.stderr
 
 
 @pytest.mark.slow
 def test_another_interpreters_table_with_its_python(pyenv_scans):
     me = running_identity()
-    minor = next(m for m in ("3.12", "3.13", "3.10", "3.11") if not me["version"].startswith(m + "."))
+    minor = next(m for m in ("3.12", "3.13", "3.10", "3.11") if not me.version.startswith(m + "."))
     exe, b, table = pyenv_scans.get(minor)
     path = REPO / "generated" / f"{table.build.table_name}.yaml"
     if not path.is_file():
@@ -128,4 +128,4 @@ def test_another_interpreters_table_with_its_python(pyenv_scans):
     assert proc.returncode == 0, proc.stderr
     structs, fields, bad = _counts(proc.stdout, "gcc")
     assert structs > 100 and bad == 0
-    assert f"not run: live: the running interpreter is not this build (it is CPython {me['version']}" in proc.stdout
+    assert f"not run: live: the running interpreter is not this build (it is CPython {me.version}" in proc.stdout

@@ -36,7 +36,7 @@ def test_a_table_made_with_another_versions_pyconfig_says_so():
     assert stood.startswith("PC/pyconfig.h of CPython 3.11.2 stands in for 3.12.1's")
     assert table_yaml.load(table("3.13.5")).build.stand_in is None
     loaded = runtime.load_compact(str(REPO / "offsets/data/compact" / f"cpython-3.12.1-{TRIPLE}.jsonl"))
-    assert loaded.build["stand_in"] == stood
+    assert loaded.build.stand_in == stood
     with pytest.raises(ModelError, match="stand-in"):
         Build(version="3.12.1", hexversion=0x030C01F0, config={}, target=table_yaml.load(table("3.12.1")).build.target,
               stand_in=" ")
@@ -113,7 +113,7 @@ from offsets.runtime import live_check, tables
 from offsets.runtime.core import load_shipped
 from offsets.runtime import binary
 out = {"build": [offsets.build().table, offsets.build().kind], "answers": {}, "image": list(binary.image()),
-       "build_id": offsets.runtime.running_identity()["build_id"], "checked_by": offsets.build().checked_by}
+       "build_id": offsets.runtime.running_identity().build_id, "checked_by": offsets.build().checked_by}
 for name in json.load(sys.stdin):
     try:
         out["answers"][name] = [offsets.field(name).earned, offsets.get(name)] if "." in name else \
@@ -231,7 +231,7 @@ def test_the_choice_never_crosses_between_linux_and_windows():
     windows = [e for e in entries if e["triple"] == TRIPLE]
     linux = [e for e in entries if e["triple"] != TRIPLE]
     assert windows and linux
-    me_windows = dict(me, triple=TRIPLE)
+    me_windows = me.replace(triple=TRIPLE)
     from offsets.runtime import choice
 
     assert {e["triple"] for e in choice.near(me_windows, entries)} == {TRIPLE}

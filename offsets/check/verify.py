@@ -236,7 +236,8 @@ def running_matches(table: Table) -> Optional[str]:
     from ..runtime import running_identity
 
     me = running_identity()
-    info = dict(me, multiarch=me["triple"])
+    info = {"version": me.version, "hexversion": me.hexversion, "config": me.config,
+            "pointer_size": me.pointer_size, "multiarch": me.triple}
     return identity_mismatch(table, info)
 
 

@@ -201,6 +201,7 @@ def install(table, tables=None) -> Path:
     """Write `table` in compact form where the runtime looks for this build's own table."""
     from ..atomic_write import write
     from ..layout import compact
+    from ..layout.build_identity import BuildIdentity
     from ..runtime.tables import own_table_file, tables_dir
 
     folder = tables or tables_dir()
@@ -209,7 +210,7 @@ def install(table, tables=None) -> Path:
 
         raise OutputError("nowhere to install: HOME is unset and the password database has no home for this user; "
                           "give --tables DIR or set OFFSETS_TABLES")
-    path = Path(folder) / own_table_file(compact.build_dict(table.build))
+    path = Path(folder) / own_table_file(BuildIdentity.of_table(compact.build_dict(table.build)))
     write(path, compact.dumps(table, "offsets scan --install"))
     return path
 

@@ -266,9 +266,10 @@ def read_parts(path) -> tuple:
     head, pool = open_table(str(path))
     base = {k: head[k] for k in ("format", "note", "source_sha256", "build", "scanner")}
     notes = pool.notes(head)
+    notes["constants"] = [list(row) for row in notes["constants"]]      # parts to edit, as `unpack` gives them
     if head.get("depends"):
         notes["depends"] = compact_depends.read(pool.node(head["depends"]), pool.text, pool.node, list(head["structs"]))
-    return base, notes, {k: pool.row(k, ref) for k, ref in head["structs"].items()}
+    return base, notes, {k: list(pool.row(k, ref)) for k, ref in head["structs"].items()}
 
 
 def pack(base: dict, notes: dict, rows: dict, pool) -> dict:

@@ -69,6 +69,7 @@ import os
 from ..errors import CorruptTableError
 from .identity import sha256
 from .json_read import loads
+from .rows import ConstantRow, StructRow
 
 FORMAT = 7
 ID_CHARS = 10
@@ -306,8 +307,8 @@ class Pool:
                 "core_only": core}
 
     def constants(self, root, sizes: dict) -> list:
-        """A table's constants as rows [name, value, type, size, defined_in, kind] (file, then name
-        order), each checked as `check_constant_row` does."""
+        """A table's constants as rows (rows.ConstantRow: name, value, type, size, defined_in, kind; file,
+        then name order), each checked as `check_constant_row` does."""
         out: list = []
         if root is not None:
             self._constants(root, sizes, out, 0)
@@ -349,11 +350,12 @@ class Pool:
             before = name
             kind = "enum" if code.endswith(ENUM) else "macro"
             code = (code[:-len(ENUM)] if kind == "enum" else code) or "i"
-            out.append(check_constant_row([name, value, TYPES.get(code), sizes.get(code), file, kind], self.source))
+            out.append(ConstantRow(check_constant_row([name, value, TYPES.get(code), sizes.get(code), file, kind],
+                                                      self.source)))
 
-    def row(self, name: str, ref) -> list:
-        """The struct `name` as one flat row: [name, kind, size, align, defined_in, origin, fields(,
-        c_type)], each field [path, offset, size, type, bit_offset, bit_width, array_len, flexible]."""
+    def row(self, name: str, ref) -> StructRow:
+        """The struct `name` as one flat row (rows.StructRow), each field [path, offset, size, type,
+        bit_offset, bit_width, array_len, flexible]."""
         node, line = (ref, None) if isinstance(ref, str) else (ref[0], ref[1])
         s = self.node(node)
         if not (isinstance(s, list) and len(s) in (6, 7)):
@@ -362,7 +364,7 @@ class Pool:
         defined_in = file if line is None else f"{file}:{line}"
         fields: list = []
         self._expand(self.members(members, name), "", 0, fields, 0)
-        return check_row([name, kind, size, align, defined_in, origin, fields, *c_type], name, self.source)
+        return StructRow(check_row([name, kind, size, align, defined_in, origin, fields, *c_type], name, self.source))
 
     def members(self, node, owner: str) -> list:
         """The members of member node `node` (a struct's, or a member's own: `owner`)."""

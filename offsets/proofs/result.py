@@ -15,6 +15,8 @@ class Result:
         self.skipped: list = []
         #: what the passed checks read: (struct key, field path), or (struct key, None) for its size
         self.proven: set = set()
+        #: the constants a check in another process saw there (remote/proof.py), by name
+        self.proven_constants: set = set()
 
     @property
     def ok(self) -> bool:

@@ -2,13 +2,15 @@
 with what was read collected (`used`), so that a passing check proves exactly that."""
 from __future__ import annotations
 
+from ..layout.rows import FieldRow
+
 TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing (the proven path's first lookup)
 if TYPE_CHECKING:
     from typing import Callable, Optional
 
 
 class View:
-    """A table as name lookups: `fields(struct)` (path -> (offset, size, ...)) and `size(struct)`,
+    """A table as name lookups: `fields(struct)` (path -> rows.FieldRow) and `size(struct)`,
     None where the table has no such struct. `used` collects what was read, for `proven`."""
 
     def __init__(self, resolve: Callable[[str], Optional[str]], fields: Callable[[str], dict],
@@ -22,7 +24,7 @@ class View:
         from ..layout.names import aliases, struct_key
 
         def fields(key):
-            return {f.path: (f.offset, f.size, f.type, f.bit_offset, f.bit_width, f.array_len, int(f.flexible))
+            return {f.path: FieldRow((f.offset, f.size, f.type, f.bit_offset, f.bit_width, f.array_len, int(f.flexible)))
                     for f in table.structs[key].fields}
         return cls(lambda n: struct_key(n, table.structs, table.names, aliases()), fields,
                    lambda k: table.structs[k].size)

@@ -21,7 +21,8 @@ from typing import Callable, Optional
 
 from ..errors import NoMatchingTable
 from ..layout import identity
-from ..runtime.earning import Earning, describe_build
+from ..layout.build_identity import BuildIdentity
+from ..runtime.earning import Earning
 from ..runtime.tables import installed_entries, shipped_index, _load_entry
 
 
@@ -41,7 +42,7 @@ class Choice:
 
 def entries(ident) -> list:
     """Own tables of the build's version first, then the shipped ones."""
-    own = installed_entries({"version": ident.version}) if ident.version else []
+    own = installed_entries(ident.me()) if ident.version else []
     return own + shipped_index()["tables"]
 
 
@@ -63,7 +64,7 @@ def constants_seen(result):
 
     from ..runtime.constants import PROVEN
 
-    seen = getattr(result, "proven_constants", set()) if result.ok else set()
+    seen = result.proven_constants if result.ok else set()
     return SimpleNamespace(ok=result.ok, proven={(PROVEN, n) for n in seen},
                            summary=lambda: f"{len(seen)} constants seen in the process")
 
@@ -121,9 +122,9 @@ def _prover(prove):
 
 
 def describe(ident) -> str:
-    b = {"version": ident.version or "?", "vendor": ident.vendor, "config": ident.config,
-         "target": {"triple": ident.triple, "pointer_size": ident.pointer_size}}
-    return f"{describe_build(b)} in {ident.binary}" + (f" (process {ident.pid})" if ident.pid else "")
+    b = BuildIdentity(ident.version or "?", ident.hexversion or 0, ident.config, ident.triple, ident.pointer_size,
+                      ident.vendor)
+    return f"{b.describe()} in {ident.binary}" + (f" (process {ident.pid})" if ident.pid else "")
 
 
 def how_to_scan(ident) -> str:

@@ -28,6 +28,7 @@ from typing import Optional
 from ..errors import NotPython, ProcessError
 from . import process_root
 from ..layout import identity
+from ..layout.build_identity import BuildIdentity
 from . import anchors, installed, linked, pe_identify, procfs
 from .elf import INTERPRETER_SYMBOL, Elf, ElfError
 from .elf_id import is_libpython
@@ -98,12 +99,11 @@ class Identity:
     def minor(self) -> Optional[str]:
         return None if self.version is None else ".".join(self.version.split(".")[:2])
 
-    def me(self) -> dict:
+    def me(self) -> BuildIdentity:
         """This build in the terms `runtime.earning.earning` compares a table's build with: its
         build-id, its installed headers (`files`, read under its root), their whole digests on demand."""
-        return {"version": self.version, "hexversion": self.hexversion, "config": self.config, "triple": self.triple,
-                "pointer_size": self.pointer_size, "vendor": self.vendor, "build_id": self.build_id,
-                "files": self.files, "inputs": None, "whole_inputs": self.whole_inputs}
+        return BuildIdentity(self.version, self.hexversion, self.config, self.triple, self.pointer_size, self.vendor,
+                             build_id=self.build_id, files=self.files, whole_inputs=self.whole_inputs)
 
     def keys(self) -> dict:
         """The JSON keys `offsets identify --json` prints for the build (choose.py adds the table)."""

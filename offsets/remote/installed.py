@@ -11,6 +11,7 @@ import re
 from typing import Optional
 
 from ..layout import identity
+from ..layout.build_identity import once
 from .process_root import at, escaping
 
 #: The most of a `_sysconfigdata_*.py` read (CPython's are 20 to 60 KB).
@@ -110,7 +111,7 @@ def describe(root: str, binary: str, minor: str, config: dict, triple: str) -> d
                        else "") + "), where this machine's files would be read: their digests are not taken")
         return out
     out["files"] = identity.InstalledFiles(include, cflags, multiarch)
-    out["whole_inputs"] = lambda: identity.installed_inputs(include, cflags, multiarch)
+    out["whole_inputs"] = once(lambda: identity.installed_inputs(include, cflags, multiarch))
     return out
 
 

@@ -34,7 +34,6 @@ from .reader import Reader
 def check(table, memory, ident) -> Result:
     """Run every check the table allows against the process; never raises for a wrong table."""
     result = Result()
-    result.proven_constants = set()     # constants the check saw in the process
     r = Reader(memory, table, ident.symbols)
 
     def expect(what: str, truth, got) -> None:
@@ -83,7 +82,7 @@ def check(table, memory, ident) -> Result:
         from ..runtime.tables import type_records as shipped
         from .elf import Elf
 
-        records = types.records(shipped(table.build["version"]))
+        records = types.records(shipped(table.build.version))
         with Elf(ident.binary_path) as elf:
             found = [(ident.bias + sym.value, name) for name, rec in sorted(records.items())
                      for sym in [elf.symbol(rec.get("symbol") or "")] if sym is not None]

@@ -152,7 +152,7 @@ class Reader:
         if self._earned is not None and known.earned(table, row) is None:
             raise NoMatchingTable(f"{name}: not answered: table {self.t.name} is not exactly this build's and the "
                                   f"check in the process did not see this constant")
-        return row[1]
+        return row.value
 
     def char_width(self, kind: int) -> int:
         """Bytes per character of a str of `kind`: the build's `PyUnicode_1BYTE_KIND` ... constants."""

@@ -42,24 +42,25 @@ import os
 from ..errors import OffsetsError
 from ..layout import identity
 # what a table earns, the tables and the one runtime object (also read as runtime.X by the CLI and the tests)
-from .earning import describe, describe_build, earning as _earning, entry_build, strict_mode
+from ..layout.build_identity import BuildIdentity
+from .earning import earning as _earning, entry_build, strict_mode
 from . import tables
 from .tables import PACKAGE_DIR, Loaded, installed_entries, shipped_index, tables_dir, _load_entry
 from .core import RUNTIME, Match, load_compact, load_shipped, prove_constants_here, prove_here
 
 
-def earning(b: dict, me: dict, prover=None):
+def earning(b: BuildIdentity, me: BuildIdentity, prover=None):
     """How a table of build `b` earns its answers for build `me` (earning.py's one rule), proven by
     `prover`, by default this process's live check (`prove_here`)."""
     return _earning(b, me, prover or prove_here)
 
 
-def running_identity() -> dict:
+def running_identity() -> BuildIdentity:
     """This interpreter's identity, computed once (`core.Runtime.identity`)."""
     return RUNTIME.identity()
 
 
-def select(me: dict, entries: list, load=_load_entry, check=None, strict: bool = False, autoscan=None):
+def select(me: BuildIdentity, entries: list, load=_load_entry, check=None, strict: bool = False, autoscan=None):
     """(table, Match) for identity `me` among `entries` (`core.Runtime.select`: choice.py's one rule)."""
     return RUNTIME.select(me, entries, load, check, strict, autoscan)
 

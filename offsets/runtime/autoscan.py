@@ -42,6 +42,7 @@ import sys
 import time
 
 from ..layout import identity
+from ..layout.build_identity import BuildIdentity
 from ..regular_file import open_regular
 from .tables import own_table_file, tables_dir
 
@@ -86,15 +87,15 @@ def _off(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("0", "false", "no", "off")
 
 
-def why_not(me: dict) -> str:
+def why_not(me: BuildIdentity) -> str:
     """Why this process may not make its build's table now ('' if it may)."""
     if _off("OFFSETS_AUTOSCAN"):
         return "OFFSETS_AUTOSCAN is off"
     if os.environ.get("OFFSETS_AUTOSCAN_CHILD"):
         return "this process was started to make a table (OFFSETS_AUTOSCAN_CHILD is set), and makes none itself"
-    files = me.get("files")
-    if not (me.get("inputs") or (files is not None and files.available)):
-        return (f"its headers are not installed in {me.get('include')} (the python{version(me)}-dev package), so a "
+    files = me.files
+    if not (me.inputs or (files is not None and files.available)):
+        return (f"its headers are not installed in {me.where['include']} (the python{me.minor}-dev package), so a "
                 f"scan has nothing to read")
     import importlib.util
 
@@ -114,16 +115,12 @@ def why_not(me: dict) -> str:
     return ""
 
 
-def version(me: dict) -> str:
-    return "%d.%d" % (me["hexversion"] >> 24, (me["hexversion"] >> 16) & 0xFF)
-
-
-def interpreters(me: dict) -> list:
+def interpreters(me: BuildIdentity) -> list:
     """Where this build installed its interpreter: `bin/python3.X` (ABI flags too, then without) under
     sys.base_prefix, then sysconfig's BINDIR; existing files only, in that order, no repeats."""
     import sysconfig
 
-    names = [f"python{version(me)}{me.get('abiflags', '')}", f"python{version(me)}"]
+    names = [f"python{me.minor}{me.where.get('abiflags', '')}", f"python{me.minor}"]
     found = []
     for d in (os.path.join(sys.base_prefix, "bin"), sysconfig.get_config_var("BINDIR")):
         for n in names if d else ():
@@ -141,19 +138,19 @@ def is_elf(path: str) -> bool:
         return False
 
 
-def interpreter(me: dict):
+def interpreter(me: BuildIdentity):
     """(the build's own interpreter, '') or (None, why there is none)."""
     found = interpreters(me)
     for p in found:
         if is_elf(p):
             return p, ""
-    where = ", ".join(found) or f"python{version(me)} in {os.path.join(sys.base_prefix, 'bin')} or sysconfig's BINDIR"
+    where = ", ".join(found) or f"python{me.minor} in {os.path.join(sys.base_prefix, 'bin')} or sysconfig's BINDIR"
     return None, (f"no interpreter of this build was found to run the scan ({where}: "
                   f"{'not an executable ELF file' if found else 'missing'}); sys.executable "
                   f"({sys.executable}) is not run, since a program that embeds CPython names itself there")
 
 
-def scan_command(me: dict) -> str:
+def scan_command(me: BuildIdentity) -> str:
     """The command that makes this build's own table by hand (it never names sys.executable)."""
     found = interpreters(me)
     if found:
@@ -161,13 +158,9 @@ def scan_command(me: dict) -> str:
     return f"offsets scan --prefix {sys.base_prefix} --install"
 
 
-def _key(me: dict) -> str:
+def _key(me: BuildIdentity) -> str:
     """The name this build's own table is installed under, without `.jsonl`."""
-    if not me.get("inputs") and me.get("whole_inputs"):
-        me["inputs"] = me["whole_inputs"]()       # its headers' digest names the table (hashed once, here only)
-    b = {"version": me["version"], "config": me["config"], "target": {"triple": me["triple"]},
-         "vendor": me.get("vendor"), "inputs": me.get("inputs")}
-    return own_table_file(b)[:-len(".jsonl")]
+    return own_table_file(me.replace(inputs=me.whole()))[:-len(".jsonl")]     # its headers' digest names it
 
 
 def _paths() -> list:
@@ -217,8 +210,8 @@ def run_child(python: str, me: dict, tables: str, log: str, limit: float) -> str
     so that at the time limit the scan's own processes are killed with it."""
     import json
 
-    expected = {k: me[k] for k in SAME_BUILD}
-    expected["include"] = os.path.realpath(me["include"])
+    expected = {k: me.where[k] if k == "abiflags" else getattr(me, k) for k in SAME_BUILD}
+    expected["include"] = os.path.realpath(me.where["include"])
     args = ["scan", "--python", python, "--install", "--tables", tables, "--no-dwarf", "-q"]
     env = dict(os.environ, OFFSETS_AUTOSCAN_CHILD="1", OFFSETS_TABLES=tables)
     cmd = [python, "-I", "-S", "-c", CHILD, json.dumps(_paths()), json.dumps(expected), str(os.getpid())] + args
@@ -281,7 +274,7 @@ def _kill(pid: int) -> None:
         pass
 
 
-def make(me: dict, exact_installed):
+def make(me: BuildIdentity, exact_installed):
     """This build's own table, made now: `exact_installed()` once it is there (another process may
     have made it while this one waited), with a phrase saying how, or a str saying why there is none."""
     why = why_not(me)

@@ -14,7 +14,8 @@ interpreter (`runtime.select`) and for another process or a binary (`remote/choo
 from __future__ import annotations
 
 from ..layout import identity
-from .earning import describe, describe_build, earning, entry_build  # noqa: F401 - entry_build: choice.entry_build
+from ..layout.build_identity import BuildIdentity
+from .earning import earning, entry_build  # noqa: F401 - entry_build: choice.entry_build
 
 
 class Chosen:
@@ -25,18 +26,18 @@ class Chosen:
         self.table, self.kind, self.by, self.detail, self.proof = table, kind, by, detail, proof
 
 
-def _rank(t, me: dict) -> tuple:
+def _rank(t) -> tuple:
     e = t.earning
     return (e.by == "build-id", t.own, e.same_vendor, t.head.get("depends") is not None,
             len(t.order))
 
 
-def same_build(me: dict, entries: list, load, prover=None) -> tuple:
+def same_build(me: BuildIdentity, entries: list, load, prover=None) -> tuple:
     """(the tables of step 1, each with its earning, best first; why each other table of this
     version is not one)."""
     chain, why = [], []
     for e in entries:
-        if e["hexversion"] != me["hexversion"]:
+        if e["hexversion"] != me.hexversion:
             continue
         earn = earning(entry_build(e), me, prover)
         if earn.exact:
@@ -45,24 +46,23 @@ def same_build(me: dict, entries: list, load, prover=None) -> tuple:
             t.earning = earn
             t.own = bool(e.get("own"))
             chain.append(t)
-        elif e["triple"] == me["triple"]:
+        elif e["triple"] == me.triple:
             why.append(f"{e['name']}: {earn.why}")
-    chain.sort(key=lambda t: _rank(t, me), reverse=True)
+    chain.sort(key=_rank, reverse=True)
     return chain, why
 
 
-def near(me: dict, entries: list) -> list:
+def near(me: BuildIdentity, entries: list) -> list:
     """The entries of the same minor version, layout flags, target and pointer size, nearest first
     (patch level, then the same vendor)."""
-    mine = (identity.flag_set(me["config"]), me["triple"], me["pointer_size"])
-    found = [e for e in entries if e["hexversion"] >> 16 == me["hexversion"] >> 16
+    mine = (me.flags, me.triple, me.pointer_size)
+    found = [e for e in entries if e["hexversion"] >> 16 == me.hexversion >> 16
              and (identity.flag_set(e["config"]), e["triple"], e["pointer_size"]) == mine]
-    vendor = me.get("vendor") or identity.UPSTREAM
-    return sorted(found, key=lambda e: (abs(e["hexversion"] - me["hexversion"]),
-                                        (e.get("vendor") or identity.UPSTREAM) != vendor, -e["hexversion"], e["name"]))
+    return sorted(found, key=lambda e: (abs(e["hexversion"] - me.hexversion),
+                                        (e.get("vendor") or identity.UPSTREAM) != me.vendor, -e["hexversion"], e["name"]))
 
 
-def exact_chain(me: dict, entries: list, load, prover=None, strict: bool = False):
+def exact_chain(me: BuildIdentity, entries: list, load, prover=None, strict: bool = False):
     """Step 1: the chain of tables build `me` consults (`load(entry)` gives a `tables.Loaded`;
     `prover(t)` proves a table in the build's memory, default the live check), as a `Chosen` whose
     table is the first, or (None, why each table of this version is not one)."""
@@ -71,11 +71,11 @@ def exact_chain(me: dict, entries: list, load, prover=None, strict: bool = False
         return None, why
     t = chain[0]
     t.fallbacks = chain[1:]
-    t.near = [] if strict else [e for e in near(me, entries) if e["hexversion"] != me["hexversion"]]
-    return Chosen(t, "exact", t.earning.by, f"{describe_build(t.build)} for {describe(me)}: {t.earning.why}"), why
+    t.near = [] if strict else [e for e in near(me, entries) if e["hexversion"] != me.hexversion]
+    return Chosen(t, "exact", t.earning.by, f"{t.build.describe()} for {me.describe()}: {t.earning.why}"), why
 
 
-def proven(me: dict, entries: list, load, prover=None, strict: bool = False, why=(), check: str = "the live check",
+def proven(me: BuildIdentity, entries: list, load, prover=None, strict: bool = False, why=(), check: str = "the live check",
            refusal=None) -> Chosen:
     """Step 3 without a chain: the nearest table whose proof (`check`, for people) passes, or
     `refusal(why)` (a NoMatchingTable) saying why none does."""
@@ -91,7 +91,7 @@ def proven(me: dict, entries: list, load, prover=None, strict: bool = False, why
         result = t.prove()
         if result.ok:
             t.near = candidates[i + 1:]
-            return Chosen(t, "proven", "memory", f"table of {describe_build(entry_build(e))} for {describe(me)}: "
+            return Chosen(t, "proven", "memory", f"table of {earn.build.describe()} for {me.describe()}: "
                                                  f"not exact ({earn.why}); it answers only the {len(earn.proven)} "
                                                  f"fields and sizes {check} read ({result.summary()})", result)
         failures.append(f"{e['name']} failed {check}: {result.summary()}")

@@ -49,19 +49,18 @@ class EarnedConstant:
 
 
 def of(t) -> dict:
-    """A loaded table's constants: name -> [name, value, type, size, defined_in, kind], decoded
-    and checked once (kept on the table)."""
-    got = getattr(t, "_constants", None)
+    """A loaded table's constants: name -> rows.ConstantRow, decoded and checked once (kept on the table)."""
+    got = t._constants
     if got is None:
         rows = t.pool.constants(t.head.get("constants"), t.head.get("constant_sizes") or {})
-        got = t._constants = {row[0]: row for row in rows}
+        got = t._constants = {row.name: row for row in rows}
     return got
 
 
 def _qualified(t) -> frozenset:
     """The names of `t`'s constants that have qualified forms only (`NAME@FILE`), found once (kept
     on the table): the names `find` looks for them under."""
-    got = getattr(t, "_qualified_constants", None)
+    got = t._qualified_constants
     if got is None:
         got = t._qualified_constants = frozenset(k.split("@", 1)[0] for k in of(t) if "@" in k)
     return got
@@ -73,7 +72,7 @@ def earned(t, row, check=None) -> "str | None":
     if t.earning.constant(t, row):
         return "exact"
     done = prove(t, check)
-    return "proven" if done is not None and done.ok and (PROVEN, row[0]) in done.proven else None
+    return "proven" if done is not None and done.ok and (PROVEN, row.name) in done.proven else None
 
 
 def prove(t, check=None):
@@ -81,7 +80,7 @@ def prove(t, check=None):
     (another process's: remote/choose.py), else `check(t)`, run once per table for the constants
     that are not exact and kept; None when there is neither."""
     e = t.earning
-    done = getattr(e, "constants_check", None)
+    done = e.constants_check
     if done is None and check is not None:
         done = e.constants_check = check(t)
     return done
@@ -106,7 +105,7 @@ def find(t, name: str):
 
 
 def refused(t, name: str) -> NoMatchingTable:
-    check = getattr(t.earning, "constants_check", None)
+    check = t.earning.constants_check
     seen = f"; live check of constants: {check.summary()}" if check is not None else ""
     return NoMatchingTable(f"{name}: not answered: {t.name} is not exactly this build's table ({t.earning.why}) "
                            f"and the live check did not see this constant{seen}; make this build's own table "

@@ -13,9 +13,10 @@ from _thread import RLock
 
 from ..errors import OffsetsError, TableError, UnknownNameError
 from ..layout import identity
+from ..layout.build_identity import BuildIdentity, once
 from . import fork
 from . import tables as _tables
-from .earning import by_build_id_alone, describe, earning, entry_build, strict_mode
+from .earning import by_build_id_alone, earning, entry_build, strict_mode
 from .tables import Loaded, _load_entry, installed_entries, shipped_index, tables_dir
 
 
@@ -61,7 +62,7 @@ class Match:
     """The table in use and how it was chosen: `kind` is exact, proven or user. `runtime` is the
     runtime whose table it describes (by default this interpreter's)."""
 
-    def __init__(self, table: str, kind: str, detail: str, source: str, build: dict, check=None,
+    def __init__(self, table: str, kind: str, detail: str, source: str, build: BuildIdentity, check=None,
                  loaded: Loaded = None, runtime: "Runtime" = None) -> None:
         self.table, self.kind, self.detail, self.source, self._build, self.check = \
             table, kind, detail, source, build, check
@@ -73,15 +74,15 @@ class Match:
         """The table's `model.Build` (version, hexversion, config, target, vendor, defines, digests)."""
         from ..layout.model import Build
 
-        return Build.from_dict(self._build)
+        return Build.from_dict(self._build.as_dict())
 
     @property
     def version(self) -> str:
-        return self._build["version"]
+        return self._build.version
 
     @property
     def hexversion(self) -> int:
-        return self._build["hexversion"]
+        return self._build.hexversion
 
     @property
     def checked(self) -> list:
@@ -152,7 +153,7 @@ class FirstChoice:
     kind = "exact"
 
     def __init__(self, t: Loaded) -> None:
-        self.table, self.hexversion = t.name, t.build["hexversion"]
+        self.table, self.hexversion = t.name, t.build.hexversion
 
 
 class Answers(dict):
@@ -189,9 +190,9 @@ class Offsets(Answers):
             if rt.in_use(t):
                 prefix = key + "."
                 if t.exact(key):
-                    self.update((prefix + p, r[0]) for p, r in fields.items())
-                self[name] = row[0]
-            return row[0]
+                    self.update((prefix + p, r.offset) for p, r in fields.items())
+                self[name] = row.offset
+            return row.offset
 
 
 class Sizes(Answers):
@@ -224,8 +225,8 @@ class Constants(Answers):
         with rt.lock:
             t, row, how = rt.constant(name, "constant")
             if rt.in_use(t):
-                self[name] = row[1]
-            return row[1]
+                self[name] = row.value
+            return row.value
 
 
 class Runtime:
@@ -243,20 +244,21 @@ class Runtime:
         self.shipped_names = None         # refusals.ShippedNames, made at the first unknown name
 
     # ------------------------------------------------------------ what this interpreter is
-    def identity(self) -> dict:
+    def identity(self) -> BuildIdentity:
         """This interpreter's identity (identity.running(), without the whole headers' digests, which
         only a struct without a dependency set needs: `whole_inputs`), its installed headers to
         compare dependency sets with (`files`), and the build-id of the binary holding it
-        (binary.py), computed once."""
+        (binary.py; `where` names the binary, or why it has no build-id), computed once."""
         with self.lock:
             if self.me is None:
                 from . import binary
 
-                me = identity.running(with_inputs=False)
-                me["files"] = identity.InstalledFiles(me["include"], me["cflags"], me["multiarch"] or None)
-                me["whole_inputs"] = lambda: identity.installed_inputs(me["include"], me["cflags"])
-                me["binary"], me["build_id"], me["build_id_why"] = binary.interpreter()
-                self.me = me
+                d = identity.running(with_inputs=False)
+                include, cflags = d["include"], d["cflags"]
+                d["binary"], build_id, d["build_id_why"] = binary.interpreter()
+                self.me = BuildIdentity.of_running(
+                    d, files=identity.InstalledFiles(include, cflags, d["multiarch"] or None), build_id=build_id,
+                    whole_inputs=once(lambda: identity.installed_inputs(include, cflags)))
             return self.me
 
     def index(self) -> dict:
@@ -264,7 +266,7 @@ class Runtime:
         return shipped_index()
 
     # ------------------------------------------------------------ which table
-    def select(self, me: dict, entries: list, load=_load_entry, check=None, strict: bool = False, autoscan=None):
+    def select(self, me: BuildIdentity, entries: list, load=_load_entry, check=None, strict: bool = False, autoscan=None):
         """(table, Match) for identity `me` among `entries` (selection.choose: choice.py's one rule,
         which remote/choose.py calls too). Where the chain answers a struct exactly in none of its
         tables, the lookup makes this build's own table then (`autoscan_for`), once."""
@@ -324,10 +326,10 @@ class Runtime:
         found = image()
         if found is None:
             return None
-        shown, build_id = identity.running_shown(), found[1]
+        shown, build_id = BuildIdentity.of_shown(identity.running_shown()), found[1]
         d = tables_dir()
         try:
-            if d and any(f.startswith(f"cpython-{shown['version']}-") and f.endswith(".jsonl") for f in os.listdir(d)):
+            if d and any(f.startswith(f"cpython-{shown.version}-") and f.endswith(".jsonl") for f in os.listdir(d)):
                 return None
         except OSError:
             pass                    # no such folder: no own table (installed_entries)
@@ -478,7 +480,7 @@ class Runtime:
         """This build's own table, made now because some struct is exact in no table of the chain
         (once: the chain's first table keeps the attempt), put first among its fallbacks and in
         use from now on; or None."""
-        scan = getattr(head, "autoscan", None)
+        scan = head.autoscan
         if scan is None:
             return None
         made = scan()       # under the lock; a child forked meanwhile keeps `autoscan` and waits for this table
@@ -492,7 +494,7 @@ class Runtime:
         t, earn = made[:2]
         how = made[2] if len(made) == 3 else "made from this interpreter's own headers now"
         t.earning, t.own = earn, True
-        t.fallbacks, t.near, head.fallbacks = [head] + head.fallbacks, getattr(head, "near", []), []
+        t.fallbacks, t.near, head.fallbacks = [head] + head.fallbacks, head.near, []
         self.install(t, Match(t.name, "exact", f"{how}: {earn.why}", t.source, t.build, loaded=t, runtime=self))
         return t
 
@@ -557,11 +559,9 @@ class Runtime:
             t = Loaded(head, pool, path, self.index()["aliases"], prove_here)
         me = self.identity()
         b = t.build
-        mine = (me["hexversion"] >> 16, identity.flag_set(me["config"]), me["triple"], me["pointer_size"])
-        theirs = (b["hexversion"] >> 16, identity.flag_set(b["config"]), b["target"]["triple"],
-                  b["target"]["pointer_size"])
-        if mine != theirs:
-            raise TableError(f"{path} is for {t.name}, not for this {describe(me)}: {self.how_to_scan()}")
+        if (me.hexversion >> 16, me.flags, me.triple, me.pointer_size) != \
+                (b.hexversion >> 16, b.flags, b.triple, b.pointer_size):
+            raise TableError(f"{path} is for {t.name}, not for this {me.describe()}: {self.how_to_scan()}")
         earn = earning(b, me, prove_here)
         t.earning = earn
         if not earn.exact and strict_mode():

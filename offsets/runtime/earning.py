@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 
 from ..layout import identity
+from ..layout.build_identity import BuildIdentity
 
 
 class Earning:
@@ -32,11 +33,12 @@ class Earning:
     `check`/`proven`: the proof, once run (`prover(table)` runs it: in this process, or in another's
     memory)."""
 
-    def __init__(self, by, why: str, build: dict = None, me: dict = None, prover=None) -> None:
+    def __init__(self, by, why: str, build: BuildIdentity = None, me: BuildIdentity = None, prover=None) -> None:
         self.by, self.why = by, why
-        self.build, self.me = build or {}, me or {}
+        self.build, self.me = build, me     # the table's build, and the build it answers for
         self.prover = prover
         self.check = None            # a proof's Result, once run
+        self.constants_check = None  # the proof of its constants, once run (constants.prove)
         self.proven: set = set()     # (struct key, path) read; (struct key, None): its size
         self._exact: dict = {}
         self._whole = None
@@ -48,7 +50,7 @@ class Earning:
 
     @property
     def same_vendor(self) -> bool:
-        return (self.build.get("vendor") or identity.UPSTREAM) == (self.me.get("vendor") or identity.UPSTREAM)
+        return self.build is not None and self.me is not None and self.build.vendor == self.me.vendor
 
     def struct(self, t, key: str) -> bool:
         """Whether struct `key` of table `t` (a `tables.Loaded`) is exact here."""
@@ -65,7 +67,7 @@ class Earning:
         deps = t.dependency_set(key)
         if deps is None:
             row = t.row(key)
-            return self.whole() and (self.same_vendor or not identity.source_dependent(row[4], row[5]))
+            return self.whole() and (self.same_vendor or not identity.source_dependent(row.defined_in, row.origin))
         return self.same_set(t, deps)
 
     def why_not(self, t, key: str) -> str:
@@ -78,19 +80,19 @@ class Earning:
             if not self.whole():
                 return (f"{key} has no dependency set (its text was not at hand) and this build's pyconfig.h, headers "
                         f"or core defines are not the table's")
-            return f"{key} is a struct of {row[4].rsplit(':', 1)[0]}, {self.vendor_words()}"
+            return f"{key} is a struct of {row.defined_in.rsplit(':', 1)[0]}, {self.vendor_words()}"
         return f"{key} {self.set_difference(t, deps)}"
 
     def vendor_words(self) -> str:
-        return (f"which only the same vendor vouches for: the table's is {self.build.get('vendor') or identity.UPSTREAM}, "
-                f"this build's {self.me.get('vendor') or identity.UPSTREAM}")
+        return (f"which only the same vendor vouches for: the table's is {self.build.vendor}, "
+                f"this build's {self.me.vendor}")
 
     def set_difference(self, t, deps) -> str:
         """What of a dependency set differs here ('' if nothing does)."""
         leaves, files, source = deps
         if source and not self.same_vendor:
             return f"depends on files of the source tree, {self.vendor_words()}"
-        view, mine = t.depends, self.me["files"]
+        view, mine = t.depends, self.me.files
         for n in leaves:
             if mine.leaf(n) != view.values[n]:
                 return (f"depends on the macro {n}, which is {_value(view.values[n])} in the table and "
@@ -102,14 +104,14 @@ class Earning:
         return ""
 
     def constant(self, t, row) -> bool:
-        """Whether constant `row` ([name, value, type, size, defined_in, kind]) of table `t` is exact here."""
+        """Whether constant `row` (a `compact_read.ConstantRow`) of table `t` is exact here."""
         if self.by in ("build-id", "package"):
             return True
         if self.by != "inputs":
             return False
-        name, value, defined_in = row[0], row[1], row[4]
+        name, value, defined_in = row.name, row.value, row.defined_in
         if defined_in == identity.PYCONFIG:
-            return integer(self.me["files"].leaf(name.split("@", 1)[0])) == value
+            return integer(self.me.files.leaf(name.split("@", 1)[0])) == value
         deps = t.constant_set(defined_in) if defined_in.startswith("Include/") else None
         if deps is None:
             return self.whole() and (self.same_vendor or defined_in.startswith("Include/"))
@@ -121,19 +123,16 @@ class Earning:
         if source and not self.same_vendor:
             return False
         view = t.depends
-        mine = self.me["files"]
+        mine = self.me.files
         return all(mine.leaf(n) == view.values[n] for n in leaves) and \
             all(mine.digest(f, len(view.digests[f])) == view.digests[f] for f in files)
 
     def whole(self) -> bool:
         """The old rule, for what has no set: the whole build's inputs are the table's (computed once)."""
         if self._whole is None:
-            mine = self.me.get("inputs") or {}
-            if not mine and self.me.get("whole_inputs"):
-                mine = self.me["inputs"] = self.me["whole_inputs"]()
-            inputs = self.build.get("inputs") or {}
+            mine, inputs = self.me.whole(), self.build.inputs
             self._whole = bool(mine) and (inputs.get("pyconfig_h"), inputs.get("headers")) == \
-                (mine.get("pyconfig_h"), mine.get("headers")) and self.build.get("defines") == mine.get("defines")
+                (mine.get("pyconfig_h"), mine.get("headers")) and self.build.defines == mine.get("defines")
         return self._whole
 
 
@@ -153,65 +152,46 @@ def integer(text):
         return None
 
 
-def earning(b: dict, me: dict, prover=None) -> Earning:
-    """How a table whose build is `b` (the compact header's `build` form) earns its answers for the
-    build `me` (identity.running(), or a remote Identity.me(): with `files`, an
-    `identity.InstalledFiles` or None, and `build_id`)."""
-    t = b["target"]
-    same = (b["version"], b["hexversion"], identity.flag_set(b["config"]), t["triple"], t["pointer_size"]) == \
-           (me["version"], me["hexversion"], identity.flag_set(me["config"]), me["triple"], me["pointer_size"])
-    if not same:
-        return Earning(None, f"it is for {describe_build(b)}", b, me, prover)
-    build_id = me.get("build_id")
-    if build_id and build_id in (x[0] for x in b.get("binaries") or ()):
-        return Earning("build-id", f"it records this binary's build-id {build_id}", b, me, prover)
-    files = me.get("files")
-    if files is not None and files.available:
-        if b.get("defines") is None:
+def earning(b: BuildIdentity, me: BuildIdentity, prover=None) -> Earning:
+    """How a table whose build is `b` earns its answers for the build `me` (the runtime's
+    `identity()`, or a remote Identity.me(): with `files` and `build_id`)."""
+    if (b.version, b.hexversion, b.flags, b.triple, b.pointer_size) != \
+            (me.version, me.hexversion, me.flags, me.triple, me.pointer_size):
+        return Earning(None, f"it is for {b.describe()}", b, me, prover)
+    if me.build_id and me.build_id in b.build_ids:
+        return Earning("build-id", f"it records this binary's build-id {me.build_id}", b, me, prover)
+    if me.files is not None and me.files.available:
+        if b.defines is None:
             return Earning(None, "the defines its core was compiled with are not known", b, me, prover)
         return Earning("inputs", "same version, flags and target; each struct exact where the macros and headers "
                                  "it depends on are this build's", b, me, prover)
-    if me.get("vendor") and identity.distributor(me["vendor"]) != identity.UPSTREAM and b.get("vendor") == me["vendor"]:
-        return Earning("package", f"same package ({me['vendor']}; no headers installed to compare)", b, me, prover)
+    if identity.distributor(me.vendor) != identity.UPSTREAM and b.vendor == me.vendor:
+        return Earning("package", f"same package ({me.vendor}; no headers installed to compare)", b, me, prover)
     return Earning(None, "this build has no headers installed to compare with, and no distributor package of the "
-                         f"table's vendor ({b.get('vendor') or identity.UPSTREAM}) claims it", b, me, prover)
+                         f"table's vendor ({b.vendor}) claims it", b, me, prover)
 
 
-def by_build_id_alone(b: dict, shown: dict, build_id: str, prover=None):
+def by_build_id_alone(b: BuildIdentity, shown: BuildIdentity, build_id: str, prover=None):
     """Rule 1 before the rest of the identity is known (core.Runtime.by_build_id, a first lookup):
     an Earning by build-id where table build `b` records `build_id`, the binary's that holds the
     interpreter, and is for what the interpreter shows of its build (`identity.running_shown()`: its
-    version, hexversion, pointer size and the layout flags it shows); else None. The triple and the
-    flags it does not show are the table's: the same build-id is the same binary, which fixed them.
-    The whole rule (`earning`) compares them with sysconfig's, which takes the same table first."""
-    t, on = b["target"], identity.flag_set(b["config"])
-    if (b["version"], b["hexversion"], t["pointer_size"]) != (shown["version"], shown["hexversion"],
-                                                             shown["pointer_size"]):
+    version, hexversion, pointer size and the layout flags it shows, `shown.shown`); else None. The
+    triple and the flags it does not show are the table's: the same build-id is the same binary,
+    which fixed them. The whole rule (`earning`) compares them with sysconfig's, which takes the
+    same table first."""
+    if (b.version, b.hexversion, b.pointer_size) != (shown.version, shown.hexversion, shown.pointer_size):
         return None
-    if any((flag in on) != bool(value) for flag, value in shown["shown"].items()):
+    if any(b.on(flag) != bool(value) for flag, value in shown.shown.items()):
         return None
-    if not build_id or build_id not in (x[0] for x in b.get("binaries") or ()):
+    if not build_id or build_id not in b.build_ids:
         return None
-    me = dict(shown, config=dict(b["config"]), triple=t["triple"], build_id=build_id)
+    me = shown.replace(config=b.config, triple=b.triple, build_id=build_id, shown=None)
     return Earning("build-id", f"it records this binary's build-id {build_id}", b, me, prover)
 
 
-def entry_build(e: dict) -> dict:
-    """An index entry in the compact header's `build` form."""
-    return {"version": e["version"], "hexversion": e["hexversion"], "config": e["config"],
-            "target": {"triple": e["triple"], "pointer_size": e["pointer_size"]}, "vendor": e.get("vendor"),
-            "defines": e.get("defines"), "inputs": e.get("inputs") or {},
-            "binaries": [[b, "", ""] for b in e.get("build_ids") or ()]}
-
-
-def describe_build(b: dict) -> str:
-    flags = ", ".join(identity.flag_set(b["config"])) or "release"
-    return (f"CPython {b['version']} ({b.get('vendor') or identity.UPSTREAM}, {flags}, {b['target']['triple']}, "
-            f"{b['target']['pointer_size']}-byte pointers)")
-
-
-def describe(me: dict) -> str:
-    return describe_build(dict(me, target={"triple": me["triple"], "pointer_size": me["pointer_size"]}))
+def entry_build(e: dict) -> BuildIdentity:
+    """An index entry's build."""
+    return BuildIdentity.of_entry(e)
 
 
 def strict_mode() -> bool:

@@ -4,7 +4,7 @@ Imported at the first refusal, never by a lookup that is answered."""
 from __future__ import annotations
 
 from ..errors import NoMatchingTable, OffsetsError, UnknownNameError, close_matches
-from .earning import describe
+from ..layout.build_identity import BuildIdentity
 from .tables import Loaded, load_shipped
 
 def how_to_scan(identity) -> str:
@@ -19,10 +19,10 @@ def how_to_scan(identity) -> str:
             f"package), or load one with offsets.use_table('table.yaml')")
 
 
-def no_match(me: dict, entries: list, why: str, identity) -> NoMatchingTable:
+def no_match(me: BuildIdentity, entries: list, why: str, identity) -> NoMatchingTable:
     """No table fits build `me`: why, the shipped tables, and what to do."""
     shipped = ", ".join(e["name"] for e in sorted(entries, key=lambda e: (e["triple"], e["hexversion"], e["name"])))
-    return NoMatchingTable(f"no table fits {describe(me)}{': ' + why if why else ''}; shipped: {shipped or 'none'}; "
+    return NoMatchingTable(f"no table fits {me.describe()}{': ' + why if why else ''}; shipped: {shipped or 'none'}; "
                            + how_to_scan(identity))
 
 
@@ -61,7 +61,7 @@ def tables_having(struct: str, index: dict, names: ShippedNames) -> tuple:
             other = load_shipped(e)
             key = other.resolve_struct(struct)
             if key is not None:
-                found.append((e["name"], other.row(key)[4].rsplit(":", 1)[0], e["hexversion"]))
+                found.append((e["name"], other.row(key).defined_in.rsplit(":", 1)[0], e["hexversion"]))
     except OffsetsError:
         return "", []
     if not found:
@@ -115,7 +115,7 @@ def not_earned(t: Loaded, name: str, head: Loaded, identity) -> NoMatchingTable:
     struct, _ = t.split(name)
     key = t.resolve_struct(struct)
     why = t.earning.why_not(t, key) if key is not None else t.earning.why
-    not_made = getattr(head, "not_made", None)
+    not_made = head.not_made
     return NoMatchingTable(f"{name}: not answered: {t.name} is not exactly this build's table for it ({why}) and "
                            f"the live check did not read this{seen}{'; ' + not_made if not_made else ''}; "
                            f"{how_to_scan(identity)}")

@@ -3,11 +3,12 @@ tables, with this build's own table made now where none of its version is exact 
 from __future__ import annotations
 
 from . import choice
+from ..layout.build_identity import BuildIdentity
 from .earning import earning, entry_build
 from .tables import Loaded, _load_entry, installed_entries
 
 
-def choose(me: dict, entries: list, load, check, strict: bool, autoscan, refusal) -> tuple:
+def choose(me: BuildIdentity, entries: list, load, check, strict: bool, autoscan, refusal) -> tuple:
     """(table, kind, detail, proof) for identity `me` among `entries` (own tables first, then
     shipped): the tables exact by build-id or struct by struct, in a chain (kind 'exact'); else,
     with none of this version, one made now by `autoscan()` (when given: it returns (Loaded,
@@ -38,7 +39,7 @@ def choose(me: dict, entries: list, load, check, strict: bool, autoscan, refusal
     return chosen.table, "proven", chosen.detail + not_made, chosen.proof
 
 
-def own_table_now(me: dict, prover):
+def own_table_now(me: BuildIdentity, prover):
     """This build's own table made now (autoscan.make), or why not; one made before for this very
     build (by its build-id, or by all of its inputs) is taken instead."""
     from . import autoscan
@@ -53,10 +54,10 @@ def own_table_now(me: dict, prover):
     return autoscan.make(me, exact_installed)
 
 
-def nearer(head: Loaded, me: dict, prover, resolve):
+def nearer(head: Loaded, me: BuildIdentity, prover, resolve):
     """(table, struct key, how) of the first of the nearer tables of its minor that `head` keeps
     (`near`, loaded now and put among its fallbacks) whose proof earns `resolve`'s name; else None."""
-    while getattr(head, "near", None):
+    while head.near:
         e = head.near.pop(0)
         nt = _load_entry(e)
         nt.earning = earning(entry_build(e), me, prover)

@@ -10,6 +10,7 @@ at O of size S that the other table's struct lacks. `_PyInterpreterFrame.f_code`
 """
 from __future__ import annotations
 
+from ..layout.identity import flag_set
 from .tables import load_shipped, shipped_index
 
 
@@ -22,10 +23,10 @@ def _neighbours(t) -> list:
     the later first (newest patch level of each first): a rename two minors apart is no
     suggestion (3.11's first pointer is not 3.13's `f_executable`)."""
     b = t.build
-    mine = _minor(b["hexversion"])
+    mine = _minor(b.hexversion)
     same = [e for e in shipped_index()["tables"]
-            if e["triple"] == b["target"]["triple"] and e["pointer_size"] == b["target"]["pointer_size"]
-            and e["config"] == b["config"] and _minor(e["hexversion"])[0] == mine[0]
+            if e["triple"] == b.triple and e["pointer_size"] == b.pointer_size
+            and flag_set(e["config"]) == b.flags and _minor(e["hexversion"])[0] == mine[0]
             and abs(_minor(e["hexversion"])[1] - mine[1]) == 1]
     return sorted(same, key=lambda e: (-e["hexversion"], e["name"]))
 
@@ -45,7 +46,7 @@ def renamed(t, key: str, path: str) -> list:
         row = ofields.get(path)
         if row is None:
             continue
-        same = [p for p, r in fields.items() if "." not in p and p not in ofields and r[0] == row[0] and r[1] == row[1]]
+        same = [p for p, r in fields.items() if "." not in p and p not in ofields and r.offset == row.offset and r.size == row.size]
         return same if len(same) == 1 else []
     return []
 
@@ -54,7 +55,7 @@ def gone(t, struct: str, having: list) -> str:
     """For a struct this build lacks that the tables `having` (their names and versions: (name,
     hexversion) pairs) have: since which minor version it is gone, or '' when some table of this
     minor or a later one has it."""
-    mine = _minor(t.build["hexversion"])
+    mine = _minor(t.build.hexversion)
     if not having or any(_minor(h) >= mine for _, h in having):
         return ""
     last = max(_minor(h) for _, h in having)

@@ -7,7 +7,9 @@ import os
 
 from ..errors import CorruptTableError, TableError
 from ..layout import identity
+from ..layout.build_identity import BuildIdentity
 from ..layout.json_read import loads
+from ..layout.rows import FieldRow, StructRow
 from .earning import Earning
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -23,12 +25,10 @@ def tables_dir():
     return os.path.join(cache, "tables") if cache else None
 
 
-def own_table_file(build: dict) -> str:
+def own_table_file(build: BuildIdentity) -> str:
     """The file name an installed table gets: its table name and its headers digest."""
-    b = build
-    name = identity.table_name(b["version"], b["config"], b["target"]["triple"], b.get("vendor"))
-    key = (b.get("inputs") or {}).get("headers") or "sha256:none"
-    return f"{name}-{key.split(':')[1][:16]}.jsonl"
+    key = build.inputs.get("headers") or "sha256:none"
+    return f"{build.table_name}-{key.split(':')[1][:16]}.jsonl"
 
 
 class Loaded:
@@ -38,9 +38,8 @@ class Loaded:
 
     def __init__(self, head: dict, pool, source: str, aliases: dict, prover=None) -> None:
         self.head, self.pool, self.source, self.aliases = head, pool, source, aliases
-        b = head["build"]
-        self.build = b
-        self.name = identity.table_name(b["version"], b["config"], b["target"]["triple"], b.get("vendor"))
+        self.build = BuildIdentity.of_table(head["build"])
+        self.name = self.build.table_name
         #: struct key -> its layout reference, in name order
         self.order = head["structs"]
         self.names = pool.names(head["names"])
@@ -50,6 +49,16 @@ class Loaded:
         self.fallbacks: list = []
         #: this build's own table (offsets scan --install, or made now), not a shipped one (set by the chooser)
         self.own = False
+        #: the index entries of the nearer tables of its minor whose proofs may answer what this chain
+        #: does not, nearest first (set by the chooser, taken one by one: selection.nearer)
+        self.near: list = []
+        #: makes this build's own table now, where no table of the chain answers a struct exactly
+        #: (selection.own_table_now; set by the chooser, used once: core.Runtime.autoscan_for)
+        self.autoscan = None
+        #: why this build's own table was not made now, once that was tried
+        self.not_made = None
+        #: the constants by name, and the names only qualified forms have, read on first use (constants.py)
+        self._constants = self._qualified_constants = None
         self._depends = self._positions = None
         self._resolved: dict = {}
 
@@ -102,28 +111,27 @@ class Loaded:
         view = self.depends
         return None if view is None else view.constants(file)
 
-    def row(self, key: str) -> list:
-        """The struct as a flat row (compact_read.Pool.row), decoded once."""
+    def row(self, key: str) -> StructRow:
+        """The struct as a row (compact_read.Pool.row), its `fields` path -> FieldRow, decoded once."""
         return self._row(key)
 
-    def _row(self, key: str) -> list:
+    def _row(self, key: str) -> StructRow:
         row = self._rows.get(key)
         if row is None:
-            row = self._decode(key)
-            row[6] = {f[0]: tuple(f[1:]) for f in row[6]}
-            self._rows[key] = row
+            got = self._decode(key)
+            row = self._rows[key] = StructRow((*got[:6], {f[0]: FieldRow(f[1:]) for f in got[6]}, *got[7:]))
         return row
 
-    def _decode(self, key: str) -> list:
+    def _decode(self, key: str) -> StructRow:
         """A struct as a flat row, refused unless every number in it is one a layout can have."""
         return self.pool.row(key, self.order[key])
 
     def fields(self, key: str) -> dict:
-        """path -> (offset, size, type, bit_offset, bit_width, array_len, flexible)."""
-        return self._row(key)[6]
+        """path -> FieldRow (offset, size, type, bit_offset, bit_width, array_len, flexible)."""
+        return self._row(key).fields
 
     def size(self, key: str) -> int:
-        return self._row(key)[2]
+        return self._row(key).size
 
     def exact(self, key: str) -> bool:
         """Whether the struct's answers are exact here (earning.py's rule)."""
@@ -249,12 +257,12 @@ def load_shipped(entry: dict, prover=None) -> Loaded:
                         shipped_index()["pool_sha256"], prover)
 
 
-def installed_entries(me: dict) -> list:
+def installed_entries(me: BuildIdentity) -> list:
     """This build's own tables in `tables_dir()` (made by `offsets scan --install`), as entries."""
     from ..layout.compact_read import index_entry
 
     d = tables_dir()
-    prefix = f"cpython-{me['version']}-"
+    prefix = f"cpython-{me.version}-"
     try:
         files = sorted(f for f in os.listdir(d) if f.startswith(prefix) and f.endswith(".jsonl"))
     except (OSError, TypeError):     # no such directory, or none at all (no home)
@@ -265,7 +273,7 @@ def installed_entries(me: dict) -> list:
             t = load_compact(os.path.join(d, f))
         except TableError:
             continue
-        out.append(dict(index_entry(t.name, os.path.join(d, f), t.build), own=True, loaded=t))
+        out.append(dict(index_entry(t.name, os.path.join(d, f), t.build.as_dict()), own=True, loaded=t))
     return out
 
 

@@ -22,7 +22,7 @@ if sys.argv[1:] == ["no-build-id"]:     # and as if the tables recorded no build
 m = runtime.build()
 me = runtime.running_identity()
 check = runtime.live_check()
-print(json.dumps({"kind": m.kind, "detail": m.detail, "vendor": me["vendor"], "inputs": me["inputs"],
+print(json.dumps({"kind": m.kind, "detail": m.detail, "vendor": me.vendor, "inputs": me.inputs,
                   "tuple_items": runtime.get("PyTupleObject.ob_item"), "truth": tuple.__basicsize__,
                   "check_ok": check.ok, "failed": check.failed}))
 """

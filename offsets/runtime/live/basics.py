@@ -214,10 +214,10 @@ def frame_path(t):
         struct, path = t.resolve_struct("PyThreadState"), []
         for f in hops:
             row = t.fields(struct).get(f) if struct else None
-            if row is None or not row[2].endswith("*"):
+            if row is None or not row.type.endswith("*"):
                 break
             path.append((struct, f))
-            struct = t.resolve_struct(row[2].replace("struct ", "").rstrip("*").strip())
+            struct = t.resolve_struct(row.type.replace("struct ", "").rstrip("*").strip())
         else:
             for code in ("f_executable", "f_code"):
                 if struct and code in t.fields(struct):
@@ -285,4 +285,4 @@ def py_debug_offsets(c: Checker) -> None:
             c.skip(what, f"{'.'.join(meaning[1:])} not in the table")
             continue
         row = fields[name]
-        c.expect(what, c.mem.int(base + row[0], row[1]), mine)
+        c.expect(what, c.mem.int(base + row.offset, row.size), mine)

@@ -51,7 +51,7 @@ def caches(c) -> None:
 
     if sys.version_info < (3, 12):
         raise LookupError("a code object is quickened when it is made only since 3.12")
-    if c.t.build["config"].get("Py_GIL_DISABLED"):
+    if c.t.build.on("Py_GIL_DISABLED"):
         raise LookupError("a free-threaded build does not specialize (3.13)")
     ns: dict = {}
     exec(compile(SOURCE, "<offsets caches>", "exec"), ns)      # noqa: S102 - our own text: fresh code objects

@@ -47,8 +47,8 @@ def slots(c) -> None:
     import ctypes
 
     get_slot = _api("PyType_GetSlot", ctypes.c_void_p, ctypes.py_object, ctypes.c_int)
-    ids = {name: row[1] for name, row in c.constants().items() if name[:3] == "Py_" and name[5:6] == "_" and
-           name[3:5] in SUITES and isinstance(row[1], int)}
+    ids = {name: row.value for name, row in c.constants().items() if name[:3] == "Py_" and name[5:6] == "_" and
+           name[3:5] in SUITES and isinstance(row.value, int)}
     if not ids:
         raise LookupError("the table has no Py_tp_* slot constants")
     rich = _rich_class()

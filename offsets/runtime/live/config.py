@@ -71,7 +71,7 @@ def from_dict(c) -> None:
             row = fields.get(name)
             if row is None or want == defaults[name] or as_set.get(name) != want:
                 continue
-            kind = row[2].replace("const ", "").strip()
+            kind = row.type.replace("const ", "").strip()
             c.run(f"PyConfig.{name}", _one, c, base, name, kind, want)
     finally:
         _api("PyConfig_Clear", None, ctypes.c_void_p)(base)

@@ -54,14 +54,14 @@ class _Constants(Checker):
     def const(self, name: str) -> int:
         """The table's value of a header constant (LookupError if it has none), marked as used."""
         row = self.rows.get(name)
-        if row is None or not row[4].startswith("Include/"):
+        if row is None or not row.defined_in.startswith("Include/"):
             raise LookupError(f"{name} not among the table's header constants")
         self.mark(self.proven_mark, name)
-        return row[1]
+        return row.value
 
     def has(self, name: str) -> bool:
         row = self.rows.get(name)
-        return row is not None and row[4].startswith("Include/")
+        return row is not None and row.defined_in.startswith("Include/")
 
 
 def _opcodes(c: _Constants) -> None:

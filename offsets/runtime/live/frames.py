@@ -172,7 +172,7 @@ def generators(c) -> None:
     """3.11+: a suspended generator's last instruction and the states a generator goes through."""
     if c.off("PyGenObject", "gi_frame_state") is None:
         raise LookupError("no PyGenObject.gi_frame_state")
-    k = {n: row[1] for n, row in c.constants().items() if n.startswith("FRAME_")}
+    k = {n: row.value for n, row in c.constants().items() if n.startswith("FRAME_")}
     states: list = []
 
     def gen():
@@ -390,7 +390,7 @@ def code_objects(c) -> None:
     codes = [_cells.__code__, _cells(1).__code__, _cells_gen.__code__, _loop_gen.__code__, _plain_gen.__code__]
     resume = opcode.opmap["RESUME"]
     first = [next(i // 2 for i in range(0, len(co.co_code), 2) if co.co_code[i] == resume) for co in codes]
-    k = {n: row[1] for n, row in c.constants().items() if n.startswith("CO_FAST_")}
+    k = {n: row.value for n, row in c.constants().items() if n.startswith("CO_FAST_")}
     if "_co_firsttraceable" in c.t.fields(c.t.resolve_struct("PyCodeObject")):
         c.run("PyCodeObject._co_firsttraceable", lambda: c.expect(
             f"PyCodeObject._co_firsttraceable (where co_code's RESUME is) of {len(codes)} code objects", first,

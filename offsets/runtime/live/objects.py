@@ -247,7 +247,7 @@ def lookups(c) -> None:
 def keys_refcnt(c) -> None:
     """A dict's own keys have one reference; the keys a class's instance dicts share have one from the
     class and one from each dict."""
-    if c.t.build["config"].get("Py_GIL_DISABLED"):
+    if c.t.build.on("Py_GIL_DISABLED"):
         raise LookupError("a free-threaded build shares keys otherwise")
 
     class Shared:
@@ -272,7 +272,7 @@ def gc_links(c) -> None:
     its two flag bits)."""
     import gc
 
-    if c.t.build["config"].get("Py_GIL_DISABLED"):
+    if c.t.build.on("Py_GIL_DISABLED"):
         raise LookupError("a free-threaded build has no PyGC_Head")
     # the collector is left as it is (turning it off and on again could undo another thread's
     # gc.disable()): a collection between the reads moves the lists out of the youngest generation,
@@ -297,7 +297,7 @@ def generations(c) -> None:
     by its three thresholds (capi.py): every field of gc_generation is then where the table says."""
     import gc
 
-    if c.t.build["config"].get("Py_GIL_DISABLED") or sys.version_info >= (3, 14):
+    if c.t.build.on("Py_GIL_DISABLED") or sys.version_info >= (3, 14):
         raise LookupError("generations of another kind")
     rows = c.t.fields(c.t.resolve_struct("gc_generation")) if c.t.resolve_struct("gc_generation") else {}
     if not {"head._gc_next", "count"} <= set(rows):
@@ -337,7 +337,7 @@ def gc_heads(c) -> None:
     import gc
 
 
-    if c.t.build["config"].get("Py_GIL_DISABLED") or sys.version_info >= (3, 14):
+    if c.t.build.on("Py_GIL_DISABLED") or sys.version_info >= (3, 14):
         raise LookupError("generations of another kind")
     key = c.view.key("PyInterpreterState")
     if (key, "gc.generations") not in c.r.proven or (c.view.key("gc_generation"), None) not in c.r.proven:

@@ -32,7 +32,7 @@ def status(c) -> None:
     class Room(ctypes.Structure):       # returned in memory, as PyStatus is (more than 16 bytes)
         _fields_ = [("raw", ctypes.c_char * ROOM)]
     api = ctypes.pythonapi
-    k = {n: row[1] for n, row in c.constants().items() if n.startswith("_PyStatus_TYPE_")}
+    k = {n: row.value for n, row in c.constants().items() if n.startswith("_PyStatus_TYPE_")}
     if c.t.resolve_struct("PyStatus") is None or len(k) < 3:
         raise LookupError("no PyStatus or _PyStatus_TYPE_* in the table")
     message = ctypes.create_string_buffer(b"offsets: a status")
@@ -79,10 +79,10 @@ def feature_version(c) -> None:
         flags = ctypes.create_string_buffer(ROOM)       # the ints only: nothing in it is read as a pointer
         at = ctypes.addressof(flags)
         for path, value in (("cf_flags", only_ast[1]), ("cf_feature_version", minor)):
-            row = c.view.need("PyCompilerFlags", path)
-            if row[1] != 4 or row[0] + 4 > ROOM:
+            off, width = c.view.need("PyCompilerFlags", path)
+            if width != 4 or off + 4 > ROOM:
                 raise LookupError(f"PyCompilerFlags.{path} is not an int of the check's buffer")
-            ctypes.memmove(at + row[0], value.to_bytes(4, sys.byteorder), 4)
+            ctypes.memmove(at + off, value.to_bytes(4, sys.byteorder), 4)
         try:
             got.append(type(compile_(b"async def f(): pass\n", b"<offsets feature>", 257, at, -1)).__name__)
         except SyntaxError:
@@ -115,13 +115,13 @@ def writer_lengths(c) -> None:
     got = []
     for path, value, size, fill in (("overallocate", 1, 1, lambda at: write(at, text)),
                                     ("min_length", 77, 8, lambda at: write_char(at, ord("x")))):
-        row = c.view.need("_PyUnicodeWriter", path)
-        if row[1] != size or row[0] + size > ROOM or not (row[0] + size <= buffer[0] or row[0] >= sum(buffer)):
+        off, width = c.view.need("_PyUnicodeWriter", path)
+        if width != size or off + size > ROOM or not (off + size <= buffer[0] or off >= sum(buffer)):
             raise LookupError(f"_PyUnicodeWriter.{path} is not where the check can set it")
         writer = ctypes.create_string_buffer(ROOM)
         at = ctypes.addressof(writer)
         init(at)
-        ctypes.memmove(at + row[0], value.to_bytes(size, sys.byteorder), size)
+        ctypes.memmove(at + off, value.to_bytes(size, sys.byteorder), size)
         try:
             fill(at)
             made = ctypes.cast(ctypes.c_void_p(c.ptr(at, buffer[0])), ctypes.py_object).value

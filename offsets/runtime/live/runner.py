@@ -32,7 +32,7 @@ def check(table) -> Result:
         values.check(c)
         capi.check(c)
         lines.check(c)     # before types: co_lines() readies its iterator's static type
-        types.check(c, type_records(table.build["version"]))
+        types.check(c, type_records(table.build.version))
         stdtypes.check(c)
         state.check(c)
         objects.check(c)

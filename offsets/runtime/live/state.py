@@ -54,7 +54,7 @@ def interpreter(c) -> None:
 
 def _slice_cache(c, interp: int) -> None:
     """A slice freed while the interpreter's one-slice cache is empty is kept there."""
-    if c.t.build["config"].get("Py_GIL_DISABLED"):
+    if c.t.build.on("Py_GIL_DISABLED"):
         raise LookupError("a free-threaded build keeps its free lists per thread")
     path = _path(c, ("slice_cache", "object_state.freelists.slices.slice_cache"))
     kept = slice(object(), object(), object())   # takes the cached slice, if any: the cache is empty now
@@ -117,7 +117,7 @@ def freelists(c) -> None:
     (one more counted), a 7-item tuple at the head of the 7-item tuples' linked list. Read with
     nothing allocated in between (ints and bytes only), where another thread could take them only in
     between two reads."""
-    if c.t.build["config"].get("Py_GIL_DISABLED"):
+    if c.t.build.on("Py_GIL_DISABLED"):
         raise LookupError("a free-threaded build keeps its free lists per thread")
     interp = _interp()
     for what, items, counts in ARRAY_FREELISTS:
@@ -176,7 +176,7 @@ def _tuple_freelist(c, interp: int) -> None:
     items = _path(c, ("tuple.free_list", "object_state.freelists.tuples.items"))
     counts = _path(c, ("tuple.numfree", "object_state.freelists.tuples.numfree"))
     row = c.view.row("PyInterpreterState", counts)[1]
-    last = row[5] - 1 if len(row) > 5 and row[5] else None
+    last = row.array_len - 1 if row.array_len else None
     shift = 1 if sys.version_info >= (3, 11) else 0     # up to 3.10 entry 0 is the empty tuple's
     start, length = _span(c, interp, items, counts)
     key = c.view.key("PyInterpreterState")

@@ -139,7 +139,7 @@ def dict_keys(c) -> None:
             self.a, self.b = object(), object()
     general, text, inst = {1.5: 1, 2.5: 2}, {"x": 1, "y": 2, "z": 3}, Split()
     split = inst.__dict__
-    kinds = c.t.build["hexversion"] >= 0x030B0000 and c.off("PyDictKeysObject", "dk_kind") is not None
+    kinds = c.t.build.hexversion >= 0x030B0000 and c.off("PyDictKeysObject", "dk_kind") is not None
 
     def sizes():
         for d, entry in ((general, "PyDictKeyEntry"), (text, "PyDictUnicodeEntry" if kinds else "PyDictKeyEntry")):

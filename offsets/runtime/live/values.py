@@ -329,7 +329,7 @@ def type_objects(c) -> None:
         "PyTypeObject.tp_weaklist of 3 classes (their weak references)", [id(r) for r in refs],
         [c.field(id(t), "PyTypeObject", "tp_weaklist") for t in heap]))
     lst = [1, 2]
-    if gc.is_tracked(lst) and not c.t.build["config"].get("Py_GIL_DISABLED"):   # free-threaded: no PyGC_Head
+    if gc.is_tracked(lst) and not c.t.build.on("Py_GIL_DISABLED"):   # free-threaded: no PyGC_Head
         c.run("sizeof(PyGC_Head)", lambda: c.expect("sizeof(PyGC_Head) (sys.getsizeof of a list less its __sizeof__)",
                                                     sys.getsizeof(lst) - lst.__sizeof__(), c.size("PyGC_Head")))
     del dicts, refs

@@ -37,7 +37,7 @@ def code_versions(c) -> None:
 def specialized(c) -> None:
     import ctypes
 
-    if c.t.build["config"].get("Py_GIL_DISABLED"):
+    if c.t.build.on("Py_GIL_DISABLED"):
         raise LookupError("a free-threaded build does not specialize (3.13)")
     interp = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyInterpreterState_Get", ctypes.pythonapi))()
     spaces = []
