@@ -235,3 +235,61 @@ def test_report_renders_in_headless_chromium(tmp_path):
     # the boxes are drawn: unchanged, added, changed and renamed fields all visible in the first screen
     for key in ("same", "added", "changed", "renamed"):
         assert bytes.fromhex(report.COLOURS[key][1:]) in colours, key
+
+
+# -- platforms, and what checked each one's tables ------------------------------------------------
+
+def windows(t: Table) -> Table:
+    """`t` as a Windows table of the same version (its struct unchanged)."""
+    b = t.build
+    return Table(Build(b.version, b.hexversion, dict(b.config), Target("x86_64-pc-windows-msvc", 8)), t.scanner,
+                 t.structs, t.names)
+
+
+def test_columns_are_grouped_by_platform_and_compare_only_within_one():
+    """Linux's columns, then Windows's, each platform a row of its own: a Windows column is never
+    coloured against a Linux one (A then B on Linux: b moved; B alone on Windows: nothing changed)."""
+    html = report.render([windows(B), B, A], ["S"])
+    assert re.findall(r'<h3 class="platform">([^<]*)</h3>', html) == ["Linux (glibc)", "Windows"]
+    c = report.COLOURS
+    assert [r[0][4] for r in boxes_by_title(html)["b"]] == [c["same"], c["changed"], c["same"]]
+    assert "What checked the tables" not in html       # not said unless given
+
+
+def test_the_report_says_what_checked_each_platforms_tables(tmp_path):
+    """Per platform, how many of its tables each kind of check covered, counted here from
+    generated/index.yaml's records (the source index.json's `checked` is made from); a table whose
+    bytes no record is of has no record."""
+    rows = yaml.safe_load((GENERATED / "index.yaml").read_text())["tables"]
+    shipped = {p.stem for p in (REPO / "offsets" / "data" / "compact").glob("cpython-*.jsonl")}
+    linux = [r for r in rows if r["file"][:-5] in shipped and "windows" not in r["target"]]
+    win = [r for r in rows if r["file"][:-5] in shipped and "windows" in r["target"]]
+    with_binary = sum(1 for r in linux if any(k.startswith("binary ") and not v["mismatches"]
+                                              for k, v in r["verified"]["checks"].items()))
+    out = tmp_path / "r.html"
+    assert main(["report", "-s", "PyThreadState", "-o", str(out)]) == 0
+    said = dict(re.findall(r"<li><b>([^<]*)</b> \(\d+ tables?\): ([^<]*)</li>", out.read_text()))
+    assert f"a binary of the build ({with_binary} of {len(linux)} tables)" in said["Linux (glibc)"]
+    assert f"a second compiler&#x27;s offsetof ({len(win)} of {len(win)} tables)" in said["Windows"]
+    assert "compilers: mingw-w64 gcc" in said["Windows"] and "no binary of these builds" in said["Windows"]
+    # a copy whose bytes its directory's index.yaml does not record
+    name = linux[0]["file"]
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / name).write_text((GENERATED / name).read_text() + "# edited\n")
+    shutil.copy(GENERATED / "index.yaml", tmp_path / "t" / "index.yaml")
+    assert main(["report", "-s", "PyThreadState", "--tables", str(tmp_path / "t"), "-o", str(out)]) == 0
+    assert "1 table has no record of what checked it" in out.read_text()
+
+
+@pytest.mark.parametrize("triple,expected", [
+    ("x86_64-linux-gnu", "Linux (glibc)"), ("arm-linux-gnueabihf", "Linux (glibc)"),
+    ("x86_64-pc-linux-musl", "Linux (musl)"),            # Alpine's python3: sysconfig's HOST_GNU_TYPE
+    ("aarch64-linux-musl", "Linux (musl)"),              # zig cc -target
+    ("aarch64-apple-darwin23.6.0", "macOS"),             # python.org's macOS framework: HOST_GNU_TYPE
+    ("x86_64-macos", "macOS"),                           # zig cc -target
+    ("x86_64-pc-windows-msvc", "Windows"), ("x86_64-w64-mingw32", "Windows"),
+])
+def test_a_triple_names_its_platform_as_builds_name_their_host(triple, expected):
+    from offsets.layout.targets import platform
+
+    assert platform(triple) == expected

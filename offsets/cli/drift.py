@@ -75,8 +75,10 @@ def register(sub) -> None:
     r = sub.add_parser("report", help="write an HTML page of struct layouts as byte maps across versions",
                        formatter_class=HelpFormatter,
                        description="One self-contained HTML file (no external resources): for each --struct, "
-                                   "one byte map per table side by side, fields changed since the column to "
-                                   "the left highlighted; the --constant values in a table, changes highlighted.",
+                                   "one byte map per table side by side, a row per platform (Linux with glibc, "
+                                   "Windows, ...), fields changed since the column to the left highlighted; the "
+                                   "--constant values in a table, changes highlighted; and, per platform, what "
+                                   "checked its tables (compilers, DWARF, binaries of the builds).",
                        epilog="examples:\n  offsets report --struct PyObject --struct PyFrameObject -o layouts.html\n"
                               "  offsets report -c FRAME_OWNED_BY_CSTACK -c Py_TAG_BITS -s _PyInterpreterFrame "
                               "-o frames.html")
@@ -226,8 +228,10 @@ def run_report(args) -> int:
     paths = args.tables or table_paths(args.tables_dir)
     if args.output != STDOUT:
         output(args.output, paths, probe=True)     # refuse a device, a folder, /proc, an input before the work
+    from ..drift.checked import of_paths
+
     tables = _tables_for(paths, args.struct + args.constant)
-    html = render(tables, args.struct, args.constant)
+    html = render(tables, args.struct, args.constant, checked=of_paths(paths))
     write(args.output, html, inputs=paths)
     if args.output != STDOUT:
         print(f"{args.output}: {len(args.struct)} struct(s), {len(args.constant)} constant(s) across "

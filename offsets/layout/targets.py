@@ -33,6 +33,17 @@ def system(triple: str) -> str:
         else "linux"
 
 
+def platform(triple: str) -> str:
+    """The system and C library a triple's tables are for, as people group builds: `Linux (glibc)`,
+    `Linux (musl)`, `Windows`, `macOS` (where tables differ in ways no version shows)."""
+    words = str(triple).split("-")[1:]
+    if system(triple) == "windows":
+        return "Windows"
+    if any(w in ("apple", "darwin", "macos") or w.startswith(("darwin", "macos")) for w in words):
+        return "macOS"
+    return "Linux (musl)" if any(w.startswith("musl") for w in words) else "Linux (glibc)"
+
+
 class Abi:
     """One row of the table: the layout facts of a CPU (or a family of names for one)."""
 
