@@ -99,8 +99,16 @@ def test_the_short_way_answers_what_the_whole_choice_does(minor, tmp_path):
     assert shown["shown"] and shown["shown"] == {f: f in on for f in shown["shown"]}
 
 
+def reads(monkeypatch, tables: list) -> None:
+    """The short way reads `tables` as the shipped entries, in place of the build-id file."""
+    from offsets import runtime
+
+    monkeypatch.setattr(runtime.RUNTIME, "build_id_entries",
+                        lambda b: ([e for e in tables if b in (e.get("build_ids") or ())], runtime.load_shipped))
+
+
 def test_a_build_id_no_table_records_takes_the_whole_way(monkeypatch):
-    """The build-id of this binary removed from the index the runtime reads: no short way."""
+    """The build-id of this binary removed from the entries the short way reads: no short way."""
     from offsets import runtime
     from offsets.runtime import binary
 
@@ -110,9 +118,9 @@ def test_a_build_id_no_table_records_takes_the_whole_way(monkeypatch):
         missing_input(f"{sys.executable}'s build-id is in no shipped table")
     assert runtime.RUNTIME.by_build_id() is not None
     without = [dict(e, build_ids=[b for b in e.get("build_ids") or () if b != build_id]) for e in index["tables"]]
-    monkeypatch.setattr(runtime.RUNTIME, "index", lambda: dict(index, tables=without))
+    reads(monkeypatch, without)
     assert runtime.RUNTIME.by_build_id() is None
-    monkeypatch.setattr(runtime.RUNTIME, "index", lambda: dict(index, tables=index["tables"] * 2))
+    reads(monkeypatch, index["tables"] * 2)
     assert runtime.RUNTIME.by_build_id() is None, "a build-id two tables record is for the whole choice"
 
 
@@ -132,7 +140,7 @@ def test_a_table_of_this_build_id_for_another_build_than_the_interpreter_shows_t
 
     def taken(**changed) -> bool:
         tables = [dict(e, **changed) if e is entry[0] else e for e in index["tables"]]
-        monkeypatch.setattr(runtime.RUNTIME, "index", lambda: dict(index, tables=tables))
+        reads(monkeypatch, tables)
         return runtime.RUNTIME.by_build_id() is not None
 
     shown = identity.running_shown()["shown"]
@@ -196,3 +204,59 @@ def test_two_libpythons_are_left_to_python(tmp_path):
     assert c == here == chosen and c[1]
     c, here, chosen = got["two"]
     assert c is None and here == chosen and here[1] is None and here[3].endswith("is mapped too"), got["two"]
+
+
+def test_the_build_id_file_says_what_index_json_says():
+    """Every build-id index.json's entries record leads, in the build-id file, to exactly those
+    entries (their keys that file carries); a build-id none records, to none."""
+    from offsets.layout.compact_read import BUILD_ID_KEYS, build_id_entries
+
+    compact = REPO / "offsets" / "data" / "compact"
+    index = json.loads((compact / "index.json").read_text())
+    ids = {b for e in index["tables"] for b in e.get("build_ids") or ()}
+    assert ids, "index.json records build-ids"
+    for b in sorted(ids):
+        entries, aliases, pool = build_id_entries(str(compact / "build_ids.txt"), b)
+        want = [{k: e.get(k) for k in BUILD_ID_KEYS} for e in index["tables"] if b in (e.get("build_ids") or ())]
+        assert sorted(entries, key=lambda e: e["name"]) == sorted(want, key=lambda e: e["name"]), b
+        assert (aliases, pool) == (index["aliases"], index["pool_sha256"])
+    assert build_id_entries(str(compact / "build_ids.txt"), "ab" * 20)[0] == []
+
+
+@pytest.mark.parametrize("damage", ["a byte of a line", "a line dropped", "truncated", "missing"])
+def test_a_damaged_build_id_file_says_nothing(tmp_path, damage):
+    """The file fails its own checksum (or is gone): the short way finds nothing, and the whole
+    choice (index.json) answers."""
+    from offsets.layout.compact_read import build_id_entries
+
+    text = (REPO / "offsets" / "data" / "compact" / "build_ids.txt").read_bytes()
+    head, body = text.split(b"\n", 1)
+    b = body.split(b" ", 1)[0].decode()
+    assert build_id_entries(str(REPO / "offsets" / "data" / "compact" / "build_ids.txt"), b)[0]
+    changed = {"a byte of a line": head + b"\n" + body.replace(b'"version":"3', b'"version":"4', 1),
+               "a line dropped": head + b"\n" + body.split(b"\n", 1)[1],
+               "truncated": text[:len(text) // 2], "missing": None}[damage]
+    path = tmp_path / "build_ids.txt"
+    if changed is not None:
+        path.write_bytes(changed)
+    assert build_id_entries(str(path), b) is None
+
+
+def test_the_short_way_reads_no_index_json(tmp_path):
+    """index.json (72 kB, parsed and checked: a millisecond) is for the whole choice: the first
+    lookup by build-id reads the build-id file only, and later lookups of the table need neither."""
+    from offsets.runtime import binary
+
+    index = json.loads((REPO / "offsets" / "data" / "compact" / "index.json").read_text())
+    if not any(binary.interpreter()[1] in (e.get("build_ids") or ()) for e in index["tables"]):
+        missing_input(f"{sys.executable}'s build-id is in no shipped table")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OFFSETS_", "PYTHON"))}
+    env.update(PYTHONPATH=str(REPO), OFFSETS_CACHE=str(tmp_path / "c"), OFFSETS_TABLES=str(tmp_path / "t"))
+    code = ("import offsets; a = offsets.get('PyListObject.ob_item'); b = offsets.sizeof('PyTupleObject')\n"
+            "from offsets.runtime import RUNTIME, tables\n"
+            "print(RUNTIME.state[1] is None, tables._index_doc is None, a, b)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    import offsets
+
+    assert out.stdout.split() == ["True", "True", str(offsets.get("PyListObject.ob_item")),
+                                  str(offsets.sizeof("PyTupleObject"))]

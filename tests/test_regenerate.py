@@ -60,7 +60,7 @@ def test_check_lists_what_is_stale_and_writing_repairs_it(root):
     header = f"generated/pyoffsets_{stem}.h"
     stale = [header, f"offsets/data/compact/{stem}.jsonl", "offsets/data/compact/index.json",
              "offsets/data/compact/layouts.jsonl", "offsets/data/compact/cold.jsonl",
-             "offsets/data/compact/types.json"]
+             "offsets/data/compact/types.json", "offsets/data/compact/build_ids.txt"]
     code, out, err = tool(root, "--check", "--derived-only")
     assert code == 1 and out.startswith(f"--- a/{header}\n+++ b/{header}\n")
     assert "+++ b/offsets/data/compact/index.json\n" in out and all(len(line) <= 165 for line in out.splitlines())
@@ -69,7 +69,7 @@ def test_check_lists_what_is_stale_and_writing_repairs_it(root):
     assert tool(root, "--derived-only") == (0, "", f"offsets: updated: {', '.join(sorted(stale))}\n")
     written = {p: p.read_text() for p in [root / header, *compact.iterdir()]}
     assert sorted(p.name for p in compact.iterdir()) == sorted(["index.json", "layouts.jsonl", "cold.jsonl", "types.json",
-                                                                f"{stem}.jsonl"])
+                                                                "build_ids.txt", f"{stem}.jsonl"])
     assert tool(root, "--check", "--derived-only", "--no-cache") == (0, "", "offsets: everything is up to date\n")
     # gcc compiles the header after the very headers it describes (its version and target checks pass)
     probe = root / "probe.c"

@@ -22,8 +22,8 @@ from itertools import accumulate
 from pathlib import Path
 
 from . import compact_depends
-from .compact_read import (CHUNK, COLD_FILE, FILE_NODE, FORMAT, INNER, LEAF, MEMBER_DEFAULTS, POOL_FILE, SHARD_CHARS,
-                           SHARDS, TYPE_CODES, cut, names_text, node_id, type_code)
+from .compact_read import (BUILD_ID_FILE, CHUNK, COLD_FILE, FILE_NODE, FORMAT, INNER, LEAF, MEMBER_DEFAULTS, POOL_FILE,
+                           SHARD_CHARS, SHARDS, TYPE_CODES, cut, names_text, node_id, type_code)
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 COMPACT_DIR = PACKAGE_DIR / "data" / "compact"      # runtime/tables.py finds it without pathlib
@@ -372,6 +372,22 @@ def index_text(entries: list, aliases: dict, pool_sha256: str) -> str:
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
+def build_id_text(entries: list, aliases: dict, pool_sha256: str) -> str:
+    """The build-id file (compact_read.build_id_entries): a JSON header, then one line per build-id
+    a table records and table recording it, `BUILD-ID ENTRY-JSON` (its index.json entry's
+    BUILD_ID_KEYS), sorted; the header carries the sha256 of those lines."""
+    import hashlib
+
+    from .compact_read import BUILD_ID_KEYS
+
+    lines = sorted(f"{b} {json.dumps({k: e.get(k) for k in BUILD_ID_KEYS}, sort_keys=True, separators=(',', ':'))}"
+                   for e in entries for b in e.get("build_ids") or ())
+    body = "\n".join(lines)
+    head = {"format": FORMAT, "note": NOTE.format(source="generated/*.yaml"), "aliases": aliases,
+            "pool_sha256": pool_sha256, "sha256": hashlib.sha256(body.encode()).hexdigest()}
+    return json.dumps(head, sort_keys=True, separators=(",", ":")) + "\n" + body
+
+
 def struct_from_row(row):
     from .model import Field, Struct
 
@@ -556,4 +572,5 @@ def store_files(made: list, aliases: dict, depends: dict = None, checked: dict =
     files[POOL_FILE] = pool.file_text(NOTE.format(source="generated/*.yaml"), files[COLD_FILE])
     files[TYPES_FILE] = types_text([t for t, _, _ in made])
     files["index.json"] = index_text(entries, aliases, head_sha256(files[POOL_FILE]))
+    files[BUILD_ID_FILE] = build_id_text(entries, aliases, head_sha256(files[POOL_FILE]))
     return files

@@ -77,6 +77,14 @@ POOL_FILE = "layouts.jsonl"
 #: The pool of what a lookup of a field never reads (constants, dependency data, include guards,
 #: skipped units, conflicts), each shard compressed: `ColdPool`.
 COLD_FILE = "cold.jsonl"
+#: The shipped tables that record build-ids, by build-id: what a first lookup reads in place of
+#: index.json (`build_id_entries`).
+BUILD_ID_FILE = "build_ids.txt"
+#: The keys of an index entry the build-id file carries (the same values as index.json's).
+BUILD_ID_KEYS = ("name", "file", "head_sha256", "version", "hexversion", "config", "triple", "pointer_size",
+                 "vendor", "build_ids")
+#: The longest build-id file read.
+MAX_BUILD_ID_BYTES = 1 << 22
 #: The longest header line a compact table or pool may have.
 MAX_HEAD_BYTES = 4 * 1024 * 1024
 #: The longest node line.
@@ -525,6 +533,58 @@ _ENTRY = {"name": str, "file": str, "version": str, "hexversion": int, "config":
           "pointer_size": int, "head_sha256": str}
 
 
+def build_id_entries(path: str, build_id: str):
+    """(the index entries that record `build_id`, the aliases, the pool's sha256) from the build-id
+    file `compact.build_id_text` writes: its first line a JSON header (format, aliases, pool_sha256,
+    and the sha256 of the lines after it), then `BUILD-ID ENTRY-JSON` lines sorted by build-id. Only
+    the lines of that build-id are decoded. None when the file is missing, damaged or fails its
+    checksum: the caller then reads index.json, as if there were none."""
+    try:
+        with _open(path, True) as f:
+            data = f.read(MAX_BUILD_ID_BYTES + 1)
+    except OSError:
+        return None
+    first, _, body = data.partition(b"\n")
+    try:
+        head = loads(first)
+    except ValueError:
+        return None
+    if not (isinstance(head, dict) and head.get("format") == FORMAT and len(data) <= MAX_BUILD_ID_BYTES
+            and head.get("sha256") == sha256(body).hexdigest() and isinstance(head.get("aliases"), dict)
+            and isinstance(head.get("pool_sha256"), str)):
+        return None
+    key = build_id.encode("ascii", "replace") + b" "
+    at = 0 if body.startswith(key) else body.find(b"\n" + key) + 1
+    entries = []
+    while at > 0 or (at == 0 and body.startswith(key)):
+        end = body.find(b"\n", at)
+        line = body[at:] if end < 0 else body[at:end]
+        if not line.startswith(key):
+            break
+        try:
+            e = loads(line[len(key):])
+        except ValueError:
+            return None
+        if _entry_problem(e) or build_id not in (e.get("build_ids") or ()):
+            return None
+        entries.append(e)
+        if end < 0:
+            break
+        at = end + 1
+    return entries, head["aliases"], head["pool_sha256"]
+
+
+def _entry_problem(e) -> str:
+    """Why `e` is not an index entry ('' if it is): a key of the index format missing or of another
+    type, or a file name that is not a plain name."""
+    if not isinstance(e, dict) or any(not isinstance(e.get(k), t) or (t is int and not _is_int(e[k]))
+                                      for k, t in _ENTRY.items()):
+        return "an entry lacks a key of the index format"
+    if "/" in e["file"] or "\\" in e["file"] or e["file"].startswith("."):
+        return f"an entry names the file {e['file'][:60]!r}, which is not a plain name"
+    return ""
+
+
 def check_index(doc, text: bytes = None) -> str:
     """Why `index.json`'s content is not what `compact.index_text` writes ('' if it is): its digest,
     the shape of every entry, plain file names. `text`, the bytes `doc` was parsed from, makes the
@@ -537,11 +597,9 @@ def check_index(doc, text: bytes = None) -> str:
             and isinstance(doc.get("pool_sha256"), str)):
         return "no tables, aliases or pool checksum"
     for e in doc["tables"]:
-        if not isinstance(e, dict) or any(not isinstance(e.get(k), t) or (t is int and not _is_int(e[k]))
-                                          for k, t in _ENTRY.items()):
-            return "an entry lacks a key of the index format"
-        if "/" in e["file"] or "\\" in e["file"] or e["file"].startswith("."):
-            return f"an entry names the file {e['file'][:60]!r}, which is not a plain name"
+        why = _entry_problem(e)
+        if why:
+            return why
     return ""
 
 

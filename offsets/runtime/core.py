@@ -17,7 +17,7 @@ from ..layout.build_identity import BuildIdentity, once
 from . import fork
 from . import tables as _tables
 from .earning import by_build_id_alone, earning, entry_build, strict_mode
-from .tables import Loaded, _load_entry, installed_entries, shipped_index, tables_dir
+from .tables import Loaded, _load_entry, installed_entries, shipped_by_build_id, shipped_index, tables_dir
 
 
 def prove_here(table):
@@ -333,15 +333,23 @@ class Runtime:
                 return None
         except OSError:
             pass                    # no such folder: no own table (installed_entries)
-        named = [e for e in self.index()["tables"] if build_id in (e.get("build_ids") or ())]
+        found = self.build_id_entries(build_id)
+        if found is None:
+            return None
+        named, load = found
         if len(named) != 1:
             return None
         earn = by_build_id_alone(entry_build(named[0]), shown, build_id, prove_here)
         if earn is None:
             return None
-        t = _load_entry(named[0])
+        t = load(named[0])
         earn.build, t.earning, t.own = t.build, earn, False
         return t
+
+    def build_id_entries(self, build_id: str):
+        """(the shipped entries that record `build_id`, a loader of one) from the build-id file, not
+        the whole index.json (tables.shipped_by_build_id); None where that file cannot say."""
+        return shipped_by_build_id(build_id, prove_here)
 
     def chosen(self):
         """The table in use as the C API's capsule keeps it (_offsets.c: its name, how it matched,

@@ -243,18 +243,35 @@ def shipped_index() -> dict:
     return _index_doc
 
 
-def load_compact(path: str, head_sha256: str = None, pool_sha256: str = None, prover=None) -> Loaded:
+def load_compact(path: str, head_sha256: str = None, pool_sha256: str = None, prover=None, aliases=None) -> Loaded:
     """A compact table (`compact_read.py`), of which only the header line is read now; a shipped one
-    must have the header and pool header its `index.json` vouches for. `prover`: `Loaded`'s."""
+    must have the header and pool header its `index.json` vouches for. `prover`: `Loaded`'s;
+    `aliases`: the alias groups (default index.json's)."""
     from ..layout.compact_read import open_table
 
     head, pool = open_table(path, head_sha256, pool_sha256)
-    return Loaded(head, pool, path, shipped_index()["aliases"], prover)
+    return Loaded(head, pool, path, shipped_index()["aliases"] if aliases is None else aliases, prover)
 
 
 def load_shipped(entry: dict, prover=None) -> Loaded:
     return load_compact(os.path.join(COMPACT_DIR, entry["file"]), entry["head_sha256"],
                         shipped_index()["pool_sha256"], prover)
+
+
+def shipped_by_build_id(build_id: str, prover=None):
+    """(the entries of the shipped tables that record `build_id`, a loader of one of them) from the
+    build-id file (compact_read.build_id_entries), which a first lookup reads in place of the whole
+    index.json; None where that file is missing or damaged (index.json then answers)."""
+    from ..layout.compact_read import BUILD_ID_FILE, build_id_entries
+
+    found = build_id_entries(os.path.join(COMPACT_DIR, BUILD_ID_FILE), build_id)
+    if found is None:
+        return None
+    entries, aliases, pool_sha256 = found
+
+    def load(e: dict) -> Loaded:
+        return load_compact(os.path.join(COMPACT_DIR, e["file"]), e["head_sha256"], pool_sha256, prover, aliases)
+    return entries, load
 
 
 def installed_entries(me: BuildIdentity) -> list:
