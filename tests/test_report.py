@@ -270,6 +270,10 @@ def test_the_report_says_what_checked_each_platforms_tables(tmp_path):
     assert main(["report", "-s", "PyThreadState", "-o", str(out)]) == 0
     said = dict(re.findall(r"<li><b>([^<]*)</b> \(\d+ tables?\): ([^<]*)</li>", out.read_text()))
     assert f"a binary of the build ({with_binary} of {len(linux)} tables)" in said["Linux (glibc)"]
+    debug_offsets = sum(1 for r in linux if tuple(map(int, str(r["version"]).split(".")[:2])) >= (3, 13)
+                        and any(k.startswith("binary ") and not v["mismatches"] for k, v in r["verified"]["checks"].items()))
+    assert f"the _Py_DebugOffsets of a binary of the build ({debug_offsets} of {len(linux)} tables)" in \
+        said["Linux (glibc)"]
     assert f"a second compiler&#x27;s offsetof ({len(win)} of {len(win)} tables)" in said["Windows"]
     assert "compilers: mingw-w64 gcc" in said["Windows"] and "no binary of these builds" in said["Windows"]
     # a copy whose bytes its directory's index.yaml does not record

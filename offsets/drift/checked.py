@@ -14,6 +14,7 @@ from typing import Optional, Sequence
 #: A check's kind, by how compact.checks_of words it, in the order a sentence names them.
 KINDS = (("offsetof", "a second compiler's offsetof"), ("static assertions", "its static assertions of the constants"),
          ("DWARF", "the build's DWARF"), ("the binary ", "a binary of the build"),
+         ("_Py_DebugOffsets", "the _Py_DebugOffsets of a binary of the build"),
          ("a rescan", "a rescan with pyconfig.h cut to the dependency sets"))
 
 
@@ -105,4 +106,4 @@ def _verified(row: Optional[dict], path: Path) -> Optional[list]:
     rec = (row or {}).get("verified")
     if not rec or rec.get("sha256") != "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest():
         return None
-    return checks_of(rec, row.get("target", ""))
+    return checks_of(rec, row.get("target", ""), str(row.get("version", "")))

@@ -522,14 +522,17 @@ def expected_files(root: Path) -> dict:
     raw = yaml.safe_load((PACKAGE_DIR / "data" / "aliases.yaml").read_text())
     index = root / "generated" / "index.yaml"
     rows = yaml.safe_load(index.read_text())["tables"] if index.is_file() else []
-    checked = {row["file"][:-len(".yaml")]: checks_of(row.get("verified"), row["target"]) for row in rows}
+    checked = {row["file"][:-len(".yaml")]: checks_of(row.get("verified"), row["target"], str(row.get("version", "")))
+               for row in rows}
     return store_files(made, alias_groups(raw), checked=checked)
 
 
-def checks_of(verified, triple: str) -> list:
+def checks_of(verified, triple: str, version: str = "") -> list:
     """What checked a committed table, from its record in generated/index.yaml (check/verified.py):
-    one short line per check it passed (`gcc: 2422 fields`, `DWARF: 2350 fields`, `binary
-    libpython3.10.so.1.0: 24 values`, ...), as index.json carries them and `offsets.build()` says them."""
+    one short line per check it passed (`gcc's offsetof: 2422 fields`, `the build's DWARF: 2350
+    fields`, `the binary libpython3.10.so.1.0: 24 values (its type objects' sizes)`, ...), as
+    index.json carries them and `offsets.build()` says them. `version`, the table's, says what a
+    binary of it holds to compare (check/binary.py): Py_Version from 3.11, _Py_DebugOffsets from 3.13."""
     from .targets import system
 
     compiler = "mingw-w64 gcc" if system(triple) == "windows" else {"x86_64-linux-gnu": "gcc", "i686-linux-gnu": "gcc -m32"}.get(
@@ -547,12 +550,19 @@ def checks_of(verified, triple: str) -> list:
         elif what == "dwarf":
             out.append(f"the build's DWARF: {c['fields']} fields")
         elif what == "binary":
-            out.append(f"the binary {rest}: {c['fields']} values")
+            out.append(f"the binary {rest}: {c['fields']} values ({binary_holds(version)})")
         elif what == "depends":
             out.append(f"a rescan with pyconfig.h cut to the dependency sets: {c['fields']} fields")
         else:
             out.append(f"{name}: {c.get('fields', c.get('constants', '?'))}")
     return out
+
+
+def binary_holds(version: str) -> str:
+    """What a binary of CPython `version` holds that check/binary.py compares with a table."""
+    minor = tuple(int(x) for x in version.split(".")[:2]) if version else (0, 0)
+    return ("its type objects' sizes" + (", Py_Version" if minor >= (3, 11) else "")
+            + (" and _Py_DebugOffsets" if minor >= (3, 13) else ""))
 
 
 def store_files(made: list, aliases: dict, depends: dict = None, checked: dict = None) -> dict:
