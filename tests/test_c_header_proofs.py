@@ -8,6 +8,7 @@ changed by one.
 """
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -146,6 +147,33 @@ def test_the_header_written_on_demand_is_the_one_make_tables_writes(tmp_path):
     proc = subprocess.run(["gcc", *STRICT, f"-I{sysconfig.get_paths()['include']}", *out, str(src)],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and not proc.stderr, proc.stderr[-3000:]
+
+
+BY_INPUTS = r"""
+import json, sys
+from offsets.runtime import binary
+binary.interpreter = lambda: (None, None, "hidden by the test")   # no build-id: earned by its inputs
+import offsets
+from offsets.runtime import headers
+from offsets.runtime.core import RUNTIME
+headers.write(sys.argv[1], version=offsets.__version__)
+print(json.dumps({"table": offsets.build().table, "by": RUNTIME.current().earning.by}))
+"""
+
+
+def test_a_table_earned_by_its_inputs_writes_the_same_header(tmp_path):
+    """Without the build-id the table is earned struct by struct and constant by constant (its
+    inputs): the header written then keeps every constant those inputs earn, the same text as
+    generated/ holds (each constant goes through the earning rules as a named row)."""
+    proc = subprocess.run([sys.executable, "-c", BY_INPUTS, str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert out["by"] == "inputs", out
+    name = f"pyoffsets_{out['table']}.h"
+    if not (GENERATED / name).exists():
+        missing_input(f"no generated {name} (`make tables` makes it)")
+    written = (tmp_path / name).read_text().splitlines()
+    assert written[3:] == (GENERATED / name).read_text().splitlines()[3:]
 
 
 def test_the_core_only_constants_are_those_gcc_values_otherwise_without_the_core(tmp_path):

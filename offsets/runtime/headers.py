@@ -25,6 +25,7 @@ def header_table():
     from . import build, current_table
     from .core import RUNTIME, prove_constants_here
     from .constants import earned
+    from ..layout.rows import ConstantRow
 
     t = RUNTIME.current()
     exact = [k for k in t.order if t.exact(k)]
@@ -36,7 +37,7 @@ def header_table():
     from dataclasses import replace
 
     kept = {n: c for n, c in table.constants.items()
-            if earned(t, [c.name, c.value, c.type, c.size, c.defined_in, c.kind], prove_constants_here) == "exact"}
+            if earned(t, ConstantRow((c.name, c.value, c.type, c.size, c.defined_in, c.kind)), prove_constants_here) == "exact"}
     core = None if table.core_only is None else tuple(n for n in table.core_only if n in kept)
     return replace(table, constants=kept, core_only=core)
 
