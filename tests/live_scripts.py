@@ -8,7 +8,7 @@ import json, sys
 from offsets import runtime
 index = runtime.shipped_index()["tables"]
 exact = [e for e in index if e["hexversion"] == sys.hexversion and e.get("vendor") in (None, "upstream")
-         and not any(e["config"].values())][0]
+         and e["triple"] == runtime.identity.running_target()["triple"] and not any(e["config"].values())][0]
 truth = runtime.load_shipped(exact)
 out = {}
 for e in index:

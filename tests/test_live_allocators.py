@@ -25,6 +25,7 @@ import json, sys
 from offsets import runtime
 from offsets.runtime import binary
 e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion and
+         e["triple"] == runtime.identity.running_target()["triple"] and
          e.get("vendor") in (None, "upstream") and not any(e["config"].values()))
 if sys.argv[1] == "another-file":       # the file on disk has another build-id than the image mapped
     mapped = binary.image

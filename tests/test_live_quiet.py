@@ -42,6 +42,7 @@ for name in ("use_tool_id", "free_tool_id", "set_events", "set_local_events", "r
 
 from offsets import runtime
 e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion and
+         e["triple"] == runtime.identity.running_target()["triple"] and
          e.get("vendor") in (None, "upstream") and not any(e["config"].values()))
 t = runtime.load_shipped(e)
 rows = t.fields(t.resolve_struct("PyInterpreterState"))

@@ -32,6 +32,7 @@ SCRIPT = r"""
 import json, sys
 from offsets import runtime
 e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion and
+         e["triple"] == runtime.identity.running_target()["triple"] and
          e.get("vendor") in (None, "upstream") and not any(e["config"].values()))
 r = runtime.live_check(runtime.load_shipped(e))
 print(json.dumps({"ok": r.ok, "failed": r.failed,

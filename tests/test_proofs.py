@@ -199,6 +199,7 @@ from offsets import runtime
 from offsets.errors import TableError
 from offsets.layout import compact_read
 e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion and
+         e["triple"] == runtime.identity.running_target()["triple"] and
          e.get("vendor") in (None, "upstream") and not any(e["config"].values()))
 exact = runtime.load_shipped(e)
 good = runtime.live_check(exact)
@@ -507,6 +508,7 @@ from offsets import runtime
 from offsets.runtime.live import types as live_types
 from offsets.runtime.tables import type_records
 e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion and
+         e["triple"] == runtime.identity.running_target()["triple"] and
          e.get("vendor") in (None, "upstream") and not any(e["config"].values()))
 t = runtime.load_shipped(e)
 records = type_records(e["version"])
@@ -801,6 +803,7 @@ import json, sys
 sys.path.insert(0, %r)
 from offsets import runtime
 e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion and
+         e["triple"] == runtime.identity.running_target()["triple"] and
          e.get("vendor") in (None, "upstream") and not any(e["config"].values()))
 r = runtime.live_check(runtime.load_shipped(e))
 open(%r, "w").write(json.dumps([r.ok, r.failed[:3]]))

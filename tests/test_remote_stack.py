@@ -132,7 +132,7 @@ def test_the_allocators_in_memory_are_the_binary_s_functions_up_to_3_11(targets,
 
     t = targets[minor]
     ident = identify.of_process(t.pid)
-    entry = next(e for e in shipped_index()["tables"] if e["hexversion"] == ident.hexversion
+    entry = next(e for e in shipped_index()["tables"] if e["hexversion"] == ident.hexversion and e["triple"] == ident.triple
                  and e.get("vendor") in (None, "upstream") and not any(e["config"].values()))
     with Memory(t.pid) as mem:
         result = proof.check(load_shipped(entry), mem, ident)

@@ -481,7 +481,8 @@ DEBUG_OFFSETS_SCRIPT = """
 import json, sys
 from offsets import runtime
 from offsets.layout import compact, compact_read
-e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion)
+e = next(e for e in runtime.shipped_index()["tables"] if e["hexversion"] == sys.hexversion
+         and e["triple"] == runtime.identity.running_target()["triple"])
 good = runtime.live_check()
 head, notes, rows = compact.read_parts(compact.COMPACT_DIR / e["file"])
 row = rows["PyThreadState"]; table_size = row[2]; row[2] += 8    # a 3.13.x release appended a field
