@@ -107,7 +107,9 @@ def compile_all(jobs: list) -> list:
             if remembered(key):
                 continue
             dep = Path(tmp) / f"{n}.d"
-            procs.append((argv, src, key, dep, subprocess.Popen(argv + ["-MD", "-MF", str(dep)], text=True,
+            here = Path(tmp) / str(n)   # its own directory: zig given `-o /dev/null` writes an object there
+            here.mkdir()
+            procs.append((argv, src, key, dep, subprocess.Popen(argv + ["-MD", "-MF", str(dep)], text=True, cwd=here,
                                                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)))
         errors = []
         for argv, src, key, dep, p in procs:

@@ -8,9 +8,11 @@ compilers: `_Static_assert(offsetof(...) == N)` over the build's own headers.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,7 +31,12 @@ LANGS = {"c11": ["-x", "c", "-std=c11"], "c++17": ["-x", "c++", "-std=c++17"]}
 def compilers(triple: str) -> dict:
     """name -> argv prefix of each compiler that targets `triple` (gcc: native, -m32 or the cross gcc)."""
     arch = triple.split("-", 1)[0]
-    if targets.system(triple) == "windows":       # mingw-w64's gcc (make test installs it)
+    if triple in targets.ZIG_TARGETS:             # zig's clang, GNU mode (make test installs ziglang)
+        zig = [sys.executable, "-m", "ziglang"]
+        gcc, gxx = [*zig, "cc", "-target", targets.ZIG_TARGETS[triple]], [*zig, "c++", "-target", targets.ZIG_TARGETS[triple]]
+        if importlib.util.find_spec("ziglang") is None:
+            gcc = gxx = ["zig-is-not-installed"]
+    elif targets.system(triple) == "windows":       # mingw-w64's gcc (make test installs it)
         gcc, gxx = ["x86_64-w64-mingw32-gcc"], ["x86_64-w64-mingw32-g++"]
     else:
         gcc = {"x86_64": ["gcc"], "i686": ["gcc", "-m32"]}.get(arch, [f"{triple}-gcc"])

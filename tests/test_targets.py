@@ -8,8 +8,10 @@ compiled into the size of a symbol and read back from the object file; `gcc -dM 
 The numbers in the table are never the expected values."""
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,7 +112,14 @@ def test_every_target_tables_are_made_for_has_a_full_row():
 #: Windows triples -> the compilers that compile for them here (the scanner's clang target and the
 #: mingw-w64 gcc that checks its tables), each with the Debian package that has it
 WINDOWS = {"x86_64-pc-windows-msvc": {"clang": (["clang", "-target", "x86_64-pc-windows-msvc"], "clang"),
-                                      "mingw-w64 gcc": (["x86_64-w64-mingw32-gcc"], "gcc-mingw-w64-x86-64")}}
+                                      "mingw-w64 gcc": (["x86_64-w64-mingw32-gcc"], "gcc-mingw-w64-x86-64")},
+           # arm64: no Debian gcc compiles for it; zig's clang (GNU target, PyPI's ziglang) checks its tables
+           "aarch64-pc-windows-msvc": {"clang": (["clang", "-target", "aarch64-pc-windows-msvc"], "clang"),
+                                       "zig cc": ([sys.executable, "-m", "ziglang", "cc", "-target",
+                                                   "aarch64-windows-gnu"], "ziglang")}}
+#: each compiler's `long double` (size, alignment): MSVC's is a double, and so is AArch64 Windows's in
+#: GNU mode; mingw-w64 gcc's is x87's 80 bits in 16
+LONG_DOUBLE = {"clang": (8, 8), "zig cc": (8, 8), "mingw-w64 gcc": (16, 16)}
 
 
 @pytest.mark.parametrize("triple,name", [(t, n) for t, cs in WINDOWS.items() for n in cs])
@@ -122,6 +131,8 @@ def test_the_windows_row_says_what_its_compilers_do(triple, name, tmp_path):
     cmd, package = WINDOWS[triple][name]
     if shutil.which(cmd[0]) is None:
         missing_tool(cmd[0], f"apt-get install {package}")
+    if package == "ziglang" and importlib.util.find_spec("ziglang") is None:
+        missing_tool("zig", "pip install ziglang (make test installs it)")
     (tmp_path / "probe.c").write_text("".join(
         f"typedef struct {{ char c; {t} x; }} s_{n};\n"
         f"const unsigned long long v_{n}[] = {{__builtin_offsetof(s_{n}, x), sizeof({t}), _Alignof(s_{n})}};\n"
@@ -137,7 +148,7 @@ def test_the_windows_row_says_what_its_compilers_do(triple, name, tmp_path):
     for n, t in TYPES.items():
         align, size, struct_align = got[n]
         if n == "long_double":      # MSVC's is a double (8), mingw-w64 gcc's x87's 80 bits in 16
-            assert (size, align) == ((8, 8) if name == "clang" else (16, 16)), (name, t)
+            assert (size, align) == LONG_DOUBLE[name], (name, t)
             continue
         assert abi.member_align(size) == align == struct_align, (name, t)
         assert sanity.natural_align(Field("x", align, size, t), target, {}) == align, (name, t)

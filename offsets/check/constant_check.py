@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .. import children
+from ..scan import zig
 from ..errors import BuildError
 from ..layout.model import Constant, Table
 from ..layout.sanity import INTEGER_TYPES
@@ -83,7 +84,7 @@ def _failing_lines(stderr: str) -> dict:
 def _compile(text: str, cc: list, flags: list, work: Path, name: str, obj: bool):
     src = work / f"{name}.c"
     src.write_text(text)
-    out = ["-c", "-o", str(work / f"{name}.o")] if obj else ["-fsyntax-only"]
+    out = ["-c", "-o", str(work / f"{name}.o")] if obj else zig.syntax_only(cc, work)
     return children.run([*cc, *flags, "-O0", *out, str(src)], cc[0])
 
 

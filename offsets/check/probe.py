@@ -24,7 +24,7 @@ from typing import Iterable, Optional, Sequence
 
 from elftools.elf.elffile import ELFFile
 
-from ..scan import sources, targets, units
+from ..scan import sources, targets, units, zig
 from ..scan.clang_headers import builtin_include
 from ..scan.build_inputs import BuildInputs
 from .. import children
@@ -110,7 +110,10 @@ def compiler_for(t: targets.TargetInfo) -> list[str]:
         # `_WIN64` makes PC/pyconfig.h define, which before 3.13 it leaves a mingw-w64 compile of a
         # 64-bit build to pass itself (as distutils did); -mlong-double-64: MSVC's `long double` is
         # a double (mingw-w64 gcc's is x87's 16 bytes), which `_Alignof(max_align_t)` reads
-        cmd = [f"{t.multiarch}-gcc", "-fdata-sections", "-mlong-double-64"] + (["-DMS_WIN64"] if t.pointer_size == 8 else [])
+        win64 = ["-DMS_WIN64"] if t.pointer_size == 8 else []
+        if t.triple in zig.TARGETS:         # no mingw-w64 gcc for it in Debian: zig's clang (its long double is a double)
+            return zig.cc(t.triple) + ["-fdata-sections"] + win64
+        cmd = [f"{t.multiarch}-gcc", "-fdata-sections", "-mlong-double-64"] + win64
         package = f"gcc-mingw-w64-{t.triple.split('-')[0].replace('_', '-')}"
     if shutil.which(cmd[0]) is None:
         raise BuildError(f"no C compiler for {t.triple}: {cmd[0]} is not on PATH (apt-get install {package})")
@@ -119,6 +122,8 @@ def compiler_for(t: targets.TargetInfo) -> list[str]:
 
 @lru_cache(maxsize=None)
 def _builtin_dirs(cc: tuple[str, ...]) -> tuple[str, ...]:
+    if zig.is_zig(cc):
+        return (str(zig.builtin_headers()),)
     out = []
     for name in ("include", "include-fixed"):
         d = children.run([*cc, f"-print-file-name={name}"], cc[0], check=True).stdout.strip()
@@ -179,7 +184,7 @@ def _spellings(structs: Sequence[Struct], prelude: str, cc: list, flags: list, w
     lines += [f"typedef {_c_name(s.name)} {_TYPECHECK}{i};" for i, s in enumerate(structs)]
     src = work / "typecheck.c"
     src.write_text("\n".join(lines) + "\n")
-    proc = children.run([*cc, *flags, "-w", "-fsyntax-only", str(src)], cc[0])
+    proc = children.run([*cc, *flags, "-w", *zig.syntax_only(cc, work), str(src)], cc[0])
     tags = set()
     other = []
     for line in proc.stderr.splitlines():
@@ -373,28 +378,15 @@ def _type_probes(structs: Sequence[Struct], ctypes: dict, prelude: str, macros: 
             lines[len(body) + 1] = (s, f)
             body.append(f"  __builtin_types_compatible_p(__typeof__((({t} *)0)->{f.path}), {f.type}),")
         body.append("};")
-    unspellable: list = []
-    src, obj = work / "types.c", work / "types.o"
-    for attempt in range(4):
-        src.write_text("\n".join(head + body) + "\n")
-        proc = children.run([*cc, *flags, "-w", "-O0", "-c", str(src), "-o", str(obj)], cc[0])
-        if not proc.returncode:
-            break
-        bad = set()
-        for line in proc.stderr.splitlines():
-            m = _ERROR.match(line)
-            if m and m.group(1) == "__offsets_types__" and int(m.group(2)) in lines:
-                bad.add(int(m.group(2)))
-        if not bad or attempt == 3:
-            first = next((ln for ln in proc.stderr.splitlines() if _ERROR.match(ln)), proc.stderr.strip()[:300])
-            return unspellable, 0, [f"field types not compared: gcc could not compile the type probes ({first})"], None
-        for n in sorted(bad):
-            s, f = lines.pop(n)
-            unspellable.append(Mismatch(s.name, f.path, "type", repr(f.type), "it is no type here", by))
-            body[n - 1] = "  /* " + body[n - 1].replace("*/", "* /") + " */"
+    obj = work / "types.o"
+    proc, dropped = _compile_dropping(head, body, lines, cc, flags, work / "types.c", obj)
+    unspellable = [Mismatch(s.name, f.path, "type", repr(f.type), "it is no type here", by) for s, f in dropped]
+    if proc.returncode:
+        first = next((ln for ln in proc.stderr.splitlines() if _ERROR.match(ln)), proc.stderr.strip()[:300])
+        return unspellable, 0, [f"field types not compared: gcc could not compile the type probes ({first})"], None
     sizes = {f"{_TYPES}{i}": 1 + sum(1 for s_, _ in lines.values() if s_.name == s.name) for i, s in enumerate(structs)}
     found, _, _ = _read_symbols(obj, list(sizes), sizes)
-    mismatches = []
+    differ = []
     index = {}
     for n in sorted(lines):
         s, f = lines[n]
@@ -405,10 +397,54 @@ def _type_probes(structs: Sequence[Struct], ctypes: dict, prelude: str, macros: 
         if data is None or len(data) != 1 + len(fields):
             raise BuildError(f"type probe {_TYPES}{i} ({s.name}) has {len(data or b'')} bytes in gcc's object "
                              f"file, {1 + len(fields)} expected")
-        for f, ok in zip(fields, data[1:]):
-            if not ok:
-                mismatches.append(Mismatch(s.name, f.path, "type", repr(f.type), "a different type", by))
-    return unspellable + mismatches, len(lines) + len(unspellable), [], obj
+        differ += [(s, f) for f, ok in zip(fields, data[1:]) if not ok]
+    notes = []
+    if differ and zig.is_zig(cc):
+        atomic = _atomic_of_table_type(differ, ctypes, head, cc, flags, work)
+        if atomic:
+            differ = [(s, f) for s, f in differ if (s.name, f.path) not in atomic]
+            notes.append(f"{len(atomic)} field types compared as _Atomic(the table's type): clang's GNU target reads "
+                         f"the `_Atomic(T)` that clang's MSVC target reads as T (mimalloc's atomic.h: `_MSC_VER`), "
+                         f"which gcc's check ignores as a qualifier: {', '.join(sorted(f'{a}.{b}' for a, b in atomic))}")
+    mismatches = [Mismatch(s.name, f.path, "type", repr(f.type), "a different type", by) for s, f in differ]
+    return unspellable + mismatches, len(lines) + len(unspellable), notes, obj
+
+
+def _compile_dropping(head: list, body: list, lines: dict, cc: list, flags: list, src: Path, obj: Path):
+    """Compile `head + body` into `obj`, commenting out the body lines the compiler rejects (up to
+    four tries); `lines` (body line number -> what it probes) loses them. The last try's process
+    and what was dropped, in line order."""
+    dropped = []
+    for attempt in range(4):
+        src.write_text("\n".join(head + body) + "\n")
+        proc = children.run([*cc, *flags, "-w", "-O0", "-c", str(src), "-o", str(obj)], cc[0])
+        if not proc.returncode:
+            break
+        bad = {int(m.group(2)) for m in map(_ERROR.match, proc.stderr.splitlines())
+               if m and m.group(1) == "__offsets_types__" and int(m.group(2)) in lines}
+        if not bad or attempt == 3:
+            break
+        for n in sorted(bad):
+            dropped.append(lines.pop(n))
+            body[n - 1] = "  /* " + body[n - 1].replace("*/", "* /") + " */"
+    return proc, dropped
+
+
+def _atomic_of_table_type(fields: list, ctypes: dict, head: list, cc: list, flags: list, work: Path) -> set:
+    """(struct, path) of the fields whose type is exactly `_Atomic(T)`, T the table's type: what gcc's
+    `__builtin_types_compatible_p` equates with T (it ignores `_Atomic` as a qualifier) and clang's
+    does not. A T that `_Atomic` cannot take (an array, a function) is a compile error: not one."""
+    body, lines = [], {}
+    for st, f in fields:
+        lines[len(body) + 1] = (st.name, f.path)
+        body.append(f"const unsigned char {_TYPES}a{len(body)}[] = {{__builtin_types_compatible_p("
+                    f"__typeof__((({ctypes[st.name]} *)0)->{f.path}), _Atomic({f.type}))}};")
+    obj = work / "atomic.o"
+    if _compile_dropping(head, body, lines, cc, flags, work / "atomic.c", obj)[0].returncode:
+        return set()
+    names = {f"{_TYPES}a{n - 1}": n for n in lines}
+    found, _, _ = _read_symbols(obj, list(names), {k: 1 for k in names})
+    return {lines[n] for k, n in names.items() if found.get(k) == b"\x01"}
 
 
 def probe_unit(structs: Sequence[Struct], prelude: str, cc: list, flags: list, pointer_size: int,
@@ -429,7 +465,7 @@ def probe_unit(structs: Sequence[Struct], prelude: str, cc: list, flags: list, p
         plan = _plan(structs, ctypes, prelude, macros)
         # one compile for the offset and the type probes; if the type probes cannot be compiled,
         # each on its own, as the types are then not compared while the offsets still are
-        bad_types, ntypes, notes, obj = _type_probes(structs, ctypes, prelude, macros, cc, flags, work, cc[0],
+        bad_types, ntypes, notes, obj = _type_probes(structs, ctypes, prelude, macros, cc, flags, work, zig.name(cc),
                                                      before=plan.text)
         if obj is None:
             src, obj = work / "probe.c", work / "probe.o"
@@ -439,10 +475,10 @@ def probe_unit(structs: Sequence[Struct], prelude: str, cc: list, flags: list, p
                 errors = [line for line in proc.stderr.splitlines() if _ERROR.match(line)] or proc.stderr.splitlines()
                 raise BuildError(f"gcc could not compile the probes: {errors[0] if errors else '(no message)'} "
                                  f"({len(errors)} errors)")
-            bad_types, ntypes, notes, _ = _type_probes(structs, ctypes, prelude, macros, cc, flags, work, cc[0])
+            bad_types, ntypes, notes, _ = _type_probes(structs, ctypes, prelude, macros, cc, flags, work, zig.name(cc))
         sizes = {**{sym: 8 * len(m) for sym, m in plan.arrays.items()}, **{b + "_base": 8 for b in plan.bits}}
         found, little, _ = _read_symbols(obj, [*plan.arrays, *plan.bits, *(b + "_base" for b in plan.bits)], sizes)
-        mismatches, checked = _compare(plan, found, little, pointer_size, cc[0])
+        mismatches, checked = _compare(plan, found, little, pointer_size, zig.name(cc))
     return ProbeReport(" ".join(cc), len(structs), len(checked), len(plan.bits), frozenset(checked),
                        tuple(mismatches + bad_types), tuple(notes), ntypes)
 

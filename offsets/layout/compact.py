@@ -533,10 +533,10 @@ def checks_of(verified, triple: str, version: str = "") -> list:
     fields`, `the binary libpython3.10.so.1.0: 24 values (its type objects' sizes)`, ...), as
     index.json carries them and `offsets.build()` says them. `version`, the table's, says what a
     binary of it holds to compare (check/binary.py): Py_Version from 3.11, _Py_DebugOffsets from 3.13."""
-    from .targets import system
+    from .targets import ZIG_TARGETS, system
 
-    compiler = "mingw-w64 gcc" if system(triple) == "windows" else {"x86_64-linux-gnu": "gcc", "i686-linux-gnu": "gcc -m32"}.get(
-        triple, f"the {triple} cross gcc")
+    compiler = ("zig cc" if triple in ZIG_TARGETS else "mingw-w64 gcc" if system(triple) == "windows" else
+                {"x86_64-linux-gnu": "gcc", "i686-linux-gnu": "gcc -m32"}.get(triple, f"the {triple} cross gcc"))
     rank = {"gcc": 0, "constants": 1, "dwarf": 2, "binary": 3}
     out = []
     for name, c in sorted(((verified or {}).get("checks") or {}).items(), key=lambda kv: (rank.get(kv[0].split()[0], 9), kv[0])):

@@ -21,8 +21,11 @@ from __future__ import annotations
 #: whose binaries are ELF, and Windows's (clang's MSVC target: `long` is 4 bytes there), whose are PE.
 ELF_TARGETS = ("x86_64-linux-gnu", "aarch64-linux-gnu", "i686-linux-gnu", "arm-linux-gnueabihf",
                "powerpc64le-linux-gnu", "s390x-linux-gnu", "riscv64-linux-gnu")
-PE_TARGETS = ("x86_64-pc-windows-msvc",)
+PE_TARGETS = ("x86_64-pc-windows-msvc", "aarch64-pc-windows-msvc")
 TABLE_TARGETS = ELF_TARGETS + PE_TARGETS
+#: The targets whose tables zig's C compiler checks (no Debian gcc compiles for them), by zig's name
+#: of each (scan/zig.py).
+ZIG_TARGETS = {"aarch64-pc-windows-msvc": "aarch64-windows-gnu"}
 
 
 def system(triple: str) -> str:

@@ -6,7 +6,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import debian
+from . import debian, zig
 from ..errors import BuildError
 from ..layout import targets as abi_table
 
@@ -54,7 +54,9 @@ _DEBIAN = {"x86_64-linux-gnu": ("x86_64-linux-gnu", "amd64"), "aarch64-linux-gnu
            "powerpc64le-linux-gnu": ("powerpc64le-linux-gnu", "ppc64el"),
            "s390x-linux-gnu": ("s390x-linux-gnu", "s390x"), "riscv64-linux-gnu": ("riscv64-linux-gnu", "riscv64"),
            # Windows: the multiarch word is mingw-w64's name of the target; its headers are arch: all
-           "x86_64-pc-windows-msvc": ("x86_64-w64-mingw32", "amd64")}
+           "x86_64-pc-windows-msvc": ("x86_64-w64-mingw32", "amd64"),
+           # Windows on arm64: no Debian package has its mingw-w64 headers; zig's are used (scan/zig.py)
+           "aarch64-pc-windows-msvc": ("aarch64-w64-mingw32", "arm64")}
 _HOST_GCC_FLAG = {"i686-linux-gnu": ("x86_64-linux-gnu", "-m32")}
 #: Debian's suite whose libc6-dev and linux-libc-dev give another CPU's C library headers: bookworm,
 #: or trixie for riscv64 (the first release that has it)
@@ -77,7 +79,8 @@ _ALIASES = {"x86_64": "x86_64-linux-gnu", "amd64": "x86_64-linux-gnu", "aarch64"
             "aarch64-unknown-linux-gnu": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf",
             "armv7l": "arm-linux-gnueabihf", "ppc64el": "powerpc64le-linux-gnu", "ppc64le": "powerpc64le-linux-gnu",
             "s390x": "s390x-linux-gnu", "riscv64": "riscv64-linux-gnu", "x86_64-windows-msvc": "x86_64-pc-windows-msvc",
-            "win_amd64": "x86_64-pc-windows-msvc"}
+            "win_amd64": "x86_64-pc-windows-msvc", "aarch64-windows-msvc": "aarch64-pc-windows-msvc",
+            "win_arm64": "aarch64-pc-windows-msvc"}
 
 
 def target(name: str) -> TargetInfo:
@@ -110,6 +113,8 @@ def system_includes(t: TargetInfo, sysroot: Path | None = None) -> tuple[Path, .
     For another CPU without `sysroot`, Debian's `libc6-dev` and `linux-libc-dev` of that
     architecture are fetched into the cache.
     """
+    if t.system == "windows" and t.triple in zig.TARGETS and sysroot is None:
+        return (zig.windows_headers(),)
     if t.system == "windows":
         root = sysroot or debian.unpacked(list(MINGW_PACKAGES), arch=t.deb_arch, suite=MINGW_SUITE)
         dirs = (root / "usr" / t.multiarch / "include", root / "usr/share/mingw-w64/include")

@@ -1,4 +1,4 @@
-"""Windows builds: the inputs of python.org's Windows x64 builds, as its PCbuild projects compile the core.
+"""Windows builds: the inputs of python.org's Windows builds (x64, and arm64), as its PCbuild projects compile the core.
 
 A Windows build's headers are the source tree's `Include/` (or an installed `include/python3.X/`
 of the same version), its `pyconfig.h` is the tree's own `PC/pyconfig.h` (`PC/pyconfig.h.in` from
@@ -24,13 +24,17 @@ from . import build_inputs, targets
 #: `NDEBUG` becomes `_DEBUG` in a debug build (then PC/pyconfig.h defines `Py_DEBUG`).
 CORE_DEFINES = ("WIN32", "_WIN64", "_USRDLL", "Py_BUILD_CORE", "Py_BUILD_CORE_BUILTIN", "Py_ENABLE_SHARED",
                 "_Py_HAVE_ZLIB")
+#: The targets pyproject.props's `_PlatformPreprocessorDefinition` adds `_WIN64` for: x64 only (an
+#: ARM64 build's core gets none; its compiler defines `_WIN64` and `_M_ARM64` itself, as MSVC does).
+WIN64_DEFINED = ("x86_64-pc-windows-msvc",)
 #: The line of PC/pyconfig.h.in that PCbuild uncomments for a free-threaded build (3.13+).
 GIL_LINE = "/* #define Py_GIL_DISABLED 1 */"
 
 
-def core_cflags(config: str) -> str:
-    """The core's defines as a command line (`build_inputs.BuildInputs.cflags`)."""
-    return " ".join(f"-D{d}" for d in CORE_DEFINES + (("_DEBUG",) if config == "debug" else ("NDEBUG",)))
+def core_cflags(config: str, triple: str = "x86_64-pc-windows-msvc") -> str:
+    """The core's defines for a build of `triple` as a command line (`build_inputs.BuildInputs.cflags`)."""
+    defines = [d for d in CORE_DEFINES if d != "_WIN64" or triple in WIN64_DEFINED]
+    return " ".join(f"-D{d}" for d in defines + (["_DEBUG"] if config == "debug" else ["NDEBUG"]))
 
 
 def source_pyconfig(tree: Path) -> Path:
@@ -86,5 +90,5 @@ def inputs(include_dir: Path, pyconfig_in: Path, config: str, triple: str = "x86
         raise BuildError(f"{triple} is not a Windows target")
     inc = headers_alone(Path(include_dir))
     return build_inputs.checked(build_inputs.BuildInputs(
-        inc, inc, pyconfig(Path(pyconfig_in), config), t, config, None, None, vendor, core_cflags(config),
+        inc, inc, pyconfig(Path(pyconfig_in), config), t, config, None, None, vendor, core_cflags(config, triple),
         stand_in))
