@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from ..scan import preamble, scanner
 from ..scan.clang_scan import parse_only
-from . import bench_drift, bench_needs, bench_remote, bench_runtime, bench_startup, store_cost
+from . import bench_drift, bench_needs, bench_remote, bench_runtime, bench_startup, command_line, store_cost
 from .matrix import _packaged_inputs, entry
 from .verdict import verdict
 
@@ -84,14 +84,19 @@ def bench_scanner(rounds: int = 2) -> None:
     print(f"  found: {len(table.structs)} structs, {table.field_count} fields, {len(table.skipped)} skipped")
 
 
-def main() -> int:
+EXAMPLES = """  python -m offsets.tools.bench                 every figure of make bench (what `make bench` runs)
+"""
+
+
+def main(argv=None) -> int:
+    command_line.no_arguments("bench", __doc__, EXAMPLES, argv)
     bench_scanner()
-    bench_drift.main()
-    store_cost.main()
-    bench_remote.main()
-    status = bench_runtime.main() or 0
-    status = bench_startup.main() or status
-    return bench_needs.main() or status
+    bench_drift.main([])
+    store_cost.main([])
+    bench_remote.main([])
+    status = bench_runtime.main([]) or 0
+    status = bench_startup.main([]) or status
+    return bench_needs.main([]) or status
 
 
 if __name__ == "__main__":

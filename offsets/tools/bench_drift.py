@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import command_line
 from .regenerate import repository
 from .verdict import verdict
 
@@ -36,7 +37,12 @@ def _wall(args: list, runs: int) -> float:
     return statistics.median(times)
 
 
-def main(runs: int = 5) -> int:
+EXAMPLES = """  python -m offsets.tools.bench_drift           history, report and diff over generated/, against `offsets --help`
+"""
+
+
+def main(argv=None, runs: int = 5) -> int:
+    command_line.no_arguments("bench_drift", __doc__, EXAMPLES, argv)
     generated = repository() / "generated"    # `make bench` runs in the checkout
     tables = len(list(generated.glob("cpython-*.yaml")))
     base = _wall(["--help"], runs)

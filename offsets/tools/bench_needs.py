@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import foreign_builds
+from . import command_line, foreign_builds
 from .verdict import verdict
 
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -107,7 +107,12 @@ def run() -> list:
     return [measure(c) for c in foreign_builds.cases()]
 
 
-def main() -> int:
+EXAMPLES = """  python -m offsets.tools.bench_needs           the JIT-needs counts on each foreign build, checked against DWARF and gcc
+"""
+
+
+def main(argv=None) -> int:
+    command_line.no_arguments("bench_needs", __doc__, EXAMPLES, argv)
     print(report(run()))
     return 0
 

@@ -12,6 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import command_line
 from .verdict import verdict
 
 REPO = Path(__file__).resolve().parents[2]
@@ -105,7 +106,12 @@ def bench_one(minor: str) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def main() -> int:
+EXAMPLES = """  python -m offsets.tools.bench_remote          offsets identify and a stack sample, against pystack
+"""
+
+
+def main(argv=None) -> int:
+    command_line.no_arguments("bench_remote", __doc__, EXAMPLES, argv)
     for minor in ("3.10", "3.13"):
         try:
             bench_one(minor)

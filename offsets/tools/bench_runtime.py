@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 
+from . import command_line
+
 NAME = "PyListObject.ob_item"
 CONSTANT = "Py_TPFLAGS_HEAPTYPE"
 GOALS = {"import_ms": 5.0, "get_ratio": 3.0, "constant_ratio": 2.0, "c_get_ns": 30.0, "c_constant_ratio": 1.2,
@@ -162,7 +164,12 @@ def report(r: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
+EXAMPLES = """  python -m offsets.tools.bench_runtime         import, first lookup and per-call costs of the runtime
+"""
+
+
+def main(argv=None) -> int:
+    command_line.no_arguments("bench_runtime", __doc__, EXAMPLES, argv)
     print(report(run()))
     return 0
 

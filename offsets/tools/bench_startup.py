@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import build_copy
+from . import build_copy, command_line
 
 NAME = "PyListObject.ob_item"
 LOOKUP = f"import offsets; offsets.get({NAME!r})"
@@ -147,12 +147,20 @@ def rebuilt_report(got: dict) -> list:
             f"{x['bare_ms']:.1f} ms CPU; wall {x['wall_ratio']:.2f}x)" for v, x in got.items()]
 
 
+EXAMPLES = """  python -m offsets.tools.bench_startup              every startup figure (what `make bench` prints)
+  python -m offsets.tools.bench_startup --rebuilt    only the rebuilds answered by proofs (21 runs each)
+  python -m offsets.tools.bench_startup --rebuilt 5  the same, 5 runs each
+"""
+
+
 def main(argv=None) -> int:
-    """`--rebuilt [RUNS]`: only the rebuilds' figures."""
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--rebuilt"]:
+    p = command_line.parser("bench_startup", __doc__, EXAMPLES)
+    p.add_argument("--rebuilt", nargs="?", type=int, const=21, metavar="RUNS",
+                   help="only the rebuilds' figures, RUNS runs each (default 21)")
+    args = p.parse_args(argv)
+    if args.rebuilt is not None:
         with tempfile.TemporaryDirectory() as work:
-            got = rebuilt_ratios(Path(work), int(argv[1]) if len(argv) > 1 else 21)
+            got = rebuilt_ratios(Path(work), args.rebuilt)
         print("\n".join(rebuilt_report(got)))
         return 0
     print(report(run()))

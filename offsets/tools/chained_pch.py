@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from . import command_line
+
 HEADERS = {
     "a.h": "#ifndef A_H\n#define A_H\nstruct a { int x; };\n#endif\n",
     "b.h": '#ifndef B_H\n#define B_H\n#include "a.h"\nstruct b { struct a a; long y; };\n#endif\n',
@@ -53,7 +55,12 @@ def outcome(which: str, folder: str) -> str:
     return "loads" if errors == 0 else f"loads with {errors} errors"
 
 
-def main() -> int:
+EXAMPLES = """  python -m offsets.tools.chained_pch           whether this libclang loads a chained precompiled header
+"""
+
+
+def main(argv=None) -> int:
+    command_line.no_arguments("chained_pch", __doc__, EXAMPLES, argv)
     with tempfile.TemporaryDirectory(prefix="offsets-chained-pch-") as folder:
         for name, text in HEADERS.items():
             Path(folder, name).write_text(text)

@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+from . import command_line
 from .verdict import verdict
 
 #: bytes (decimal units, the stricter reading of "4 MB" and "100 KB")
@@ -115,7 +116,12 @@ def report(directory: Path) -> str:
     ])
 
 
-def main() -> int:
+EXAMPLES = """  python -m offsets.tools.store_cost            the package data's size and what each shipped table adds
+"""
+
+
+def main(argv=None) -> int:
+    command_line.no_arguments("store_cost", __doc__, EXAMPLES, argv)
     from ..layout.compact import COMPACT_DIR
 
     print(report(COMPACT_DIR))

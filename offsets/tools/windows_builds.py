@@ -10,7 +10,6 @@ committed.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -113,9 +112,17 @@ def pe_check(minor: str, root: Optional[Path] = None):
     return pe_binary.pe_check(table, dll(minor), hexversion(EMBEDDABLE[minor][1])), table
 
 
+EXAMPLES = """  python -m offsets.tools.windows_builds           each of the six DLLs against its Windows table
+  python -m offsets.tools.windows_builds 3.13      only python.org's 3.13 build
+"""
+
+
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m offsets.tools.windows_builds", description=__doc__.split("\n\n")[0])
-    p.add_argument("minors", nargs="*", default=list(EMBEDDABLE))
+    from . import command_line
+
+    p = command_line.parser("windows_builds", __doc__.split("\n\n")[0], EXAMPLES)
+    p.add_argument("minors", nargs="*", default=list(EMBEDDABLE), metavar="MINOR",
+                   help=f"which builds ({', '.join(EMBEDDABLE)}; default all)")
     args = p.parse_args(argv)
     bad = 0
     for minor in args.minors:

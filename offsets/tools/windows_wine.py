@@ -162,11 +162,17 @@ def dll_truths(minor: str) -> dict:
     return out
 
 
-def main(argv=None) -> int:
-    import argparse
+EXAMPLES = """  python -m offsets.tools.windows_wine             each build's live check of its Windows table, in Wine
+  python -m offsets.tools.windows_wine 3.11 3.13   only those builds
+"""
 
-    p = argparse.ArgumentParser(prog="python -m offsets.tools.windows_wine", description=__doc__.split("\n\n")[0])
-    p.add_argument("minors", nargs="*", default=list(windows_builds.EMBEDDABLE))
+
+def main(argv=None) -> int:
+    from . import command_line
+
+    p = command_line.parser("windows_wine", __doc__.split("\n\n")[0], EXAMPLES)
+    p.add_argument("minors", nargs="*", default=list(windows_builds.EMBEDDABLE), metavar="MINOR",
+                   help=f"which builds ({', '.join(windows_builds.EMBEDDABLE)}; default all)")
     args = p.parse_args(argv)
     bad = 0
     for minor in args.minors:
