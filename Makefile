@@ -111,8 +111,11 @@ test: test-venv
 # 3.13.5 scanned whole against their scans with shared preambles; gcc over every struct of
 # 3.11.2's source tree; the pyconfig.h cut of that source tree (make test cuts two pyenv builds);
 # and the rest of make test's per-build samples (tests/prove/test_beyond_samples.py): libclang
-# against DWARF on pyenv 3.7-3.12, the JIT extension and the worked example on 3.10, moved fields
-# on 3.12, flips on 3.12, offsets verify on pyenv 3.7-3.12 and on two of three Debian tables.
+# against DWARF on pyenv 3.7-3.12, the JIT extension and the worked example on 3.9, 3.10 and 3.12,
+# moved fields on 3.12, flips on 3.12, offsets verify on pyenv 3.7-3.12 and on two of three Debian
+# tables, the compact tables and headers against their YAML and the layout proofs beyond the oldest
+# and newest of each kind, offsets check and gcc over pyenv 3.7-3.12, other patch levels on 3.8,
+# 3.10 and 3.12.
 prove: test-venv
 	@$(BIN)/python tests/prove/realbuilds.py >/dev/null & fetch=$$!; \
 	  scripts/build-cpython 3.13.15 free-threaded && scripts/build-cpython 3.13.15 release && \

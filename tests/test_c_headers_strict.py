@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import compile_memo
+import sampling
 from conftest import missing_input
 from offsets.layout import c_header, table_yaml, targets
 
@@ -143,9 +144,13 @@ def inputs_of(name: str):
     return _inputs[name]
 
 
+#: The headers whose layout proof `make test` compiles: of those it checks, the oldest and newest of
+#: each kind (tests/sampling.py); `make prove` the others (tests/prove/test_beyond_samples.py)
+PROOF_SAMPLE, PROOF_REST = sampling.split([h for h in HEADERS if checked_by_make_test(h)], table_of)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("header", [h for h in HEADERS if checked_by_make_test(h)],
-                         ids=lambda h: h.name)
+@pytest.mark.parametrize("header", PROOF_SAMPLE, ids=lambda h: h.name)
 def test_layout_proof_after_its_own_python_h_is_strict_clean(header, tmp_path):
     """Python.h, then PYOFFSETS_CHECK_LAYOUT and the header: thousands of static assertions, 0 diagnostics;
     with Py_BUILD_CORE the constants' too."""

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import offsets
+import sampling
 from conftest import c_extension_built, missing_input, pyenv_python3
 from offsets.layout import compact, compact_read, identity
 from offsets.runtime.live import toolkit
@@ -85,11 +86,17 @@ def test_compact_table_and_c_header_are_up_to_date(yml):
         f"{header.name} is stale: {fix}"
 
 
-@pytest.mark.parametrize("yml", YAMLS, ids=lambda p: p.stem)
+#: The tables `make test` reads in full (the oldest and newest of each kind: tests/sampling.py);
+#: `make prove` the others (tests/prove/test_beyond_samples.py)
+YAMLS_SAMPLE, YAMLS_REST = sampling.split(YAMLS, lambda p: p.stem)
+
+
+@pytest.mark.parametrize("yml", YAMLS_SAMPLE, ids=lambda p: p.stem)
 def test_every_compact_table_and_c_header_hold_the_whole_yaml_table(yml):
-    """Full content, every table: the compact table written back as YAML is the committed YAML byte
-    for byte, and the C header is what the generator makes of that table (reading the compact form
-    is fast; the YAML is read in full only for the tables below). Remembered once passed
+    """Full content: the compact table written back as YAML is the committed YAML byte for byte,
+    and the C header is what the generator makes of that table (reading the compact form is fast;
+    the YAML is read in full only for the tables below). Every table is checked by its digest
+    (test_compact_table_and_c_header_are_up_to_date) and, in full, here or in `make prove`. Remembered once passed
     (tests/result_memo.py) under the package (its shipped pools), this file, the YAML, the compact
     table and the header."""
     import result_memo
@@ -571,10 +578,15 @@ print(json.dumps({"mine": [e["name"] for e in mine], "results": out}))
 """
 
 
+#: The minors `make test` offers other patch levels' tables to (those with real ones shipped);
+#: `make prove` the others (tests/prove/test_beyond_samples.py)
+PATCH_LEVEL_MINORS, PATCH_LEVEL_SAMPLE = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13"), ("3.9", "3.11", "3.13")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("version", ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"])
+@pytest.mark.parametrize("version", PATCH_LEVEL_SAMPLE)
 def test_tables_of_other_patch_levels_answer_only_what_the_live_check_proved(version):
-    """Every minor: a pyenv CPython offered the shipped tables of its minor that are not exactly its
+    """Every minor (here or in `make prove`): a pyenv CPython offered the shipped tables of its minor that are not exactly its
     build (real other patch levels and vendors: 3.9.2 vs 3.9.18, 3.11.2 vs 3.11.7, 3.13.5/3.13.15 vs
     3.13.0; else its own table posing as another patch level). Each answers only fields the live
     check read, never a wrong one, and refuses the rest. Truth: the build's own exact table, which

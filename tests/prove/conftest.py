@@ -36,6 +36,7 @@ missing_input, missing_tool, c_extension_built = _rules.missing_input, _rules.mi
 pyenv_python3, pyenv_python, fetched = _rules.pyenv_python3, _rules.pyenv_python, _rules.fetched
 REPO = _rules.REPO      # tests/runtime_child.py's, which the dependency cut's tests load
 committed_table = _rules.committed_table
+dwarf_fields, pyenv_dwarf, PYENV_MINORS = _rules.dwarf_fields, _rules.pyenv_dwarf, _rules.PYENV_MINORS
 
 
 @pytest.fixture(scope="session")

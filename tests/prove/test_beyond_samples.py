@@ -4,7 +4,11 @@ DWARF, and the extension modules' DWARF, on every pyenv build (tests/test_dwarf.
 extension and the C API's worked example on every CPython the runtime supports (tests/test_capi.py);
 every live check failing on its table with its field moved (tests/test_proofs.py); pyconfig.h macros
 outside every set flipped under gcc (tests/test_dependency_proof.py); `offsets verify` on the committed
-pyenv and Debian tables (tests/test_committed_tables.py)."""
+pyenv and Debian tables (tests/test_committed_tables.py); each table's compact form and C header
+against its whole YAML (tests/test_runtime.py); each header's layout proof after its own Python.h
+(tests/test_c_headers_strict.py); `offsets check` of every pyenv table (tests/test_drift_cli.py); gcc
+over every header field of every pyenv minor (tests/test_probe_pyenv.py); other patch levels' tables
+offered to every pyenv minor (tests/test_runtime.py)."""
 from __future__ import annotations
 
 import sys
@@ -14,18 +18,29 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import test_c_headers_strict as strict_tests  # noqa: E402
 import test_capi as capi_tests  # noqa: E402
 import test_committed_tables as committed_tests  # noqa: E402
 import test_dependency_proof as dependency_tests  # noqa: E402
+import test_drift_cli as drift_tests  # noqa: E402
 import test_dwarf as dwarf_tests  # noqa: E402
+import test_probe_pyenv as probe_tests  # noqa: E402
 import test_proofs as proof_tests  # noqa: E402
+import test_runtime as runtime_tests  # noqa: E402
 
 SPLITS = {"pyenv builds, libclang against DWARF": (dwarf_tests.PYENV, dwarf_tests.PYENV_SAMPLE),
           "the JIT extension and the worked example": (capi_tests.VERSIONS, capi_tests.VERSIONS_SAMPLE),
           "checks failing on a moved field": (proof_tests.MOVED_VERSIONS, proof_tests.MOVED_SAMPLE),
           "macros outside every set flipped": (dependency_tests.FLIPPED, dependency_tests.FLIPPED_SAMPLE),
           "offsets verify on pyenv tables": (committed_tests.PYENV, committed_tests.PYENV_SAMPLE),
-          "offsets verify on Debian tables": (committed_tests.DEBIAN, committed_tests.DEBIAN_SAMPLE)}
+          "offsets verify on Debian tables": (committed_tests.DEBIAN, committed_tests.DEBIAN_SAMPLE),
+          "compact tables and C headers against the whole YAML":
+              (runtime_tests.YAMLS, runtime_tests.YAMLS_SAMPLE),
+          "layout proofs after their own Python.h": (strict_tests.PROOF_SAMPLE + strict_tests.PROOF_REST,
+                                                     strict_tests.PROOF_SAMPLE),
+          "offsets check of pyenv tables": (drift_tests.PYENV_BUILDS, drift_tests.PYENV_BUILDS_SAMPLE),
+          "gcc over every header field": (probe_tests.PYENV_MINORS, probe_tests.GCC_SAMPLE),
+          "other patch levels' tables": (runtime_tests.PATCH_LEVEL_MINORS, runtime_tests.PATCH_LEVEL_SAMPLE)}
 
 
 def _rest(what: str) -> list:
@@ -70,3 +85,28 @@ def test_offsets_verify_passes_on_every_pyenv_table(version, capsys):
 def test_offsets_verify_passes_on_debian_tables(only, capsys, monkeypatch):
     committed_tests.test_offsets_verify_passes_on_debian_tables(only, capsys, monkeypatch)
 
+
+
+@pytest.mark.parametrize("yml", _rest("compact tables and C headers against the whole YAML"), ids=lambda p: p.stem)
+def test_every_compact_table_and_c_header_hold_the_whole_yaml_table(yml):
+    runtime_tests.test_every_compact_table_and_c_header_hold_the_whole_yaml_table(yml)
+
+
+@pytest.mark.parametrize("header", _rest("layout proofs after their own Python.h"), ids=lambda h: h.name)
+def test_layout_proof_after_its_own_python_h_is_strict_clean(header, tmp_path):
+    strict_tests.test_layout_proof_after_its_own_python_h_is_strict_clean(header, tmp_path)
+
+
+@pytest.mark.parametrize("version", _rest("offsets check of pyenv tables"))
+def test_check_pyenv_build(version, capsys):
+    drift_tests.test_check_pyenv_build(version, capsys)
+
+
+@pytest.mark.parametrize("minor", _rest("gcc over every header field"))
+def test_gcc_agrees_with_every_header_field(pyenv_scans, minor):
+    probe_tests.test_gcc_agrees_with_every_header_field(pyenv_scans, minor)
+
+
+@pytest.mark.parametrize("version", _rest("other patch levels' tables"))
+def test_tables_of_other_patch_levels_answer_only_what_the_live_check_proved(version):
+    runtime_tests.test_tables_of_other_patch_levels_answer_only_what_the_live_check_proved(version)
