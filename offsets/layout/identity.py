@@ -494,9 +494,33 @@ def windows_triple():
     return next((t for m, t in WINDOWS_TRIPLES.items() if f"({m})" in sys.version.upper()), "")
 
 
+def loaded_c_library():
+    """'glibc' where this process's C library is GNU's (it answers `confstr(_CS_GNU_LIBC_VERSION)`,
+    as no other C library does: musl fails it with EINVAL), else None; on a system without
+    `os.confstr` (Windows), None."""
+    try:
+        got = os.confstr("CS_GNU_LIBC_VERSION")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return "glibc" if got and got.startswith("glibc") else None
+
+
+def with_loaded_c_library(triple: str) -> str:
+    """A Linux `triple` as the C library this process loaded makes it: `-gnu` (`-gnueabihf`) where it
+    is glibc, `-musl` (`-musleabihf`) where it is not. A build may not say which it was made for
+    (CPython built by zig's or another cross compiler names no C library in its MULTIARCH or
+    HOST_GNU_TYPE), and musl's layouts differ from glibc's (pthread_mutex_t is 40 bytes against 48 on
+    aarch64): no glibc table may answer for it."""
+    cpu, _, rest = triple.partition("-linux-")
+    if not rest.startswith("gnu") or loaded_c_library() == "glibc":
+        return triple
+    return f"{cpu}-linux-musl{rest[3:]}"
+
+
 def running_target():
     """What of this interpreter's identity a table's build is compared with before anything else
-    (earning.py): its version, hexversion, layout flags, triple and pointer size."""
+    (earning.py): its version, hexversion, layout flags, triple and pointer size. On Linux the
+    triple's C library is the one this process loaded (`with_loaded_c_library`)."""
     import sysconfig
 
     v = sysconfig.get_config_var
@@ -508,7 +532,7 @@ def running_target():
     if len(host) == 4 and host[1] in ("pc", "unknown"):
         host.pop(1)
     return {"version": version_string(sys.version_info), "hexversion": sys.hexversion, "config": config,
-            "triple": windows_triple() or v("MULTIARCH") or "-".join(host),
+            "triple": windows_triple() or with_loaded_c_library(v("MULTIARCH") or "-".join(host)),
             "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4}
 
 

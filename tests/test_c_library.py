@@ -1,0 +1,95 @@
+"""The C library a Linux process loaded is part of its identity: musl's layouts are not glibc's
+(pthread_mutex_t is 40 bytes against 48 on aarch64), and a build may not say which it was made for
+(CPython built by zig's compiler names none in MULTIARCH or HOST_GNU_TYPE). What the rule reads,
+`confstr(_CS_GNU_LIBC_VERSION)`, is checked against the C libraries themselves: glibc answers it,
+musl (zig's, a static program run here) fails it with EINVAL."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import missing_tool
+from offsets.layout import identity
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAM = r"""
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+    char buf[64];
+    errno = 0;
+    size_t n = confstr(_CS_GNU_LIBC_VERSION, buf, sizeof buf);
+    printf("%zu %d %s\n", n, errno, n ? buf : "-");
+    return 0;
+}
+"""
+
+
+def _confstr_of(cc: list, tmp_path: Path) -> str:
+    (tmp_path / "p.c").write_text(PROGRAM)
+    subprocess.run([*cc, "-o", str(tmp_path / "p"), str(tmp_path / "p.c")], check=True, capture_output=True,
+                   cwd=tmp_path)
+    return subprocess.run([str(tmp_path / "p")], capture_output=True, text=True, check=True).stdout.split()
+
+
+def test_glibc_answers_what_the_rule_reads_and_musl_fails_it(tmp_path):
+    assert _confstr_of(["gcc"], tmp_path)[2] == os.confstr("CS_GNU_LIBC_VERSION").split()[0]
+    assert identity.loaded_c_library() == "glibc"
+    if importlib.util.find_spec("ziglang") is None:
+        missing_tool("zig", "pip install ziglang (make test installs it)")
+    n, err, _ = _confstr_of([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-musl"], tmp_path)
+    assert (n, err) == ("0", "22")          # musl: no answer, EINVAL (what os.confstr raises as OSError)
+
+
+@pytest.mark.parametrize("triple,musl", [("x86_64-linux-gnu", "x86_64-linux-musl"),
+                                         ("aarch64-linux-gnu", "aarch64-linux-musl"),
+                                         ("arm-linux-gnueabihf", "arm-linux-musleabihf"),
+                                         ("x86_64-linux-musl", "x86_64-linux-musl"),
+                                         ("x86_64-pc-windows-msvc", "x86_64-pc-windows-msvc"),
+                                         ("darwin", "darwin")])
+def test_a_triple_says_the_c_library_loaded(monkeypatch, triple, musl):
+    assert identity.with_loaded_c_library(triple) == triple
+    monkeypatch.setattr(identity, "loaded_c_library", lambda: None)
+    assert identity.with_loaded_c_library(triple) == musl
+
+
+AS_IF_MUSL = r"""
+import json, os, sys
+def musl(name):
+    raise OSError(22, "Invalid argument")       # what musl's confstr answers (the test above)
+os.confstr = musl
+from offsets.runtime import binary
+from offsets.runtime.core import RUNTIME
+binary.interpreter = lambda: (None, None, "hidden by the test")   # no build-id to name the binary,
+RUNTIME.by_build_id = lambda: None                                # on either way to the first table
+import offsets
+from offsets.layout import identity
+out = {"triple": identity.running_target()["triple"]}
+try:
+    out["answer"] = offsets.get("PyListObject.ob_item")
+except offsets.OffsetsError as e:
+    out["refused"] = type(e).__name__
+print(json.dumps(out))
+"""
+
+
+def test_a_glibc_build_s_tables_do_not_answer_where_the_c_library_is_not_glibc():
+    """This very interpreter, its build-id hidden, answers exactly from its shipped table by its inputs
+    (test_c_header_proofs.py); with the C library answering as musl does, it is an x86_64-linux-musl
+    build, and no glibc table answers for it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OFFSETS_AUTOSCAN": "0"}
+    proc = subprocess.run([sys.executable, "-c", AS_IF_MUSL], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert out == {"triple": identity.running_target()["triple"].replace("-gnu", "-musl"),
+                   "refused": "NoMatchingTable"}, out
+    same = subprocess.run([sys.executable, "-c", AS_IF_MUSL.replace("os.confstr = musl", "")],
+                          capture_output=True, text=True, env=env, cwd=ROOT)
+    assert json.loads(same.stdout).get("answer") == 24, same.stdout + same.stderr[-2000:]
