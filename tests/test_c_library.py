@@ -54,10 +54,9 @@ def test_glibc_answers_what_the_rule_reads_and_musl_fails_it(tmp_path):
                                          ("x86_64-linux-musl", "x86_64-linux-musl"),
                                          ("x86_64-pc-windows-msvc", "x86_64-pc-windows-msvc"),
                                          ("darwin", "darwin")])
-def test_a_triple_says_the_c_library_loaded(monkeypatch, triple, musl):
-    assert identity.with_loaded_c_library(triple) == triple
-    monkeypatch.setattr(identity, "loaded_c_library", lambda: None)
-    assert identity.with_loaded_c_library(triple) == musl
+def test_a_triple_says_its_c_library(triple, musl):
+    assert identity.with_c_library(triple, glibc=True) == triple
+    assert identity.with_c_library(triple, glibc=False) == musl
 
 
 AS_IF_MUSL = r"""
@@ -93,3 +92,20 @@ def test_a_glibc_build_s_tables_do_not_answer_where_the_c_library_is_not_glibc()
     same = subprocess.run([sys.executable, "-c", AS_IF_MUSL.replace("os.confstr = musl", "")],
                           capture_output=True, text=True, env=env, cwd=ROOT)
     assert json.loads(same.stdout).get("answer") == 24, same.stdout + same.stderr[-2000:]
+
+
+def test_another_process_s_binary_is_glibc_s_only_where_it_needs_libc_so_6(tmp_path):
+    """remote/elf.py reads the C library from the binary itself: gcc's program needs glibc's
+    `libc.so.6` (x86_64-linux-gnu); zig's musl program, static as zig makes it (as the CPython zig
+    builds), needs none: not glibc's (x86_64-linux-musl). Alpine's need `libc.musl-<cpu>.so.1`."""
+    from offsets.remote.elf import Elf
+
+    (tmp_path / "p.c").write_text(PROGRAM)
+    subprocess.run(["gcc", "-o", str(tmp_path / "glibc"), str(tmp_path / "p.c")], check=True, cwd=tmp_path)
+    assert Elf(str(tmp_path / "glibc")).triple == "x86_64-linux-gnu"
+    if importlib.util.find_spec("ziglang") is None:
+        missing_tool("zig", "pip install ziglang (make test installs it)")
+    zig = [sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-musl"]
+    subprocess.run([*zig, "-o", str(tmp_path / "musl"), str(tmp_path / "p.c")], check=True, cwd=tmp_path)
+    elf = Elf(str(tmp_path / "musl"))
+    assert not elf.links_glibc() and elf.triple == "x86_64-linux-musl", elf.linked_names()

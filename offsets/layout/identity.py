@@ -505,14 +505,16 @@ def loaded_c_library():
     return "glibc" if got and got.startswith("glibc") else None
 
 
-def with_loaded_c_library(triple: str) -> str:
-    """A Linux `triple` as the C library this process loaded makes it: `-gnu` (`-gnueabihf`) where it
-    is glibc, `-musl` (`-musleabihf`) where it is not. A build may not say which it was made for
-    (CPython built by zig's or another cross compiler names no C library in its MULTIARCH or
-    HOST_GNU_TYPE), and musl's layouts differ from glibc's (pthread_mutex_t is 40 bytes against 48 on
-    aarch64): no glibc table may answer for it."""
-    cpu, _, rest = triple.partition("-linux-")
-    if not rest.startswith("gnu") or loaded_c_library() == "glibc":
+def with_c_library(triple: str, glibc: bool) -> str:
+    """A Linux `triple` (`x86_64-linux-gnu`, `arm-linux-gnueabihf`) for a build whose C library is
+    glibc (`glibc`: the triple as it is) or is not (`-gnu` becomes `-musl`: musl is the other C
+    library CPython's Linux builds use, and its layouts differ from glibc's: pthread_mutex_t is 40
+    bytes against 48 on aarch64, so no glibc table may answer for it). Any other triple is returned
+    as it is. A build may not say which C library it was made for (CPython built by zig's or
+    another cross compiler names none in its MULTIARCH or HOST_GNU_TYPE): the C library loaded (this
+    process's: `loaded_c_library`; another's binary: remote/elf.py) says it."""
+    cpu, _, rest = str(triple).partition("-linux-")
+    if not rest.startswith("gnu") or glibc:
         return triple
     return f"{cpu}-linux-musl{rest[3:]}"
 
@@ -520,7 +522,7 @@ def with_loaded_c_library(triple: str) -> str:
 def running_target():
     """What of this interpreter's identity a table's build is compared with before anything else
     (earning.py): its version, hexversion, layout flags, triple and pointer size. On Linux the
-    triple's C library is the one this process loaded (`with_loaded_c_library`)."""
+    triple's C library is the one this process loaded (`with_c_library`)."""
     import sysconfig
 
     v = sysconfig.get_config_var
@@ -532,7 +534,8 @@ def running_target():
     if len(host) == 4 and host[1] in ("pc", "unknown"):
         host.pop(1)
     return {"version": version_string(sys.version_info), "hexversion": sys.hexversion, "config": config,
-            "triple": windows_triple() or with_loaded_c_library(v("MULTIARCH") or "-".join(host)),
+            "triple": windows_triple() or with_c_library(v("MULTIARCH") or "-".join(host),
+                                                         loaded_c_library() == "glibc"),
             "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4}
 
 

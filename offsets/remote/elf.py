@@ -15,7 +15,7 @@ from typing import Optional
 
 from ..errors import OffsetsError
 from ..regular_file import open_regular
-from ..layout import targets
+from ..layout import identity, targets
 from . import elf_id
 
 #: ELF machine numbers -> the triple tables name that CPU by (layout/targets.py).
@@ -136,8 +136,10 @@ class Elf:
 
     @property
     def triple(self) -> Optional[str]:
-        """The target triple tables use for this CPU (None: a CPU no table is made for)."""
-        return MACHINES.get(self.machine)
+        """The target triple tables use for this CPU and C library (None: a CPU no table is made
+        for): a Linux binary that does not need glibc's `libc.so.6` is not glibc's (`links_glibc`)."""
+        t = MACHINES.get(self.machine)
+        return None if t is None else identity.with_c_library(t, self.links_glibc())
 
     # ------------------------------------------------------------------ the GNU build-id
     def build_id(self) -> Optional[str]:
@@ -261,6 +263,12 @@ class Elf:
                 end = strings.find(b"\0", value)
                 out.setdefault(tag, []).append(strings[value:end if end >= 0 else None].decode(errors="replace"))
         return out
+
+    def links_glibc(self) -> bool:
+        """Whether this file needs glibc (`libc.so.6`, the soname of every glibc since 2.0): Alpine's
+        musl is `libc.musl-<cpu>.so.1`, and a static binary (zig's musl ones) needs none, so its C
+        library is not known to be glibc (`identity.with_c_library`)."""
+        return "libc.so.6" in self.linked_names().get(DT_NEEDED, [])
 
     # ------------------------------------------------------------------ bytes at virtual addresses
     def file_bytes(self, vaddr: int, n: int) -> Optional[bytes]:
