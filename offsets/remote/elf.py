@@ -70,6 +70,7 @@ class Elf:
             self.close()
             raise
         self._symbols: Optional[dict] = None
+        self._triple: Optional[str] = None
 
     def close(self) -> None:
         if self._owned:
@@ -139,7 +140,9 @@ class Elf:
         """The target triple tables use for this CPU and C library (None: a CPU no table is made
         for): a Linux binary that does not need glibc's `libc.so.6` is not glibc's (`links_glibc`)."""
         t = MACHINES.get(self.machine)
-        return None if t is None else identity.with_c_library(t, self.links_glibc())
+        if t is not None and self._triple is None:
+            self._triple = identity.with_c_library(t, self.links_glibc())     # its dynamic section, read once
+        return t and self._triple
 
     # ------------------------------------------------------------------ the GNU build-id
     def build_id(self) -> Optional[str]:
