@@ -87,8 +87,7 @@ def test_a_glibc_build_s_tables_do_not_answer_where_the_c_library_is_not_glibc()
     proc = subprocess.run([sys.executable, "-c", AS_IF_MUSL], capture_output=True, text=True, env=env, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout)
-    assert out == {"triple": identity.running_target()["triple"].replace("-gnu", "-musl"),
-                   "refused": "NoMatchingTable"}, out
+    assert out == {"triple": f"{os.uname().machine}-linux-musl", "refused": "NoMatchingTable"}, out
     same = subprocess.run([sys.executable, "-c", AS_IF_MUSL.replace("os.confstr = musl", "")],
                           capture_output=True, text=True, env=env, cwd=ROOT)
     assert json.loads(same.stdout).get("answer") == 24, same.stdout + same.stderr[-2000:]
