@@ -21,6 +21,7 @@ import compile_memo
 import sampling
 from conftest import missing_input
 from offsets.layout import c_header, table_yaml, targets
+from offsets.scan import targets as scan_targets
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
@@ -45,6 +46,9 @@ def compilers(triple: str) -> dict:
         gxx = {"x86_64": ["g++"], "i686": ["g++", "-m32"], "aarch64": ["aarch64-linux-gnu-g++"]}.get(arch)
     clang = ["clang", f"--target={triple}"]
     out = {"gcc": gcc, "clang": clang, "clang++": ["clang++", f"--target={triple}"], **({"g++": gxx} if gxx else {})}
+    if targets.system(triple) == "macos":         # Darwin's thread-local storage needs a system version
+        out = {n: cc + list(scan_targets.MACOS[triple]) for n, cc in out.items()}
+        out["clang++"].append("-stdlib=libc++")   # Apple's C++ library (without it clang++ warns it has none)
     missing = [n for n, cc in out.items() if shutil.which(cc[0]) is None]
     if missing and os.environ.get("CI"):
         pytest.fail(f"missing compilers {missing} (make test installs gcc and clang)")

@@ -106,7 +106,7 @@ def test_every_target_tables_are_made_for_has_a_full_row():
         abi = targets.abi(triple)
         assert abi.scalar_align and abi.cpu_macro and abi.elf_machine and abi.elf_number, triple
         assert (t.pointer_size, t.cpu_macro, t.elf_machine) == (abi.pointer_size, abi.cpu_macro, abi.elf_machine)
-        assert triple in COMPILERS or triple in WINDOWS    # each is checked against gcc (and clang) here
+        assert triple in COMPILERS or triple in WINDOWS or triple in MACOS   # each is checked against its compilers here
 
 
 #: Windows triples -> the compilers that compile for them here (the scanner's clang target and the
@@ -122,6 +122,31 @@ WINDOWS = {"x86_64-pc-windows-msvc": {"clang": (["clang", "-target", "x86_64-pc-
 LONG_DOUBLE = {"clang": (8, 8), "zig cc": (8, 8), "mingw-w64 gcc": (16, 16)}
 
 
+#: Each type's (offset after a char, size, alignment of a struct holding it) as initialized data, for
+#: an object reader (COFF's, Mach-O's) to read back
+OBJECT_PROBE = "".join(
+    f"typedef struct {{ char c; {t} x; }} s_{n};\n"
+    f"const unsigned long long v_{n}[] = {{__builtin_offsetof(s_{n}, x), sizeof({t}), _Alignof(s_{n})}};\n"
+    for n, t in TYPES.items())
+
+
+def compile_object_probe(cmd: list, package: str, work: Path) -> None:
+    """`OBJECT_PROBE` compiled by `cmd` into work/probe.o (a section per symbol where that means
+    anything), or a skip saying how to install the compiler (`package`)."""
+    if shutil.which(cmd[0]) is None:
+        missing_tool(cmd[0], f"apt-get install {package}")
+    if package == "ziglang" and importlib.util.find_spec("ziglang") is None:
+        missing_tool("zig", "pip install ziglang (make test installs it)")
+    (work / "probe.c").write_text(OBJECT_PROBE)
+    subprocess.run([*cmd, "-c", "-fdata-sections", "probe.c", "-o", "probe.o"], cwd=work, check=True)
+
+
+def object_probe_values(found: dict) -> dict:
+    """type name -> [its offset after a char, its size, its struct's alignment], from `OBJECT_PROBE`'s symbols."""
+    assert set(found) == {f"v_{n}" for n in TYPES}
+    return {n: [int.from_bytes(found[f"v_{n}"][k:k + 8], "little") for k in (0, 8, 16)] for n in TYPES}
+
+
 @pytest.mark.parametrize("triple,name", [(t, n) for t, cs in WINDOWS.items() for n in cs])
 def test_the_windows_row_says_what_its_compilers_do(triple, name, tmp_path):
     """A Windows target's row against a COFF object of each compiler (read by remote/pe.py): its
@@ -129,19 +154,10 @@ def test_the_windows_row_says_what_its_compilers_do(triple, name, tmp_path):
     from offsets.remote import pe
 
     cmd, package = WINDOWS[triple][name]
-    if shutil.which(cmd[0]) is None:
-        missing_tool(cmd[0], f"apt-get install {package}")
-    if package == "ziglang" and importlib.util.find_spec("ziglang") is None:
-        missing_tool("zig", "pip install ziglang (make test installs it)")
-    (tmp_path / "probe.c").write_text("".join(
-        f"typedef struct {{ char c; {t} x; }} s_{n};\n"
-        f"const unsigned long long v_{n}[] = {{__builtin_offsetof(s_{n}, x), sizeof({t}), _Alignof(s_{n})}};\n"
-        for n, t in TYPES.items()))
-    subprocess.run([*cmd, "-c", "-fdata-sections", "probe.c", "-o", "probe.o"], cwd=tmp_path, check=True)
+    compile_object_probe(cmd, package, tmp_path)
     coff = pe.read(tmp_path / "probe.o")
     assert coff.cpu == triple.split("-")[0]
-    found = coff.symbol_bytes([f"v_{n}" for n in TYPES])
-    got = {n: [int.from_bytes(found[f"v_{n}"][k:k + 8], "little") for k in (0, 8, 16)] for n in TYPES}
+    got = object_probe_values(coff.symbol_bytes([f"v_{n}" for n in TYPES]))
     abi = targets.abi(triple)
     assert targets.pointer_size(triple) == got["pointer"][1]
     target = Target(triple, got["pointer"][1])
@@ -153,3 +169,36 @@ def test_the_windows_row_says_what_its_compilers_do(triple, name, tmp_path):
         assert abi.member_align(size) == align == struct_align, (name, t)
         assert sanity.natural_align(Field("x", align, size, t), target, {}) == align, (name, t)
     assert got["long"][1] == 4          # LLP64: what makes a Linux table wrong there
+
+
+#: macOS triples -> the compilers that compile for them here: the scanner's clang target and zig cc,
+#: which checks its tables (no Debian gcc compiles for Darwin), each with where it comes from
+MACOS = {t: {"clang": (["clang", "-target", t, *scan_targets.MACOS[t]], "clang"),
+             "zig cc": ([sys.executable, "-m", "ziglang", "cc", "-target", z, *scan_targets.MACOS[t]], "ziglang")}
+         for t, z in (("aarch64-apple-darwin", "aarch64-macos-none"), ("x86_64-apple-darwin", "x86_64-macos-none"))}
+#: `long double` (size, alignment) on macOS: a double on arm64, x87's 80 bits in 16 on x86_64
+MACOS_LONG_DOUBLE = {"aarch64-apple-darwin": (8, 8), "x86_64-apple-darwin": (16, 16)}
+
+
+@pytest.mark.parametrize("triple,name", [(t, n) for t, cs in MACOS.items() for n in cs])
+def test_the_macos_row_says_what_its_compilers_do(triple, name, tmp_path):
+    """A macOS target's row against a Mach-O object of each compiler (read by check/macho_object.py,
+    which the probes of macOS tables are read with): its pointer size and each scalar's alignment in
+    a struct, `long` of 8 bytes (LP64, unlike Windows)."""
+    from offsets.check import macho_object
+
+    cmd, package = MACOS[triple][name]
+    compile_object_probe(cmd, package, tmp_path)
+    got = object_probe_values(macho_object.symbol_bytes(tmp_path / "probe.o", [f"v_{n}" for n in TYPES]))
+    abi = targets.abi(triple)
+    assert targets.pointer_size(triple) == got["pointer"][1] == 8
+    target = Target(triple, got["pointer"][1])
+    for n, t in TYPES.items():
+        align, size, struct_align = got[n]
+        if n == "long_double":
+            assert (size, align) == MACOS_LONG_DOUBLE[triple], (name, t)
+            continue
+        assert abi.member_align(size) == align == struct_align, (name, t)
+        assert sanity.natural_align(Field("x", align, size, t), target, {}) == align, (name, t)
+    assert got["long"][1] == 8
+    assert targets.system(triple) == "macos" and targets.platform(triple) == "macOS"

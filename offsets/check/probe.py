@@ -29,6 +29,7 @@ from ..scan.clang_headers import builtin_include
 from ..scan.build_inputs import BuildInputs
 from .. import children
 from ..remote import pe
+from . import macho_object
 from ..errors import BuildError
 from ..layout.model import Struct, Table
 
@@ -105,6 +106,8 @@ def compiler_for(t: targets.TargetInfo) -> list[str]:
         cmd, package = ["gcc", t.host_gcc_flag[1]], "gcc"
     else:
         cmd, package = [f"{t.triple}-gcc"], f"gcc-{t.triple.replace('_', '-')}"
+    if t.system == "macos":             # no gcc for Darwin in Debian: zig's clang, Apple's headers
+        return zig.cc(t.triple) + list(t.clang_args)
     if t.system == "windows":
         # -fdata-sections: a section per probe (COFF symbols have no size); MS_WIN64: what MSVC's
         # `_WIN64` makes PC/pyconfig.h define, which before 3.13 it leaves a mingw-w64 compile of a
@@ -207,7 +210,9 @@ def _object_macros(prelude: str, cc: list, flags: list, work: Path) -> set:
     """The object-like macros defined after `prelude` (3.6's graminit.h defines `test`, a field name)."""
     src = work / "macros.c"
     src.write_text(prelude + "\n")
-    proc = children.run([*cc, *flags, "-w", "-dM", "-E", str(src)], cc[0])
+    # in `work`: zig cc, asked only to preprocess for macOS, still writes an object named after the
+    # source into the current directory
+    proc = children.run([*cc, *flags, "-w", "-dM", "-E", str(src)], cc[0], cwd=str(work))
     if proc.returncode:
         raise BuildError(f"gcc cannot preprocess the build's headers: {proc.stderr.strip()[-500:]}")
     return set(re.findall(r"^#define (\w+)(?: |$)", proc.stdout, re.M))
@@ -260,9 +265,13 @@ def _plan(structs: Sequence[Struct], ctypes: dict, prelude: str, macros: set = f
 def _read_symbols(obj: Path, names: Iterable[str], sizes: Optional[dict] = None) -> tuple[dict, bool, int]:
     """The bytes of each named symbol of a relocatable object, its endianness and ELF class (a
     COFF object of mingw-w64 gcc's: little-endian, and 64 or 32 by its machine; its symbols carry
-    no size, so each runs to the next symbol or its section's padded end, cut to `sizes`' where given)."""
+    no size, so each runs to the next symbol or its section's padded end, cut to `sizes`' where given;
+    a Mach-O object of zig cc's for macOS likewise, 64-bit little-endian: check/macho_object.py)."""
     with open(obj, "rb") as fh:
         head = fh.read(4)
+    if macho_object.is_macho(head):
+        found = macho_object.symbol_bytes(obj, names)
+        return {k: v[:(sizes or {}).get(k, len(v))] for k, v in found.items()}, True, 64
     if head[:4] != b"\x7fELF" and pe.is_coff(head):
         coff = pe.read(obj)
         found = coff.symbol_bytes(names)

@@ -214,6 +214,8 @@ def _wrong_build(table: Table) -> list:
         cpu = " || ".join(f"defined({m})" for m in (msvc, arch) if m) or "1"
         wide = "defined(_WIN64)" if b.target.pointer_size == 8 else "!defined(_WIN64)"
         machine = f"!(defined(_WIN32) && {wide} && ({cpu}))"
+    elif targets.system(b.target.triple) == "macos":       # Apple's clang defines __aarch64__ as Linux's does
+        machine = f"!(defined(__APPLE__) && {target}defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == {b.target.pointer_size})"
     else:                                                  # mingw-w64 defines both, and _WIN32
         machine = f"!(!defined(_WIN32) && {target}defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == {b.target.pointer_size})"
     checks = [(machine,

@@ -494,6 +494,19 @@ def windows_triple():
     return next((t for m, t in WINDOWS_TRIPLES.items() if f"({m})" in sys.version.upper()), "")
 
 
+#: macOS's name of a CPU (`os.uname().machine`) -> the triple of macOS tables for it
+MACOS_TRIPLES = {"arm64": "aarch64-apple-darwin", "x86_64": "x86_64-apple-darwin"}
+
+
+def macos_triple():
+    """On macOS, the triple of the CPU this process runs as (python.org's universal2 build runs as
+    arm64 or, under Rosetta, x86_64, which is what the kernel then says it is), or '' for one without
+    tables; None elsewhere. A macOS build's MULTIARCH is `darwin`, which names no CPU."""
+    if sys.platform != "darwin":
+        return None
+    return MACOS_TRIPLES.get(os.uname().machine, "")
+
+
 def loaded_c_library():
     """'glibc' where this process's C library is GNU's (it answers `confstr(_CS_GNU_LIBC_VERSION)`,
     as no other C library does: musl fails it with EINVAL), else None; on a system without
@@ -534,8 +547,8 @@ def running_target():
     if len(host) == 4 and host[1] in ("pc", "unknown"):
         host.pop(1)
     return {"version": version_string(sys.version_info), "hexversion": sys.hexversion, "config": config,
-            "triple": windows_triple() or with_c_library(v("MULTIARCH") or "-".join(host),
-                                                         loaded_c_library() == "glibc"),
+            "triple": windows_triple() or macos_triple() or with_c_library(v("MULTIARCH") or "-".join(host),
+                                                                           loaded_c_library() == "glibc"),
             "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4}
 
 

@@ -18,22 +18,29 @@ gcc (tests/test_targets.py).
 from __future__ import annotations
 
 #: The triples tables are made for (scan/targets.py adds where their C library comes from): Linux's,
-#: whose binaries are ELF, and Windows's (clang's MSVC target: `long` is 4 bytes there), whose are PE.
+#: whose binaries are ELF, Windows's (clang's MSVC target: `long` is 4 bytes there), whose are PE,
+#: and macOS's (clang's Darwin target over zig's copy of Apple's libc headers), whose are Mach-O.
 ELF_TARGETS = ("x86_64-linux-gnu", "aarch64-linux-gnu", "i686-linux-gnu", "arm-linux-gnueabihf",
                "powerpc64le-linux-gnu", "s390x-linux-gnu", "riscv64-linux-gnu")
 PE_TARGETS = ("x86_64-pc-windows-msvc", "aarch64-pc-windows-msvc")
-TABLE_TARGETS = ELF_TARGETS + PE_TARGETS
+MACHO_TARGETS = ("aarch64-apple-darwin", "x86_64-apple-darwin")
+TABLE_TARGETS = ELF_TARGETS + PE_TARGETS + MACHO_TARGETS
 #: The targets whose tables zig's C compiler checks (no Debian gcc compiles for them), by zig's name
 #: of each (scan/zig.py).
-ZIG_TARGETS = {"aarch64-pc-windows-msvc": "aarch64-windows-gnu"}
+ZIG_TARGETS = {"aarch64-pc-windows-msvc": "aarch64-windows-gnu", "aarch64-apple-darwin": "aarch64-macos-none",
+               "x86_64-apple-darwin": "x86_64-macos-none"}
 
 
 def system(triple: str) -> str:
-    """`windows` for a triple of Windows (`x86_64-pc-windows-msvc`, `x86_64-w64-mingw32`), else `linux`:
-    a table of one is never used for a process of the other (the runtime refuses it)."""
+    """`windows` for a triple of Windows (`x86_64-pc-windows-msvc`, `x86_64-w64-mingw32`), `macos`
+    for one of macOS (`aarch64-apple-darwin`, `x86_64-apple-macos11`), else `linux`: a table of one
+    is never used for a process of another (the runtime refuses it)."""
     words = str(triple).split("-")[1:]
-    return "windows" if any(w in ("windows", "mingw32", "win32") or w.startswith("windows") for w in words) \
-        else "linux"
+    if any(w in ("windows", "mingw32", "win32") or w.startswith("windows") for w in words):
+        return "windows"
+    if any(w == "apple" or w.startswith(("darwin", "macos")) for w in words):
+        return "macos"
+    return "linux"
 
 
 def platform(triple: str) -> str:
@@ -42,7 +49,7 @@ def platform(triple: str) -> str:
     words = str(triple).split("-")[1:]
     if system(triple) == "windows":
         return "Windows"
-    if any(w in ("apple", "darwin", "macos") or w.startswith(("darwin", "macos")) for w in words):
+    if system(triple) == "macos":
         return "macOS"
     return "Linux (musl)" if any(w.startswith("musl") for w in words) else "Linux (glibc)"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import debian, zig
 from ..errors import BuildError
-from ..layout import targets as abi_table
+from ..layout import identity, targets as abi_table
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class TargetInfo:
 
     @property
     def system(self) -> str:
-        """`linux` or `windows` (layout/targets.py `system`)."""
+        """`linux`, `windows` or `macos` (layout/targets.py `system`)."""
         return abi_table.system(self.triple)
 
     @property
@@ -56,7 +56,10 @@ _DEBIAN = {"x86_64-linux-gnu": ("x86_64-linux-gnu", "amd64"), "aarch64-linux-gnu
            # Windows: the multiarch word is mingw-w64's name of the target; its headers are arch: all
            "x86_64-pc-windows-msvc": ("x86_64-w64-mingw32", "amd64"),
            # Windows on arm64: no Debian package has its mingw-w64 headers; zig's are used (scan/zig.py)
-           "aarch64-pc-windows-msvc": ("aarch64-w64-mingw32", "arm64")}
+           "aarch64-pc-windows-msvc": ("aarch64-w64-mingw32", "arm64"),
+           # macOS: no Debian package has Apple's C library headers; zig's are used (scan/zig.py)
+           "aarch64-apple-darwin": ("aarch64-apple-darwin", "arm64"),
+           "x86_64-apple-darwin": ("x86_64-apple-darwin", "amd64")}
 _HOST_GCC_FLAG = {"i686-linux-gnu": ("x86_64-linux-gnu", "-m32")}
 #: Debian's suite whose libc6-dev and linux-libc-dev give another CPU's C library headers: bookworm,
 #: or trixie for riscv64 (the first release that has it)
@@ -68,9 +71,14 @@ _LIBC_SUITE = {"riscv64-linux-gnu": "trixie"}
 #: mingw-w64's headers declare msvcrt.dll's data with an import macro only GNU targets define). mingw-w64's directories come before clang's own (units.py): clang's
 #: MSVC intrin.h clashes with mingw-w64's other headers.
 WINDOWS = ("-fgnuc-version=4.2.1", "-D_PID_T_", "-D_UCRT")
+#: macOS: the oldest system python.org's universal2 framework (3.9-3.12) runs on, per CPU: without
+#: one, clang's Darwin target has no thread-local storage, which CPython's headers use.
+MACOS = {"aarch64-apple-darwin": ("-mmacosx-version-min=11.0",),
+         "x86_64-apple-darwin": ("-mmacosx-version-min=10.9",)}
 MINGW_PACKAGES = ("mingw-w64-x86-64-dev", "mingw-w64-common")
 MINGW_SUITE = "bookworm"
-TARGETS = {t: TargetInfo(t, *_DEBIAN[t], _HOST_GCC_FLAG.get(t, ()), WINDOWS if abi_table.system(t) == "windows" else ())
+TARGETS = {t: TargetInfo(t, *_DEBIAN[t], _HOST_GCC_FLAG.get(t, ()),
+                         WINDOWS if abi_table.system(t) == "windows" else MACOS.get(t, ()))
            for t in abi_table.TABLE_TARGETS}
 
 _ALIASES = {"x86_64": "x86_64-linux-gnu", "amd64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu",
@@ -80,7 +88,8 @@ _ALIASES = {"x86_64": "x86_64-linux-gnu", "amd64": "x86_64-linux-gnu", "aarch64"
             "armv7l": "arm-linux-gnueabihf", "ppc64el": "powerpc64le-linux-gnu", "ppc64le": "powerpc64le-linux-gnu",
             "s390x": "s390x-linux-gnu", "riscv64": "riscv64-linux-gnu", "x86_64-windows-msvc": "x86_64-pc-windows-msvc",
             "win_amd64": "x86_64-pc-windows-msvc", "aarch64-windows-msvc": "aarch64-pc-windows-msvc",
-            "win_arm64": "aarch64-pc-windows-msvc"}
+            "win_arm64": "aarch64-pc-windows-msvc", "macosx_arm64": "aarch64-apple-darwin",
+            "arm64-apple-darwin": "aarch64-apple-darwin", "macosx_x86_64": "x86_64-apple-darwin"}
 
 
 def target(name: str) -> TargetInfo:
@@ -96,6 +105,11 @@ def host() -> TargetInfo:
     machine = platform.machine()
     if sys.platform == "win32" and machine.lower() in ("amd64", "x86_64"):
         return TARGETS["x86_64-pc-windows-msvc"]
+    if sys.platform == "darwin":        # `arm64` there is macOS's, never Linux's aarch64
+        triple = identity.MACOS_TRIPLES.get(machine)
+        if triple is None:
+            raise BuildError(f"this Mac's CPU ({machine}) is not a supported target")
+        return TARGETS[triple]
     try:
         return target(machine)
     except BuildError:
@@ -113,6 +127,8 @@ def system_includes(t: TargetInfo, sysroot: Path | None = None) -> tuple[Path, .
     For another CPU without `sysroot`, Debian's `libc6-dev` and `linux-libc-dev` of that
     architecture are fetched into the cache.
     """
+    if t.system == "macos":
+        return (sysroot,) if sysroot is not None else (zig.macos_headers(),)
     if t.system == "windows" and t.triple in zig.TARGETS and sysroot is None:
         return (zig.windows_headers(),)
     if t.system == "windows":

@@ -1,6 +1,7 @@
 """zig, from PyPI's `ziglang` (`pip install ziglang`): the C library headers of targets no Debian
-package has (mingw-w64's for Windows on arm64), and the second compiler that checks their tables
-(`python -m ziglang cc -target aarch64-windows-gnu`, clang inside with zig's own headers)."""
+package has (mingw-w64's for Windows on arm64, Apple's libc for macOS), and the second compiler
+that checks their tables (`python -m ziglang cc -target aarch64-windows-gnu`, `aarch64-macos-none`:
+clang inside, with zig's own headers)."""
 from __future__ import annotations
 
 import sys
@@ -30,6 +31,15 @@ def windows_headers() -> Path:
     d = home() / "lib" / "libc" / "include" / "any-windows-any"
     if not (d / "windows.h").is_file():
         raise BuildError(f"zig at {home()} has no mingw-w64 headers ({d}/windows.h)")
+    return d
+
+
+def macos_headers() -> Path:
+    """Apple's C library headers (the macOS SDK's `usr/include`) as zig ships them, for both CPUs:
+    `pthread_mutex_t` of 64 bytes, `pthread_key_t` of 8."""
+    d = home() / "lib" / "libc" / "include" / "any-macos-any"
+    if not (d / "pthread.h").is_file():
+        raise BuildError(f"zig at {home()} has no macOS headers ({d}/pthread.h)")
     return d
 
 
