@@ -35,7 +35,7 @@ FETCHED = ("apt", "debs", "roots", "sources", "clang-include", "pypi")
 #: Folders of what the code makes from its inputs: never seeded.
 COMPUTED = ("scan", "dwarf", "plans", "digests", "pyconfig", "process-headers", "generated", "regenerate",
             "tables", "venvs", "wheels", "compiles", "results", "foreign", "build", "remote-readers.md", "include",
-            "proofs", "cut", "finish", "windows")
+            "proofs", "cut", "finish", "windows", "macos")
 #: The cache locks the fetches take (offsets/scan/debian.py, clang_headers.py): held on the
 #: machine's cache while entries are taken from it or given to it, so none is half-made.
 LOCKS = ("debs/fetch", "clang-include/fetch")

@@ -316,7 +316,7 @@ def shipped_copy(tmp_path, monkeypatch):
     d = tmp_path / "compact"
     d.mkdir()
     index = json.loads((compact.COMPACT_DIR / "index.json").read_text())
-    e = next(e for e in index["tables"] if e["hexversion"] == sys.hexversion)
+    e = next(e for e in index["tables"] if e["hexversion"] == sys.hexversion and e["triple"] == _running_triple())
     for name in (e["file"], compact_read.POOL_FILE, compact_read.COLD_FILE):
         (d / name).write_bytes((compact.COMPACT_DIR / name).read_bytes())
     (d / "index.json").write_text(compact.index_text([e], index["aliases"], index["pool_sha256"]))
@@ -327,8 +327,16 @@ def shipped_copy(tmp_path, monkeypatch):
     runtime.reset()
 
 
+def _running_triple() -> str:
+    """This interpreter's triple: another target's table of the same version (macOS's) may come first."""
+    from offsets.layout import identity
+
+    return identity.running_target()["triple"]
+
+
 def running_file(d: Path) -> Path:
-    e = next(e for e in json.loads((d / "index.json").read_text())["tables"] if e["hexversion"] == sys.hexversion)
+    e = next(e for e in json.loads((d / "index.json").read_text())["tables"]
+             if e["hexversion"] == sys.hexversion and e["triple"] == _running_triple())
     return d / e["file"]
 
 

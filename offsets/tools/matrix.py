@@ -23,7 +23,7 @@ import yaml
 
 from .. import cache_lock
 from ..atomic_write import write, write_folder
-from ..scan import build_inputs as build, debian, dwarf, scanner, windows
+from ..scan import build_inputs as build, debian, dwarf, macos, scanner, windows
 from ..scan.targets import host, target
 from ..layout import identity, table_yaml
 from ..check import verified, verify
@@ -79,16 +79,19 @@ def checked_matrix(data) -> dict:
             raise BuildError(f"data/matrix.yaml at packaged/{i}/vendor: no module fetches the packages of "
                              f"{entry['vendor']!r} (known: {', '.join(VENDORS)}; tools/matrix.py VENDORS)")
     sources = {e["version"] for e in data["packaged"] if e.get("source")}
-    for i, w in enumerate(data.get("windows", ())):
-        at = f"data/matrix.yaml at windows/{i}"
-        if w["pyconfig"] not in sources:
-            raise BuildError(f"{at}: no packaged entry of {w['pyconfig']} with a source package gives its PC/pyconfig.h")
-        if w["headers"] == "source" and w["version"] not in sources:
-            raise BuildError(f"{at}: headers from source, but no packaged entry of {w['version']} has a source package")
-        if w["headers"] == "pyenv" and w["version"] not in data["pyenv"]:
-            raise BuildError(f"{at}: headers from pyenv, but pyenv's list lacks {w['version']}")
-        if (w["pyconfig"] != w["version"]) != bool(w.get("why")):
-            raise BuildError(f"{at}: `why` goes with, and only with, a pyconfig of another version than {w['version']}")
+    pyconfigs = {"windows": (sources, "no packaged entry of {} with a source package gives its PC/pyconfig.h"),
+                 "macos": (set(macos.facts()["builds"]), f"{macos.FACTS} records no python.org pyconfig.h {{}}")}
+    for system, (known, missing) in pyconfigs.items():
+        for i, w in enumerate(data.get(system, ())):
+            at = f"data/matrix.yaml at {system}/{i}"
+            if w["pyconfig"] not in known:
+                raise BuildError(f"{at}: {missing.format(w['pyconfig'])}")
+            if w["headers"] == "source" and w["version"] not in sources:
+                raise BuildError(f"{at}: headers from source, but no packaged entry of {w['version']} has a source package")
+            if w["headers"] == "pyenv" and w["version"] not in data["pyenv"]:
+                raise BuildError(f"{at}: headers from pyenv, but pyenv's list lacks {w['version']}")
+            if (w["pyconfig"] != w["version"]) != bool(w.get("why")):
+                raise BuildError(f"{at}: `why` goes with, and only with, a pyconfig of another version than {w['version']}")
     return data
 
 
@@ -161,26 +164,46 @@ def jobs() -> list[Job]:
         for config, triple in w["builds"]:
             out.append(Job(f"windows {w['version']} {config} {triple}", table_file(w["version"], config, triple),
                            lambda w=w, c=config, t=triple: windows_inputs(w, c, t)))
+    for mac in m.get("macos", ()):
+        for config, triple in mac["builds"]:
+            out.append(Job(f"macos {mac['version']} {config} {triple}", table_file(mac["version"], config, triple),
+                           lambda mac=mac, t=triple: macos_inputs(mac, t)))
     return out
+
+
+def _orig(version: str) -> Path:
+    """The pristine source tree of the `packaged` entry of `version`."""
+    e = entry(version)
+    return VENDORS[e["vendor"]].orig(e["source"], e["suite"], e["package_version"])
+
+
+def _headers_of(entry_: dict) -> Path:
+    """The include directory a `windows` or `macos` entry's `headers` names: the pristine sources'
+    Include/, or pyenv's installed include/python3.X of that version."""
+    if entry_["headers"] == "source":
+        return _orig(entry_["version"]) / "Include"
+    return build.from_python(str(_pyenv_python(entry_["version"]))).include_dir
 
 
 def windows_inputs(w: dict, config: str, triple: str) -> build.BuildInputs:
     """A `windows` entry's build: its version's headers (the pristine sources, or pyenv's installed
     ones), the pristine PC/pyconfig.h of `pyconfig`'s packaged entry (standing in, with `why`, when
     that is another version), made for `config` as PCbuild makes it."""
-    def orig(version: str) -> Path:
-        e = entry(version)
-        return VENDORS[e["vendor"]].orig(e["source"], e["suite"], e["package_version"])
-
-    if w["headers"] == "source":
-        include = orig(w["version"]) / "Include"
-    else:
-        include = build.from_python(str(_pyenv_python(w["version"]))).include_dir
-    pc = windows.source_pyconfig(orig(w["pyconfig"]))
+    pc = windows.source_pyconfig(_orig(w["pyconfig"]))
     stand_in = None
     if w["pyconfig"] != w["version"]:
         stand_in = f"{pc.relative_to(pc.parent.parent)} of CPython {w['pyconfig']} stands in for {w['version']}'s: {w['why']}"
-    return windows.inputs(include, pc, config, triple, stand_in=stand_in)
+    return windows.inputs(_headers_of(w), pc, config, triple, stand_in=stand_in)
+
+
+def macos_inputs(mac: dict, triple: str) -> build.BuildInputs:
+    """A `macos` entry's release build: its version's headers, the pyconfig.h of the facts of
+    python.org's framework build `pyconfig` (standing in, with `why`, when that is another version)."""
+    stand_in = None
+    if mac["pyconfig"] != mac["version"]:
+        stand_in = (f"python.org's macOS pyconfig.h of CPython {mac['pyconfig']} ({macos.FACTS}) stands in for "
+                    f"{mac['version']}'s: {mac['why']}")
+    return macos.inputs(_headers_of(mac), mac["pyconfig"], triple, stand_in=stand_in)
 
 
 def job_for(row: dict) -> Job:
