@@ -27,7 +27,9 @@ COMPILERS = {"x86_64-linux-gnu": (["gcc"], "gcc"), "i686-linux-gnu": (["gcc", "-
              "arm-linux-gnueabihf": (["arm-linux-gnueabihf-gcc"], "gcc-arm-linux-gnueabihf"),
              "powerpc64le-linux-gnu": (["powerpc64le-linux-gnu-gcc"], "gcc-powerpc64le-linux-gnu"),
              "s390x-linux-gnu": (["s390x-linux-gnu-gcc"], "gcc-s390x-linux-gnu"),
-             "riscv64-linux-gnu": (["riscv64-linux-gnu-gcc"], "gcc-riscv64-linux-gnu")}
+             "riscv64-linux-gnu": (["riscv64-linux-gnu-gcc"], "gcc-riscv64-linux-gnu"),
+             # musl: zig's compiler for it (PyPI's ziglang, which make test installs), as it checks the musl tables
+             "x86_64-linux-musl": ([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-musl"], "ziglang")}
 #: name in the probe -> C type (the model's scalar types, and a pointer)
 TYPES = {"char": "char", "short": "short", "int": "int", "long": "long", "long_long": "long long",
          "float": "float", "double": "double", "long_double": "long double", "bool": "_Bool",
@@ -44,6 +46,8 @@ def compiler(triple: str) -> list:
     cmd, package = COMPILERS[triple]
     if shutil.which(cmd[0]) is None:
         missing_tool(cmd[0], f"apt-get install {package}")
+    if package == "ziglang" and importlib.util.find_spec("ziglang") is None:
+        missing_tool("zig", "pip install ziglang (make test installs it)")
     return cmd
 
 
@@ -91,7 +95,7 @@ def test_the_table_says_what_gcc_does(triple, tmp_path):
             assert sanity.natural_align(Field("x", align, size, t), target, {}) == align, (triple, t)
     assert (abi.elf_machine, abi.elf_number, "big" if abi.big_endian else "little") == elf_machine(so)
     defined = subprocess.run([*compiler(triple), "-dM", "-E", "-x", "c", "/dev/null"], capture_output=True,
-                             text=True, check=True).stdout.split("\n")
+                             text=True, check=True, cwd=tmp_path).stdout.split("\n")
     assert f"#define {abi.cpu_macro} 1" in defined
     order = "__ORDER_BIG_ENDIAN__" if abi.big_endian else "__ORDER_LITTLE_ENDIAN__"
     assert f"#define __BYTE_ORDER__ {order}" in defined

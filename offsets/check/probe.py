@@ -108,6 +108,8 @@ def compiler_for(t: targets.TargetInfo) -> list[str]:
         cmd, package = [f"{t.triple}-gcc"], f"gcc-{t.triple.replace('_', '-')}"
     if t.system == "macos":             # no gcc for Darwin in Debian: zig's clang, Apple's headers
         return zig.cc(t.triple) + list(t.clang_args)
+    if t.system == "linux" and t.triple in zig.TARGETS:     # musl: zig's clang with its own musl
+        return zig.cc(t.triple)
     if t.system == "windows":
         # -fdata-sections: a section per probe (COFF symbols have no size); MS_WIN64: what MSVC's
         # `_WIN64` makes PC/pyconfig.h define, which before 3.13 it leaves a mingw-w64 compile of a

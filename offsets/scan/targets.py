@@ -57,6 +57,8 @@ _DEBIAN = {"x86_64-linux-gnu": ("x86_64-linux-gnu", "amd64"), "aarch64-linux-gnu
            "x86_64-pc-windows-msvc": ("x86_64-w64-mingw32", "amd64"),
            # Windows on arm64: no Debian package has its mingw-w64 headers; zig's are used (scan/zig.py)
            "aarch64-pc-windows-msvc": ("aarch64-w64-mingw32", "arm64"),
+           # musl: zig's headers of it (scan/zig.py); the package is Debian's name of the CPU
+           "x86_64-linux-musl": ("x86_64-linux-musl", "amd64"),
            # macOS: no Debian package has Apple's C library headers; zig's are used (scan/zig.py)
            "aarch64-apple-darwin": ("aarch64-apple-darwin", "arm64"),
            "x86_64-apple-darwin": ("x86_64-apple-darwin", "amd64")}
@@ -129,6 +131,8 @@ def system_includes(t: TargetInfo, sysroot: Path | None = None) -> tuple[Path, .
     """
     if t.system == "macos":
         return (sysroot,) if sysroot is not None else (zig.macos_headers(),)
+    if abi_table.platform(t.triple) == "Linux (musl)" and sysroot is None:
+        return zig.musl_headers(t.triple)
     if t.system == "windows" and t.triple in zig.TARGETS and sysroot is None:
         return (zig.windows_headers(),)
     if t.system == "windows":

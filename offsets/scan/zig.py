@@ -1,5 +1,5 @@
 """zig, from PyPI's `ziglang` (`pip install ziglang`): the C library headers of targets no Debian
-package has (mingw-w64's for Windows on arm64, Apple's libc for macOS), and the second compiler
+package has (mingw-w64's for Windows on arm64, Apple's libc for macOS, musl's), and the second compiler
 that checks their tables (`python -m ziglang cc -target aarch64-windows-gnu`, `aarch64-macos-none`:
 clang inside, with zig's own headers)."""
 from __future__ import annotations
@@ -41,6 +41,22 @@ def macos_headers() -> Path:
     if not (d / "pthread.h").is_file():
         raise BuildError(f"zig at {home()} has no macOS headers ({d}/pthread.h)")
     return d
+
+
+#: zig's name of a CPU's family in its Linux header directories (`x86-linux-any`)
+_LINUX_FAMILY = {"x86_64": "x86", "i686": "x86", "aarch64": "aarch64", "arm": "arm"}
+
+
+def musl_headers(triple: str) -> tuple:
+    """musl's headers for Linux triple `triple` (`x86_64-linux-musl`) as zig ships them, in the
+    order zig's own compiler searches them: the target's, musl's generic ones, the kernel's."""
+    cpu = triple.split("-", 1)[0]
+    inc = home() / "lib" / "libc" / "include"
+    dirs = (inc / f"{cpu}-linux-musl", inc / "generic-musl", inc / f"{_LINUX_FAMILY.get(cpu, cpu)}-linux-any",
+            inc / "any-linux-any")
+    if not (dirs[1] / "pthread.h").is_file() or not dirs[0].is_dir():
+        raise BuildError(f"zig at {home()} has no musl headers for {triple} ({dirs[0]}, {dirs[1]}/pthread.h)")
+    return dirs
 
 
 def builtin_headers() -> Path:
