@@ -105,7 +105,8 @@ test: test-venv
 # Proof on real builds no table ships (tests/prove, not part of `make test`): upstream CPython
 # 3.13.15 compiled from the pristine tarball in Debian's source package (both configs, and both
 # again configured as another machine would: static, other options and configure cache, the
-# `elsewhere` configs of scripts/build-cpython; cached in $OFFSETS_CACHE/build), and Debian sid's
+# `elsewhere` configs of scripts/build-cpython; and its libpython compiled for musl by zig cc, whose
+# DWARF checks the musl table: tests/prove/test_musl.py; cached in $OFFSETS_CACHE/build), and Debian sid's
 # own 3.13/3.14/3.15 run through sid's libc loader. Also what make test leaves for its cost: the
 # layout proof of the headers of builds configured here beyond its sample; Debian's 3.11.2 and
 # 3.13.5 scanned whole against their scans with shared preambles; gcc over every struct of
@@ -119,7 +120,8 @@ test: test-venv
 prove: test-venv
 	@$(BIN)/python tests/prove/realbuilds.py >/dev/null & fetch=$$!; \
 	  scripts/build-cpython 3.13.15 free-threaded && scripts/build-cpython 3.13.15 release && \
-	  scripts/build-cpython 3.13.15 elsewhere && scripts/build-cpython 3.13.15 free-threaded-elsewhere && wait $$fetch
+	  scripts/build-cpython 3.13.15 elsewhere && scripts/build-cpython 3.13.15 free-threaded-elsewhere && \
+	  scripts/build-cpython 3.13.15 musl && wait $$fetch
 	$(BIN)/python -m pytest -q -ra -s tests/prove
 
 bench: test-venv

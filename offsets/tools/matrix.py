@@ -23,7 +23,7 @@ import yaml
 
 from .. import cache_lock
 from ..atomic_write import write, write_folder
-from ..scan import build_inputs as build, debian, dwarf, macos, scanner, windows
+from ..scan import build_inputs as build, debian, dwarf, macos, scanner, windows, zig
 from ..scan.targets import host, target
 from ..layout import identity, table_yaml
 from ..check import verified, verify
@@ -118,11 +118,12 @@ def _pyenv_python(version: str) -> Path:
     return Path(prefix) / "bin" / f"python{'.'.join(version.split('.')[:2])}"
 
 
-def _configured_pyconfig(tree: Path, config: str, extra: tuple = ()) -> Path:
-    """pyconfig.h made by the tree's own ./configure (cached beside the tree; configure also makes
-    the Makefile beside it, from which the core's flags are read)."""
+def _configured_pyconfig(tree: Path, config: str, extra: tuple = (), label: str = "") -> Path:
+    """pyconfig.h made by the tree's own ./configure (cached beside the tree, in a folder named after
+    the config and `extra`, or `label` where `extra` names a program; configure also makes the
+    Makefile beside it, from which the core's flags are read)."""
     flags = {"release": [], "debug": ["--with-pydebug"], "free-threaded": ["--disable-gil"]}[config] + list(extra)
-    out = tree.parent / f"{tree.name}-configure-{config}{''.join(extra)}"
+    out = tree.parent / f"{tree.name}-configure-{config}{label or ''.join(extra)}"
     if not (out / "pyconfig.h").is_file():
         def configure(work: Path) -> None:
             proc = subprocess.run([str(tree / "configure"), "-q", *flags], cwd=work, capture_output=True, text=True)
@@ -157,9 +158,14 @@ def jobs() -> list[Job]:
                            lambda e=e, c=config, t=triple: _packaged_inputs(e, c, t), dwarf, binaries,
                            bool(e.get("configure")), headers))
         for config, triple in e.get("upstream", ()):
-            compiled = (lambda e=e, c=config: _compiled_binaries(e["version"], c)) if e.get("compiled") else None
+            compiled = (lambda e=e, c=config, t=triple: _compiled_binaries(e["version"], c, t)) if e.get("compiled") else None
+            dwarf = None
+            if compiled and triple.endswith("-linux-musl"):
+                # musl's libpython, linked by zig (whose linker writes no build-id), is the table's
+                # DWARF check (and fills the .c structs its scan lacks), not a binary it records
+                compiled, dwarf = None, (lambda e=e, c=config, t=triple: _compiled_binaries(e["version"], c, t)[0][0])
             out.append(Job(f"upstream {e['version']} {config} {triple}", table_file(e["version"], config, triple),
-                           lambda e=e, c=config, t=triple: _upstream_inputs(e, c, t), None, compiled, True))
+                           lambda e=e, c=config, t=triple: _upstream_inputs(e, c, t), dwarf, compiled, True))
     for w in m.get("windows", ()):
         for config, triple in w["builds"]:
             out.append(Job(f"windows {w['version']} {config} {triple}", table_file(w["version"], config, triple),
@@ -219,13 +225,29 @@ def job_for(row: dict) -> Job:
 UPSTREAM_CONFIGURE = ("--enable-shared",)
 
 
+#: The triples an upstream build's ./configure runs for here, each with the compiler it is given:
+#: this machine's own (its gcc), and musl's (zig cc for that target: its programs are static, so
+#: configure runs them here as it would on Alpine).
+UPSTREAM_COMPILERS = {"x86_64-linux-gnu": None, "x86_64-linux-musl": "x86_64-linux-musl"}
+#: What zig cc is given besides: unoptimized, it compiles in its Debug mode, whose undefined-behaviour
+#: traps make configure's run tests fail where gcc's pass (its unaligned-access test then says
+#: "aligned memory access is required", and Py_HASH_ALGORITHM changes); Alpine compiles with -O2.
+ZIG_CONFIGURE = ("CFLAGS=-O2",)
+
+
 def _upstream_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
     """python.org's sources of this version: the pristine orig tarball inside Debian's source
-    package, configured on this machine (`./configure --enable-shared` plus the config's flag)."""
-    if triple != "x86_64-linux-gnu":
-        raise BuildError(f"upstream {e['version']}: ./configure makes a pyconfig.h for this machine only, not {triple}")
+    package, configured on this machine (`./configure --enable-shared` plus the config's flag; for
+    musl, with zig cc for it as CC)."""
+    if triple not in UPSTREAM_COMPILERS:
+        raise BuildError(f"upstream {e['version']}: ./configure makes a pyconfig.h here only for "
+                         f"{', '.join(UPSTREAM_COMPILERS)}, not {triple}")
     tree = VENDORS[e["vendor"]].orig(e["source"], e["suite"], e["package_version"])
-    return build.from_source(tree, _configured_pyconfig(tree, config, UPSTREAM_CONFIGURE), target=triple,
+    extra, label = UPSTREAM_CONFIGURE, ""
+    if UPSTREAM_COMPILERS[triple]:
+        extra += ("CC=" + " ".join(zig.cc(triple)[:-2]),) + ZIG_CONFIGURE     # without the check's own flags
+        label = "".join(UPSTREAM_CONFIGURE) + "-" + UPSTREAM_COMPILERS[triple] + "".join(ZIG_CONFIGURE).replace("CFLAGS=", "")
+    return build.from_source(tree, _configured_pyconfig(tree, config, extra, label), target=triple,
                              config=config, vendor="upstream")
 
 
@@ -280,21 +302,22 @@ def _pyenv_binaries(version: str) -> list:
     return [(lib, f"lib/{lib.name}", f"pyenv {version}")]
 
 
-def _compiled_binaries(version: str, config: str) -> list:
+def _compiled_binaries(version: str, config: str, triple: str = "x86_64-linux-gnu") -> list:
     """The libpython of python.org's `version` as scripts/build-cpython compiles it (the build `make
-    prove` runs, cached in $OFFSETS_CACHE/build): the table is verified against it and records its
-    build-id (another machine's build of it has another path inside it, so another build-id: its
-    headers then vouch for it, struct by struct)."""
+    prove` runs, cached in $OFFSETS_CACHE/build; for musl, its `musl` build): the table is verified
+    against it and records its build-id (another machine's build of it has another path inside it,
+    so another build-id: its headers then vouch for it, struct by struct)."""
     script = Path(__file__).resolve().parents[2] / "scripts" / "build-cpython"
-    proc = subprocess.run([str(script), version, config], capture_output=True, text=True)
+    how = "musl" if triple.endswith("-linux-musl") else config
+    proc = subprocess.run([str(script), version, how], capture_output=True, text=True)
     if proc.returncode:
-        raise BuildError(f"scripts/build-cpython {version} {config} failed: {proc.stderr.strip()[-500:]}")
+        raise BuildError(f"scripts/build-cpython {version} {how} failed: {proc.stderr.strip()[-500:]}")
     prefix = Path(proc.stdout.strip().splitlines()[-1])
     minor = version.rsplit(".", 1)[0]
     lib = prefix / "lib" / f"libpython{minor}{'t' if config == 'free-threaded' else ''}.so.1.0"
     if not lib.is_file():
-        raise BuildError(f"scripts/build-cpython {version} {config} made no {lib.name}")
-    return [(lib, f"lib/{lib.name}", f"python.org {version} ({config}) compiled by scripts/build-cpython")]
+        raise BuildError(f"scripts/build-cpython {version} {how} made no {lib.name}")
+    return [(lib, f"lib/{lib.name}", f"python.org {version} ({how}) compiled by scripts/build-cpython")]
 
 
 def packaged_binaries(e: dict, config: str, triple: str) -> list:
