@@ -108,3 +108,24 @@ def test_another_process_s_binary_is_glibc_s_only_where_it_needs_libc_so_6(tmp_p
     subprocess.run([*zig, "-o", str(tmp_path / "musl"), str(tmp_path / "p.c")], check=True, cwd=tmp_path)
     elf = Elf(str(tmp_path / "musl"))
     assert not elf.links_glibc() and elf.triple == "x86_64-linux-musl", elf.linked_names()
+
+
+def test_the_choice_never_crosses_between_glibc_and_musl():
+    """A musl table (made from python.org's sources configured for musl) is near only to a musl
+    build of its version, and a glibc table never answers for a musl build, nor a musl table for glibc."""
+    from offsets import runtime
+    from offsets.errors import NoMatchingTable
+    from offsets.runtime import choice
+
+    entries = runtime.shipped_index()["tables"]
+    musl = [e for e in entries if e["triple"].endswith("-linux-musl")]
+    glibc = [e for e in entries if e["triple"].endswith("-linux-gnu")]
+    assert musl and glibc
+    e = musl[0]
+    me_musl = runtime.running_identity().replace(version=e["version"], hexversion=e["hexversion"], triple=e["triple"])
+    me_glibc = me_musl.replace(triple=e["triple"].replace("-linux-musl", "-linux-gnu"))
+    assert {x["triple"] for x in choice.near(me_musl, entries)} == {e["triple"]}
+    assert {x["triple"] for x in choice.near(me_glibc, entries)} == {me_glibc.triple}
+    for who, others in ((me_musl, glibc), (me_glibc, musl)):
+        with pytest.raises(NoMatchingTable):
+            runtime.select(who, others, load=runtime.load_shipped)

@@ -262,10 +262,11 @@ def test_the_report_says_what_checked_each_platforms_tables(tmp_path):
     bytes no record is of has no record."""
     rows = yaml.safe_load((GENERATED / "index.yaml").read_text())["tables"]
     shipped = {p.stem for p in (REPO / "offsets" / "data" / "compact").glob("cpython-*.jsonl")}
-    linux = [r for r in rows if r["file"][:-5] in shipped and "linux" in r["target"]]
+    linux = [r for r in rows if r["file"][:-5] in shipped and "linux-gnu" in r["target"]]
+    musl = [r for r in rows if r["file"][:-5] in shipped and "linux-musl" in r["target"]]
     win = [r for r in rows if r["file"][:-5] in shipped and "windows" in r["target"]]
     mac = [r for r in rows if r["file"][:-5] in shipped and "apple-darwin" in r["target"]]
-    assert len(linux) + len(win) + len(mac) == len(shipped) and mac
+    assert len(linux) + len(musl) + len(win) + len(mac) == len(shipped) and mac and musl
     with_binary = sum(1 for r in linux if any(k.startswith("binary ") and not v["mismatches"]
                                               for k, v in r["verified"]["checks"].items()))
     out = tmp_path / "r.html"
@@ -278,6 +279,9 @@ def test_the_report_says_what_checked_each_platforms_tables(tmp_path):
         said["Linux (glibc)"]
     assert f"a second compiler&#x27;s offsetof ({len(win)} of {len(win)} tables)" in said["Windows"]
     assert "compilers: mingw-w64 gcc" in said["Windows"] and "no binary of these builds" in said["Windows"]
+    n = len(musl)
+    assert f"the build&#x27;s DWARF ({n} of {n} table" in said["Linux (musl)"] and said["Linux (musl)"].endswith(
+        "compilers: zig cc")                # make tables compiles its sources for musl: their DWARF checks it
     assert said["macOS"] == (f"a second compiler&#x27;s offsetof ({len(mac)} of {len(mac)} tables); its static assertions "
                              f"of the constants ({len(mac)} of {len(mac)} tables); a rescan with pyconfig.h cut to the "
                              f"dependency sets ({len(mac)} of {len(mac)} tables); compilers: zig cc; no binary of these "
