@@ -42,7 +42,8 @@ $(VENV)/.tools: $(VENV)/.installed
 	  command -v riscv64-linux-gnu-gcc && [ -d /usr/s390x-linux-gnu/include ]; } >/dev/null || [ "$$(uname -m)" != x86_64 ] || \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc-arm-linux-gnueabihf gcc-powerpc64le-linux-gnu gcc-s390x-linux-gnu gcc-riscv64-linux-gnu libc6-dev-s390x-cross; } || \
 	  echo "no cross gcc for 32-bit ARM, POWER, s390x or RISC-V: those tables cannot be checked by gcc"
-	@# zig's C compiler, over zig's mingw-w64 headers, makes and checks the tables of Windows on arm64 (scan/zig.py)
+	@# zig's C compiler and its C library headers make and check the tables of Windows on arm64, macOS and
+	@# musl (scan/zig.py); it compiles the musl build make prove checks (scripts/build-cpython)
 	@$(BIN)/python -c "import ziglang" 2>/dev/null || $(BIN)/pip install -q 'ziglang==0.13.0'
 	@# dtrace makes the pydtrace_probes.h a --with-dtrace build (Debian's) generates; ceval.c and others include it
 	@command -v dtrace >/dev/null || \
