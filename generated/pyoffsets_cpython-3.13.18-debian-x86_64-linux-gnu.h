@@ -16,7 +16,7 @@
 #  endif
 #endif
 
-#if !(!defined(_WIN32) && defined(__x86_64__) && defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8)
+#if !(!defined(_WIN32) && !defined(__APPLE__) && defined(__x86_64__) && defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8)
 #  error "pyoffsets_cpython-3.13.18-debian-x86_64-linux-gnu.h is for x86_64-linux-gnu (8-byte pointers), not the target being compiled for"
 #  define PYOFFSETS_WRONG_BUILD 1
 #elif defined(PY_VERSION_HEX) && PY_VERSION_HEX != 0x030d12f0

@@ -16,7 +16,7 @@
 #  endif
 #endif
 
-#if !(!defined(_WIN32) && defined(__i386__) && defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 4)
+#if !(!defined(_WIN32) && !defined(__APPLE__) && defined(__i386__) && defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 4)
 #  error "pyoffsets_cpython-3.13.5-debian-i686-linux-gnu.h is for i686-linux-gnu (4-byte pointers), not the target being compiled for"
 #  define PYOFFSETS_WRONG_BUILD 1
 #elif defined(PY_VERSION_HEX) && PY_VERSION_HEX != 0x030d05f0

@@ -172,3 +172,23 @@ def test_the_scanner_on_a_mac_takes_macos_for_its_own_target(monkeypatch):
     monkeypatch.setattr(platform, "machine", lambda: "Power Macintosh")
     with pytest.raises(BuildError, match="not a supported target"):
         scan_targets.host()
+
+
+@pytest.mark.parametrize("header,target", [("cpython-3.12.1-aarch64-apple-darwin", "aarch64-linux-gnu"),
+                                           ("cpython-3.13.5-debian-aarch64-linux-gnu", "aarch64-apple-darwin")])
+def test_a_header_of_one_system_stops_a_compile_for_the_other(header, target, tmp_path):
+    """The same CPU, another system: the generated header's guard stops the compile with its one
+    `#error` (Apple's clang defines __aarch64__ as Linux's compilers do)."""
+    import shutil
+
+    from offsets.scan import targets as scan_targets
+
+    if shutil.which("clang") is None:
+        missing_tool("clang", "apt-get install clang (make test installs it)")
+    (tmp_path / "t.c").write_text(f'#include "pyoffsets_{header}.h"\n')
+    proc = subprocess.run(["clang", f"--target={target}", *scan_targets.MACOS.get(target, ()), "-fsyntax-only",
+                           f"-I{REPO / 'generated'}", "t.c"], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode != 0
+    errors = [line for line in proc.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and f"pyoffsets_{header}.h is for {header.split('-', 2)[2].replace('debian-', '')}" in errors[0], \
+        proc.stderr[-1000:]

@@ -216,8 +216,9 @@ def _wrong_build(table: Table) -> list:
         machine = f"!(defined(_WIN32) && {wide} && ({cpu}))"
     elif targets.system(b.target.triple) == "macos":       # Apple's clang defines __aarch64__ as Linux's does
         machine = f"!(defined(__APPLE__) && {target}defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == {b.target.pointer_size})"
-    else:                                                  # mingw-w64 defines both, and _WIN32
-        machine = f"!(!defined(_WIN32) && {target}defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == {b.target.pointer_size})"
+    else:                                                  # mingw-w64 defines both, and _WIN32; Apple's clang both, and __APPLE__
+        machine = (f"!(!defined(_WIN32) && !defined(__APPLE__) && {target}defined(__SIZEOF_POINTER__) && "
+                   f"__SIZEOF_POINTER__ == {b.target.pointer_size})")
     checks = [(machine,
                f"{name} is for {b.target.triple} ({b.target.pointer_size}-byte pointers), not the target being "
                "compiled for"),
