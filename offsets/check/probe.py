@@ -106,10 +106,8 @@ def compiler_for(t: targets.TargetInfo) -> list[str]:
         cmd, package = ["gcc", t.host_gcc_flag[1]], "gcc"
     else:
         cmd, package = [f"{t.triple}-gcc"], f"gcc-{t.triple.replace('_', '-')}"
-    if t.system == "macos":             # no gcc for Darwin in Debian: zig's clang, Apple's headers
+    if t.system != "windows" and t.triple in zig.TARGETS:  # macOS, musl: no Debian gcc; zig's clang, its own C library
         return zig.cc(t.triple) + list(t.clang_args)
-    if t.system == "linux" and t.triple in zig.TARGETS:     # musl: zig's clang with its own musl
-        return zig.cc(t.triple)
     if t.system == "windows":
         # -fdata-sections: a section per probe (COFF symbols have no size); MS_WIN64: what MSVC's
         # `_WIN64` makes PC/pyconfig.h define, which before 3.13 it leaves a mingw-w64 compile of a

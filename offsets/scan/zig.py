@@ -64,13 +64,18 @@ def builtin_headers() -> Path:
     return home() / "lib" / "include"
 
 
+def command(triple: str) -> list[str]:
+    """zig's C compiler for table triple `triple`, as a build's CC (`python -m ziglang cc -target ...`)."""
+    home()
+    return [sys.executable, "-m", "ziglang", "cc", "-target", TARGETS[triple]]
+
+
 def cc(triple: str) -> list[str]:
     """The command line start of zig's C compiler for table triple `triple`. Without an optimization
     flag zig compiles in its Debug mode, which defines `_DEBUG` (Windows's pyconfig.h then defines
     `Py_DEBUG`): `-U_DEBUG` leaves that to the build's own defines, which come after. Its clang stops
     after 20 errors, where the checks read every one (a probe of which names are only tags)."""
-    home()
-    return [sys.executable, "-m", "ziglang", "cc", "-target", TARGETS[triple], "-U_DEBUG", "-ferror-limit=0"]
+    return command(triple) + ["-U_DEBUG", "-ferror-limit=0"]
 
 
 def is_zig(cc) -> bool:

@@ -11,7 +11,6 @@ read, and whatever a kept value names. Nothing of the repository is committed bu
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -27,8 +26,9 @@ CPUS = ("aarch64-macos-none", "x86_64-macos-none")
 _NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 
 
-def git(git_dir: Path, *args: str) -> bytes:
-    return subprocess.run(["git", "--git-dir", str(git_dir), *args], check=True, capture_output=True).stdout
+def git(git_dir: Path, *args: str) -> str:
+    """What `git --git-dir GIT_DIR ARGS` prints (children.run: bounded, and it dies with this process)."""
+    return children.run(["git", "--git-dir", str(git_dir), *args], "git", check=True, errors="replace").stdout
 
 
 def _defines(cpu: str, path: Path) -> dict:
@@ -45,17 +45,17 @@ def _defines(cpu: str, path: Path) -> dict:
 
 def record(git_dir: Path, branch: str) -> tuple[str, dict]:
     """(version, its record) of the framework on `branch`."""
-    names = git(git_dir, "ls-tree", "-r", "--name-only", branch).decode().splitlines()
+    names = git(git_dir, "ls-tree", "-r", "--name-only", branch).splitlines()
     found = [n for n in names if re.fullmatch(r"Python\.framework/Versions/3\.\d+/include/python3\.\d+/pyconfig\.h", n)]
     if len(found) != 1:
         raise BuildError(f"{branch}: {len(found)} framework pyconfig.h files, not one")
     path = found[0]
     include = path.rsplit("/", 1)[0]
-    patchlevel = git(git_dir, "show", f"{branch}:{include}/patchlevel.h").decode()
+    patchlevel = git(git_dir, "show", f"{branch}:{include}/patchlevel.h")
     version = re.search(r'#define\s+PY_VERSION\s+"([^"]+)"', patchlevel).group(1)
     with tempfile.TemporaryDirectory() as tmp:
         pc = Path(tmp) / "pyconfig.h"
-        pc.write_bytes(git(git_dir, "show", f"{branch}:{path}"))
+        pc.write_text(git(git_dir, "show", f"{branch}:{path}"))
         each = [_defines(cpu, pc) for cpu in CPUS]
     if each[0] != each[1]:
         differ = sorted(k for k in set(each[0]) | set(each[1]) if each[0].get(k) != each[1].get(k))
@@ -64,7 +64,7 @@ def record(git_dir: Path, branch: str) -> tuple[str, dict]:
     read = set()
     for h in names:
         if h.startswith(include + "/") and h.endswith(".h") and h != path:
-            read |= set(_NAME.findall(git(git_dir, "show", f"{branch}:{h}").decode(errors="replace")))
+            read |= set(_NAME.findall(git(git_dir, "show", f"{branch}:{h}")))
     keep = {k for k in defined if (k in read or k.startswith("_")) and k != "Py_PYCONFIG_H"}
     while True:     # what a kept value names
         more = {n for k in keep for n in _NAME.findall(defined[k][len("#define "):])[1:] if n in defined} - keep
@@ -72,7 +72,7 @@ def record(git_dir: Path, branch: str) -> tuple[str, dict]:
             break
         keep |= more
     values = {k: defined[k][len("#define "):][len(k):].strip() for k in sorted(keep)}
-    commit = git(git_dir, "rev-parse", branch).decode().strip()
+    commit = git(git_dir, "rev-parse", branch).strip()
     return version, {"branch": branch, "commit": commit, "path": path, "defines": values}
 
 

@@ -245,7 +245,7 @@ def _upstream_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
     tree = VENDORS[e["vendor"]].orig(e["source"], e["suite"], e["package_version"])
     extra, label = UPSTREAM_CONFIGURE, ""
     if UPSTREAM_COMPILERS[triple]:
-        extra += ("CC=" + " ".join(zig.cc(triple)[:-2]),) + ZIG_CONFIGURE     # without the check's own flags
+        extra += ("CC=" + " ".join(zig.command(triple)),) + ZIG_CONFIGURE
         label = "".join(UPSTREAM_CONFIGURE) + "-" + UPSTREAM_COMPILERS[triple] + "".join(ZIG_CONFIGURE).replace("CFLAGS=", "")
     return build.from_source(tree, _configured_pyconfig(tree, config, extra, label), target=triple,
                              config=config, vendor="upstream")
