@@ -471,13 +471,24 @@ def _objects_and_theirs(found: dict) -> dict:
     return keep
 
 
-def checked_fill(table: Table, binary) -> tuple[Table, int]:
-    """`table` filled from `binary`'s DWARF after a cross-check of every struct both have:
-    (the filled table, fields compared). Any disagreement is a `VerifyError`: nothing is filled."""
-
+def _agreeing(table: Table, binary) -> tuple[DwarfInfo, int]:
+    """`binary`'s DWARF and the fields it shares with `table`, all agreeing; else a `VerifyError`."""
     info = read(binary)
     compared, mismatches = compare(table, info)
     if mismatches:
         raise VerifyError(f"DWARF of {Path(binary).name} disagrees with libclang on {len(mismatches)} "
                           f"field(s), first: {mismatches[0]}")
+    return info, compared
+
+
+def checked(table: Table, binary) -> int:
+    """The fields of `table` that `binary`'s DWARF checked (every struct both have); any
+    disagreement is a `VerifyError`."""
+    return _agreeing(table, binary)[1]
+
+
+def checked_fill(table: Table, binary) -> tuple[Table, int]:
+    """`table` filled from `binary`'s DWARF after a cross-check of every struct both have:
+    (the filled table, fields compared). Any disagreement is a `VerifyError`: nothing is filled."""
+    info, compared = _agreeing(table, binary)
     return fill(table, info), compared
