@@ -2,7 +2,6 @@
 
 Every message says what went wrong, where, and what to do about it.
 """
-from __future__ import annotations
 
 
 class OffsetsError(Exception):
@@ -139,7 +138,7 @@ class AmbiguousNameError(UnknownNameError):
     """A name that means several layouts in the build (a tag and a typedef, two `.c` files): only
     its qualified forms (`block@Modules/_collectionsmodule.c`) are answered; they are listed."""
 
-    def __init__(self, name: str, qualified: list[str], where: str = "", what: str = "layouts") -> None:
+    def __init__(self, name: str, qualified: list, where: str = "", what: str = "layouts") -> None:
         super().__init__(name, qualified, where)
         self._text = (f"{name!r} means {len(qualified)} different {what}{' in ' + where if where else ''}: "
                       f"ask for one of {', '.join(qualified)} (NAME@FILE names the one FILE defines)")

@@ -62,14 +62,13 @@ A node the hot pool lacks is looked for there. Before format 5, the pool's first
 (half of a first lookup). Now the strings are checked at C speed (their digits and lengths), a
 node is found by bisection over them, and the range of its line is checked as it is read.
 """
-from __future__ import annotations
 
 import os
 
 from ..errors import CorruptTableError
 from .identity import sha256
 from .json_read import loads
-from .rows import ConstantRow, StructRow
+from .rows import MAX_ALIGN, MAX_BYTES, ConstantRow, StructRow
 
 FORMAT = 7
 ID_CHARS = 10
@@ -206,11 +205,6 @@ def pool_nodes(directory: str) -> dict:
                 ids = loads(head)["ids"]
                 out.update((ids[i * ID_CHARS:(i + 1) * ID_CHARS], n) for i, n in enumerate(nodes))
     return out
-
-
-def _all_ints(values, low: int, high: int) -> bool:
-    """Whether every element of the list `values` is an int (not a bool) in low..high."""
-    return not values or (set(map(type, values)) == {int} and min(values) >= low and max(values) <= high)
 
 
 class Pool:
@@ -673,8 +667,6 @@ def check_constant_row(row: list, origin: str = "compact table") -> list:
 def check_row(row, key: str, origin: str = "compact table") -> list:
     """`row` (a decoded struct) if its shape and numbers are those of a layout; CorruptTableError if not.
     The runtime serves these numbers without the model, so it checks them here."""
-    from .sanity import MAX_ALIGN, MAX_BYTES
-
     if not (isinstance(row, list) and len(row) in (7, 8) and row[0] == key and row[1] in ("struct", "union")
             and _is_int(row[2]) and 0 <= row[2] <= MAX_BYTES and _is_int(row[3]) and 1 <= row[3] <= MAX_ALIGN
             and isinstance(row[6], list) and (len(row) == 7 or isinstance(row[7], str))):
@@ -689,25 +681,62 @@ def check_row(row, key: str, origin: str = "compact table") -> list:
     return row
 
 
-def struct_map(head: dict, pool: "Pool", origin: str) -> dict:
-    """The header's structs, key -> layout id (or [layout id, line]): its key list and line list
-    (text nodes) with its string of ids, checked to be one list (`head["structs"]` once read)."""
+class StructMap:
+    """A header's structs as a read-only mapping, key -> layout id (or [layout id, line]), in key
+    order; each value is made when asked for (a first lookup asks for one of a thousand)."""
+
+    __slots__ = ("_keys", "_lines", "_ids", "_at", "_origin")
+
+    def __init__(self, keys: list, lines: list, ids: str, origin: str) -> None:
+        self._keys, self._lines, self._ids, self._origin = keys, lines, ids, origin
+        self._at = dict(zip(keys, range(len(keys))))
+
+    def __getitem__(self, key: str):
+        i = self._at[key]
+        node, line = self._ids[i * ID_CHARS:(i + 1) * ID_CHARS], self._lines[i]
+        if line == "-":
+            return node
+        try:
+            at = int(line, 36)
+        except ValueError:
+            at = -1
+        if not 0 <= at <= MAX_LINE_BYTES:
+            raise _corrupt(f"{self._origin}: its struct list is malformed (the line of {str(key)[:60]!r})")
+        return [node, at]
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self._at else default
+
+    def __contains__(self, key) -> bool:
+        return key in self._at
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def keys(self) -> list:
+        return list(self._keys)
+
+    def items(self):
+        return [(k, self[k]) for k in self._keys]
+
+    def values(self):
+        return [self[k] for k in self._keys]
+
+
+def struct_map(head: dict, pool: "Pool", origin: str) -> StructMap:
+    """The header's structs (`StructMap`): its key list and line list (text nodes) with its string
+    of ids, checked to be one list (`head["structs"]` once read)."""
     keys = pool.text(head["struct_keys"]).split(" ")
     lines = pool.text(head["struct_lines"]).split(" ")
     ids = head["struct_ids"]
     if keys == [""]:
         keys, lines = [], [] if lines == [""] else lines
     n = len(keys)
-    if not (len(lines) == n and len(ids) == n * ID_CHARS and len(set(keys)) == n):
-        raise _corrupt(f"{origin}: its struct list is malformed")
-    out = {}
-    try:
-        for i, (key, line) in enumerate(zip(keys, lines)):
-            node = ids[i * ID_CHARS:(i + 1) * ID_CHARS]
-            out[key] = node if line == "-" else [node, int(line, 36)]
-    except ValueError:
-        raise _corrupt(f"{origin}: its struct list is malformed") from None
-    if not _all_ints([r[1] for r in out.values() if type(r) is list], 0, MAX_LINE_BYTES):
+    out = StructMap(keys, lines, ids, origin)
+    if not (len(lines) == n and len(ids) == n * ID_CHARS and len(out._at) == n):
         raise _corrupt(f"{origin}: its struct list is malformed")
     return out
 

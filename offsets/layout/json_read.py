@@ -14,7 +14,6 @@ A parse error is a ValueError on every interpreter: the C scanner raises `json.d
 JSONDecodeError, which 3.10 and 3.11 only look up among the imported modules (without it there, the
 scanner fails with a SystemError); `json.decoder` is then imported, on that error path only.
 """
-from __future__ import annotations
 
 import sys
 

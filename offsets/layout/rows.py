@@ -4,6 +4,11 @@ Each is a tuple (cheap to make, as a table's reader makes one per row it decodes
 have names, so no reader counts positions.
 """
 
+#: Offsets and sizes stay below 2 GiB: no CPython struct comes near, and a C `int` holds them.
+MAX_BYTES = 2 ** 31 - 1
+#: The largest alignment a table may state (a page; CPython's largest is 64).
+MAX_ALIGN = 4096
+
 
 def _item(i: int, doc: str):
     return property(lambda self: self[i], doc=doc)

@@ -19,11 +19,7 @@ names the offending entry. The rules (docs/table-format.md, "Invariants"):
 from __future__ import annotations
 
 from ..errors import ModelError
-
-#: Offsets and sizes stay below 2 GiB: no CPython struct comes near, and a C `int` holds them.
-MAX_BYTES = 2 ** 31 - 1
-#: The largest alignment a table may state (a page; CPython's largest is 64).
-MAX_ALIGN = 4096
+from .rows import MAX_ALIGN, MAX_BYTES   # noqa: F401  (the limits a row's numbers stay within)
 
 _VERSION = r"(\d+)\.(\d+)\.(\d+)(?:(a|b|rc)(\d+))?\+?$"
 _LEVELS = {"a": 0xA, "b": 0xB, "rc": 0xC, None: 0xF}

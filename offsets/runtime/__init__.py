@@ -35,7 +35,6 @@ starts with a fresh lock (a lock another thread held at fork time cannot block i
 what another thread had half imported (and sysconfig's half-made config vars), and keeps the table
 already chosen.
 """
-from __future__ import annotations
 
 import os
 

@@ -5,7 +5,6 @@ table in use and how it matched, and the answers kept (`get`, `sizeof` and `cons
 Its rules (docs/identity.md): after `install()` returns no thread gets an answer of the old table;
 a forked child gets a fresh lock and forgets the imports and sysconfig state other threads left
 half made (`after_fork`), and keeps the table chosen; each sub-interpreter imports its own."""
-from __future__ import annotations
 
 import os
 import sys

@@ -19,7 +19,6 @@ A constant is earned the same way: one of pyconfig.h by its own value in the bui
 one of an installed header by that header's set, any other by the whole build's inputs and the
 same vendor. Anything not exact is answered only where a proof read it (`Loaded.earned`).
 """
-from __future__ import annotations
 
 import os
 

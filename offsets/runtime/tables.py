@@ -1,7 +1,6 @@
 """The tables the runtime reads: the shipped compact tables (checked against `index.json`), this
 build's own tables (`offsets scan --install`), and `Loaded`, one table with its structs decoded on
 demand."""
-from __future__ import annotations
 
 import os
 
@@ -70,9 +69,11 @@ class Loaded:
             return self._resolved[name]
         except KeyError:
             pass
-        from ..layout.names import struct_key
+        key = self.names.get(name, name)        # names.struct_key's first candidate, without importing it
+        if key not in self.order:
+            from ..layout.names import struct_key
 
-        key = struct_key(name, self.order, self.names, self.aliases)
+            key = struct_key(name, self.order, self.names, self.aliases)
         if key is not None:
             self._resolved[name] = key
         return key
@@ -80,6 +81,9 @@ class Loaded:
     def split(self, name: str) -> tuple:
         """(struct, field path) of a name; a qualified struct's file keeps its dots
         (`block@Modules/_collectionsmodule.c.leftlink`, see names.split)."""
+        if "@" not in name:                     # names.split's plain case, without importing it
+            struct, _, path = name.partition(".")
+            return struct, path
         from ..layout.names import split
 
         return split(name, lambda s: self.resolve_struct(s) is not None)
