@@ -242,6 +242,23 @@ def test_a_damaged_build_id_file_says_nothing(tmp_path, damage):
     assert build_id_entries(str(path), b) is None
 
 
+def test_a_build_id_line_vouches_for_the_header_it_is_read_with(tmp_path):
+    """Only the asked build-id's line is hashed, and its sha256 covers the header too: an alias or
+    the pool's digest changed there (the length kept) makes the short way find nothing."""
+    from offsets.layout.compact_read import build_id_entries
+
+    text = (REPO / "offsets" / "data" / "compact" / "build_ids.txt").read_bytes()
+    head, body = text.split(b"\n", 1)
+    b = body.split(b" ", 1)[0].decode()
+    path = tmp_path / "build_ids.txt"
+    pool = json.loads(head)["pool_sha256"]
+    for changed in (head.replace(b'"listiterobject"', b'"listiterobjekt"', 1),
+                    head.replace(pool.encode(), pool[:-1].encode() + (b"0" if pool[-1] != "0" else b"1"))):
+        assert changed != head
+        path.write_bytes(changed + b"\n" + body)
+        assert build_id_entries(str(path), b) is None
+
+
 def test_the_short_way_reads_no_index_json(tmp_path):
     """index.json (72 kB, parsed and checked: a millisecond) is for the whole choice: the first
     lookup by build-id reads the build-id file only, and later lookups of the table need neither."""

@@ -373,19 +373,27 @@ def index_text(entries: list, aliases: dict, pool_sha256: str) -> str:
 
 
 def build_id_text(entries: list, aliases: dict, pool_sha256: str) -> str:
-    """The build-id file (compact_read.build_id_entries): a JSON header, then one line per build-id
-    a table records and table recording it, `BUILD-ID ENTRY-JSON` (its index.json entry's
-    BUILD_ID_KEYS), sorted; the header carries the sha256 of those lines."""
+    """The build-id file (compact_read.build_id_entries): a JSON header (with the length of what
+    follows it), then one line per build-id a table records, `BUILD-ID SHA256 ENTRIES-JSON` (the
+    index.json entries that record it, their BUILD_ID_KEYS), sorted. A line's sha256 covers the
+    header and the line, so a first lookup hashes what it reads, not the whole file."""
     import hashlib
 
-    from .compact_read import BUILD_ID_KEYS
+    from .compact_read import BUILD_ID_KEYS, DIGEST_CHARS
 
-    lines = sorted(f"{b} {json.dumps({k: e.get(k) for k in BUILD_ID_KEYS}, sort_keys=True, separators=(',', ':'))}"
-                   for e in entries for b in e.get("build_ids") or ())
-    body = "\n".join(lines)
-    head = {"format": FORMAT, "note": NOTE.format(source="generated/*.yaml"), "aliases": aliases,
-            "pool_sha256": pool_sha256, "sha256": hashlib.sha256(body.encode()).hexdigest()}
-    return json.dumps(head, sort_keys=True, separators=(",", ":")) + "\n" + body
+    groups: dict = {}
+    for e in entries:
+        for b in e.get("build_ids") or ():
+            groups.setdefault(b, []).append({k: e.get(k) for k in BUILD_ID_KEYS})
+    texts = [(b, json.dumps(sorted(groups[b], key=lambda x: x["name"]), sort_keys=True, separators=(",", ":")))
+             for b in sorted(groups)]
+    size = sum(len(b) + DIGEST_CHARS + len(t) + 3 for b, t in texts) - 1 if texts else 0
+    head = json.dumps({"format": FORMAT, "note": NOTE.format(source="generated/*.yaml"), "aliases": aliases,
+                       "pool_sha256": pool_sha256, "bytes": size}, sort_keys=True, separators=(",", ":"))
+    body = "\n".join(f"{b} {hashlib.sha256((head + chr(10) + b + ' ' + t).encode()).hexdigest()} {t}"
+                     for b, t in texts)
+    assert len(body.encode()) == size, "the build-id file's length was counted wrong"
+    return head + "\n" + body
 
 
 def struct_from_row(row):

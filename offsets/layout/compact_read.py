@@ -530,9 +530,10 @@ _ENTRY = {"name": str, "file": str, "version": str, "hexversion": int, "config":
 def build_id_entries(path: str, build_id: str):
     """(the index entries that record `build_id`, the aliases, the pool's sha256) from the build-id
     file `compact.build_id_text` writes: its first line a JSON header (format, aliases, pool_sha256,
-    and the sha256 of the lines after it), then `BUILD-ID ENTRY-JSON` lines sorted by build-id. Only
-    the lines of that build-id are decoded. None when the file is missing, damaged or fails its
-    checksum: the caller then reads index.json, as if there were none."""
+    and the length of the lines after it), then one `BUILD-ID SHA256 ENTRIES-JSON` line per
+    build-id, sorted, whose sha256 covers the header and the line. Only that build-id's line is
+    decoded and hashed. None when the file is missing, damaged (another length, a line that fails
+    its checksum) or not of this format: the caller then reads index.json, as if there were none."""
     try:
         with _open(path, True) as f:
             data = f.read(MAX_BUILD_ID_BYTES + 1)
@@ -544,27 +545,24 @@ def build_id_entries(path: str, build_id: str):
     except ValueError:
         return None
     if not (isinstance(head, dict) and head.get("format") == FORMAT and len(data) <= MAX_BUILD_ID_BYTES
-            and head.get("sha256") == sha256(body).hexdigest() and isinstance(head.get("aliases"), dict)
+            and head.get("bytes") == len(body) and isinstance(head.get("aliases"), dict)
             and isinstance(head.get("pool_sha256"), str)):
         return None
     key = build_id.encode("ascii", "replace") + b" "
     at = 0 if body.startswith(key) else body.find(b"\n" + key) + 1
-    entries = []
-    while at > 0 or (at == 0 and body.startswith(key)):
-        end = body.find(b"\n", at)
-        line = body[at:] if end < 0 else body[at:end]
-        if not line.startswith(key):
-            break
-        try:
-            e = loads(line[len(key):])
-        except ValueError:
-            return None
-        if _entry_problem(e) or build_id not in (e.get("build_ids") or ()):
-            return None
-        entries.append(e)
-        if end < 0:
-            break
-        at = end + 1
+    if at == 0 and not body.startswith(key):
+        return [], head["aliases"], head["pool_sha256"]
+    end = body.find(b"\n", at)
+    digest, _, text = (body[at:] if end < 0 else body[at:end])[len(key):].partition(b" ")
+    if sha256(first + b"\n" + key + text).hexdigest().encode() != digest:
+        return None
+    try:
+        entries = loads(text)
+    except ValueError:
+        return None
+    if not (isinstance(entries, list) and entries) or any(
+            _entry_problem(e) or build_id not in (e.get("build_ids") or ()) for e in entries):
+        return None
     return entries, head["aliases"], head["pool_sha256"]
 
 
