@@ -126,6 +126,9 @@ prove: test-venv
 	$(BIN)/python -m pytest -q -ra -s tests/prove
 
 bench: test-venv
+	@# valgrind counts the instructions of the startup figures (offsets/tools/bench_startup.py)
+	@command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends valgrind; } || \
+	  echo "valgrind could not be installed: the startup figures are given in CPU time alone"
 	$(BIN)/python -m offsets.tools.bench
 
 # Regenerate generated/ (tables, index, C headers) and the package's compact tables; `--check`

@@ -17,6 +17,9 @@ which ships a table):
   goal: about a second warm), then the ratio once the table exists (goal: 1.3x);
 - a build matched by its build-id alone: a copy of it whose include directory is removed (as slim
   images ship it), loading the same libpython (goal: 1.1x);
+- the first two again in instructions executed (valgrind's callgrind, where it is installed: `make
+  bench` installs it), one run each: CPU time moves with the machine's load, instructions do not,
+  so they show a change too small for the CPU figures' noise;
 - for reference, no goal: a shipped copy whose site-packages holds only this checkout's path, the
   lightest bare start there is, against which every module offsets imports counts;
 - a rebuild no table is exact for (foreign_builds.rebuilt: pyenv's 3.9.18, 3.12.1 and 3.13.0 without
@@ -29,6 +32,7 @@ which ships a table):
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -36,6 +40,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 from . import build_copy, command_line
 
@@ -81,14 +86,35 @@ def ratio(python: Path, env: dict, cwd: str, runs: int) -> dict:
     return {"bare_ms": cpu_b * 1e3, "lookup_ms": cpu_l * 1e3, "ratio": cpu_l / cpu_b, "wall_ratio": wall_l / wall_b}
 
 
+def instructions(python: Path, env: dict, cwd: str) -> Optional[dict]:
+    """The lookup's start over a bare start in instructions executed (valgrind's callgrind), one run
+    of each: unlike CPU time, the same from run to run, so a change of a tenth of a millisecond
+    shows. None where valgrind is not installed."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+
+    def count(code: str) -> int:
+        out = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", str(python), "-c", code],
+                             env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        found = re.search(r"Collected : (\d+)", out.stderr)
+        if out.returncode or not found:
+            raise RuntimeError(f"valgrind {python} -c {code!r} failed: {out.stderr.strip()[-300:]}")
+        return int(found.group(1))
+
+    bare, look = count("pass"), count(LOOKUP)
+    return {"bare": bare, "lookup": look, "ratio": look / bare}
+
+
 def run(runs: int = 41) -> dict:
     base = Path(sys.base_prefix)
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
         subprocess.run([str(build_copy.base_python(base)), "-m", "compileall", "-q", str(CHECKOUT / "offsets")],
                        check=True, stdout=subprocess.DEVNULL, env=_env(work / "tables"))      # .pyc, as installed
-        results = {"shipped": ratio(build_copy.base_python(base), _env(work / "t0", PYTHONPATH=str(CHECKOUT)),
-                                  str(work), runs)}
+        shipped_env = _env(work / "t0", PYTHONPATH=str(CHECKOUT))
+        results = {"shipped": ratio(build_copy.base_python(base), shipped_env, str(work), runs)}
+        results["shipped"]["instructions"] = instructions(build_copy.base_python(base), shipped_env, str(work))
         # the scanner's packages (to make its table), and the base's site-packages as a site directory (its
         # .pth files run): the copy's bare start does what the base's does, as the first measurement had it
         scanner = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
@@ -105,6 +131,7 @@ def run(runs: int = 41) -> dict:
         slim = build_copy.copy_build(base, work / "slim", unshipped=False, paths=[CHECKOUT], site_dirs=own_site)
         shutil.rmtree(work / "slim" / "include")
         results["build_id"] = ratio(slim, _env(work / "t3"), str(work), runs)
+        results["build_id"]["instructions"] = instructions(slim, _env(work / "t3"), str(work))
         results["rebuilt"] = rebuilt_ratios(work, runs)
     return results
 
@@ -128,11 +155,21 @@ def report(r: dict) -> str:
         return (f"  {label:<44} {x['ratio']:5.2f}x  (goal <= {goal}x: {verdict}; {x['lookup_ms']:.1f} ms vs "
                 f"{x['bare_ms']:.1f} ms CPU; wall {x['wall_ratio']:.2f}x)")
 
+    def counted(label: str, x: dict) -> str:
+        n = x.get("instructions")
+        if n is None:
+            return f"    {label}: instructions not counted (no valgrind: apt-get install valgrind)"
+        return (f"    {label}, in instructions executed  {n['ratio']:5.3f}x  (goal <= {GOAL}x: "
+                f"{'ok' if n['ratio'] <= GOAL else 'OVER GOAL'}; {n['lookup'] / 1e6:.1f}M vs {n['bare'] / 1e6:.1f}M, "
+                f"valgrind: the same from run to run)")
+
     u, b = r["unshipped"], r["bare_site"]
     return "\n".join([
         f"startup: `python -c \"{LOOKUP}\"` over `python -c pass`, CPU time, medians ({sys.version.split()[0]}):",
         line("a shipped build (2.27x when first measured)", r["shipped"]),
+        counted("the same", r["shipped"]),
         line("a build matched by its build-id alone (no headers)", r["build_id"]),
+        counted("the same", r["build_id"]),
         line("a build no table ships, once its table exists", u, OWN_GOAL),
         f"    its very first lookup (makes its table)    {u['first_s']:5.2f} s   "
         f"({'made and installed its table' if u['made'] else 'NO TABLE MADE'}; once per build and machine)",

@@ -1,0 +1,33 @@
+"""`make bench`'s startup figures in instructions (valgrind): counted for real, the same from run to
+run where CPU time is not, and reported with their verdict, or said to be missing."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from offsets.tools import bench_startup
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed (make bench installs it)")
+def test_the_instructions_of_a_first_lookup_are_counted_and_repeat(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT), "OFFSETS_TABLES": str(tmp_path / "none")}
+    first = bench_startup.instructions(Path(sys.executable), env, str(tmp_path))
+    again = bench_startup.instructions(Path(sys.executable), env, str(tmp_path))
+    assert first["lookup"] > first["bare"] > 10_000_000 and first["ratio"] > 1
+    assert abs(first["lookup"] - again["lookup"]) < first["lookup"] * 0.002      # CPU time varies by percents
+
+
+def test_the_report_gives_the_count_and_its_verdict_or_why_there_is_none():
+    cpu = {"ratio": 1.2, "lookup_ms": 12.0, "bare_ms": 10.0, "wall_ratio": 1.2}
+    counted = dict(cpu, instructions={"bare": 100_000_000, "lookup": 105_000_000, "ratio": 1.05})
+    uncounted = dict(cpu, instructions=None)
+    text = bench_startup.report({"shipped": counted, "build_id": uncounted, "bare_site": cpu,
+                                 "unshipped": dict(cpu, first_s=1.0, made=True)})
+    assert "in instructions executed  1.050x  (goal <= 1.1x: ok; 105.0M vs 100.0M" in text
+    assert "instructions not counted (no valgrind" in text
