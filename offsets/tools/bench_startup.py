@@ -88,15 +88,16 @@ def ratio(python: Path, env: dict, cwd: str, runs: int) -> dict:
 
 def instructions(python: Path, env: dict, cwd: str) -> Optional[dict]:
     """The lookup's start over a bare start in instructions executed (valgrind's callgrind), one run
-    of each: unlike CPU time, the same from run to run, so a change of a tenth of a millisecond
-    shows. None where valgrind is not installed."""
+    of each under one hash seed: unlike CPU time, the same from run to run within a few in ten
+    thousand, so a change of a tenth of a millisecond shows. None where valgrind is not installed."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         return None
 
     def count(code: str) -> int:
         out = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", str(python), "-c", code],
-                             env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                             env=dict(env, PYTHONHASHSEED="0"), cwd=cwd,     # one hash seed: one count
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         found = re.search(r"Collected : (\d+)", out.stderr)
         if out.returncode or not found:
             raise RuntimeError(f"valgrind {python} -c {code!r} failed: {out.stderr.strip()[-300:]}")
