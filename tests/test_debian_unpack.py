@@ -122,3 +122,34 @@ def test_a_hit_without_a_version_is_the_source_package_never_the_pristine_tree_b
             (dest / name / ".complete").write_text(made_from + "\n")
     assert debian.source("pkg", "bookworm") == dest / "pkg-1.0"
     assert debian.source("pkg", "bookworm", "1.0-2") == dest / "pkg-1.0"
+
+
+def test_a_fetch_that_fails_on_stale_lists_updates_them_and_tries_once_more(tmp_path, monkeypatch):
+    """sid replaces files within days, so lists fetched earlier name files the archive no longer
+    has (404): the lists are updated and the fetch runs again, once; a second failure is the error."""
+    from offsets.errors import FetchError
+
+    monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path))
+    stamp = data_cache.folder() / "apt" / "sid-amd64" / "updated"
+    stamp.parent.mkdir(parents=True)
+    stamp.write_text("")                      # lists fetched before: no update is due
+    ran, fails = [], {"download": 1}
+
+    def run(cmd, what, cwd=None):
+        verb = next(w for w in ("update", "download") if w in cmd)
+        ran.append(verb)
+        if fails.get(verb):
+            fails[verb] -= 1
+            raise FetchError(f"{what} failed: E: Failed to fetch .../musl_1.2.5-1_amd64.deb  404  Not Found")
+        if verb == "download":
+            (Path(cwd) / "musl_1.2.6-2_amd64.deb").write_bytes(b"")
+        return ""
+
+    monkeypatch.setattr(debian, "_run", run)
+    monkeypatch.setattr(debian, "_debian_entry", lambda: {"URIs": "http://deb.debian.org/debian"})
+    assert [p.name for p in debian.download(["musl"], "amd64", "sid")] == ["musl_1.2.6-2_amd64.deb"]
+    assert ran == ["download", "update", "download"] and stamp.exists()
+    fails.update(download=2)
+    (data_cache.folder() / "debs" / "sid-amd64" / "musl_1.2.6-2_amd64.deb").unlink()
+    with pytest.raises(FetchError, match="404"):
+        debian.download(["musl"], "amd64", "sid")

@@ -84,9 +84,18 @@ def _run(cmd: list[str], what: str, cwd: Path | None = None) -> str:
 
 
 @serialized("debs/fetch")   # one process fills the download cache at a time
+def _fetch(args: list[str], what: str, arch: str, suite: str, cwd: Path) -> str:
+    """`apt-get ARGS` over the suite's private state; where it fails, the suite's lists are updated
+    and it runs once more (lists fetched days ago name files sid has since replaced: a 404)."""
+    try:
+        return _run(["apt-get", *_apt(arch, suite), *args], what, cwd=cwd)
+    except FetchError:
+        (data_cache.folder() / "apt" / f"{suite}-{arch}" / "updated").unlink(missing_ok=True)
+        return _run(["apt-get", *_apt(arch, suite), *args], what, cwd=cwd)
+
+
 def download(packages: list[str], arch: str, suite: str) -> list[Path]:
     """Download the .deb files of `packages` (name or name=version) for `arch` from `suite`."""
-    opts = _apt(arch, suite)
     dest = data_cache.folder() / "debs" / f"{suite}-{arch}"
     dest.mkdir(parents=True, exist_ok=True)
     found = []
@@ -97,7 +106,7 @@ def download(packages: list[str], arch: str, suite: str) -> list[Path]:
         have = sorted(dest.glob(pattern))
         if not have:
             say(f"downloading {pkg} ({suite}/{arch})")
-            _run(["apt-get", *opts, "download", pkg], f"downloading {pkg} for {arch} from {suite}", cwd=dest)
+            _fetch(["download", pkg], f"downloading {pkg} for {arch} from {suite}", arch, suite, dest)
             have = sorted(dest.glob(pattern))
         if not have:
             raise FetchError(f"downloading {pkg} for {arch} from {suite} gave no .deb file")
@@ -123,7 +132,6 @@ def unpacked(packages: list[str], arch: str, suite: str) -> Path:
 
 def _source_dsc(package: str, suite: str, version: str | None) -> Path:
     """The .dsc of source package `package` (at `version` if given), downloaded with its files."""
-    opts = _apt("amd64", suite)
     dest = data_cache.folder() / "sources" / suite
     dest.mkdir(parents=True, exist_ok=True)
     spec = f"{package}={version}" if version else package
@@ -131,8 +139,7 @@ def _source_dsc(package: str, suite: str, version: str | None) -> Path:
     dscs = sorted(dest.glob(f"{prefix}*dsc"))
     if not dscs:
         say(f"downloading source package {spec} ({suite})")
-        _run(["apt-get", *opts, "source", "--download-only", spec], f"downloading source {spec} from {suite}",
-             cwd=dest)
+        _fetch(["source", "--download-only", spec], f"downloading source {spec} from {suite}", "amd64", suite, dest)
         dscs = sorted(dest.glob(f"{prefix}*dsc"))
     if not dscs:
         raise FetchError(f"source {spec} from {suite}: no .dsc downloaded")
