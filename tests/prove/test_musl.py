@@ -51,3 +51,63 @@ def test_the_musl_build_only_checks_its_table_it_never_fills_it():
         frame, fields=(frame.fields[0], moved, *frame.fields[2:]))})
     with pytest.raises(VerifyError, match="disagrees"):
         dwarf.checked(wrong, lib)
+
+
+def _musl_python() -> Path:
+    """The musl build's interpreter (`scripts/build-cpython 3.13.15 musl`: installed, headers and
+    all, run by sid's musl loader)."""
+    lib = matrix.job_for(verified.index_rows(GENERATED)[TABLE]).dwarf()
+    return lib.parent.parent / "bin" / "python3.13"
+
+
+LIVE = r'''
+import json, sys
+import offsets
+from offsets import runtime as r
+m = r.build()
+check = r.live_check()
+t = r.RUNTIME.current()
+print(json.dumps({"table": m.table, "kind": m.kind, "by": t.earning.by, "triple": r.running_identity().triple,
+                  "failed": check.failed, "passed": len(check.passed), "proven": len(check.proven),
+                  "exact": sum(1 for k in t.order if m.earned(k) == "exact"), "structs": len(t.order)}))
+'''
+
+
+def test_a_musl_interpreter_chooses_the_musl_table_and_its_live_check_passes():
+    """The musl build runs here (natively, through musl's own loader): the runtime there knows it is
+    musl, chooses the musl table, exact by its installed headers struct by struct, and the live
+    check reads this very process's objects as the table says."""
+    import json
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(GENERATED.parent / "tests"))
+    import jit_needs
+
+    python = _musl_python()
+    proc = subprocess.run([str(python), "-S", "-c", LIVE], capture_output=True, text=True,
+                          env=jit_needs.clean_env("/nonexistent-tables"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout)
+    assert (got["table"], got["triple"]) == (TABLE[:-5], "x86_64-linux-musl"), got
+    assert got["failed"] == [] and got["passed"] > 900 and got["proven"] > 1000, got
+    assert (got["kind"], got["by"]) == ("exact", "inputs") and got["exact"] >= 0.99 * got["structs"], got
+
+
+def test_what_jits_read_is_exact_on_musl_and_equals_its_dwarf():
+    """The JIT-needs list (tests/data/jit_needs.yaml), asked of the musl interpreter: exact, and
+    every answer the build's own DWARF (libpython and its extension modules)."""
+    import sys
+
+    sys.path.insert(0, str(GENERATED.parent / "tests"))
+    import jit_needs
+
+    python = _musl_python()
+    names = jit_needs.names("3.13") + jit_needs.names("3.13", section="constants")
+    got = jit_needs.answers(python, names)
+    tally = jit_needs.tally(got)
+    answered = tally["exact"] + tally["proven"] + tally["refused"]
+    assert tally["exact"] >= 0.99 * answered and tally["error"] == 0, tally
+    lib = python.parent.parent / "lib" / "libpython3.13.so.1.0"
+    bad, _ = jit_needs.wrong(got, *jit_needs.truth(lib, None, names))
+    assert not bad, bad[:5]
