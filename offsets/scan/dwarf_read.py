@@ -278,6 +278,10 @@ class Reader:
             return None
         kind = "union" if die.tag == "DW_TAG_union_type" else "struct"
         tag = _name(die)
+        if tag is not None and not tag.isidentifier():
+            # not C's: zig links its compiler_rt, written in Zig (whose DWARF says C99), into what it
+            # builds, and names its types as Zig spells them (`Target.Cpu.Feature.Set`, `[]u8`)
+            return None
         path, line, col = self._where(die)
         size = a["DW_AT_byte_size"].value
         key = (kind, tag, path, line, col, size) if path else (kind, tag, id(die.dwarfinfo), die.offset)
