@@ -29,7 +29,8 @@ COMPILERS = {"x86_64-linux-gnu": (["gcc"], "gcc"), "i686-linux-gnu": (["gcc", "-
              "s390x-linux-gnu": (["s390x-linux-gnu-gcc"], "gcc-s390x-linux-gnu"),
              "riscv64-linux-gnu": (["riscv64-linux-gnu-gcc"], "gcc-riscv64-linux-gnu"),
              # musl: zig's compiler for it (PyPI's ziglang, which make test installs), as it checks the musl tables
-             "x86_64-linux-musl": ([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-musl"], "ziglang")}
+             "x86_64-linux-musl": ([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-musl"], "ziglang"),
+             "aarch64-linux-musl": ([sys.executable, "-m", "ziglang", "cc", "-target", "aarch64-linux-musl"], "ziglang")}
 #: name in the probe -> C type (the model's scalar types, and a pointer)
 TYPES = {"char": "char", "short": "short", "int": "int", "long": "long", "long_long": "long long",
          "float": "float", "double": "double", "long_double": "long double", "bool": "_Bool",

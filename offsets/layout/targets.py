@@ -24,14 +24,15 @@ ELF_TARGETS = ("x86_64-linux-gnu", "aarch64-linux-gnu", "i686-linux-gnu", "arm-l
                "powerpc64le-linux-gnu", "s390x-linux-gnu", "riscv64-linux-gnu")
 #: Linux with musl (Alpine's, Docker's `-alpine` images): ELF too, whose CPU says nothing of its C
 #: library (layout/identity.py `with_c_library` tells them apart), so not among `ELF_TARGETS`
-MUSL_TARGETS = ("x86_64-linux-musl",)
+MUSL_TARGETS = ("x86_64-linux-musl", "aarch64-linux-musl")
 PE_TARGETS = ("x86_64-pc-windows-msvc", "aarch64-pc-windows-msvc")
 MACHO_TARGETS = ("aarch64-apple-darwin", "x86_64-apple-darwin")
 TABLE_TARGETS = ELF_TARGETS + MUSL_TARGETS + PE_TARGETS + MACHO_TARGETS
 #: The targets whose tables zig's C compiler checks (no Debian gcc compiles for them), by zig's name
 #: of each (scan/zig.py).
 ZIG_TARGETS = {"aarch64-pc-windows-msvc": "aarch64-windows-gnu", "aarch64-apple-darwin": "aarch64-macos-none",
-               "x86_64-apple-darwin": "x86_64-macos-none", "x86_64-linux-musl": "x86_64-linux-musl"}
+               "x86_64-apple-darwin": "x86_64-macos-none", "x86_64-linux-musl": "x86_64-linux-musl",
+               "aarch64-linux-musl": "aarch64-linux-musl"}
 
 
 def system(triple: str) -> str:

@@ -58,7 +58,7 @@ _DEBIAN = {"x86_64-linux-gnu": ("x86_64-linux-gnu", "amd64"), "aarch64-linux-gnu
            # Windows on arm64: no Debian package has its mingw-w64 headers; zig's are used (scan/zig.py)
            "aarch64-pc-windows-msvc": ("aarch64-w64-mingw32", "arm64"),
            # musl: zig's headers of it (scan/zig.py); the package is Debian's name of the CPU
-           "x86_64-linux-musl": ("x86_64-linux-musl", "amd64"),
+           "x86_64-linux-musl": ("x86_64-linux-musl", "amd64"), "aarch64-linux-musl": ("aarch64-linux-musl", "arm64"),
            # macOS: no Debian package has Apple's C library headers; zig's are used (scan/zig.py)
            "aarch64-apple-darwin": ("aarch64-apple-darwin", "arm64"),
            "x86_64-apple-darwin": ("x86_64-apple-darwin", "amd64")}

@@ -161,7 +161,8 @@ def jobs() -> list[Job]:
                            lambda e=e, c=config, t=triple: _packaged_inputs(e, c, t), dwarf, binaries,
                            bool(e.get("configure")), headers))
         for config, triple in e.get("upstream", ()):
-            compiled = (lambda e=e, c=config, t=triple: _compiled_binaries(e["version"], c, t)) if e.get("compiled") else None
+            compiled = (lambda e=e, c=config, t=triple: _compiled_binaries(e["version"], c, t)) \
+                if e.get("compiled") and triple in COMPILED else None
             dwarf = None
             if compiled and triple.endswith("-linux-musl"):
                 # musl's libpython, linked by zig (whose linker writes no build-id), is the table's
@@ -232,8 +233,15 @@ UPSTREAM_CONFIGURE = ("--enable-shared",)
 
 #: The triples an upstream build's ./configure runs for here, each with the compiler it is given:
 #: this machine's own (its gcc), and musl's (zig cc for that target: its programs are static, so
-#: configure runs them here as it would on Alpine).
-UPSTREAM_COMPILERS = {"x86_64-linux-gnu": None, "x86_64-linux-musl": "x86_64-linux-musl"}
+#: configure runs them here as it would on Alpine; for another CPU, a cross configure: `CROSS`).
+UPSTREAM_COMPILERS = {"x86_64-linux-gnu": None, "x86_64-linux-musl": "x86_64-linux-musl",
+                      "aarch64-linux-musl": "aarch64-linux-musl"}
+#: Another CPU's programs do not run here, so its ./configure cross-compiles: it then takes its own
+#: guesses for what it would have run, except where it has none and stops (/dev/ptmx, /dev/ptc,
+#: getaddrinfo), answered here as every Linux answers them; a CPython of the same minor runs the
+#: build's own scripts (`--with-build-python`, pyenv's).
+CROSS = {"aarch64-linux-musl": ("--host=aarch64-linux-musl", "--build=x86_64-pc-linux-gnu", "ac_cv_file__dev_ptmx=yes",
+                                "ac_cv_file__dev_ptc=no", "ac_cv_buggy_getaddrinfo=no")}
 #: What zig cc is given besides: unoptimized, it compiles in its Debug mode, whose undefined-behaviour
 #: traps make configure's run tests fail where gcc's pass (its unaligned-access test then says
 #: "aligned memory access is required", and Py_HASH_ALGORITHM changes); Alpine compiles with -O2.
@@ -252,6 +260,13 @@ def _upstream_inputs(e: dict, config: str, triple: str) -> build.BuildInputs:
     if UPSTREAM_COMPILERS[triple]:
         extra += ("CC=" + " ".join(zig.command(triple)),) + ZIG_CONFIGURE
         label = "".join(UPSTREAM_CONFIGURE) + "-" + UPSTREAM_COMPILERS[triple] + "".join(ZIG_CONFIGURE).replace("CFLAGS=", "")
+    if triple in CROSS:
+        minor = e["version"].rsplit(".", 1)[0]
+        build_python = [v for v in matrix()["pyenv"] if v.startswith(minor + ".")]
+        if not build_python:
+            raise BuildError(f"upstream {e['version']} for {triple}: a cross configure needs a CPython {minor} "
+                             f"to run the build's scripts, and data/matrix.yaml's pyenv list has none")
+        extra += CROSS[triple] + (f"--with-build-python={_pyenv_python(build_python[-1])}",)
     return build.from_source(tree, _configured_pyconfig(tree, config, extra, label), target=triple,
                              config=config, vendor="upstream")
 
@@ -307,13 +322,18 @@ def _pyenv_binaries(version: str) -> list:
     return [(lib, f"lib/{lib.name}", f"pyenv {version}")]
 
 
+#: The targets scripts/build-cpython compiles python.org's sources for (a `compiled: true` entry's
+#: other targets are checked by their compilers alone)
+COMPILED = {"x86_64-linux-gnu": None, "x86_64-linux-musl": "musl", "aarch64-linux-musl": "musl-aarch64"}
+
+
 def _compiled_binaries(version: str, config: str, triple: str = "x86_64-linux-gnu") -> list:
     """The libpython of python.org's `version` as scripts/build-cpython compiles it (the build `make
-    prove` runs, cached in $OFFSETS_CACHE/build; for musl, its `musl` build): the table is verified
+    prove` runs, cached in $OFFSETS_CACHE/build; for musl, its `musl` or `musl-aarch64` build): the table is verified
     against it and records its build-id (another machine's build of it has another path inside it,
     so another build-id: its headers then vouch for it, struct by struct)."""
     script = Path(__file__).resolve().parents[2] / "scripts" / "build-cpython"
-    how = "musl" if triple.endswith("-linux-musl") else config
+    how = COMPILED.get(triple) or config
     proc = subprocess.run([str(script), version, how], capture_output=True, text=True)
     if proc.returncode:
         raise BuildError(f"scripts/build-cpython {version} {how} failed: {proc.stderr.strip()[-500:]}")
