@@ -123,7 +123,7 @@ prove: test-venv
 	@$(BIN)/python tests/prove/realbuilds.py >/dev/null & fetch=$$!; \
 	  scripts/build-cpython 3.13.15 free-threaded && scripts/build-cpython 3.13.15 release && \
 	  scripts/build-cpython 3.13.15 elsewhere && scripts/build-cpython 3.13.15 free-threaded-elsewhere && \
-	  scripts/build-cpython 3.13.15 musl && wait $$fetch
+	  scripts/build-cpython 3.13.15 musl && scripts/build-cpython 3.13.15 musl-aarch64 && wait $$fetch
 	$(BIN)/python -m pytest -q -ra -s tests/prove
 
 bench: test-venv

@@ -1,10 +1,13 @@
-"""The musl table against a musl build's own DWARF: python.org's 3.13.15 sources compiled for
-x86_64-linux-musl by zig cc (`scripts/build-cpython 3.13.15 musl`, which `make prove` runs first, cached),
-the same sources and configuration the table was made from. Truth: the compiler's debug information
-of the very build, never the scanner."""
+"""The musl tables against musl builds' own DWARF: python.org's 3.13.15 sources compiled for
+x86_64-linux-musl by zig cc (`scripts/build-cpython 3.13.15 musl`, which `make prove` runs first,
+cached), and cross-compiled for aarch64-linux-musl (`musl-aarch64`), each with the configuration its
+table was made from. Truth: the compiler's debug information of the very build, never the scanner.
+The x86_64 build also runs here, through musl's own loader: its live check and the names JITs read."""
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from offsets.check import verified, verify
 from offsets.layout import table_yaml
@@ -13,18 +16,25 @@ from offsets.tools import matrix
 
 GENERATED = Path(__file__).resolve().parents[2] / "generated"
 TABLE = "cpython-3.13.15-x86_64-linux-musl.yaml"
+#: each musl table, and the glibc table of the same sources and CPU (Debian's for aarch64: no
+#: upstream glibc build of 3.13.15 for it ships)
+TABLES = {TABLE: "cpython-3.13.15-x86_64-linux-gnu.yaml",
+          "cpython-3.13.15-aarch64-linux-musl.yaml": "cpython-3.13.18-debian-aarch64-linux-gnu.yaml"}
 
 
-def test_the_musl_table_is_the_dwarf_of_its_sources_compiled_for_musl():
-    table = table_yaml.load(GENERATED / TABLE)
-    lib = matrix.job_for(verified.index_rows(GENERATED)[TABLE]).dwarf()      # scripts/build-cpython 3.13.15 musl
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_the_musl_table_is_the_dwarf_of_its_sources_compiled_for_musl(name):
+    table = table_yaml.load(GENERATED / name)
+    lib = matrix.job_for(verified.index_rows(GENERATED)[name]).dwarf()      # scripts/build-cpython 3.13.15 musl[-aarch64]
     reader = elf.Elf(str(lib))
     assert not reader.links_glibc(), f"{lib} needs glibc's libc.so.6: not a musl build"
+    assert reader.triple == table.build.target.triple, reader.triple
     check = verify.dwarf_check(table, lib)
     assert not check.mismatches, check.mismatches[:5]
     assert check.structs > 500 and check.fields > 7000, check.line()
-    # what differs from glibc's build of the same sources is there, as the DWARF has it
-    glibc = table_yaml.load(GENERATED / "cpython-3.13.15-x86_64-linux-gnu.yaml")
+    # what differs from glibc's build of the same minor on that CPU is there, as the DWARF has it:
+    # musl's pthread_mutex_t (40 bytes against 48 on aarch64) in the GIL's state
+    glibc = table_yaml.load(GENERATED / TABLES[name])
     assert table.structs["_PyRuntimeState"].size != glibc.structs["_PyRuntimeState"].size
 
 
