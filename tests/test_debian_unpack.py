@@ -126,13 +126,20 @@ def test_a_hit_without_a_version_is_the_source_package_never_the_pristine_tree_b
 
 def test_a_fetch_that_fails_on_stale_lists_updates_them_and_tries_once_more(tmp_path, monkeypatch):
     """sid replaces files within days, so lists fetched earlier name files the archive no longer
-    has (404): the lists are updated and the fetch runs again, once; a second failure is the error."""
+    has (404): the lists are updated and the fetch runs again, once; a second failure is the error.
+    The state's files are replaced, never written in place: CI's cache holds the machine's as hard
+    links (.ci/cache.py), and the machine's copy must not change."""
     from offsets.errors import FetchError
 
     monkeypatch.setenv("OFFSETS_CACHE", str(tmp_path))
     stamp = data_cache.folder() / "apt" / "sid-amd64" / "updated"
     stamp.parent.mkdir(parents=True)
     stamp.write_text("")                      # lists fetched before: no update is due
+    sources = stamp.parent / "parts" / "x.sources"
+    sources.parent.mkdir()
+    machine = tmp_path / "machine-x.sources"
+    machine.write_text("Types: deb\nURIs: http://old.example/debian\n")
+    os.link(machine, sources)                 # as CI's cache links the machine's file
     ran, fails = [], {"download": 1}
 
     def run(cmd, what, cwd=None):
@@ -149,6 +156,7 @@ def test_a_fetch_that_fails_on_stale_lists_updates_them_and_tries_once_more(tmp_
     monkeypatch.setattr(debian, "_debian_entry", lambda: {"URIs": "http://deb.debian.org/debian"})
     assert [p.name for p in debian.download(["musl"], "amd64", "sid")] == ["musl_1.2.6-2_amd64.deb"]
     assert ran == ["download", "update", "download"] and stamp.exists()
+    assert "deb.debian.org" in sources.read_text() and "old.example" in machine.read_text()
     fails.update(download=2)
     (data_cache.folder() / "debs" / "sid-amd64" / "musl_1.2.6-2_amd64.deb").unlink()
     with pytest.raises(FetchError, match="404"):

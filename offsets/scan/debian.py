@@ -11,7 +11,7 @@ import re
 import shutil
 from pathlib import Path
 
-from .. import children, data_cache
+from .. import atomic_write, children, data_cache
 from ..cache_lock import serialized
 from ..errors import FetchError
 from ..progress import say
@@ -66,8 +66,10 @@ def _apt(arch: str, suite: str) -> list[str]:
         (root / "lists/partial").mkdir(parents=True, exist_ok=True)
         (root / "cache/archives/partial").mkdir(parents=True, exist_ok=True)
         signed = f"Signed-By: {entry['Signed-By']}\n" if entry.get("Signed-By") else ""
-        (root / "parts/x.sources").write_text(
-            f"Types: deb deb-src\nURIs: {entry['URIs']}\nSuites: {suite}\nComponents: main\n{signed}")
+        sources = f"Types: deb deb-src\nURIs: {entry['URIs']}\nSuites: {suite}\nComponents: main\n{signed}".encode()
+        # replaced, never written in place: CI's cache holds the machine's files as hard links
+        if not atomic_write.unchanged(root / "parts/x.sources", sources):
+            atomic_write.replace(root / "parts/x.sources", sources, mode=0o644)
         say(f"apt-get update for {suite}/{arch}")
         _run(["apt-get", *opts, "update"], f"apt-get update for {suite}/{arch}")
         stamp.write_text("")
