@@ -85,7 +85,6 @@ def _run(cmd: list[str], what: str, cwd: Path | None = None) -> str:
     return proc.stdout
 
 
-@serialized("debs/fetch")   # one process fills the download cache at a time
 def _fetch(args: list[str], what: str, arch: str, suite: str, cwd: Path) -> str:
     """`apt-get ARGS` over the suite's private state; where it fails, the suite's lists are updated
     and it runs once more (lists fetched days ago name files sid has since replaced: a 404)."""
@@ -96,6 +95,7 @@ def _fetch(args: list[str], what: str, arch: str, suite: str, cwd: Path) -> str:
         return _run(["apt-get", *_apt(arch, suite), *args], what, cwd=cwd)
 
 
+@serialized("debs/fetch")   # one process fills the download cache at a time
 def download(packages: list[str], arch: str, suite: str) -> list[Path]:
     """Download the .deb files of `packages` (name or name=version) for `arch` from `suite`."""
     dest = data_cache.folder() / "debs" / f"{suite}-{arch}"
