@@ -152,8 +152,9 @@ def test_a_table_of_this_build_id_for_another_build_than_the_interpreter_shows_t
     assert taken(config=dict(entry[0]["config"], Py_STATS=True), triple="x86_64-other-linux-gnu")
 
 
-def test_the_short_way_imports_no_sysconfig(tmp_path):
-    """sysconfig costs a first lookup about a millisecond: the short way answers without it."""
+def short_way_env(tmp_path) -> dict:
+    """The environment of a child of this interpreter that takes the short way (its build-id is a
+    shipped table's, and it has no own table); the test is skipped where no shipped table records it."""
     from offsets.runtime import binary
 
     index = json.loads((REPO / "offsets" / "data" / "compact" / "index.json").read_text())
@@ -161,10 +162,28 @@ def test_the_short_way_imports_no_sysconfig(tmp_path):
         missing_input(f"{sys.executable}'s build-id is in no shipped table")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OFFSETS_", "PYTHON"))}
     env.update(PYTHONPATH=str(REPO), OFFSETS_CACHE=str(tmp_path / "c"), OFFSETS_TABLES=str(tmp_path / "t"))
+    return env
+
+
+def test_the_short_way_imports_no_sysconfig(tmp_path):
+    """sysconfig costs a first lookup about a millisecond: the short way answers without it."""
+    env = short_way_env(tmp_path)
     code = ("import sys, offsets; offsets.get('PyListObject.ob_item'); from offsets.runtime import RUNTIME\n"
             "print(RUNTIME.state[1] is None, 'sysconfig' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.split() == ["True", "False"]
+
+
+def test_the_short_way_makes_no_exception_class(tmp_path):
+    """Each class costs a start about 0.1M instructions, and errors.py holds 21: the short way imports
+    it only to raise one, and a name it lacks is then refused as every other way refuses it."""
+    env = short_way_env(tmp_path)
+    code = ("import sys, offsets; offsets.get('PyListObject.ob_item'); offsets.sizeof('PyTupleObject')\n"
+            "print('offsets.errors' in sys.modules)\n"
+            "try:\n    offsets.get('PyListObject.no_such_field')\n"
+            "except offsets.UnknownNameError as e:\n    print(type(e).__module__, isinstance(e, KeyError))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["False", "offsets.errors", "True"]
 
 
 def test_an_own_table_of_this_version_takes_the_whole_way(monkeypatch, tmp_path):
@@ -262,13 +281,7 @@ def test_a_build_id_line_vouches_for_the_header_it_is_read_with(tmp_path):
 def test_the_short_way_reads_no_index_json(tmp_path):
     """index.json (72 kB, parsed and checked: a millisecond) is for the whole choice: the first
     lookup by build-id reads the build-id file only, and later lookups of the table need neither."""
-    from offsets.runtime import binary
-
-    index = json.loads((REPO / "offsets" / "data" / "compact" / "index.json").read_text())
-    if not any(binary.interpreter()[1] in (e.get("build_ids") or ()) for e in index["tables"]):
-        missing_input(f"{sys.executable}'s build-id is in no shipped table")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OFFSETS_", "PYTHON"))}
-    env.update(PYTHONPATH=str(REPO), OFFSETS_CACHE=str(tmp_path / "c"), OFFSETS_TABLES=str(tmp_path / "t"))
+    env = short_way_env(tmp_path)
     code = ("import offsets; a = offsets.get('PyListObject.ob_item'); b = offsets.sizeof('PyTupleObject')\n"
             "from offsets.runtime import RUNTIME, tables\n"
             "print(RUNTIME.state[1] is None, tables._index_doc is None, a, b)")

@@ -65,7 +65,6 @@ node is found by bisection over them, and the range of its line is checked as it
 
 import os
 
-from ..errors import CorruptTableError
 from .identity import sha256
 from .json_read import loads
 from .rows import MAX_ALIGN, MAX_BYTES, ConstantRow, StructRow
@@ -136,7 +135,9 @@ def cut(key: str) -> bool:
     return int(sha256(key.encode()).hexdigest()[:8], 16) % CHUNK == 0
 
 
-def _corrupt(what: str) -> CorruptTableError:
+def _corrupt(what: str) -> "CorruptTableError":
+    from ..errors import CorruptTableError     # imported when something is wrong: a first lookup never needs it
+
     return CorruptTableError(f"{what}; {FIX}")
 
 
@@ -681,17 +682,46 @@ def check_row(row, key: str, origin: str = "compact table") -> list:
 
 class StructMap:
     """A header's structs as a read-only mapping, key -> layout id (or [layout id, line]), in key
-    order; each value is made when asked for (a first lookup asks for one of a thousand)."""
+    order, over its key list's text: a key is found in that text at C speed, where it must be once
+    (a first lookup asks for one of a thousand), the line list (`lines_of()`) is read when a value
+    is first made, and the keys are split, and checked to be each there once, when iterated."""
 
-    __slots__ = ("_keys", "_lines", "_ids", "_at", "_origin")
+    __slots__ = ("_text", "_n", "_ids", "_lines_of", "_lines", "_keys", "_found", "_origin")
 
-    def __init__(self, keys: list, lines: list, ids: str, origin: str) -> None:
-        self._keys, self._lines, self._ids, self._origin = keys, lines, ids, origin
-        self._at = dict(zip(keys, range(len(keys))))
+    def __init__(self, text: str, ids: str, lines_of, origin: str) -> None:
+        self._text, self._n, self._ids, self._origin = f" {text} ", len(ids) // ID_CHARS, ids, origin
+        self._lines_of, self._lines, self._keys, self._found = lines_of, None, None, {}
+
+    def _malformed(self, what: str):
+        return _corrupt(f"{self._origin}: its struct list is malformed{what}")
+
+    def _index(self, key) -> int:
+        """The position of `key` in the key list, or -1."""
+        i = self._found.get(key) if isinstance(key, str) else -1
+        if i is not None:
+            return i
+        if not key or " " in key:
+            return -1
+        token = f" {key} "
+        at = self._text.find(token)
+        if at < 0:
+            return -1
+        if self._text.find(token, at + 1) >= 0:
+            raise self._malformed(f" ({str(key)[:60]!r} twice)")
+        i = self._found[key] = self._text.count(" ", 0, at)
+        return i
 
     def __getitem__(self, key: str):
-        i = self._at[key]
-        node, line = self._ids[i * ID_CHARS:(i + 1) * ID_CHARS], self._lines[i]
+        i = self._index(key)
+        if i < 0:
+            raise KeyError(key)
+        lines = self._lines
+        if lines is None:
+            lines = self._lines_of().split(" ")
+            if len(lines) != self._n:
+                raise self._malformed("")
+            self._lines = lines
+        node, line = self._ids[i * ID_CHARS:(i + 1) * ID_CHARS], lines[i]
         if line == "-":
             return node
         try:
@@ -699,43 +729,43 @@ class StructMap:
         except ValueError:
             at = -1
         if not 0 <= at <= MAX_LINE_BYTES:
-            raise _corrupt(f"{self._origin}: its struct list is malformed (the line of {str(key)[:60]!r})")
+            raise self._malformed(f" (the line of {str(key)[:60]!r})")
         return [node, at]
 
     def get(self, key: str, default=None):
-        return self[key] if key in self._at else default
+        return self[key] if self._index(key) >= 0 else default
 
     def __contains__(self, key) -> bool:
-        return key in self._at
-
-    def __iter__(self):
-        return iter(self._keys)
-
-    def __len__(self) -> int:
-        return len(self._keys)
+        return self._index(key) >= 0
 
     def keys(self) -> list:
+        if self._keys is None:
+            keys = self._text[1:-1].split(" ") if self._n else []
+            if len(set(keys)) != len(keys):
+                raise self._malformed("")
+            self._keys = keys
         return list(self._keys)
 
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return self._n
+
     def items(self):
-        return [(k, self[k]) for k in self._keys]
+        return [(k, self[k]) for k in self.keys()]
 
     def values(self):
-        return [self[k] for k in self._keys]
+        return [self[k] for k in self.keys()]
 
 
 def struct_map(head: dict, pool: "Pool", origin: str) -> StructMap:
-    """The header's structs (`StructMap`): its key list and line list (text nodes) with its string
-    of ids, checked to be one list (`head["structs"]` once read)."""
-    keys = pool.text(head["struct_keys"]).split(" ")
-    lines = pool.text(head["struct_lines"]).split(" ")
-    ids = head["struct_ids"]
-    if keys == [""]:
-        keys, lines = [], [] if lines == [""] else lines
-    n = len(keys)
-    out = StructMap(keys, lines, ids, origin)
-    if not (len(lines) == n and len(ids) == n * ID_CHARS and len(out._at) == n):
-        raise _corrupt(f"{origin}: its struct list is malformed")
+    """The header's structs (`StructMap`): its key list and line list (text nodes, the line list
+    read when first needed) with its string of ids, one entry each (`head["structs"]` once read)."""
+    text, ids = pool.text(head["struct_keys"]), head["struct_ids"]
+    out = StructMap(text, ids, lambda: pool.text(head["struct_lines"]) if ids else "", origin)
+    if (text.count(" ") + 1 if text else 0) != len(ids) // ID_CHARS or (not ids and pool.text(head["struct_lines"])):
+        raise out._malformed("")
     return out
 
 

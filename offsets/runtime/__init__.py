@@ -26,8 +26,8 @@ interpreter has its headers and the scanner is importable, a table made now from
 a time limit: autoscan.py; it is installed like the first kind; `OFFSETS_AUTOSCAN=0` turns that off).
 
 Nothing here imports yaml or clang or parses YAML, and what every process that loads a JIT runs
-imports as little as it can (no subprocess, threading or dataclasses: a `.pth` file or `-X presite`
-runs it in every interpreter a deployment starts). This module is the public API over one runtime
+imports as little as it can (no subprocess, threading or dataclasses, and errors.py only to raise one
+of its errors: a `.pth` file or `-X presite` runs it in every interpreter a deployment starts). This module is the public API over one runtime
 object (`core.RUNTIME`: its lock, the table in use, the answers kept). `get` and `sizeof` are the
 `__getitem__` of its dicts, filled on demand under its lock, so a known name costs one C-level dict
 lookup, and after `use_table()` returns no thread gets an answer of the old table. A forked child
@@ -38,7 +38,6 @@ already chosen.
 
 import os
 
-from ..errors import OffsetsError
 from ..layout import identity
 # what a table earns, the tables and the one runtime object (also read as runtime.X by the CLI and the tests)
 from ..layout.build_identity import BuildIdentity
@@ -170,6 +169,8 @@ def get_include() -> str:
     for d in (os.path.join(PACKAGE_DIR, "include"), os.path.join(os.path.dirname(PACKAGE_DIR), "headers")):
         if os.path.isfile(os.path.join(d, "pyoffsets.h")):
             return d
+    from ..errors import OffsetsError
+
     raise OffsetsError(f"pyoffsets.h is in neither {PACKAGE_DIR}/include nor the checkout's headers/: reinstall cpython-offsets")
 
 

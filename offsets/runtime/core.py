@@ -10,7 +10,6 @@ import os
 import sys
 from _thread import RLock
 
-from ..errors import OffsetsError, TableError, UnknownNameError
 from ..layout import identity
 from ..layout.build_identity import BuildIdentity, once
 from . import fork
@@ -54,6 +53,8 @@ def check_name(name, what: str) -> None:
     if not isinstance(name, str):
         raise TypeError(f"offsets.{what}() takes a str, not {type(name).__name__}")
     if len(name) > MAX_NAME:
+        from ..errors import UnknownNameError
+
         raise UnknownNameError(name, [], where=f"any table: names are at most {MAX_NAME} characters")
 
 
@@ -120,6 +121,8 @@ class Match:
             t, key, how = rt.earned_in(chain, struct, False)
             if t is None:
                 if not any(c.resolve_struct(struct) is not None for c in chain):
+                    from ..errors import UnknownNameError
+
                     raise UnknownNameError(struct, [], where=f"table {self.table}")
                 return "refused"
             by = "" if t is self._loaded else f" (by {t.name})"
@@ -176,11 +179,14 @@ class Offsets(Answers):
             t, key, path = rt.lookup(name, "get")
             fields = t.fields(key)
             if not path:
+                from ..errors import UnknownNameError
+
                 raise UnknownNameError(name, [f"{name}.{p}" for p in list(fields)[:3]],
                                        where=f"{t.where()} as a field (it is a struct: offsets.sizeof({name!r}) "
                                              f"is its size)")
             row = fields.get(path)
             if row is None:
+                from ..errors import UnknownNameError
                 from .refusals import field_suggestions
 
                 raise UnknownNameError(name, field_suggestions(t, key, name, path), where=f"struct {key} of {t.where()}")
@@ -204,6 +210,8 @@ class Sizes(Answers):
         with rt.lock:
             t, key, path = rt.lookup(name, "sizeof")
             if path:
+                from ..errors import UnknownNameError
+
                 raise UnknownNameError(name, [name.partition(".")[0]],
                                        where=f"{t.where()} as a struct (offsets.field({name!r}).size is a field's size)")
             if t.earned(key) is None:
@@ -506,7 +514,7 @@ class Runtime:
         return t
 
     # ------------------------------------------------------------ refusals (refusals.py)
-    def unknown_struct(self, t: Loaded, name: str, struct: str) -> UnknownNameError:
+    def unknown_struct(self, t: Loaded, name: str, struct: str) -> "UnknownNameError":
         from .refusals import ShippedNames, unknown_struct
 
         if self.shipped_names is None:
@@ -568,10 +576,14 @@ class Runtime:
         b = t.build
         if (me.hexversion >> 16, me.flags, me.triple, me.pointer_size) != \
                 (b.hexversion >> 16, b.flags, b.triple, b.pointer_size):
+            from ..errors import TableError
+
             raise TableError(f"{path} is for {t.name}, not for this {me.describe()}: {self.how_to_scan()}")
         earn = earning(b, me, prove_here)
         t.earning = earn
         if not earn.exact and strict_mode():
+            from ..errors import TableError
+
             raise TableError(f"{path} is not exactly this build's table ({earn.why}) and OFFSETS_STRICT allows "
                              f"exact tables only")
         result = None

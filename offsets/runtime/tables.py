@@ -4,7 +4,6 @@ demand."""
 
 import os
 
-from ..errors import CorruptTableError, TableError
 from ..layout import identity
 from ..layout.build_identity import BuildIdentity
 from ..layout.json_read import loads
@@ -156,6 +155,8 @@ class Loaded:
         e = self.earning
         if e.check is None:
             if e.prover is None:
+                from ..errors import TableError
+
                 raise TableError(f"{self.where()} is not exact ({e.why}) and was handed no prover to prove it")
             e.check = e.prover(self)
             e.proven = set(e.check.proven) if e.check.ok else set()
@@ -237,11 +238,17 @@ def shipped_index() -> dict:
                 text = f.read(1 << 24)
             doc = loads(text)
         except OSError as e:
+            from ..errors import TableError
+
             raise TableError(f"the shipped tables are missing ({path}: {e.strerror}); {FIX}") from None
         except ValueError:
+            from ..errors import CorruptTableError
+
             raise CorruptTableError(f"{path} is corrupt: not JSON; {FIX}") from None
         why = check_index(doc, text)
         if why:
+            from ..errors import CorruptTableError
+
             raise CorruptTableError(f"{path} is corrupt: {why}; {FIX}")
         _index_doc = doc
     return _index_doc
@@ -280,6 +287,7 @@ def shipped_by_build_id(build_id: str, prover=None):
 
 def installed_entries(me: BuildIdentity) -> list:
     """This build's own tables in `tables_dir()` (made by `offsets scan --install`), as entries."""
+    from ..errors import TableError
     from ..layout.compact_read import index_entry
 
     d = tables_dir()
