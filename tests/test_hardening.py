@@ -751,3 +751,19 @@ def test_a_pool_file_whose_shard_list_is_malformed_is_refused_without_a_digest(o
     flip(shipped_copy / compact_read.POOL_FILE, old, new, line=0)
     with pytest.raises(TableError, match="its shard list is malformed"):
         compact_read.open_table(str(running_file(shipped_copy)))
+
+
+@pytest.mark.parametrize("keys,lines,asked", [
+    ("PyObject PyVarObject PyObject", "- - -", "PyObject"),        # a key twice: neither of its layouts
+    ("PyObject PyVarObject", "-", "PyVarObject"),                  # one line for two structs
+    ("PyObject PyVarObject PyObject", "- - -", None),               # iterated: the keys are each there once
+])
+def test_a_struct_list_that_is_not_one_entry_per_key_is_refused(keys, lines, asked):
+    """A first lookup finds its key in the key list's text and reads the line list only then
+    (compact_read.StructMap): a damaged list is still refused, never answered from either entry."""
+    from offsets.errors import CorruptTableError
+
+    ids = "0123456789" * (keys.count(" ") + 1)
+    structs = compact_read.StructMap(keys, ids, lambda: lines, "a test table")
+    with pytest.raises(CorruptTableError, match="a test table: its struct list is malformed"):
+        structs[asked] if asked else list(structs)
