@@ -767,3 +767,16 @@ def test_a_struct_list_that_is_not_one_entry_per_key_is_refused(keys, lines, ask
     structs = compact_read.StructMap(keys, ids, lambda: lines, "a test table")
     with pytest.raises(CorruptTableError, match="a test table: its struct list is malformed"):
         structs[asked] if asked else list(structs)
+
+
+def test_a_line_read_at_an_offset_is_the_same_bytes_without_pread(tmp_path, monkeypatch):
+    """compact_read reads a pool's lines through os.pread where the OS has it, and through open()
+    where it has not (Windows): both give the same bytes, fewer at the file's end, none past it."""
+    f = tmp_path / "pool"
+    f.write_bytes(bytes(range(256)) * 40)
+    ranges = [(0, 10), (1000, 4096), (10230, 100), (10240, 5), (20000, 3)]
+    with_pread = [compact_read._read(str(f), start, size) for start, size in ranges]
+    monkeypatch.setattr(compact_read, "_PREAD", False)
+    assert [compact_read._read(str(f), start, size) for start, size in ranges] == with_pread
+    assert with_pread[1] == (bytes(range(256)) * 40)[1000:5096] and with_pread[2] == bytes(range(246, 256))
+    assert with_pread[3:] == [b"", b""]

@@ -483,12 +483,31 @@ def _open_cold(path: str, digest: str) -> ColdPool:
 
 
 def _read(path: str, start: int, size: int) -> bytes:
+    """`size` bytes of `path` from `start` (fewer at its end), of a file _first_line opened before,
+    as a regular file: through a bare descriptor where the OS reads at an offset (a quarter of what
+    `open()` costs: a first lookup reads a dozen lines this way)."""
     try:
-        with open(path, "rb") as f:     # a file _first_line opened before, as a regular file
-            f.seek(start)
-            return f.read(size)
+        if not _PREAD:
+            with open(path, "rb") as f:
+                f.seek(start)
+                return f.read(size)
+        fd = os.open(path, _READ_FLAGS)
+        try:
+            data = os.pread(fd, size, start)
+            while 0 < len(data) < size:
+                more = os.pread(fd, size - len(data), start + len(data))
+                if not more:
+                    break
+                data += more
+            return data
+        finally:
+            os.close(fd)
     except OSError as e:
         raise _corrupt(f"cannot read {path}: {e.strerror}") from None
+
+
+_PREAD = hasattr(os, "pread")
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 
 
 def index_entry(name: str, file: str, b: dict) -> dict:
