@@ -159,81 +159,74 @@ class FirstChoice:
 
 
 class Answers(dict):
-    """name -> answer of one runtime, filled on first use (`__missing__`) under its lock."""
+    """name -> answer of one runtime, filled on first use (`__missing__`: `fill(answers, name)`,
+    one of the three below) under its lock. One class for the three (each class costs every
+    process that loads a JIT about 0.1M instructions to make)."""
 
-    __slots__ = ("runtime",)
+    __slots__ = ("runtime", "fill")
 
-    def __init__(self, runtime: "Runtime") -> None:
+    def __init__(self, runtime: "Runtime", fill) -> None:
         super().__init__()
-        self.runtime = runtime
-
-
-class Offsets(Answers):
-    """name -> byte offset, filled on first use with the answers the table has earned."""
-
-    __slots__ = ()
+        self.runtime, self.fill = runtime, fill
 
     def __missing__(self, name):
-        rt = self.runtime
-        with rt.lock:
-            t, key, path = rt.lookup(name, "get")
-            fields = t.fields(key)
-            if not path:
-                from ..errors import UnknownNameError
-
-                raise UnknownNameError(name, [f"{name}.{p}" for p in list(fields)[:3]],
-                                       where=f"{t.where()} as a field (it is a struct: offsets.sizeof({name!r}) "
-                                             f"is its size)")
-            row = fields.get(path)
-            if row is None:
-                from ..errors import UnknownNameError
-                from .refusals import field_suggestions
-
-                raise UnknownNameError(name, field_suggestions(t, key, name, path), where=f"struct {key} of {t.where()}")
-            if t.earned(key, path) is None:
-                raise rt.not_earned(t, name)
-            if rt.in_use(t):
-                prefix = key + "."
-                if t.exact(key):
-                    self.update((prefix + p, r.offset) for p, r in fields.items())
-                self[name] = row.offset
-            return row.offset
+        return self.fill(self, name)
 
 
-class Sizes(Answers):
-    """struct name -> size, filled on first use with the answers the table has earned."""
+def offset_answer(answers: Answers, name):
+    """The byte offset of STRUCT.FIELD `name`, as the table has earned it (kept where it is the table in use's)."""
+    rt = answers.runtime
+    with rt.lock:
+        t, key, path = rt.lookup(name, "get")
+        fields = t.fields(key)
+        if not path:
+            from ..errors import UnknownNameError
 
-    __slots__ = ()
+            raise UnknownNameError(name, [f"{name}.{p}" for p in list(fields)[:3]],
+                                   where=f"{t.where()} as a field (it is a struct: offsets.sizeof({name!r}) "
+                                         f"is its size)")
+        row = fields.get(path)
+        if row is None:
+            from ..errors import UnknownNameError
+            from .refusals import field_suggestions
 
-    def __missing__(self, name):
-        rt = self.runtime
-        with rt.lock:
-            t, key, path = rt.lookup(name, "sizeof")
-            if path:
-                from ..errors import UnknownNameError
-
-                raise UnknownNameError(name, [name.partition(".")[0]],
-                                       where=f"{t.where()} as a struct (offsets.field({name!r}).size is a field's size)")
-            if t.earned(key) is None:
-                raise rt.not_earned(t, name)
-            size = t.size(key)
-            if rt.in_use(t):
-                self[name] = size
-            return size
+            raise UnknownNameError(name, field_suggestions(t, key, name, path), where=f"struct {key} of {t.where()}")
+        if t.earned(key, path) is None:
+            raise rt.not_earned(t, name)
+        if rt.in_use(t):
+            prefix = key + "."
+            if t.exact(key):
+                answers.update((prefix + p, r.offset) for p, r in fields.items())
+            answers[name] = row.offset
+        return row.offset
 
 
-class Constants(Answers):
-    """name -> value, filled on first use with the constants the table has earned."""
+def size_answer(answers: Answers, name):
+    """The size of struct `name`, as the table has earned it."""
+    rt = answers.runtime
+    with rt.lock:
+        t, key, path = rt.lookup(name, "sizeof")
+        if path:
+            from ..errors import UnknownNameError
 
-    __slots__ = ()
+            raise UnknownNameError(name, [name.partition(".")[0]],
+                                   where=f"{t.where()} as a struct (offsets.field({name!r}).size is a field's size)")
+        if t.earned(key) is None:
+            raise rt.not_earned(t, name)
+        size = t.size(key)
+        if rt.in_use(t):
+            answers[name] = size
+        return size
 
-    def __missing__(self, name):
-        rt = self.runtime
-        with rt.lock:
-            t, row, how = rt.constant(name, "constant")
-            if rt.in_use(t):
-                self[name] = row.value
-            return row.value
+
+def constant_answer(answers: Answers, name):
+    """The value of constant `name`, as the table has earned it."""
+    rt = answers.runtime
+    with rt.lock:
+        t, row, how = rt.constant(name, "constant")
+        if rt.in_use(t):
+            answers[name] = row.value
+        return row.value
 
 
 class Runtime:
@@ -246,7 +239,8 @@ class Runtime:
         self.lock = RLock()
         self.state = None
         self.me = None
-        self.offsets, self.sizes, self.constants = Offsets(self), Sizes(self), Constants(self)
+        self.offsets = Answers(self, offset_answer)
+        self.sizes, self.constants = Answers(self, size_answer), Answers(self, constant_answer)
         self.validated: set = set()       # compact files use_table() has checked in full: (path, size, mtimes)
         self.shipped_names = None         # refusals.ShippedNames, made at the first unknown name
 
