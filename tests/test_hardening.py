@@ -780,3 +780,25 @@ def test_a_line_read_at_an_offset_is_the_same_bytes_without_pread(tmp_path, monk
     assert [compact_read._read(str(f), start, size) for start, size in ranges] == with_pread
     assert with_pread[1] == (bytes(range(256)) * 40)[1000:5096] and with_pread[2] == bytes(range(246, 256))
     assert with_pread[3:] == [b"", b""]
+
+
+def test_a_damaged_group_line_of_shard_digests_is_refused(shipped_copy, capsys, monkeypatch):
+    """Since format 8 a pool's first line vouches for 16 group lines, each of which holds 16 shards'
+    digests (a first lookup hashes the groups it needs, not all 256 digests): a digit changed in the
+    group of the shard a lookup reads refuses that lookup (the first shard of that group it reads
+    says so), in one line."""
+    f = running_file(shipped_copy)
+    pool = shipped_copy / compact_read.POOL_FILE
+    ref = compact_read.open_table(str(f))[0]["structs"]["listiterobject"]
+    k = int((ref if isinstance(ref, str) else ref[0])[:compact_read.SHARD_CHARS], 16)
+    g = k // compact_read.GROUP_SHARDS
+    lines = pool.read_bytes().split(b"\n")
+    line = lines[1 + compact_read.SHARDS + g]
+    assert len(line) == compact_read.GROUP_LINE_BYTES - 1
+    lines[1 + compact_read.SHARDS + g] = (b"0" if line[:1] != b"0" else b"1") + line[1:]
+    pool.write_bytes(b"\n".join(lines))
+    monkeypatch.setattr(compact_read, "_shared", {})       # a process that starts now: nothing read before
+    lo = g * compact_read.GROUP_SHARDS
+    line = refused(capsys, "get", "listiterobject.it_index",
+                   match=f": the line of the digests of shards {lo:02x}-{lo + 15:02x} fails its checksum")
+    assert "reinstall cpython-offsets" in line

@@ -22,8 +22,9 @@ from itertools import accumulate
 from pathlib import Path
 
 from . import compact_depends
-from .compact_read import (BUILD_ID_FILE, CHUNK, COLD_FILE, FILE_NODE, FORMAT, INNER, LEAF, MEMBER_DEFAULTS, POOL_FILE,
-                           SHARD_CHARS, SHARDS, TYPE_CODES, cut, names_text, node_id, type_code)
+from .compact_read import (BUILD_ID_FILE, CHUNK, COLD_FILE, DIGEST_CHARS, FILE_NODE, FORMAT, GROUP_SHARDS, INNER, LEAF,
+                           MEMBER_DEFAULTS, POOL_FILE, SHARD_CHARS, SHARDS, TYPE_CODES, cut, names_text, node_id,
+                           type_code)
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 COMPACT_DIR = PACKAGE_DIR / "data" / "compact"      # runtime/tables.py finds it without pathlib
@@ -180,8 +181,8 @@ class PoolWriter:
         (compact_read's format); its first line names the first line of `cold_text` (`cold_text()`'s)."""
         every = sorted(self._hot)
         lines = self._shard_lines(every)
-        head = self._pool_head(note, lines, cold=head_sha256(cold_text))
-        return "".join(line + "\n" for line in [head, *lines, *(self.lines[k] for k in every)])
+        head, groups = self._pool_head(note, lines, cold=head_sha256(cold_text))
+        return "".join(line + "\n" for line in [head, *lines, *groups, *(self.lines[k] for k in every)])
 
     def cold_text(self, note: str) -> str:
         """The cold pool file: its first line, then per shard the base64 of the zlib stream of its
@@ -192,8 +193,8 @@ class PoolWriter:
             shards[int(k[:SHARD_CHARS], 16)].append(k)
         blocks = [cold_block([(k, self.lines[k]) for k in keys]) for keys in shards]
         lines = [cold_line(b) for b in blocks]
-        return "".join(line + "\n" for line in [self._pool_head(note, blocks, digests_of=blocks, ends_of=lines),
-                                                 *lines])
+        head, groups = self._pool_head(note, blocks, digests_of=blocks, ends_of=lines)
+        return "".join(line + "\n" for line in [head, *lines, *groups])
 
     def _shard_lines(self, every: list) -> list:
         """A shard line per shard of the nodes `every` (sorted ids), their line ends counted from
@@ -211,18 +212,23 @@ class PoolWriter:
         return lines
 
     @staticmethod
-    def _pool_head(note: str, lines: list, cold: str = None, digests_of: list = None, ends_of: list = None) -> str:
-        """A pool file's first line: the sha256 of each shard (of `digests_of`, by default its line)
-        and where each shard's line ends (of `ends_of`, by default `lines`)."""
+    def _pool_head(note: str, lines: list, cold: str = None, digests_of: list = None, ends_of: list = None) -> tuple:
+        """(a pool file's first line, its group lines): the sha256 of each shard (of `digests_of`, by
+        default its line), GROUP_SHARDS of them one after the other on a group line; the first line
+        holds the sha256 of each group line (`shards`) and where each shard's line ends (of
+        `ends_of`, by default `lines`)."""
         import hashlib
 
         shard_ends = list(accumulate(len(line) + 1 for line in (ends_of or lines)))
+        digests = "".join(hashlib.sha256(x.encode()).hexdigest() for x in (digests_of or lines))
+        width = GROUP_SHARDS * DIGEST_CHARS
+        groups = [digests[i:i + width] for i in range(0, len(digests), width)]
         head = {"format": FORMAT, "note": note,
-                "shards": "".join(hashlib.sha256(x.encode()).hexdigest() for x in (digests_of or lines)),
+                "shards": "".join(hashlib.sha256(g.encode()).hexdigest() for g in groups),
                 "ends": "".join(f"{e:0{_width(shard_ends)}x}" for e in shard_ends)}
         if cold is not None:
             head["cold"] = cold
-        return _dump(head)
+        return _dump(head), groups
 
 
 def cold_block(nodes: list) -> str:

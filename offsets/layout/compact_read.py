@@ -1,5 +1,5 @@
-"""Reading compact tables (format 6: 5 with each table's dependency data, `compact_depends.py`), with
-the standard library only: what the runtime decodes.
+"""Reading compact tables (format 8: 7 with the shard digests on group lines), with the standard
+library only: what the runtime decodes.
 
 A compact table is one JSON header line: the build; its structs as `struct_keys` (a text node of
 their names, sorted, separated by spaces), `struct_ids` (each one's layout id, one after the
@@ -45,13 +45,16 @@ a table of its own (`offsets scan --install`) carries its nodes after its header
            as hex numbers of one width (the fewest digits the last end needs), one after the other
 
 A pool file is sharded by the first SHARD_CHARS hex digits of an id (256 shards). Its first line
-is `{"shards": DIGESTS, "ends": ENDS, ...}`: the sha256 (hex) of each shard's line, one after the
+is `{"shards": DIGESTS, "ends": ENDS, ...}`: the sha256 (hex) of each group line, one after the
 other, and where each shard's line ends (in bytes from the first shard line). Then a line per
 shard, `{"ids": IDS, "start": START, "ends": ENDS}`, of the nodes whose ids start with its digits
 (START: where its first node starts, in bytes from the first node line; its ENDS from there).
-Then the nodes, in id order. A reader decodes the small first line (whose sha256 index.json
-vouches for), then only the shards of the nodes it needs, each checked against its digest as it is
-read, and seeks to those nodes. Every process that loads a table pays for what it decodes and
+Then the group lines: GROUP_SHARDS shards' line digests (sha256, hex) one after the other, for
+shards 0-15, 16-31, and so on. Then the nodes, in id order. A reader decodes the small first line
+(whose sha256 index.json vouches for), then only the group lines and shards of the nodes it needs,
+each checked against its digest as it is read, and seeks to those nodes. (Until format 7 the first
+line held the 256 shard digests themselves: 17 kB that every first lookup hashed, a tenth of its
+cost.) Every process that loads a table pays for what it decodes and
 checks. Since format 7 the nodes a field's lookup never reads (constants, dependency data, include
 guards, skipped units and conflicts) are in a second pool file, `cold.jsonl`, whose first line has
 the same form (`layouts.jsonl`'s first line names its sha256 as `cold`) and whose shard lines are
@@ -69,7 +72,7 @@ from .identity import sha256
 from .json_read import loads
 from .rows import MAX_ALIGN, MAX_BYTES, ConstantRow, StructRow
 
-FORMAT = 7
+FORMAT = 8
 ID_CHARS = 10
 POOL_FILE = "layouts.jsonl"
 #: The pool of what a lookup of a field never reads (constants, dependency data, include guards,
@@ -93,6 +96,10 @@ MAX_END_DIGITS = 8
 SHARD_CHARS = 2
 SHARDS = 16 ** SHARD_CHARS
 DIGEST_CHARS = 64
+#: A group line holds the digests of this many shards, one after the other.
+GROUP_SHARDS = 16
+GROUPS = SHARDS // GROUP_SHARDS
+GROUP_LINE_BYTES = GROUP_SHARDS * DIGEST_CHARS + 1
 HEX_DIGITS = b"0123456789abcdef"
 #: The deepest nesting of members (a struct in a struct ...).
 MAX_DEPTH = 64
@@ -186,7 +193,7 @@ def end_digits(ids: str, ends: str) -> int:
 def pool_lines(lines: list) -> dict:
     """id -> its line's number, of the lines of a pool file (for tools and tests; the reader seeks)."""
     ids = "".join(loads(line)["ids"] for line in lines[1:1 + SHARDS])
-    return {ids[i:i + ID_CHARS]: 1 + SHARDS + i // ID_CHARS for i in range(0, len(ids), ID_CHARS)}
+    return {ids[i:i + ID_CHARS]: 1 + SHARDS + GROUPS + i // ID_CHARS for i in range(0, len(ids), ID_CHARS)}
 
 
 def pool_nodes(directory: str) -> dict:
@@ -201,7 +208,7 @@ def pool_nodes(directory: str) -> dict:
     path = os.path.join(directory, COLD_FILE)
     if os.path.exists(path):
         with open(path, "rb") as f:
-            for line in f.read().splitlines()[1:]:
+            for line in f.read().splitlines()[1:1 + SHARDS]:
                 head, *nodes = zlib.decompress(binascii.a2b_base64(line)).decode().splitlines()
                 ids = loads(head)["ids"]
                 out.update((ids[i * ID_CHARS:(i + 1) * ID_CHARS], n) for i, n in enumerate(nodes))
@@ -391,16 +398,32 @@ class Pool:
 
 class SharedPool(Pool):
     """The nodes of a pool file: its first line's `shards` and `ends` (checked by `check_pool_head`)
-    say where each shard's line is and what its digest must be; a shard is read and checked when a
-    node of it is first asked for, and is a `Pool` of its nodes. A node it lacks is looked for in
-    the cold pool (`cold`: its file and the sha256 of its first line), opened then."""
+    say what each group line's digest must be and where each shard's line is; a group line, and a
+    shard (checked against the digest its group line gives), is read and checked when a node of it
+    is first asked for, and a shard is a `Pool` of its nodes. A node it lacks is looked for in the
+    cold pool (`cold`: its file and the sha256 of its first line), opened then."""
 
     def __init__(self, source: str, digests: str, ends: str, base: int, cold: tuple = None) -> None:
         super().__init__(source, "", "", base)
         self._digests, self._shard_ends = digests, ends
         self._width = len(ends) // SHARDS
+        self._groups_at = base + int(ends[-self._width:], 16)       # after the last shard line
         self._shards: dict = {}
+        self._groups: dict = {}
         self._cold, self._cold_pool = cold, None
+
+    def _shard_digest(self, k: int) -> bytes:
+        """Shard k's digest, from its group line (read and checked when first needed)."""
+        g, i = divmod(k, GROUP_SHARDS)
+        line = self._groups.get(g)
+        if line is None:
+            line = _read(self.source, self._groups_at + g * GROUP_LINE_BYTES, GROUP_LINE_BYTES)
+            if not (line.endswith(b"\n") and sha256(line[:-1]).hexdigest() ==
+                    self._digests[g * DIGEST_CHARS:(g + 1) * DIGEST_CHARS]):
+                raise _corrupt(f"{self.source}: shard {k:02x}: the line of the digests of shards "
+                               f"{g * GROUP_SHARDS:02x}-{g * GROUP_SHARDS + GROUP_SHARDS - 1:02x} fails its checksum")
+            line = self._groups[g] = line[:-1].decode("ascii")
+        return line[i * DIGEST_CHARS:(i + 1) * DIGEST_CHARS]
 
     def _line(self, node) -> bytes:
         if not (isinstance(node, str) and len(node) == ID_CHARS and _hex(node)):
@@ -421,7 +444,7 @@ class SharedPool(Pool):
             if not 1 <= size <= MAX_HEAD_BYTES:
                 raise _corrupt(f"{self.source}: shard {k:02x}: its line's range is malformed")
             line = self._shard_text(k, _read(self.source, self._base + start, size).rstrip(b"\n"))
-            if sha256(line).hexdigest() != self._digests[k * DIGEST_CHARS:(k + 1) * DIGEST_CHARS]:
+            if sha256(line).hexdigest() != self._shard_digest(k):
                 raise _corrupt(f"{self.source}: shard {k:02x} fails its checksum")
             line, _, nodes = line.partition(b"\n")
             try:
@@ -440,7 +463,7 @@ class SharedPool(Pool):
 
     def _shard_pool(self, head: dict, ends: str, w: int, nodes: bytes) -> Pool:
         """The `Pool` of a shard's nodes (here: where they are in the file)."""
-        return Pool(self.source, head["ids"], head["ends"], self._base + int(ends[-w:], 16) + head["start"])
+        return Pool(self.source, head["ids"], head["ends"], self._groups_at + GROUPS * GROUP_LINE_BYTES + head["start"])
 
 
 class ColdPool(SharedPool):
@@ -621,7 +644,7 @@ def check_pool_head(head) -> str:
     if not isinstance(head, dict) or head.get("format") != FORMAT:
         return f"not a layout pool of format {FORMAT}"
     digests, ends = head.get("shards"), head.get("ends")
-    if not (_hex(digests) and len(digests) == SHARDS * DIGEST_CHARS and _hex(ends) and len(ends) % SHARDS == 0
+    if not (_hex(digests) and len(digests) == GROUPS * DIGEST_CHARS and _hex(ends) and len(ends) % SHARDS == 0
             and 1 <= len(ends) // SHARDS <= MAX_END_DIGITS):
         return "its shard list is malformed"
     return ""
