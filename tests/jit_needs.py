@@ -135,12 +135,14 @@ def clean_env(tables_dir: str, package=None, **extra) -> dict:
 def answers(python, wanted, timeout: float = 120, package=None) -> dict:
     """name -> [how, value, bit_offset, bit_width] ([how, message] when not answered) from the
     runtime alone in `python` (`-S`: no site-packages, so no scanner; no own tables), the checkout's
-    or `package`'s; '__table__' -> [table, kind] or [None, why]."""
+    or `package`'s; '__table__' -> [table, kind] or [None, why]. `python`: the interpreter, or a
+    command whose last word it is (`["qemu-aarch64", exe]`)."""
+    cmd = [str(python)] if isinstance(python, (str, Path)) else [str(w) for w in python]
     with tempfile.TemporaryDirectory(prefix="offsets-needs-") as tables:
-        proc = subprocess.run([str(python), "-S", "-c", CHILD], input=json.dumps(sorted(wanted)), text=True,
+        proc = subprocess.run([*cmd, "-S", "-c", CHILD], input=json.dumps(sorted(wanted)), text=True,
                               capture_output=True, env=clean_env(tables, package), timeout=timeout, cwd=tables)
     if proc.returncode:
-        raise RuntimeError(f"{python}: the runtime's answers failed: {proc.stderr.strip()[-1500:]}")
+        raise RuntimeError(f"{' '.join(cmd)}: the runtime's answers failed: {proc.stderr.strip()[-1500:]}")
     return json.loads(proc.stdout)
 
 

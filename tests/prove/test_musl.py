@@ -2,9 +2,13 @@
 x86_64-linux-musl by zig cc (`scripts/build-cpython 3.13.15 musl`, which `make prove` runs first,
 cached), and cross-compiled for aarch64-linux-musl (`musl-aarch64`), each with the configuration its
 table was made from. Truth: the compiler's debug information of the very build, never the scanner.
-The x86_64 build also runs here, through musl's own loader: its live check and the names JITs read."""
+Both builds also run here, through musl's own loader (sid's `musl` package of their CPU): x86_64
+natively, aarch64 under qemu-user; in each, the runtime (pure Python: the checkout's C extensions
+are this machine's glibc interpreter's) makes its live check and answers the names JITs read."""
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -63,11 +67,22 @@ def test_the_musl_build_only_checks_its_table_it_never_fills_it():
         dwarf.checked(wrong, lib)
 
 
-def _musl_python() -> Path:
-    """The musl build's interpreter (`scripts/build-cpython 3.13.15 musl`: installed, headers and
-    all, run by sid's musl loader)."""
-    lib = matrix.job_for(verified.index_rows(GENERATED)[TABLE]).dwarf()
-    return lib.parent.parent / "bin" / "python3.13"
+#: each musl table -> what runs its build's programs here (qemu-user for another CPU's)
+RUNS = {TABLE: (), "cpython-3.13.15-aarch64-linux-musl.yaml": ("qemu-aarch64",)}
+
+
+def _musl_python(name: str) -> list:
+    """The command that runs the musl build of table `name` (`scripts/build-cpython 3.13.15 musl` or
+    `musl-aarch64`: installed, headers and all, its program loader sid's musl of its CPU): its last
+    word is the interpreter."""
+    lib = matrix.job_for(verified.index_rows(GENERATED)[name]).dwarf()
+    runner = RUNS[name]
+    if runner and shutil.which(runner[0]) is None:
+        sys.path.insert(0, str(GENERATED.parent / "tests"))
+        from conftest import missing_tool
+
+        missing_tool(runner[0], "make test installs qemu-user")
+    return [*runner, str(lib.parent.parent / "bin" / "python3.13")]
 
 
 LIVE = r'''
@@ -83,41 +98,49 @@ print(json.dumps({"table": m.table, "kind": m.kind, "by": t.earning.by, "triple"
 '''
 
 
-def test_a_musl_interpreter_chooses_the_musl_table_and_its_live_check_passes():
-    """The musl build runs here (natively, through musl's own loader): the runtime there knows it is
-    musl, chooses the musl table, exact by its installed headers struct by struct, and the live
-    check reads this very process's objects as the table says."""
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_a_musl_interpreter_chooses_the_musl_table_and_its_live_check_passes(name):
+    """The musl build runs here (through musl's own loader; another CPU's under qemu-user): the
+    runtime there knows it is musl, chooses the musl table, exact by its installed headers struct by
+    struct, and the live check reads this very process's objects as the table says."""
     import json
     import subprocess
-    import sys
 
     sys.path.insert(0, str(GENERATED.parent / "tests"))
     import jit_needs
 
-    python = _musl_python()
-    proc = subprocess.run([str(python), "-S", "-c", LIVE], capture_output=True, text=True,
-                          env=jit_needs.clean_env("/nonexistent-tables"))
+    python = _musl_python(name)
+    proc = subprocess.run([*python, "-S", "-c", LIVE], capture_output=True, text=True,
+                          env=jit_needs.clean_env("/nonexistent-tables"), timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = json.loads(proc.stdout)
-    assert (got["table"], got["triple"]) == (TABLE[:-5], "x86_64-linux-musl"), got
+    print(f"\n{name[:-5]} ({' '.join(RUNS[name]) or 'native'}): {got['kind']} by {got['by']}, "
+          f"{got['exact']} of {got['structs']} structs exact; live check {got['passed']} passed, "
+          f"{len(got['failed'])} failed, {got['proven']} fields proven")
+    triple = name[len("cpython-3.13.15-"):-len(".yaml")]
+    assert (got["table"], got["triple"]) == (name[:-5], triple), got
     assert got["failed"] == [] and got["passed"] > 900 and got["proven"] > 1000, got
     assert (got["kind"], got["by"]) == ("exact", "inputs") and got["exact"] >= 0.99 * got["structs"], got
 
 
-def test_what_jits_read_is_exact_on_musl_and_equals_its_dwarf():
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_what_jits_read_is_exact_on_musl_and_equals_its_dwarf(name):
     """The JIT-needs list (tests/data/jit_needs.yaml), asked of the musl interpreter: exact, and
     every answer the build's own DWARF (libpython and its extension modules)."""
-    import sys
-
     sys.path.insert(0, str(GENERATED.parent / "tests"))
     import jit_needs
 
-    python = _musl_python()
+    python = _musl_python(name)
     names = jit_needs.names("3.13") + jit_needs.names("3.13", section="constants")
-    got = jit_needs.answers(python, names)
+    got = jit_needs.answers(python, names, timeout=900)
     tally = jit_needs.tally(got)
     answered = tally["exact"] + tally["proven"] + tally["refused"]
+    lib = Path(python[-1]).parent.parent / "lib" / "libpython3.13.so.1.0"
+    bad, unchecked = jit_needs.wrong(got, *jit_needs.truth(lib, None, names))
+    print(f"\n{name[:-5]}: JIT needs {tally} (constants {jit_needs.tally(got, constants=True)}); "
+          f"{len(bad)} differ from its DWARF, {len(unchecked)} not in it")
     assert tally["exact"] >= 0.99 * answered and tally["error"] == 0, tally
-    lib = python.parent.parent / "lib" / "libpython3.13.so.1.0"
-    bad, _ = jit_needs.wrong(got, *jit_needs.truth(lib, None, names))
     assert not bad, bad[:5]
+    # every field and size answered is in its DWARF (the constants, macros, are not)
+    fields = [n for n in unchecked if not n.startswith(jit_needs.CONST)]
+    assert not fields, fields[:5]
