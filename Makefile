@@ -106,9 +106,10 @@ test: test-venv
 # Proof on real builds no table ships (tests/prove, not part of `make test`): upstream CPython
 # 3.13.15 compiled from the pristine tarball in Debian's source package (both configs, and both
 # again configured as another machine would: static, other options and configure cache, the
-# `elsewhere` configs of scripts/build-cpython; and the same sources compiled for musl by zig cc and
-# run here through sid's musl loader, whose DWARF, live check and JIT-needs answers check the musl
-# table: tests/prove/test_musl.py; cached in $OFFSETS_CACHE/build), and Debian sid's
+# `elsewhere` configs of scripts/build-cpython; and the same sources compiled for x86_64 and aarch64
+# musl by zig cc and run here through sid's musl loader, aarch64's under qemu-aarch64, whose DWARF,
+# live check and JIT-needs answers check the musl tables: tests/prove/test_musl.py; cached in
+# $OFFSETS_CACHE/build), and Debian sid's
 # own 3.13/3.14/3.15 run through sid's libc loader. Also what make test leaves for its cost: the
 # layout proof of the headers of builds configured here beyond its sample; Debian's 3.11.2 and
 # 3.13.5 scanned whole against their scans with shared preambles; gcc over every struct of
