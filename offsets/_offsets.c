@@ -104,9 +104,10 @@ typedef struct State {
 static State *current;                  /* LOAD_ACQ to read; swapped under write_lock */
 static PyThread_type_lock write_lock;   /* made once per process (CAS), never freed */
 
-/* What a miss calls: offsets.runtime's functions, then offsets.errors.UnknownNameError. A new
- * capsule function that asks Python appends its runtime function's name here. */
-enum { RT_GET, RT_SIZEOF, RT_FIELD, RT_BUILD, RT_CONSTANT, N_RUNTIME, PY_UNKNOWN = N_RUNTIME, N_CALLABLES };
+/* What a miss calls: offsets.runtime's functions. A new capsule function that asks Python appends
+ * its runtime function's name here. (offsets.errors is imported only to raise one of its errors:
+ * its exception classes cost a first lookup more than the rest of its imports.) */
+enum { RT_GET, RT_SIZEOF, RT_FIELD, RT_BUILD, RT_CONSTANT, N_RUNTIME, N_CALLABLES = N_RUNTIME };
 static const char *const runtime_names[N_RUNTIME] = {"get", "sizeof", "field", "_chosen", "constant"};
 
 /* One per interpreter: the module's state. */
@@ -278,7 +279,7 @@ caller_state(PyObject **mod)
         return NULL;
     }
     ms = (ModState *)PyModule_GetState(m);
-    if (ms->py[PY_UNKNOWN] == NULL || LOAD_ACQ(&ms->state) == NULL) {
+    if (ms->py[N_RUNTIME - 1] == NULL || LOAD_ACQ(&ms->state) == NULL) {
         PyErr_SetString(PyExc_ImportError, "offsets._offsets is still being imported in this interpreter");
         Py_DECREF(m);
         return NULL;
@@ -289,13 +290,15 @@ caller_state(PyObject **mod)
 
 /* -1 for a name too long to be one: UnknownNameError quoting a bounded prefix. */
 static Py_ssize_t
-too_long(ModState *ms, const char *name, size_t len)
+too_long(const char *name, size_t len)
 {
     char msg[QUOTE + 160];
-    PyObject *quoted, *exc, *unknown = ms->py[PY_UNKNOWN];
+    PyObject *errors = PyImport_ImportModule("offsets.errors"), *quoted = NULL, *exc = NULL;
+    PyObject *unknown = errors ? PyObject_GetAttrString(errors, "UnknownNameError") : NULL;
+    Py_XDECREF(errors);
     snprintf(msg, sizeof(msg), "unknown name '%.*s...' (%zu bytes; no struct or field name is longer than %d)",
              QUOTE, name, len, PYOFFSETS_MAX_NAME);
-    quoted = PyUnicode_DecodeUTF8(name, QUOTE, "replace");
+    quoted = unknown ? PyUnicode_DecodeUTF8(name, QUOTE, "replace") : NULL;
     exc = quoted ? PyObject_CallFunction(unknown, "(Os)", quoted, "") : NULL;
     Py_XDECREF(quoted);
     if (exc != NULL) {
@@ -303,12 +306,14 @@ too_long(ModState *ms, const char *name, size_t len)
         if (args == NULL || PyObject_SetAttrString(exc, "args", args) < 0) {
             Py_XDECREF(args);
             Py_DECREF(exc);
+            Py_DECREF(unknown);
             return -1;
         }
         Py_DECREF(args);
         PyErr_SetObject(unknown, exc);
         Py_DECREF(exc);
     }
+    Py_XDECREF(unknown);
     return -1;
 }
 
@@ -324,7 +329,7 @@ may_call_python(const char *name, size_t len, PyObject **mod)
     }
     ms = caller_state(mod);
     if (ms != NULL && len > PYOFFSETS_MAX_NAME) {
-        (void)too_long(ms, name, len);
+        (void)too_long(name, len);
         Py_CLEAR(*mod);
         return NULL;
     }
@@ -857,24 +862,19 @@ module_free(void *mod)
 static int
 init_state(ModState *ms)
 {
-    PyObject *rt, *errors;
+    PyObject *rt;
     int i;
     if (ensure_write_lock() < 0) {
         return -1;
     }
     rt = PyImport_ImportModule("offsets.runtime");
-    errors = rt ? PyImport_ImportModule("offsets.errors") : NULL;
-    for (i = 0; errors != NULL && i < N_RUNTIME; i++) {
+    for (i = 0; rt != NULL && i < N_RUNTIME; i++) {
         if ((ms->py[i] = PyObject_GetAttrString(rt, runtime_names[i])) == NULL) {
             break;
         }
     }
-    if (errors != NULL && i == N_RUNTIME) {
-        ms->py[PY_UNKNOWN] = PyObject_GetAttrString(errors, "UnknownNameError");
-    }
     Py_XDECREF(rt);
-    Py_XDECREF(errors);
-    if (ms->py[PY_UNKNOWN] == NULL || refresh(ms, NULL, 1) < 0) {
+    if (ms->py[N_RUNTIME - 1] == NULL || refresh(ms, NULL, 1) < 0) {
         for (i = 0; i < N_CALLABLES; i++) {
             Py_CLEAR(ms->py[i]);
         }
