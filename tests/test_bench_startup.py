@@ -32,3 +32,24 @@ def test_the_report_gives_the_count_and_its_verdict_or_why_there_is_none():
                                  "unshipped": dict(cpu, first_s=1.0, made=True)})
     assert "in instructions executed  1.050x  (goal <= 1.1x: ok; 105.0M vs 100.0M" in text
     assert "instructions not counted (no valgrind" in text
+
+
+def test_the_c_api_first_lookup_is_reported_or_said_not_measured():
+    cpu = {"ratio": 1.2, "lookup_ms": 12.0, "bare_ms": 10.0, "wall_ratio": 1.2}
+    base = {"shipped": cpu, "build_id": cpu, "bare_site": cpu, "unshipped": dict(cpu, first_s=1.0, made=True)}
+    measured = dict(cpu, ratio=1.08, instructions={"bare": 100_000_000, "lookup": 112_000_000, "ratio": 1.12})
+    text = bench_startup.report(dict(base, c_api=measured))
+    line = next(x for x in text.splitlines() if "the C API's first PyOffsets_Get (shipped)" in x)
+    assert "1.08x  (goal <= 1.1x: ok; 12.0 ms vs 10.0 ms CPU" in line
+    assert "in instructions executed  1.120x  (goal <= 1.1x: OVER GOAL; 112.0M vs 100.0M" in text
+    text = bench_startup.report(dict(base, c_api={"error": "offsets._offsets does not import"}))
+    assert "the C API's first PyOffsets_Get (shipped): not measured: offsets._offsets does not import" in text
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed (make bench installs it)")
+def test_the_c_api_first_lookup_is_counted(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT), "OFFSETS_TABLES": str(tmp_path / "none")}
+    got = bench_startup.c_api(Path(sys.executable), env, str(tmp_path), runs=1)
+    if "error" in got:
+        pytest.skip(got["error"])
+    assert got["instructions"]["lookup"] > got["instructions"]["bare"] and got["ratio"] > 0

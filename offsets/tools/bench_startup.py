@@ -20,6 +20,9 @@ which ships a table):
 - the first two again in instructions executed (valgrind's callgrind, where it is installed: `make
   bench` installs it), one run each: CPU time moves with the machine's load, instructions do not,
   so they show a change too small for the CPU figures' noise;
+- the C API's first lookup on the shipped build, both ways (goal: 1.1x, as the Python one): a
+  `PyOffsets_Get` through pyoffsets.h in `offsets._offsets`, whose import is what a JIT's
+  `PyCapsule_Import` of the capsule does;
 - for reference, no goal: a shipped copy whose site-packages holds only this checkout's path, the
   lightest bare start there is, against which every module offsets imports counts;
 - a rebuild no table is exact for (foreign_builds.rebuilt: pyenv's 3.9.18, 3.12.1 and 3.13.0 without
@@ -46,6 +49,9 @@ from . import build_copy, command_line
 
 NAME = "PyListObject.ob_item"
 LOOKUP = f"import offsets; offsets.get({NAME!r})"
+#: The C API's first lookup: PyOffsets_Get(NAME) through pyoffsets.h in offsets._offsets, whose import
+#: is what PyCapsule_Import("offsets._offsets._C_API") does in a JIT's extension.
+C_LOOKUP = f"from offsets import _offsets; _offsets._bench_get({NAME!r}, 1)"
 #: issue 46: the first lookup on a shipped build and on one matched by build-id alone
 GOAL = 1.1
 #: a build no table ships, once its own table exists
@@ -74,19 +80,19 @@ def _one(argv: list, env: dict, cwd: str) -> tuple:
     return usage.ru_utime + usage.ru_stime, wall
 
 
-def ratio(python: Path, env: dict, cwd: str, runs: int) -> dict:
-    """The lookup's start over a bare start, interleaved `runs` times (after one warm-up of each)."""
+def ratio(python: Path, env: dict, cwd: str, runs: int, lookup: str = LOOKUP) -> dict:
+    """The lookup's start (`lookup`) over a bare start, interleaved `runs` times (after one warm-up of each)."""
     bare, look = [], []
-    _one([python, "-c", LOOKUP], env, cwd)                # warm: .pyc files, the digest memo
+    _one([python, "-c", lookup], env, cwd)                # warm: .pyc files, the digest memo
     for _ in range(runs):
         bare.append(_one([python, "-c", "pass"], env, cwd))
-        look.append(_one([python, "-c", LOOKUP], env, cwd))
+        look.append(_one([python, "-c", lookup], env, cwd))
     cpu_b, cpu_l = statistics.median(c for c, _ in bare), statistics.median(c for c, _ in look)
     wall_b, wall_l = statistics.median(w for _, w in bare), statistics.median(w for _, w in look)
     return {"bare_ms": cpu_b * 1e3, "lookup_ms": cpu_l * 1e3, "ratio": cpu_l / cpu_b, "wall_ratio": wall_l / wall_b}
 
 
-def instructions(python: Path, env: dict, cwd: str) -> Optional[dict]:
+def instructions(python: Path, env: dict, cwd: str, lookup: str = LOOKUP) -> Optional[dict]:
     """The lookup's start over a bare start in instructions executed (valgrind's callgrind), one run
     of each under one hash seed: unlike CPU time, the same from run to run within a few in ten
     thousand, so a change of a tenth of a millisecond shows. None where valgrind is not installed."""
@@ -103,8 +109,20 @@ def instructions(python: Path, env: dict, cwd: str) -> Optional[dict]:
             raise RuntimeError(f"valgrind {python} -c {code!r} failed: {out.stderr.strip()[-300:]}")
         return int(found.group(1))
 
-    bare, look = count("pass"), count(LOOKUP)
+    bare, look = count("pass"), count(lookup)
     return {"bare": bare, "lookup": look, "ratio": look / bare}
+
+
+def c_api(python: Path, env: dict, cwd: str, runs: int) -> dict:
+    """The C API's first lookup (`C_LOOKUP`) over a bare start, as `ratio` and `instructions`
+    measure the Python one; {"error": why} where offsets._offsets is not built for `python`."""
+    probe = subprocess.run([str(python), "-c", "import offsets._offsets"], env=env, cwd=cwd,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if probe.returncode:
+        return {"error": f"offsets._offsets does not import ({probe.stderr.strip().splitlines()[-1:]}): pip install ."}
+    out = ratio(python, env, cwd, runs, C_LOOKUP)
+    out["instructions"] = instructions(python, env, cwd, C_LOOKUP)
+    return out
 
 
 def run(runs: int = 41) -> dict:
@@ -116,6 +134,7 @@ def run(runs: int = 41) -> dict:
         shipped_env = _env(work / "t0", PYTHONPATH=str(CHECKOUT))
         results = {"shipped": ratio(build_copy.base_python(base), shipped_env, str(work), runs)}
         results["shipped"]["instructions"] = instructions(build_copy.base_python(base), shipped_env, str(work))
+        results["c_api"] = c_api(build_copy.base_python(base), shipped_env, str(work), runs)
         # the scanner's packages (to make its table), and the base's site-packages as a site directory (its
         # .pth files run): the copy's bare start does what the base's does, as the first measurement had it
         scanner = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
@@ -150,33 +169,46 @@ def rebuilt_ratios(work: Path, runs: int) -> dict:
     return out
 
 
+def _line(label: str, x: dict, goal: float = GOAL) -> str:
+    verdict = "ok" if x["ratio"] <= goal else "OVER GOAL"
+    return (f"  {label:<44} {x['ratio']:5.2f}x  (goal <= {goal}x: {verdict}; {x['lookup_ms']:.1f} ms vs "
+            f"{x['bare_ms']:.1f} ms CPU; wall {x['wall_ratio']:.2f}x)")
+
+
+def _counted(label: str, x: dict) -> str:
+    n = x.get("instructions")
+    if n is None:
+        return f"    {label}: instructions not counted (no valgrind: apt-get install valgrind)"
+    return (f"    {label}, in instructions executed  {n['ratio']:5.3f}x  (goal <= {GOAL}x: "
+            f"{'ok' if n['ratio'] <= GOAL else 'OVER GOAL'}; {n['lookup'] / 1e6:.1f}M vs {n['bare'] / 1e6:.1f}M, "
+            f"valgrind: the same from run to run)")
+
+
 def report(r: dict) -> str:
-    def line(label: str, x: dict, goal: float = GOAL) -> str:
-        verdict = "ok" if x["ratio"] <= goal else "OVER GOAL"
-        return (f"  {label:<44} {x['ratio']:5.2f}x  (goal <= {goal}x: {verdict}; {x['lookup_ms']:.1f} ms vs "
-                f"{x['bare_ms']:.1f} ms CPU; wall {x['wall_ratio']:.2f}x)")
-
-    def counted(label: str, x: dict) -> str:
-        n = x.get("instructions")
-        if n is None:
-            return f"    {label}: instructions not counted (no valgrind: apt-get install valgrind)"
-        return (f"    {label}, in instructions executed  {n['ratio']:5.3f}x  (goal <= {GOAL}x: "
-                f"{'ok' if n['ratio'] <= GOAL else 'OVER GOAL'}; {n['lookup'] / 1e6:.1f}M vs {n['bare'] / 1e6:.1f}M, "
-                f"valgrind: the same from run to run)")
-
     u, b = r["unshipped"], r["bare_site"]
     return "\n".join([
         f"startup: `python -c \"{LOOKUP}\"` over `python -c pass`, CPU time, medians ({sys.version.split()[0]}):",
-        line("a shipped build (2.27x when first measured)", r["shipped"]),
-        counted("the same", r["shipped"]),
-        line("a build matched by its build-id alone (no headers)", r["build_id"]),
-        counted("the same", r["build_id"]),
-        line("a build no table ships, once its table exists", u, OWN_GOAL),
+        _line("a shipped build (2.27x when first measured)", r["shipped"]),
+        _counted("the same", r["shipped"]),
+        _line("a build matched by its build-id alone (no headers)", r["build_id"]),
+        _counted("the same", r["build_id"]),
+        *c_api_report(r.get("c_api")),
+        _line("a build no table ships, once its table exists", u, OWN_GOAL),
         f"    its very first lookup (makes its table)    {u['first_s']:5.2f} s   "
         f"({'made and installed its table' if u['made'] else 'NO TABLE MADE'}; once per build and machine)",
         f"  for reference, a shipped build whose site-packages holds nothing: {b['ratio']:.2f}x "
         f"({b['lookup_ms']:.1f} ms vs {b['bare_ms']:.1f} ms CPU; no goal: every module offsets imports counts there)"]
         + rebuilt_report(r.get("rebuilt", {})))
+
+
+def c_api_report(got) -> list:
+    """The C API's first lookup, as the shipped build's lines say the Python one (none: not measured)."""
+    label = "the C API's first PyOffsets_Get (shipped)"
+    if got is None:
+        return []
+    if "error" in got:
+        return [f"  {label}: not measured: {got['error']}"]
+    return [_line(label, got), _counted("the same", got)]
 
 
 def rebuilt_report(got: dict) -> list:
