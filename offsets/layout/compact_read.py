@@ -44,26 +44,26 @@ a table of its own (`offsets scan --install`) carries its nodes after its header
     ENDS:  where each node's line ends (after its newline), in bytes from the first node line,
            as hex numbers of one width (the fewest digits the last end needs), one after the other
 
-A pool file is sharded by the first SHARD_CHARS hex digits of an id (256 shards). Its first line
-is `{"shards": DIGESTS, "ends": ENDS, ...}`: the sha256 (hex) of each group line, one after the
-other, and where each shard's line ends (in bytes from the first shard line). Then a line per
-shard, `{"ids": IDS, "start": START, "ends": ENDS}`, of the nodes whose ids start with its digits
-(START: where its first node starts, in bytes from the first node line; its ENDS from there).
-Then the group lines: GROUP_SHARDS shards' line digests (sha256, hex) one after the other, for
-shards 0-15, 16-31, and so on. Then the nodes, in id order. A reader decodes the small first line
-(whose sha256 index.json vouches for), then only the group lines and shards of the nodes it needs,
-each checked against its digest as it is read, and seeks to those nodes. (Until format 7 the first
-line held the 256 shard digests themselves: 17 kB that every first lookup hashed, a tenth of its
-cost.) Every process that loads a table pays for what it decodes and
-checks. Since format 7 the nodes a field's lookup never reads (constants, dependency data, include
-guards, skipped units and conflicts) are in a second pool file, `cold.jsonl`, whose first line has
-the same form (`layouts.jsonl`'s first line names its sha256 as `cold`) and whose shard lines are
-each the base64 of a zlib stream of what a shard line and its nodes would be uncompressed (the
-shard's digest is of those bytes): 1.4 MB of them take about 0.4 MB, and `zlib` is imported only
-by a process that reads one (a constant, or the dependency data of a build no build-id matches).
-A node the hot pool lacks is looked for there. Before format 5, the pool's first line listed its ~12,000 ids and sizes as JSON items
-(half of a first lookup). Now the strings are checked at C speed (their digits and lengths), a
-node is found by bisection over them, and the range of its line is checked as it is read.
+A pool file is sharded by the first SHARD_CHARS hex digits of an id (256 shards). Its first line is
+`{"shards": DIGESTS, "ends": ENDS, ...}`: the sha256 (hex) of each group line, one after the other,
+and where each shard's line ends (in bytes from the first shard line). Then a line per shard,
+`{"ids": IDS, "start": START, "ends": ENDS}`, of the nodes whose ids start with its digits (START:
+where its first node starts, in bytes from the first node line; its ENDS from there). Then the group
+lines: GROUP_SHARDS shards' line digests (sha256, hex) one after the other, for shards 0-15, 16-31,
+and so on. Then the nodes, in id order. A reader decodes the small first line (whose sha256
+index.json vouches for), then only the group lines and shards of the nodes it needs, each checked
+against its digest as it is read, and seeks to those nodes. (Until format 7 the first line held the
+256 shard digests themselves, 17 kB that every first lookup hashed.) Every process that loads a
+table pays for what it decodes and checks. Since format 7 the nodes a field's lookup never reads
+(constants, dependency data, include guards, skipped units and conflicts) are in a second pool file,
+`cold.jsonl`, whose first line has the same form (`layouts.jsonl`'s first line names its sha256 as
+`cold`) and whose shard lines are each the base64 of a zlib stream of what a shard line and its
+nodes would be uncompressed (the shard's digest is of those bytes): 1.4 MB of them take about 0.4
+MB, and `zlib` is imported only by a process that reads one (a constant, or the dependency data of a
+build no build-id matches). A node the hot pool lacks is looked for there. Before format 5, the
+pool's first line listed its ~12,000 ids and sizes as JSON items (half of a first lookup). Now the
+strings are checked at C speed (their digits and lengths), a node is found by bisection over them,
+and the range of its line is checked as it is read.
 """
 
 import os
@@ -412,7 +412,7 @@ class SharedPool(Pool):
         self._groups: dict = {}
         self._cold, self._cold_pool = cold, None
 
-    def _shard_digest(self, k: int) -> bytes:
+    def _shard_digest(self, k: int) -> str:
         """Shard k's digest, from its group line (read and checked when first needed)."""
         g, i = divmod(k, GROUP_SHARDS)
         line = self._groups.get(g)
