@@ -802,3 +802,27 @@ def test_a_damaged_group_line_of_shard_digests_is_refused(shipped_copy, capsys, 
     line = refused(capsys, "get", "listiterobject.it_index",
                    match=f": the line of the digests of shards {lo:02x}-{lo + 15:02x} fails its checksum")
     assert "reinstall cpython-offsets" in line
+
+
+def test_a_struct_key_that_is_also_another_name_is_refused_by_the_writer_and_the_reader():
+    """A lookup by a struct's key reads no names node (runtime/tables.Loaded.names): the writer
+    refuses a table whose names hold a struct key, and a reader that meets one when it reads the
+    names refuses the table, so the two ways to a key never part."""
+    from offsets.errors import CorruptTableError
+
+    head, notes, rows = compact.unpack(table_yaml.loads(TABLE), "t.yaml")
+    with pytest.raises(ValueError, match="'PyObject' is both a struct key and another struct's name"):
+        compact.text_of(head, dict(notes, names=dict(notes["names"], PyObject="PyListObject")), rows)
+    head, pool = compact_read.parse(compact.text_of(head, notes, rows))
+
+    class Clashing:          # the names node of a table the writer would refuse
+        def __getattr__(self, name):
+            return getattr(pool, name)
+
+        def names(self, node):
+            return dict(pool.names(node), PyObject="PyListObject")
+
+    t = runtime.Loaded(head, Clashing(), "a test table", {})
+    assert t.resolve_struct("PyListObject") == "PyListObject"
+    with pytest.raises(CorruptTableError, match="a test table: a struct key is also one of its other names"):
+        t.resolve_struct("_object")

@@ -285,6 +285,9 @@ def pack(base: dict, notes: dict, rows: dict, pool) -> dict:
     keys = sorted(rows)
     if any(not k or " " in k for k in keys):
         raise ValueError("a struct key is empty or has a space: the header's key list cannot hold it")
+    clash = sorted(set(notes["names"]) & set(keys))
+    if clash:       # a reader resolves a struct key without reading the names (runtime/tables.py)
+        raise ValueError(f"{clash[0]!r} is both a struct key and another struct's name: the header's names cannot hold it")
     refs = []
     for k in keys:
         if _extension_module(rows[k][4]):

@@ -40,7 +40,7 @@ class Loaded:
         self.name = self.build.table_name
         #: struct key -> its layout reference, in name order
         self.order = head["structs"]
-        self.names = pool.names(head["names"])
+        self._names = None
         self._rows: dict = {}
         self.earning = Earning("build-id", "not compared (a table read for itself)", prover=prover)
         #: other tables this build may use, in order: each answers what it earns where those before it do not
@@ -60,6 +60,21 @@ class Loaded:
         self._depends = self._positions = None
         self._resolved: dict = {}
 
+    @property
+    def names(self) -> dict:
+        """The table's other names: alias or typedef -> struct key (its names node, read when first
+        needed: a struct key is never one of them, which the writer refuses, so a lookup by key
+        needs none; a table that holds one is corrupt)."""
+        if self._names is None:
+            names = self.pool.names(self.head["names"])
+            if names and not set(names).isdisjoint(self.order.keys()):
+                from ..errors import CorruptTableError
+                from ..layout.compact_read import FIX
+
+                raise CorruptTableError(f"{self.source}: a struct key is also one of its other names; {FIX}")
+            self._names = names
+        return self._names
+
     def resolve_struct(self, name: str):
         """The table's key for a struct, typedef, tag or alias name; None if it has none (each name
         that has one resolved once: the table's keys, names and aliases never change; a name it has
@@ -68,7 +83,8 @@ class Loaded:
             return self._resolved[name]
         except KeyError:
             pass
-        key = self.names.get(name, name)        # names.struct_key's first candidate, without importing it
+        # names.struct_key's first candidate, without importing it: a key is no other name (`names`)
+        key = name if name in self.order else self.names.get(name, name)
         if key not in self.order:
             from ..layout.names import struct_key
 
