@@ -158,21 +158,7 @@ def _is_int(v) -> bool:
 
 
 def _is_id(v) -> bool:
-    return isinstance(v, str) and len(v) == ID_CHARS and all(c in "0123456789abcdef" for c in v)
-
-
-def _all_ids(values) -> bool:
-    """Whether every element of the list `values` is an id (`_is_id`), checked at C speed: the shared
-    pool's first line lists about 10,000, and every process that loads a table checks them."""
-    if not values:
-        return True
-    if set(map(type, values)) != {str} or set(map(len, values)) != {ID_CHARS}:
-        return False
-    try:
-        digits = "".join(values).encode("ascii")
-    except UnicodeEncodeError:
-        return False
-    return not digits.translate(None, HEX_DIGITS)     # nothing left once the hex digits are gone
+    return isinstance(v, str) and len(v) == ID_CHARS and _hex(v)
 
 
 def _hex(text) -> bool:
