@@ -826,3 +826,18 @@ def test_a_struct_key_that_is_also_another_name_is_refused_by_the_writer_and_the
     assert t.resolve_struct("PyListObject") == "PyListObject"
     with pytest.raises(CorruptTableError, match="a test table: a struct key is also one of its other names"):
         t.resolve_struct("_object")
+
+
+@pytest.mark.parametrize("key,value", [("vendor", {"headers": None}), ("defines", ["-DX"]), ("inputs", "sha256:x"),
+                                       ("stand_in", 3)])
+def test_a_compact_header_whose_build_has_a_value_of_another_type_is_refused(key, value):
+    """What the fuzz test found (a byte range cut so that `vendor` held the `inputs` dict): each value
+    of a header's build that the runtime reads is checked for its type before the table is used."""
+    from offsets.errors import CorruptTableError
+
+    head, notes, rows = compact.unpack(table_yaml.loads(TABLE), "t.yaml")
+    first, _, rest = compact.text_of(head, notes, rows).partition("\n")
+    doc = json.loads(first)
+    doc["build"][key] = value
+    with pytest.raises(CorruptTableError, match="its build's vendor, defines, inputs or stand-in is malformed"):
+        compact_read.parse(json.dumps(doc) + "\n" + rest)

@@ -646,6 +646,9 @@ def check_head(head) -> str:
             and isinstance(b.get("config"), dict) and isinstance(b.get("target"), dict)
             and isinstance(b["target"].get("triple"), str) and b["target"].get("pointer_size") in (4, 8)):
         return "its build is malformed"
+    if not (isinstance(b.get("vendor"), (str, type(None))) and isinstance(b.get("defines"), (dict, type(None)))
+            and isinstance(b.get("inputs"), (dict, type(None))) and isinstance(b.get("stand_in"), (str, type(None)))):
+        return "its build's vendor, defines, inputs or stand-in is malformed"
     binaries = b.get("binaries", [])
     if not (isinstance(binaries, list)
             and all(isinstance(x, list) and len(x) == 3 and all(isinstance(v, str) for v in x) for x in binaries)):
