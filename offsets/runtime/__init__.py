@@ -26,14 +26,14 @@ interpreter has its headers and the scanner is importable, a table made now from
 a time limit: autoscan.py; it is installed like the first kind; `OFFSETS_AUTOSCAN=0` turns that off).
 
 Nothing here imports yaml or clang or parses YAML, and what every process that loads a JIT runs
-imports as little as it can (no subprocess, threading or dataclasses, and errors.py only to raise one
-of its errors: a `.pth` file or `-X presite` runs it in every interpreter a deployment starts). This module is the public API over one runtime
-object (`core.RUNTIME`: its lock, the table in use, the answers kept). `get` and `sizeof` are the
-`__getitem__` of its dicts, filled on demand under its lock, so a known name costs one C-level dict
-lookup, and after `use_table()` returns no thread gets an answer of the old table. A forked child
-starts with a fresh lock (a lock another thread held at fork time cannot block it), imports again
-what another thread had half imported (and sysconfig's half-made config vars), and keeps the table
-already chosen.
+imports as little as it can (no subprocess, threading or dataclasses, and errors.py only to raise
+one of its errors: a `.pth` file or `-X presite` runs it in every interpreter a deployment starts).
+This module is the public API over one runtime object (`core.RUNTIME`: its lock, the table in use,
+the answers kept). `get` and `sizeof` are the `__getitem__` of its dicts, filled on demand under its
+lock, so a known name costs one C-level dict lookup, and after `use_table()` returns no thread gets
+an answer of the old table. A forked child starts with a fresh lock (a lock another thread held at
+fork time cannot block it), imports again what another thread had half imported (and sysconfig's
+half-made config vars), and keeps the table already chosen.
 """
 
 import os
