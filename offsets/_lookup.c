@@ -90,19 +90,72 @@ is_space(char c)
     return c == ' ' || c == '\t';
 }
 
-/* Whether Python would split the text otherwise than on spaces, tabs and newlines: another line
- * break or whitespace str.splitlines() or str.split() knows, or any byte beyond ASCII. */
+/* The bytes after which Python would split the text otherwise than on spaces, tabs and newlines:
+ * another line break or whitespace str.splitlines() or str.split() knows, or any byte beyond ASCII. */
+static int
+odd_byte(unsigned char c)
+{
+    return c >= 0x80 || c == '\r' || c == '\v' || c == '\f' || (c >= 0x1c && c <= 0x1f);
+}
+
+/* Whether no byte of the text is an odd one (`odd_byte`), by a table of them (made on first use),
+ * eight bytes at a time: a word with no byte beyond ASCII nor below 0x20 has none, and only the
+ * others (a line's newline) are looked at byte by byte, as /proc/self/maps holds kilobytes. */
 static int
 plain(const char *text, size_t len)
 {
-    size_t i;
-    for (i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)text[i];
-        if (c >= 0x80 || c == '\r' || c == '\v' || c == '\f' || (c >= 0x1c && c <= 0x1f)) {
+    static unsigned char odd[256];
+    static int made;
+    const uint64_t high = 0x8080808080808080ULL, low = 0x2020202020202020ULL;
+    size_t i = 0, k;
+    if (!made) {
+        for (k = 0; k < 256; k++) {
+            odd[k] = (unsigned char)odd_byte((unsigned char)k);
+        }
+        made = 1;
+    }
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, text + i, 8);
+        if (w & high) {
+            return 0;
+        }
+        if ((w - low) & ~w & high) {        /* a byte below 0x20 (a newline, a tab, ...) */
+            for (k = i; k < i + 8; k++) {
+                if (odd[(unsigned char)text[k]]) {
+                    return 0;
+                }
+            }
+        }
+    }
+    for (; i < len; i++) {
+        if (odd[(unsigned char)text[i]]) {
             return 0;
         }
     }
     return 1;
+}
+
+/* The number written in [p, end) in `base` (16 or 10): digits only, at least one, and small enough
+ * for an unsigned long long; -1 for anything else (a sign, a prefix, an underscore, too many
+ * digits), which Python may read otherwise, so the caller falls back. */
+static int
+number(const char *p, const char *end, int base, unsigned long long *out)
+{
+    unsigned long long v = 0;
+    if (p == end || end - p > (base == 16 ? 16 : 19)) {
+        return -1;
+    }
+    for (; p < end; p++) {
+        int d = *p >= '0' && *p <= '9' ? *p - '0' : base == 16 && *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+                : base == 16 && *p >= 'A' && *p <= 'F' ? *p - 'A' + 10 : -1;
+        if (d < 0) {
+            return -1;
+        }
+        v = v * (unsigned)base + (unsigned)d;
+    }
+    *out = v;
+    return 0;
 }
 
 /* The file mappings of /proc/self/maps' text, as binary._maps() reads it; -1 on anything it would
@@ -136,26 +189,14 @@ parse_maps(char *text, size_t len, Mapping *out, Py_ssize_t most)
             p++;
         }
         if (k == 5 && p < eol && *p == '/') {
-            char *dash = memchr(field[0], '-', (size_t)(fend[0] - field[0])), *stop;
+            char *dash = memchr(field[0], '-', (size_t)(fend[0] - field[0]));
             Mapping *m = &out[n];
             field[5] = p;
             if (dash == NULL || n >= most) {
                 return -1;
             }
-            m->lo = strtoull(field[0], &stop, 16);
-            if (stop != dash || dash == field[0]) {
-                return -1;
-            }
-            m->hi = strtoull(dash + 1, &stop, 16);
-            if (stop != fend[0] || stop == dash + 1) {
-                return -1;
-            }
-            m->offset = strtoull(field[2], &stop, 16);
-            if (stop != fend[2]) {
-                return -1;
-            }
-            m->inode = strtoull(field[4], &stop, 10);
-            if (stop != fend[4]) {
+            if (number(field[0], dash, 16, &m->lo) < 0 || number(dash + 1, fend[0], 16, &m->hi) < 0
+                || number(field[2], fend[2], 16, &m->offset) < 0 || number(field[4], fend[4], 10, &m->inode) < 0) {
                 return -1;
             }
             m->path = field[5];
@@ -345,6 +386,46 @@ fallback:
     }
     return result;
 }
+
+/* maps_of(data) -> [(start, end, offset, inode, path), ...] of a /proc/PID/maps text as image()
+ * reads it, or None where image() leaves it to Python: for the tests, which compare it with
+ * binary.maps_of on texts /proc never shows. */
+static PyObject *
+maps_of(PyObject *self, PyObject *data)
+{
+    char *text;
+    Py_ssize_t len, n, i, most;
+    Mapping *maps;
+    PyObject *out;
+    if (PyBytes_AsStringAndSize(data, &text, &len) < 0) {
+        return NULL;
+    }
+    if (!plain(text, (size_t)len)) {
+        Py_RETURN_NONE;
+    }
+    most = len / 20 + 1;
+    if ((maps = PyMem_RawMalloc((size_t)most * sizeof(Mapping))) == NULL) {
+        return PyErr_NoMemory();
+    }
+    n = parse_maps(text, (size_t)len, maps, most);
+    if (n < 0) {
+        PyMem_RawFree(maps);
+        Py_RETURN_NONE;
+    }
+    out = PyList_New(n);
+    for (i = 0; out != NULL && i < n; i++) {
+        PyObject *row = Py_BuildValue("(KKKKN)", maps[i].lo, maps[i].hi, maps[i].offset, maps[i].inode,
+                                      PyUnicode_DecodeUTF8(maps[i].path, (Py_ssize_t)maps[i].path_len, "replace"));
+        if (row == NULL) {
+            Py_CLEAR(out);
+        }
+        else {
+            PyList_SET_ITEM(out, i, row);
+        }
+    }
+    PyMem_RawFree(maps);
+    return out;
+}
 #endif
 
 static PyMethodDef methods[] = {
@@ -354,6 +435,7 @@ static PyMethodDef methods[] = {
     {"image", image, METH_NOARGS,
      "image() -> (path, build-id, base, why) of the ELF holding this interpreter, as runtime/binary.py's image() "
      "finds it, or None: binary.py decides."},
+    {"_maps_of", maps_of, METH_O, "_maps_of(data): the mappings image() reads of a maps text, or None (for the tests)."},
 #endif
     {NULL, NULL, 0, NULL},
 };

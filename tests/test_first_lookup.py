@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import missing_input, missing_tool, pyenv_python
+from conftest import c_extension_built, missing_input, missing_tool, pyenv_python
 from offsets.layout import identity
 
 REPO = Path(__file__).resolve().parents[1]
@@ -290,3 +290,29 @@ def test_the_short_way_reads_no_index_json(tmp_path):
 
     assert out.stdout.split() == ["True", "True", str(offsets.get("PyListObject.ob_item")),
                                   str(offsets.sizeof("PyTupleObject"))]
+
+
+def test_the_c_reading_of_maps_is_pythons_or_none():
+    """`_lookup.image` parses /proc/self/maps in C (word by word for odd bytes, numbers by hand);
+    over texts /proc never shows, its mappings are binary.maps_of's, or it leaves the text to
+    Python (None). The plain text is parsed, not left: else nothing here would be checked."""
+    from offsets.runtime import binary
+
+    c_extension_built()
+    from offsets import _lookup
+    line = b"7f1c2a000000-7f1c2a021000 r--p 00000000 fd:01 1835 /usr/lib/libpython3.11.so.1.0"
+    plain = b"\n".join([line, b"55d0c000-55d0d000 rw-p 00000000 00:00 0 [heap]", line.replace(b"1835", b"77")]) + b"\n"
+    assert _lookup._maps_of(plain) == binary.maps_of(plain) and len(binary.maps_of(plain)) == 2
+    odd = [b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1f", b"\xc2\x85", b"\xe2\x80\xa8", b"\xff"]
+    variants = [plain[:k] + o + plain[k:] for o in odd for k in (0, 7, 8, 15, 16, 30, len(line), len(plain) - 1)]
+    variants += [plain.replace(b"7f1c2a000000", w, 1) for w in
+                 (b"0x7f1c2a000", b"+7f1c2a000", b"7F1C2A000000", b"7f1c_2a000", b"1" * 16, b"1" * 17, b"", b"-")]
+    variants += [plain.replace(b"1835", w, 1) for w in (b"+18", b"1_8", b"18a", b"9" * 19, b"9" * 20, b"\xd9\xa3")]
+    variants += [plain.replace(b" ", b"\t"), plain.replace(b"\n", b""), plain[:-1], b"", b"\n\n", line[:40]]
+    parsed = 0
+    for text in variants:
+        got = _lookup._maps_of(text)
+        if got is not None:
+            parsed += 1
+            assert got == binary.maps_of(text), text
+    assert parsed >= 8, f"only {parsed} texts parsed in C: the test checks little"

@@ -25,7 +25,12 @@ MAX_MAPS = 8 << 20
 def _maps():
     """(start, end, offset, inode, path) of each file mapping of this process."""
     with open("/proc/self/maps", "rb") as f:
-        text = f.read(MAX_MAPS).decode("utf-8", "replace")
+        return maps_of(f.read(MAX_MAPS))
+
+
+def maps_of(data: bytes) -> list:
+    """(start, end, offset, inode, path) of each file mapping a /proc/PID/maps text (`data`) lists."""
+    text = data.decode("utf-8", "replace")
     out = []
     for line in text.splitlines():
         parts = line.split(None, 5)
