@@ -4,13 +4,17 @@
 `offsets verify`, verify.py: gcc's `offsetof` probes over the build's headers and sources, and the
 DWARF of its binary where there is one) and refuses to write one that disagrees. Each table's
 index row then records the checks, what each compared, the sha256 of the table's bytes, and the
-verifier's version. `problems()` is the fast check CI runs on every commit: a table whose bytes
-are not the ones its record verified, or that has no record, fails it.
+verifier's version. Where the table's own interpreter is on the machine (its binary's build-id is
+one the table records), `python -m offsets.tools.live_records` (which `make tables` runs) adds the
+live check that interpreter ran of it (`live`: checks, constants, build_id). `problems()` is the
+fast check CI runs on every commit: a table whose bytes are not the ones its record verified, or
+that has no record, fails it.
 """
 from __future__ import annotations
 
 import datetime
 import hashlib
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional
@@ -62,6 +66,8 @@ def cut_check(table: Table, b, binary: Optional[Path] = None) -> verify.Check:
 
 #: The name of the pyconfig.h cut's check in a verification record.
 CUT = "depends cut"
+#: The name of the live check by the table's own interpreter (tools/live_records.py).
+LIVE = "live"
 
 
 def record(result: verify.Verification, text: str) -> dict:
@@ -111,8 +117,14 @@ def problems(out: Path) -> list[str]:
         text = (out / name).read_text()
         if "\ndependencies:\n" in text and CUT not in checks:
             found.append(f"{name}: its dependency sets were not checked by a rescan with pyconfig.h cut to them")
-        if "\nconstants:\n" in text and not any(c.get("constants", 0) > 0 for n, c in checks.items() if n != CUT):
+        if "\nconstants:\n" in text and not any(c.get("constants", 0) > 0 for n, c in checks.items() if n not in (CUT, LIVE)):
             found.append(f"{name}: its record compared none of its constants")
+        live = checks.get(LIVE)
+        if live is not None and not live.get("checks"):
+            found.append(f"{name}: its live check compared nothing")
+        if live is not None and live.get("build_id") not in re.findall(r'\{build_id: "?(\w+)"?,', text):
+            found.append(f"{name}: its live check was run by a binary (build-id {live.get('build_id')}) the table does "
+                         f"not record: not its build")
         found += [f"{name}: {n} check recorded {c['mismatches']} mismatches" for n, c in checks.items() if c.get("mismatches")]
     found += [f"{name}: index.yaml has a row but there is no such table" for name in sorted(set(rows) - set(files))]
     return found

@@ -242,18 +242,33 @@ def running_matches(table: Table) -> Optional[str]:
 
 
 def live_check(table: Table) -> Check:
-    from ..layout import compact, compact_read, names
-    from ..runtime.live import runner
-    from .. import runtime
+    """The live check of `table` by the running interpreter (`live_check_text` of its compact form)."""
+    from ..layout import compact
 
     source = table.build.table_name
-    loaded = runtime.Loaded(*compact_read.parse(compact.dumps(table, source), source), source, names.aliases())
+    return live_check_text(compact.dumps(table, source), source)
+
+
+def live_check_text(text: str, source: str) -> Check:
+    """The live check, by the running interpreter, of the compact table `text` (made from `source`):
+    `__basicsize__` of builtin types and real objects read through its offsets (`runtime/live/`),
+    and the constants the interpreter shows; its `counts` say how many of its checks were of
+    constants, and how many were not run. Needs no YAML: live_child.py runs it in a table's own
+    interpreter."""
+    from ..layout import compact_read, names
+    from ..runtime.live import runner
+    from ..runtime import constants as table_constants
+    from .. import runtime
+
+    loaded = runtime.Loaded(*compact_read.parse(text, source), source, names.aliases())
     r = runner.check(loaded)
     failed, passed = list(r.failed), len(r.passed)
-    if table.constants:         # the constants this interpreter shows (opcode.opmap, sys.int_info ...)
+    constants = 0
+    if table_constants.of(loaded):      # the constants this interpreter shows (opcode.opmap, sys.int_info ...)
         k = runner.check_constants(loaded)
         failed += k.failed
         passed += len(k.passed)
+        constants = len(k.passed) + len(k.failed)
     key = loaded.resolve_struct("PyTypeObject")
     if key is not None:   # a static type's __sizeof__ is sizeof(PyTypeObject) (typeobject.c, type___sizeof__)
         got = type.__sizeof__(int)
@@ -264,7 +279,8 @@ def live_check(table: Table) -> Check:
                           f"the table gives {loaded.size(key)}")
     notes = (f"{len(r.skipped)} checks not run (the table lacks what they need)",) if r.skipped else ()
     return Check("live", f"the running interpreter {sys.executable}", 0, passed + len(failed),
-                 tuple(failed), notes, unit="checks of __basicsize__ and of real objects read through the table")
+                 tuple(failed), notes, unit="checks of __basicsize__ and of real objects read through the table",
+                 counts=(("constants", constants), ("not run", len(r.skipped))))
 
 
 def interpreter_binaries(inputs: Inputs, not_run: list) -> list:

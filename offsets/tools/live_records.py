@@ -1,0 +1,235 @@
+"""`python -m offsets.tools.live_records`: the live check of each committed table whose own
+interpreter is on this machine, run by that interpreter, recorded as the table's `live` check in
+generated/index.yaml. `make tables` runs it after the tables are made.
+
+A table's own interpreter is one whose binary's build-id the table records (pyenv's CPython 3.11.7
+for cpython-3.11.7-x86_64-linux-gnu.yaml, when it is the build the table was made from): the
+candidates are those `offsets verify` looks at (this interpreter, pyenv's, the PATH's), and the
+interpreter itself says whether it is the build (check/live_child.py, the runtime's rule by
+build-id) before it checks the table: `__basicsize__` of builtin types, real objects read through
+the table's offsets, and the constants it shows. The table is handed to it in compact form, made
+from the YAML bytes its `verified:` record names (that record must be of these bytes: else `make
+tables` first).
+
+A check that passes with 0 failures is recorded (`live: {checks, constants, build_id, mismatches:
+0}`); one that fails stops the step with the failures listed, and nothing is written. A table with
+a `live` record is not checked again (unless `--again`): the record stays while its bytes do.
+An interpreter older than the runtime's minimum (3.8) cannot run the check; the step says so.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Callable, Optional
+
+from .. import children
+from ..check.verified import LIVE
+from ..errors import BuildError, OffsetsError, VerifyError
+from ..layout.model import Build
+from ..progress import say
+
+EXAMPLES = """  python -m offsets.tools.live_records                  check and record every table whose interpreter is here
+  python -m offsets.tools.live_records --only 3.12.1    the tables whose file name contains 3.12.1
+  python -m offsets.tools.live_records --again          check again tables that have a live record
+  python -m offsets.tools.live_records --list           only say which tables' interpreters are here
+
+exit status: 0 every check run passed (and is recorded), 1 a check failed (nothing written),
+2 an error."""
+
+#: The oldest interpreter the live check runs in: the runtime's (pyproject.toml's requires-python).
+OLDEST = (3, 8)
+#: The checkout whose package the interpreters import (this package's parent folder).
+CHECKOUT = Path(__file__).resolve().parents[2]
+#: Seconds an interpreter may take to run the check of one table.
+TIMEOUT = 300
+
+
+class Described:
+    """`describe` of each interpreter, asked once per real path."""
+
+    def __init__(self) -> None:
+        self._seen: dict = {}
+
+    def __call__(self, exe: str) -> Optional[dict]:
+        from ..scan.build_inputs import describe
+
+        real = os.path.realpath(exe)
+        if real not in self._seen:
+            try:
+                self._seen[real] = describe(exe)
+            except BuildError:
+                self._seen[real] = None
+        return self._seen[real]
+
+
+def candidates(table, described: Described) -> list:
+    """The interpreters on this machine that say they are the version, config and target of
+    `table` (a `Table`, or anything with its `build`), each (path, why it cannot run the check or
+    None): those `offsets verify` looks at, one path each."""
+    from ..check.verify import candidate_pythons, identity_mismatch
+
+    out, seen = [], set()
+    for exe in candidate_pythons(table):
+        info = described(exe)
+        if info is None or identity_mismatch(table, info) is not None:
+            continue
+        real = os.path.realpath(info["executable"])
+        if real in seen:          # pyenv's shims and a venv's python are the interpreter they run
+            continue
+        seen.add(real)
+        old = tuple(int(x) for x in info["version"].split(".")[:2]) < OLDEST
+        out.append((exe, f"CPython {info['version']} is older than {'.'.join(map(str, OLDEST))}, the oldest the "
+                         f"live check (the runtime's code) runs on" if old else None))
+    return out
+
+
+def build_of(text: str, origin: str):
+    """The table of YAML `text` as far as `candidates` needs it (its `build`), read from the text's
+    head alone: a table is loaded whole only when an interpreter of its build is here."""
+    import yaml
+
+    from ..layout import table_yaml
+
+    if "\nscanner:" not in text:
+        return table_yaml.loads(text, origin)
+    b = yaml.safe_load(text[:text.index("\nscanner:")])["build"]
+    return SimpleNamespace(build=Build.from_dict(dict(b, hexversion=int(b["hexversion"], 16), binaries=[
+        (x["build_id"], x["file"], x["source"]) for x in b.get("binaries", ())])))
+
+
+def run_child(exe: str, text: str) -> dict:
+    """What interpreter `exe` says of the compact table `text` (live_child.py's JSON line)."""
+    with tempfile.TemporaryDirectory(prefix="offsets-live-") as d:
+        path = Path(d) / "table.jsonl"
+        path.write_text(text, encoding="utf-8")
+        code = (f"import sys; sys.path.insert(0, {str(CHECKOUT)!r}); from offsets.check import live_child; "
+                f"sys.exit(live_child.main([{str(path)!r}]))")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OFFSETS_")}
+        env["OFFSETS_AUTOSCAN"] = "0"      # the check reads this table alone: no table is made for it
+        try:
+            proc = children.run([exe, "-I", "-S", "-c", code], f"{exe} (the live check)", BuildError,
+                                timeout=TIMEOUT, env=env, cwd=d)
+        except subprocess.TimeoutExpired:
+            raise BuildError(f"{exe} did not finish the live check in {TIMEOUT} s") from None
+        except OSError as e:
+            raise BuildError(f"cannot run {exe}: {e.strerror or e}") from None
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode or not lines:
+        tail = "; ".join(proc.stderr.strip().splitlines()[-3:])
+        raise BuildError(f"{exe} could not run the live check (exit status {proc.returncode}): {tail}")
+    return json.loads(lines[-1])
+
+
+def record_of(got: dict) -> dict:
+    """The `live` entry of a verification record, from a passing check's JSON line."""
+    return {"checks": got["checks"] - got["constants"], "constants": got["constants"], "build_id": got["build_id"],
+            "mismatches": 0}
+
+
+def check_table(name: str, table, found: list, say: Callable[[str], None]) -> Optional[dict]:
+    """The live record of table `name` (a `Table`) by its own interpreter among `found` (from
+    `candidates`); None where none of them is its build (said); `VerifyError` if its check fails."""
+    from ..layout import compact
+
+    compact_text = compact.dumps(table, name)
+    for exe, why_not in found:
+        if why_not:
+            say(f"    {name}: {exe}: not run: {why_not}")
+            continue
+        started = time.monotonic()
+        got = run_child(exe, compact_text)
+        if not got["build"]:
+            say(f"    {name}: {exe}: not its build: {got['why']}")
+            continue
+        if got["failed"]:
+            shown = "\n".join(f"  {m}" for m in got["failed"][:10])
+            more = f"\n  ... and {len(got['failed']) - 10} more" if len(got["failed"]) > 10 else ""
+            raise VerifyError(f"{name} fails the live check by its own interpreter {exe} (CPython {got['version']}, "
+                              f"build-id {got['build_id']}): {len(got['failed'])} failure(s) of {got['checks']} "
+                              f"checks; not recorded:\n{shown}{more}")
+        rec = record_of(got)
+        say(f"    {name}: live: {rec['checks']} checks of real objects and __basicsize__, {rec['constants']} "
+            f"constants, 0 mismatches ({got['skipped']} not run; {exe}, build-id {got['build_id'][:12]}; "
+            f"{time.monotonic() - started:.1f} s)")
+        return rec
+    return None
+
+
+def record(out: Path, only: Optional[str] = None, again: bool = False, dry: bool = False,
+           say: Callable[[str], None] = say) -> dict:
+    """Run the live check of each table of `out` (whose file name contains `only`) whose own
+    interpreter is here, and add each passing one to its record in `out`/index.yaml (written once,
+    at the end; nothing with `dry`, which only says which interpreters are here). Table file name
+    -> its new `live` entry. `VerifyError` if a check fails (nothing written), `BuildError` if a
+    table's record is not of its bytes."""
+    from ..check import verified
+    from ..layout import table_yaml
+    from ..scan.targets import host
+    from .matrix import index_text
+
+    rows = verified.index_rows(out)
+    names = sorted(p.name for p in out.glob("cpython-*.yaml") if not only or only in p.name)
+    here = host().triple
+    todo = [n for n in names if (rows.get(n) or {}).get("target") == here]
+    described, made = Described(), {}
+    for i, name in enumerate(todo, 1):
+        rec = rows[name].get("verified")
+        if rec and LIVE in rec.get("checks", {}) and not again:
+            continue
+        text = (out / name).read_text()
+        found = candidates(build_of(text, name), described)
+        if not found:
+            continue
+        if not rec or rec.get("sha256") != verified.sha256(text):
+            raise BuildError(f"{name}: its verification record in index.yaml is not of its bytes: run `make tables` "
+                             f"(which verifies it) before its live check")
+        say(f"[{i}/{len(todo)}] {name}: an interpreter of its version here: {', '.join(exe for exe, _ in found)}")
+        if dry:
+            continue
+        table = table_yaml.loads(text, str(out / name))
+        got = check_table(name, table, found, say)
+        if got is not None:
+            made[name] = got
+    if made and not dry:
+        doc_rows = [dict(r) for r in (rows[n] for n in sorted(rows))]
+        for r in doc_rows:
+            if r["file"] in made:
+                checks = dict(r["verified"]["checks"])
+                checks[LIVE] = made[r["file"]]
+                r["verified"] = dict(r["verified"], checks=checks)
+        from ..atomic_write import write
+
+        write(out / "index.yaml", index_text(doc_rows))
+    return made
+
+
+def main(argv=None) -> int:
+    from .command_line import parser
+
+    p = parser("live_records", __doc__, EXAMPLES)
+    p.add_argument("--root", metavar="REPO", help="the checkout (default: the current directory)")
+    p.add_argument("--only", metavar="TEXT", help="only the tables whose file name contains TEXT")
+    p.add_argument("--again", action="store_true", help="check again the tables that have a live record")
+    p.add_argument("--list", action="store_true", help="run no check: say which tables' interpreters are here")
+    args = p.parse_args(argv)
+    out = Path(args.root or ".") / "generated"
+    try:
+        if not (out / "index.yaml").is_file():
+            raise BuildError(f"{out} has no index.yaml: run this in an offsets checkout, or pass --root REPO")
+        made = record(out, args.only, args.again, args.list)
+    except OffsetsError as e:
+        print(f"offsets: error: {e}", file=sys.stderr)
+        return e.exit_code
+    if not args.list:
+        say(f"live records written: {len(made)}" + (f" ({', '.join(sorted(made))})" if made else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
