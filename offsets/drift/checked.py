@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 KINDS = (("offsetof", "a second compiler's offsetof"), ("static assertions", "its static assertions of the constants"),
          ("DWARF", "the build's DWARF"), ("the binary ", "a binary of the build"),
          ("_Py_DebugOffsets", "the _Py_DebugOffsets of a binary of the build"),
+         ("a live interpreter", "a live interpreter of the build"),
          ("a rescan", "a rescan with pyconfig.h cut to the dependency sets"))
 
 

@@ -547,14 +547,15 @@ def expected_files(root: Path) -> dict:
 def checks_of(verified, triple: str, version: str = "") -> list:
     """What checked a committed table, from its record in generated/index.yaml (check/verified.py):
     one short line per check it passed (`gcc's offsetof: 2422 fields`, `the build's DWARF: 2350
-    fields`, `the binary libpython3.10.so.1.0: 24 values (its type objects' sizes)`, ...), as
-    index.json carries them and `offsets.build()` says them. `version`, the table's, says what a
+    fields`, `the binary libpython3.10.so.1.0: 24 values (its type objects' sizes)`, `a live
+    interpreter of the build: 912 checks of real objects and __basicsize__, 190 constants`, ...),
+    as index.json carries them and `offsets.build()` says them. `version`, the table's, says what a
     binary of it holds to compare (check/binary.py): Py_Version from 3.11, _Py_DebugOffsets from 3.13."""
     from .targets import ZIG_TARGETS, system
 
     compiler = ("zig cc" if triple in ZIG_TARGETS else "mingw-w64 gcc" if system(triple) == "windows" else
                 {"x86_64-linux-gnu": "gcc", "i686-linux-gnu": "gcc -m32"}.get(triple, f"the {triple} cross gcc"))
-    rank = {"gcc": 0, "constants": 1, "dwarf": 2, "binary": 3}
+    rank = {"gcc": 0, "constants": 1, "dwarf": 2, "binary": 3, "live": 4}
     out = []
     for name, c in sorted(((verified or {}).get("checks") or {}).items(), key=lambda kv: (rank.get(kv[0].split()[0], 9), kv[0])):
         if c.get("mismatches"):
@@ -568,6 +569,9 @@ def checks_of(verified, triple: str, version: str = "") -> list:
             out.append(f"the build's DWARF: {c['fields']} fields")
         elif what == "binary":
             out.append(f"the binary {rest}: {c['fields']} values ({binary_holds(version)})")
+        elif what == "live":
+            out.append(f"a live interpreter of the build: {c['checks']} checks of real objects and __basicsize__"
+                       + (f", {c['constants']} constants" if c.get("constants") else ""))
         elif what == "depends":
             out.append(f"a rescan with pyconfig.h cut to the dependency sets: {c['fields']} fields")
         else:
