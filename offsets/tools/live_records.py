@@ -12,8 +12,9 @@ from the YAML bytes its `verified:` record names (that record must be of these b
 tables` first).
 
 A check that passes with 0 failures is recorded (`live: {checks, constants, build_id, mismatches:
-0}`); one that fails stops the step with the failures listed, and nothing is written. A table with
-a `live` record is not checked again (unless `--again`): the record stays while its bytes do.
+0}`); one that fails stops the step with the failures listed, and nothing is recorded (with
+`--again`, a failing table's old `live` record is removed). A table with a `live` record is not
+checked again (unless `--again`): the record stays while its bytes do.
 An interpreter older than the runtime's minimum (3.8) cannot run the check; the step says so.
 """
 from __future__ import annotations
@@ -171,7 +172,6 @@ def record(out: Path, only: Optional[str] = None, again: bool = False, dry: bool
     from ..check import verified
     from ..layout import table_yaml
     from ..scan.targets import host
-    from .matrix import index_text
 
     rows = verified.index_rows(out)
     names = sorted(p.name for p in out.glob("cpython-*.yaml") if not only or only in p.name)
@@ -193,20 +193,34 @@ def record(out: Path, only: Optional[str] = None, again: bool = False, dry: bool
         if dry:
             continue
         table = table_yaml.loads(text, str(out / name))
-        got = check_table(name, table, found, say)
+        try:
+            got = check_table(name, table, found, say)
+        except VerifyError:
+            if rec and LIVE in rec.get("checks", {}):      # --again: its old record no longer holds
+                _write(out, rows, {name: None})
+            raise
         if got is not None:
             made[name] = got
     if made and not dry:
-        doc_rows = [dict(r) for r in (rows[n] for n in sorted(rows))]
-        for r in doc_rows:
-            if r["file"] in made:
-                checks = dict(r["verified"]["checks"])
-                checks[LIVE] = made[r["file"]]
-                r["verified"] = dict(r["verified"], checks=checks)
-        from ..atomic_write import write
-
-        write(out / "index.yaml", index_text(doc_rows))
+        _write(out, rows, made)
     return made
+
+
+def _write(out: Path, rows: dict, live: dict) -> None:
+    """`out`/index.yaml with the rows `rows` (file name -> row), the `live` check of each table
+    named in `live` set to its entry there (None: removed)."""
+    from ..atomic_write import write
+    from .matrix import index_text
+
+    new = []
+    for name, row in rows.items():
+        if name in live:
+            checks = {k: v for k, v in row["verified"]["checks"].items() if k != LIVE}
+            if live[name] is not None:
+                checks[LIVE] = live[name]
+            row = dict(row, verified=dict(row["verified"], checks=checks))
+        new.append(row)
+    write(out / "index.yaml", index_text(new))
 
 
 def main(argv=None) -> int:
