@@ -207,17 +207,22 @@ def record(out: Path, only: Optional[str] = None, again: bool = False, dry: bool
 
 
 def _write(out: Path, rows: dict, live: dict) -> None:
-    """`out`/index.yaml with the rows `rows` (file name -> row), the `live` check of each table
-    named in `live` set to its entry there (None: removed)."""
+    """`out`/index.yaml with the `live` check of each table named in `live` set to its entry there
+    (None: removed)."""
+    write_checks(out, rows, {name: {LIVE: entry} for name, entry in live.items()})
+
+
+def write_checks(out: Path, rows: dict, changes: dict) -> None:
+    """`out`/index.yaml with the rows `rows` (file name -> row), and in each table named in
+    `changes` (file name -> {check name: entry}) those checks of its record set (None: removed)."""
     from ..atomic_write import write
     from .matrix import index_text
 
     new = []
     for name, row in rows.items():
-        if name in live:
-            checks = {k: v for k, v in row["verified"]["checks"].items() if k != LIVE}
-            if live[name] is not None:
-                checks[LIVE] = live[name]
+        if name in changes:
+            checks = {k: v for k, v in row["verified"]["checks"].items() if k not in changes[name]}
+            checks.update((k, v) for k, v in changes[name].items() if v is not None)
             row = dict(row, verified=dict(row["verified"], checks=checks))
         new.append(row)
     write(out / "index.yaml", index_text(new))
@@ -232,16 +237,24 @@ def main(argv=None) -> int:
     p.add_argument("--again", action="store_true", help="check again the tables that have a live record")
     p.add_argument("--list", action="store_true", help="run no check: say which tables' interpreters are here")
     args = p.parse_args(argv)
-    out = Path(args.root or ".") / "generated"
+    return run_on_checkout(args.root, lambda out: record(out, args.only, args.again, args.list),
+                           None if args.list else "live records written")
+
+
+def run_on_checkout(root: Optional[str], work: Callable[[Path], dict], written: Optional[str]) -> int:
+    """A records tool's run: `work(generated/)` of the checkout `root` (default: the current
+    directory), then `written` and the names of the tables it recorded (nothing with None); an
+    error as one line. The exit status."""
+    out = Path(root or ".") / "generated"
     try:
         if not (out / "index.yaml").is_file():
             raise BuildError(f"{out} has no index.yaml: run this in an offsets checkout, or pass --root REPO")
-        made = record(out, args.only, args.again, args.list)
+        made = work(out)
     except OffsetsError as e:
         print(f"offsets: error: {e}", file=sys.stderr)
         return e.exit_code
-    if not args.list:
-        say(f"live records written: {len(made)}" + (f" ({', '.join(sorted(made))})" if made else ""))
+    if written:
+        say(f"{written}: {len(made)}" + (f" ({', '.join(sorted(made))})" if made else ""))
     return 0
 
 

@@ -5,7 +5,9 @@ Three kinds of files, each made by its own module, all written here, the same wa
 - generated/cpython-*.yaml and generated/index.yaml: `matrix.regenerate` (scan each build of
   data/matrix.yaml, verify each new table against its own inputs before writing it), then
   `live_records.record` (the live check of each table whose own interpreter is on this machine,
-  run by that interpreter, added to its record; not with `--check`, which runs no interpreter);
+  run by that interpreter, added to its record) and `windows_records.record` (python.org's Windows
+  builds' checks of the Windows tables: their DLLs' bytes, and the live check under Wine); not with
+  `--check`, which runs no interpreter;
 - generated/pyoffsets_*.h: `c_header.expected_files`;
 - offsets/data/compact/: `compact.expected_files`.
 A file is written only if its bytes change; a generated file that nothing calls for any more is
@@ -44,6 +46,7 @@ EXAMPLES = """examples:
   python -m offsets.tools.regenerate --verify --only 3.15.2
                                                      scan nothing: verify committed tables again (gcc, DWARF)
   python -m offsets.tools.live_records               only the live checks by the tables' own interpreters here
+  python -m offsets.tools.windows_records            only python.org's Windows builds' checks of their tables
 """
 
 #: Lines of unified diff shown per stale file with --check.
@@ -151,10 +154,10 @@ def run(root: Path, check: bool, only: Optional[str], derived_only: bool,
     if not derived_only:
         found = matrix.regenerate(gen, matrix.select(only), check, partial=bool(only), workers=jobs)
         stale.update({f"generated/{name}": text for name, text in found.items()})
-        if not check:     # each table whose own interpreter is here: its live check, in its record
-            from . import live_records
+        if not check:     # each table whose own interpreter is here, or python.org's build: their checks, in its record
+            from . import live_records, windows_records
 
-            if live_records.record(gen):
+            if any([live_records.record(gen), windows_records.record(gen)]):      # both run
                 stale["generated/index.yaml"] = (gen / "index.yaml").read_text()
     for folder, want in ({} if tables_only else derived(root, use_cache)).items():
         strays = list(gen.glob("pyoffsets_*.h")) if folder == "generated" else \

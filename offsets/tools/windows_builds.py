@@ -94,11 +94,15 @@ def dll(minor: str) -> Path:
     return embeddable(minor) / f"python{minor.replace('.', '')}.dll"
 
 
+def is_table_of(minor: str, name: str) -> bool:
+    """Whether file name `name` is of a Windows x64 release table of `minor`."""
+    return re.fullmatch(rf"cpython-{re.escape(minor)}\.\d+-{re.escape(TRIPLE)}\.yaml", name) is not None
+
+
 def table_path(minor: str, root: Optional[Path] = None) -> Path:
     """The committed Windows release table of `minor` the build is checked against."""
     root = root or Path(__file__).resolve().parents[2]
-    name = re.compile(rf"cpython-{re.escape(minor)}\.\d+-{re.escape(TRIPLE)}\.yaml")
-    found = sorted(p for p in (root / "generated").glob("cpython-*.yaml") if name.fullmatch(p.name))
+    found = sorted(p for p in (root / "generated").glob("cpython-*.yaml") if is_table_of(minor, p.name))
     if len(found) != 1:
         raise BuildError(f"generated/ has {len(found)} Windows release tables of {minor}, not one")
     return found[0]
