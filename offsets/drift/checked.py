@@ -17,6 +17,10 @@ KINDS = (("offsetof", "a second compiler's offsetof"), ("static assertions", "it
          ("_Py_DebugOffsets", "the _Py_DebugOffsets of a binary of the build"),
          ("a live interpreter", "a live interpreter of the build"),
          ("a rescan", "a rescan with pyconfig.h cut to the dependency sets"))
+#: The checks by python.org's build of a Windows table's minor (tools/windows_records.py), whose lines
+#: begin with PYTHON_ORG and count under these kinds alone.
+PYTHON_ORG = "python.org's "
+PYTHON_ORG_KINDS = ((" DLL ", "python.org's DLL of its minor"), (" under Wine", "python.org's build of its minor, live under Wine"))
 
 
 def of_paths(paths: Sequence) -> dict:
@@ -41,8 +45,8 @@ def sentence(names: Sequence[str], checked: dict) -> str:
     recorded = [checked.get(n) for n in names]
     known = [c for c in recorded if c is not None]
     parts = []
-    for word, said in KINDS:
-        n = sum(1 for lines in known if any(word in line for line in lines))
+    for word, said, theirs in [(w, s, False) for w, s in KINDS] + [(w, s, True) for w, s in PYTHON_ORG_KINDS]:
+        n = sum(1 for lines in known if any(word in line and line.startswith(PYTHON_ORG) == theirs for line in lines))
         if n:
             parts.append(f"{said} ({n} of {len(names)} table{'s' if len(names) != 1 else ''})")
     compilers = sorted({line.split("'s ", 1)[0] for lines in known for line in lines if "'s offsetof" in line})
@@ -51,6 +55,8 @@ def sentence(names: Sequence[str], checked: dict) -> str:
         said += f"; compilers: {', '.join(compilers)}"
     if not any(any("the binary " in line for line in lines) for lines in known):
         said += "; no binary of these builds was at hand to check against"
+        if any("another patch release" in line for lines in known for line in lines if line.startswith(PYTHON_ORG)):
+            said += " (python.org's are of other patch releases)"
     missing = len(recorded) - len(known)
     if missing:
         said += f"; {missing} table{'s have' if missing != 1 else ' has'} no record of what checked {'them' if missing != 1 else 'it'}"

@@ -548,14 +548,16 @@ def checks_of(verified, triple: str, version: str = "") -> list:
     """What checked a committed table, from its record in generated/index.yaml (check/verified.py):
     one short line per check it passed (`gcc's offsetof: 2422 fields`, `the build's DWARF: 2350
     fields`, `the binary libpython3.10.so.1.0: 24 values (its type objects' sizes)`, `a live
-    interpreter of the build: 912 checks of real objects and __basicsize__, 190 constants`, ...),
+    interpreter of the build: 912 checks of real objects and __basicsize__, 190 constants`, for a
+    Windows table `python.org's 3.13.2 (another patch release than 3.13.5) DLL python313.dll: 122
+    values (...)` and `... build live under Wine: 852 checks ...`, ...),
     as index.json carries them and `offsets.build()` says them. `version`, the table's, says what a
     binary of it holds to compare (check/binary.py): Py_Version from 3.11, _Py_DebugOffsets from 3.13."""
     from .targets import ZIG_TARGETS, system
 
     compiler = ("zig cc" if triple in ZIG_TARGETS else "mingw-w64 gcc" if system(triple) == "windows" else
                 {"x86_64-linux-gnu": "gcc", "i686-linux-gnu": "gcc -m32"}.get(triple, f"the {triple} cross gcc"))
-    rank = {"gcc": 0, "constants": 1, "dwarf": 2, "binary": 3, "live": 4}
+    rank = {"gcc": 0, "constants": 1, "dwarf": 2, "binary": 3, "dll": 3, "live": 4, "wine": 4}
     out = []
     for name, c in sorted(((verified or {}).get("checks") or {}).items(), key=lambda kv: (rank.get(kv[0].split()[0], 9), kv[0])):
         if c.get("mismatches"):
@@ -572,11 +574,29 @@ def checks_of(verified, triple: str, version: str = "") -> list:
         elif what == "live":
             out.append(f"a live interpreter of the build: {c['checks']} checks of real objects and __basicsize__"
                        + (f", {c['constants']} constants" if c.get("constants") else ""))
+        elif what == "dll":
+            out.append(f"{by_python_org(c['build'], version)} DLL {rest}: {c['fields']} values ({pe_holds(c['build'])})")
+        elif what == "wine":
+            out.append(f"{by_python_org(c['build'], version)} build live under Wine: {c['checks']} checks of real "
+                       f"objects and __basicsize__" + (f", {c['constants']} constants" if c.get("constants") else ""))
         elif what == "depends":
             out.append(f"a rescan with pyconfig.h cut to the dependency sets: {c['fields']} fields")
         else:
             out.append(f"{name}: {c.get('fields', c.get('constants', '?'))}")
     return out
+
+
+def by_python_org(build: str, version: str) -> str:
+    """Whose build checked a Windows table (tools/windows_records.py): python.org's, of the table's
+    own version or (said) another patch release of its minor."""
+    return f"python.org's {build}" + ("" if build == version else f" (another patch release than {version})")
+
+
+def pe_holds(build: str) -> str:
+    """What python.org's DLL of CPython `build` holds that check/pe_binary.py compares with a table."""
+    minor = tuple(int(x) for x in build.split(".")[:2])
+    return ", ".join(["its PyRuntim section's size"] * (minor >= (3, 10)) + ["its type objects' sizes and names"]
+                     + ["Py_Version"] * (minor >= (3, 11)) + ["_Py_DebugOffsets"] * (minor >= (3, 13)))
 
 
 def binary_holds(version: str) -> str:
