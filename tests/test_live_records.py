@@ -66,17 +66,24 @@ def test_a_table_its_own_interpreter_checks_is_recorded(tmp_path):
     assert live_records.record(out, say=said.append) == {}
 
 
-def one_offset_changed(out: Path, live: dict = None) -> str:
-    """Table `TABLE` in `out` with one offset changed, and its record made of the changed bytes (as if
-    its other checks had passed), with `live` as its live check if given; the index's text."""
-    text = (out / TABLE).read_text()
-    # suppress_context, a char the padding at the end of the struct follows, one byte on
+def offset_moved(out: Path, name: str) -> list:
+    """Table `name` in `out` with PyBaseExceptionObject.suppress_context (a char the padding at the
+    end of the struct follows) one byte on, and the index rows of `out` with its record's sha256 made
+    of the changed bytes (as if its other checks had passed), for the caller to write."""
+    text = (out / name).read_text()
     start = text.index("\n  PyBaseExceptionObject:\n")
     found = re.compile(r"\n      suppress_context: \{offset: (\d+),").search(text, start)
     text = text[:found.start(1)] + str(int(found.group(1)) + 1) + text[found.end(1):]
-    (out / TABLE).write_text(text)
+    (out / name).write_text(text)
     rows = yaml.safe_load((out / "index.yaml").read_text())["tables"]
     rows[0]["verified"]["sha256"] = verified.sha256(text)
+    return rows
+
+
+def one_offset_changed(out: Path, live: dict = None) -> str:
+    """Table `TABLE` in `out` with one offset changed, and its record made of the changed bytes (as if
+    its other checks had passed), with `live` as its live check if given; the index's text."""
+    rows = offset_moved(out, TABLE)
     if live is not None:
         rows[0]["verified"]["checks"][verified.LIVE] = live
     (out / "index.yaml").write_text(matrix.index_text(rows))
