@@ -1,9 +1,11 @@
 """Run by a table's own interpreter (tools/live_records.py starts it): the live check of the compact
 table in the file `argv[1]`, printed as one JSON line, when the table records the build-id of the
-binary this interpreter runs on; else why it is not this build. Needs no YAML and no third-party
+binary this interpreter runs on, or (a build whose linker writes no build-id: musl_records.py's)
+when the runtime's rule matches it by the installed headers it compares struct by struct (`by:
+inputs`); else why it is not this build. Needs no YAML and no third-party
 package: it runs wherever the runtime runs.
 
-The line: `{"build": false, "why": ...}`, or `{"build": true, "build_id": ..., "checks": N,
+The line: `{"build": false, "why": ...}`, or `{"build": true, "by": ..., "build_id": ..., "checks": N,
 "constants": K, "failed": [...], "skipped": S, "version": ...}` (`checks` counts every check,
 `constants` those of constants). Exit status 0 when it printed the line, whatever the check found.
 """
@@ -25,7 +27,7 @@ def main(argv=None) -> int:
     me = running_identity()
     build = BuildIdentity.of_table(head["build"])
     how = earning(build, me)
-    if how.by != "build-id":
+    if how.by not in ("build-id", "inputs"):
         recorded = build.build_ids
         why = (f"the table records {'build-id ' + ', '.join(recorded) if recorded else 'no build-id'}, not that of "
                f"this interpreter's binary ({me.build_id or 'none found'})" + ("" if how.by else f"; {how.why}"))
@@ -33,7 +35,7 @@ def main(argv=None) -> int:
         return 0
     c = live_check_text(text, path)
     counts = dict(c.counts)
-    print(json.dumps({"build": True, "build_id": me.build_id, "checks": c.fields, "constants": counts["constants"],
+    print(json.dumps({"build": True, "by": how.by, "build_id": me.build_id if how.by == "build-id" else None, "checks": c.fields, "constants": counts["constants"],
                       "failed": list(c.mismatches), "skipped": counts["not run"], "version": sys.version.split()[0]}))
     return 0
 

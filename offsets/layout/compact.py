@@ -573,7 +573,8 @@ def checks_of(verified, triple: str, version: str = "") -> list:
             out.append(f"the binary {rest}: {c['fields']} values ({binary_holds(version)})")
         elif what == "live":
             out.append(f"a live interpreter of the build: {c['checks']} checks of real objects and __basicsize__"
-                       + (f", {c['constants']} constants" if c.get("constants") else ""))
+                       + (f", {c['constants']} constants" if c.get("constants") else "")
+                       + (f" ({'; '.join(how)})" if (how := live_how(c)) else ""))
         elif what == "dll":
             out.append(f"{by_python_org(c['build'], version)} DLL {rest}: {c['fields']} values ({pe_holds(c['build'])})")
         elif what == "wine":
@@ -584,6 +585,16 @@ def checks_of(verified, triple: str, version: str = "") -> list:
         else:
             out.append(f"{name}: {c.get('fields', c.get('constants', '?'))}")
     return out
+
+
+def live_how(c: dict) -> list:
+    """How a live record's interpreter ran and was known for the table's build, where not simply by
+    its build-id on this machine: `matched by its headers` (a build whose linker writes no
+    build-id: tools/musl_records.py), `under qemu-s390x`."""
+    how = ["matched by its headers"] if c.get("by") == "inputs" else []
+    if c.get("under"):
+        how.append(f"under {c['under']}")
+    return how
 
 
 def by_python_org(build: str, version: str) -> str:

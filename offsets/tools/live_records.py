@@ -49,6 +49,15 @@ OLDEST = (3, 8)
 CHECKOUT = Path(__file__).resolve().parents[2]
 #: Seconds an interpreter may take to run the check of one table.
 TIMEOUT = 300
+#: Run by an interpreter another tool has shown to be of a table's build (qemu_records.py) or of its
+#: minor (windows_records.py): the live check of the compact table on standard input, as JSON.
+STDIN_CHECK = r"""
+import json, sys
+from offsets.check.verify import live_check_text
+c = live_check_text(sys.stdin.read(), "<the table to record>")
+print(json.dumps({"checks": c.fields, "constants": dict(c.counts)["constants"], "failed": list(c.mismatches),
+                  "skipped": dict(c.counts)["not run"], "version": sys.version.split()[0]}))
+"""
 
 
 class Described:
@@ -104,8 +113,9 @@ def build_of(text: str, origin: str):
         (x["build_id"], x["file"], x["source"]) for x in b.get("binaries", ())])))
 
 
-def run_child(exe: str, text: str) -> dict:
-    """What interpreter `exe` says of the compact table `text` (live_child.py's JSON line)."""
+def run_child(exe: str, text: str, runner: tuple = ()) -> dict:
+    """What interpreter `exe` (run by `runner`, say qemu-user, if given) says of the compact table
+    `text` (live_child.py's JSON line)."""
     with tempfile.TemporaryDirectory(prefix="offsets-live-") as d:
         path = Path(d) / "table.jsonl"
         path.write_text(text, encoding="utf-8")
@@ -114,7 +124,7 @@ def run_child(exe: str, text: str) -> dict:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OFFSETS_")}
         env["OFFSETS_AUTOSCAN"] = "0"      # the check reads this table alone: no table is made for it
         try:
-            proc = children.run([exe, "-I", "-S", "-c", code], f"{exe} (the live check)", BuildError,
+            proc = children.run([*runner, exe, "-I", "-S", "-c", code], f"{exe} (the live check)", BuildError,
                                 timeout=TIMEOUT, env=env, cwd=d)
         except subprocess.TimeoutExpired:
             raise BuildError(f"{exe} did not finish the live check in {TIMEOUT} s") from None
@@ -145,8 +155,8 @@ def check_table(name: str, table, found: list, say: Callable[[str], None]) -> Op
             continue
         started = time.monotonic()
         got = run_child(exe, compact_text)
-        if not got["build"]:
-            say(f"    {name}: {exe}: not its build: {got['why']}")
+        if not got["build"] or got["by"] != "build-id":       # its headers alone vouch for no binary here
+            say(f"    {name}: {exe}: not its build: {got.get('why') or 'the table records no build-id of it'}")
             continue
         if got["failed"]:
             shown = "\n".join(f"  {m}" for m in got["failed"][:10])
@@ -206,6 +216,40 @@ def record(out: Path, only: Optional[str] = None, again: bool = False, dry: bool
     return made
 
 
+def wanted(rows: dict, name: str, only: Optional[str], again: bool) -> bool:
+    """Whether table `name` is to be checked live: named by `only` (if given), and without a live
+    record unless `again`."""
+    return (not only or only in name) and (again or LIVE not in ((rows.get(name) or {}).get("verified") or {})
+                                           .get("checks", {}))
+
+
+def record_each(out: Path, rows: dict, todo: list, say: Callable[[str], None]) -> dict:
+    """The live records of `todo` ((table file name, what runs it, a call giving its `live` entry or
+    None), each table of `out` whose record is of its bytes), written to `out`/index.yaml once, at
+    the end: file name -> entry. A `VerifyError` of a call stops it with nothing written (but a
+    failing table's old record removed); `BuildError` if a table's record is not of its bytes."""
+    from ..check import verified
+
+    made = {}
+    for i, (name, what, check) in enumerate(todo, 1):
+        rec = (rows.get(name) or {}).get("verified") or {}
+        if rec.get("sha256") != verified.sha256((out / name).read_text()):
+            raise BuildError(f"{name}: its verification record in index.yaml is not of its bytes: run `make tables` "
+                             f"(which verifies it) before its live check")
+        say(f"[{i}/{len(todo)}] {name}: {what}")
+        try:
+            got = check()
+        except VerifyError:
+            if LIVE in rec.get("checks", {}):        # --again: its old record no longer holds
+                _write(out, rows, {name: None})
+            raise
+        if got is not None:
+            made[name] = got
+    if made:
+        _write(out, rows, made)
+    return made
+
+
 def _write(out: Path, rows: dict, live: dict) -> None:
     """`out`/index.yaml with the `live` check of each table named in `live` set to its entry there
     (None: removed)."""
@@ -239,6 +283,20 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     return run_on_checkout(args.root, lambda out: record(out, args.only, args.again, args.list),
                            None if args.list else "live records written")
+
+
+def records_main(module: str, doc: str, examples: str, record: Callable, written: str, argv=None,
+                 only: str = "only the tables whose file name contains TEXT") -> int:
+    """The command line of a records tool (`--root`, `--only`, `--again`) running
+    `record(generated/, only, again)` on the checkout: the exit status."""
+    from .command_line import parser
+
+    p = parser(module, doc, examples)
+    p.add_argument("--root", metavar="REPO", help="the checkout (default: the current directory)")
+    p.add_argument("--only", metavar="TEXT", help=only)
+    p.add_argument("--again", action="store_true", help="check again the tables that have this record")
+    args = p.parse_args(argv)
+    return run_on_checkout(args.root, lambda out: record(out, args.only, args.again), written)
 
 
 def run_on_checkout(root: Optional[str], work: Callable[[Path], dict], written: Optional[str]) -> int:

@@ -5,7 +5,9 @@ Three kinds of files, each made by its own module, all written here, the same wa
 - generated/cpython-*.yaml and generated/index.yaml: `matrix.regenerate` (scan each build of
   data/matrix.yaml, verify each new table against its own inputs before writing it), then
   `live_records.record` (the live check of each table whose own interpreter is on this machine,
-  run by that interpreter, added to its record) and `windows_records.record` (python.org's Windows
+  run by that interpreter, added to its record), `debian_records.record` (the same by Debian's
+  interpreters fetched by name, other CPUs' under qemu-user), `musl_records.record` (the musl builds
+  compiled here, matched by their headers) and `windows_records.record` (python.org's Windows
   builds' checks of the Windows tables: their DLLs' bytes, and the live check under Wine); not with
   `--check`, which runs no interpreter;
 - generated/pyoffsets_*.h: `c_header.expected_files`;
@@ -46,6 +48,8 @@ EXAMPLES = """examples:
   python -m offsets.tools.regenerate --verify --only 3.15.2
                                                      scan nothing: verify committed tables again (gcc, DWARF)
   python -m offsets.tools.live_records               only the live checks by the tables' own interpreters here
+  python -m offsets.tools.debian_records             only the live checks by Debian's interpreters of their tables
+  python -m offsets.tools.musl_records               only the live checks of the musl tables by their builds
   python -m offsets.tools.windows_records            only python.org's Windows builds' checks of their tables
 """
 
@@ -154,10 +158,11 @@ def run(root: Path, check: bool, only: Optional[str], derived_only: bool,
     if not derived_only:
         found = matrix.regenerate(gen, matrix.select(only), check, partial=bool(only), workers=jobs)
         stale.update({f"generated/{name}": text for name, text in found.items()})
-        if not check:     # each table whose own interpreter is here, or python.org's build: their checks, in its record
-            from . import live_records, windows_records
+        if not check:     # each table whose own interpreter is here or can be had: its checks, in its record
+            from . import debian_records, live_records, musl_records, windows_records
 
-            if any([live_records.record(gen), windows_records.record(gen)]):      # both run
+            if any([live_records.record(gen), debian_records.record(gen), musl_records.record(gen),    # all run
+                    windows_records.record(gen)]):
                 stale["generated/index.yaml"] = (gen / "index.yaml").read_text()
     for folder, want in ({} if tables_only else derived(root, use_cache)).items():
         strays = list(gen.glob("pyoffsets_*.h")) if folder == "generated" else \

@@ -39,22 +39,13 @@ exit status: 0 every check run passed or was refuted by a DLL of another patch r
 #: The name of the live check under Wine in a verification record.
 WINE = "wine"
 
-#: Run in python.org's build under Wine: the live check of the compact table on standard input.
-LIVE_SCRIPT = r"""
-import json, sys
-from offsets.check.verify import live_check_text
-c = live_check_text(sys.stdin.read(), "<the table to record>")
-print(json.dumps({"checks": c.fields, "constants": dict(c.counts)["constants"], "failed": list(c.mismatches),
-                  "skipped": dict(c.counts)["not run"], "version": sys.version.split()[0]}))
-"""
-
-
 def live_under_wine(minor: str, compact_text: str) -> dict:
     """The live check of compact table `compact_text` by python.org's build of `minor` under Wine:
     {"checks", "constants", "failed", "skipped", "version"}."""
     from . import windows_wine
+    from .live_records import STDIN_CHECK
 
-    return json.loads(windows_wine.run(minor, LIVE_SCRIPT, stdin=compact_text).strip().splitlines()[-1])
+    return json.loads(windows_wine.run(minor, STDIN_CHECK, stdin=compact_text).strip().splitlines()[-1])
 
 
 def check_table(minor: str, path: Path, say: Callable[[str], None]) -> Optional[dict]:
@@ -126,15 +117,9 @@ def record(out: Path, only: Optional[str] = None, again: bool = False, say: Call
 
 
 def main(argv=None) -> int:
-    from .command_line import parser
-    from .live_records import run_on_checkout
+    from .live_records import records_main
 
-    p = parser("windows_records", __doc__, EXAMPLES)
-    p.add_argument("--root", metavar="REPO", help="the checkout (default: the current directory)")
-    p.add_argument("--only", metavar="MINOR", help="only the table of this minor (3.8 ... 3.13)")
-    p.add_argument("--again", action="store_true", help="check again the tables that have both records")
-    args = p.parse_args(argv)
-    return run_on_checkout(args.root, lambda out: record(out, args.only, args.again), "Windows records written")
+    return records_main("windows_records", __doc__, EXAMPLES, record, "Windows records written", argv, only='only the table of this minor (3.8 ... 3.13)')
 
 
 if __name__ == "__main__":
