@@ -162,8 +162,47 @@ def test_the_shipped_index_says_the_live_check_of_every_table_whose_record_has_o
     shipped = {e["name"] + ".yaml": e.get("checked") or [] for e in index["tables"]}
     lived = {n: r["verified"]["checks"]["live"] for n, r in verified.index_rows(GENERATED).items()
              if verified.LIVE in (r.get("verified") or {}).get("checks", {})}
-    for name, live in lived.items():
-        assert f"a live interpreter of the build: {live['checks']} checks of real objects and __basicsize__" \
-               f", {live['constants']} constants" in shipped[name], (name, shipped[name])
+    for name, live in lived.items():          # how it ran, where not by its build-id here, follows: (under qemu-arm)
+        said = f"a live interpreter of the build: {live['checks']} checks of real objects and __basicsize__" \
+               f", {live['constants']} constants"
+        assert any(line == said or line.startswith(said + " (") for line in shipped[name]), (name, shipped[name])
+        if live.get("under"):
+            assert any(f"under {live['under']}" in line for line in shipped[name]), (name, shipped[name])
+    assert len(lived) >= 6 + 31 + 2           # pyenv's 3.8-3.13, Debian's by their interpreters, musl's
     assert all(not any(line.startswith("a live interpreter") for line in lines)
                for name, lines in shipped.items() if name not in lived)
+
+
+def test_a_live_check_matched_by_headers_is_taken_only_as_such():
+    """A musl build's live record (tools/musl_records.py: zig's linker writes no build-id) says it
+    matched its build by the headers the table names: the record check takes that, and refuses it
+    with a build-id besides, for a table naming no digest of its headers, or without `by: inputs`."""
+    import tempfile
+
+    name = "cpython-3.13.15-x86_64-linux-musl.yaml"
+    text = (GENERATED / name).read_text()
+    row = dict(verified.index_rows(GENERATED)[name])
+    live = row["verified"]["checks"][verified.LIVE]
+    assert live["by"] == "inputs" and "build_id" not in live and live["checks"] > 300
+
+    def found(live: dict, table_text: str = text) -> list:
+        with tempfile.TemporaryDirectory() as d:
+            (Path(d) / name).write_text(table_text)
+            r = dict(row, verified=dict(row["verified"], sha256=verified.sha256(table_text),
+                                        checks=dict(row["verified"]["checks"], live=live)))
+            (Path(d) / "index.yaml").write_text(matrix.index_text([r]))
+            return verified.problems(Path(d))
+
+    assert found(live) == []
+    assert any("names a build-id too" in f for f in found(dict(live, build_id="00" * 20)))
+    headless = re.sub(r'(\n  inputs: \{[^\n]*)\bheaders: "sha256:\w+", ', r"\1", text)
+    assert headless != text and any("records no digest of its headers" in f for f in found(live, headless))
+    assert any("not record" in f for f in found({k: v for k, v in live.items() if k != "by"}))
+
+
+def test_checks_of_says_how_a_live_interpreter_was_known_and_run():
+    rec = {"checks": {"live": {"checks": 1086, "constants": 233, "by": "inputs", "under": "qemu-aarch64",
+                               "mismatches": 0}}}
+    assert checks_of(rec, "aarch64-linux-musl", "3.13.15") == [
+        "a live interpreter of the build: 1086 checks of real objects and __basicsize__, 233 constants "
+        "(matched by its headers; under qemu-aarch64)"]

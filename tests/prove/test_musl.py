@@ -144,3 +144,30 @@ def test_what_jits_read_is_exact_on_musl_and_equals_its_dwarf(name):
     # every field and size answered is in its DWARF (the constants, macros, are not)
     fields = [n for n in unchecked if not n.startswith(jit_needs.CONST)]
     assert not fields, fields[:5]
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_the_musl_tables_live_record_is_what_its_build_says_again(name, tmp_path):
+    """tools/musl_records.py, as make tables runs it: the build (its installed headers and pyconfig.h
+    the table's inputs, digest for digest; the runtime inside matching it by them) checks the table
+    live, and that is the committed record; a table naming another pyconfig.h is not its build."""
+    from offsets.tools import musl_records
+
+    row = dict(verified.index_rows(GENERATED)[name])
+    committed = row["verified"]["checks"]["live"]
+    row["verified"] = dict(row["verified"], checks={k: v for k, v in row["verified"]["checks"].items() if k != "live"})
+    (tmp_path / name).write_text((GENERATED / name).read_text())
+    (tmp_path / "index.yaml").write_text(matrix.index_text([row]))
+    said = []
+    assert musl_records.record(tmp_path, say=said.append) == {name: committed}, said
+    assert committed["by"] == "inputs" and committed.get("under") == (RUNS[name] or (None,))[0]
+    assert verified.problems(tmp_path) == []
+    text = (GENERATED / name).read_text()
+    digest = table_yaml.load(GENERATED / name).build.inputs["pyconfig_h"]
+    other = text.replace(digest, "sha256:" + "0" * 64)
+    (tmp_path / name).write_text(other)
+    row["verified"] = dict(row["verified"], sha256=verified.sha256(other))
+    (tmp_path / "index.yaml").write_text(matrix.index_text([row]))
+    said = []
+    assert musl_records.record(tmp_path, again=True, say=said.append) == {}
+    assert any("are not the table's inputs: not its build" in line for line in said), said
