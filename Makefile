@@ -125,7 +125,8 @@ prove: test-venv
 	  scripts/build-cpython 3.13.15 free-threaded && scripts/build-cpython 3.13.15 release && \
 	  scripts/build-cpython 3.13.15 elsewhere && scripts/build-cpython 3.13.15 free-threaded-elsewhere && \
 	  scripts/build-cpython 3.13.15 musl && scripts/build-cpython 3.13.15 musl-aarch64 && wait $$fetch
-	$(BIN)/python -m pytest -q -ra -s tests/prove
+	@# two workers, a test file each (as make test); each passed test's printed figures in the summary (-rP)
+	$(BIN)/python -m pytest -q -raP -n 2 --dist loadfile tests/prove
 
 bench: test-venv
 	@# valgrind counts the instructions of the startup figures (offsets/tools/bench_startup.py)
