@@ -1,8 +1,8 @@
 """Run by a table's own interpreter (tools/live_records.py starts it): the live check of the compact
 table in the file `argv[1]`, printed as one JSON line, when the table records the build-id of the
-binary this interpreter runs on, or (a build whose linker writes no build-id: musl_records.py's)
-when the runtime's rule matches it by the installed headers it compares struct by struct (`by:
-inputs`); else why it is not this build. Needs no YAML and no third-party
+binary this interpreter runs on, or (a build made here whose build-id no table can record:
+built_records.py's) when the runtime's rule matches it by the installed headers it compares struct
+by struct (`by: inputs`); else why it is not this build. Needs no YAML and no third-party
 package: it runs wherever the runtime runs.
 
 The line: `{"build": false, "why": ...}`, or `{"build": true, "by": ..., "build_id": ..., "checks": N,

@@ -123,8 +123,8 @@ def problems(out: Path) -> list[str]:
         if live is not None and not live.get("checks"):
             found.append(f"{name}: its live check compared nothing")
         if live is not None and live.get("by") == "inputs":
-            # a build whose linker writes no build-id (tools/musl_records.py): the runtime inside matched it
-            # by the headers the table was made from, which the table must name
+            # a build made here whose build-id no table can record (tools/built_records.py): the runtime
+            # inside matched it by the headers the table was made from, which the table must name
             if live.get("build_id") is not None or not re.search(r"\n  inputs: \{[^\n]*\bheaders: \"sha256:", text):
                 found.append(f"{name}: its live check says it matched its build by headers, but "
                              + ("names a build-id too" if live.get("build_id") is not None else

@@ -589,8 +589,8 @@ def checks_of(verified, triple: str, version: str = "") -> list:
 
 def live_how(c: dict) -> list:
     """How a live record's interpreter ran and was known for the table's build, where not simply by
-    its build-id on this machine: `matched by its headers` (a build whose linker writes no
-    build-id: tools/musl_records.py), `under qemu-s390x`."""
+    its build-id on this machine: `matched by its headers` (a build made here whose build-id no
+    table can record: tools/built_records.py), `under qemu-s390x`."""
     how = ["matched by its headers"] if c.get("by") == "inputs" else []
     if c.get("under"):
         how.append(f"under {c['under']}")

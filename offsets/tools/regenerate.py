@@ -6,8 +6,8 @@ Three kinds of files, each made by its own module, all written here, the same wa
   data/matrix.yaml, verify each new table against its own inputs before writing it), then
   `live_records.record` (the live check of each table whose own interpreter is on this machine,
   run by that interpreter, added to its record), `debian_records.record` (the same by Debian's
-  interpreters fetched by name, other CPUs' under qemu-user), `musl_records.record` (the musl builds
-  compiled here, matched by their headers) and `windows_records.record` (python.org's Windows
+  interpreters fetched by name, other CPUs' under qemu-user), `built_records.record` (the builds
+  scripts/build-cpython compiles here, matched by their headers) and `windows_records.record` (python.org's Windows
   builds' checks of the Windows tables: their DLLs' bytes, and the live check under Wine); not with
   `--check`, which runs no interpreter;
 - generated/pyoffsets_*.h: `c_header.expected_files`;
@@ -49,7 +49,7 @@ EXAMPLES = """examples:
                                                      scan nothing: verify committed tables again (gcc, DWARF)
   python -m offsets.tools.live_records               only the live checks by the tables' own interpreters here
   python -m offsets.tools.debian_records             only the live checks by Debian's interpreters of their tables
-  python -m offsets.tools.musl_records               only the live checks of the musl tables by their builds
+  python -m offsets.tools.built_records              only the live checks by the builds made here (3.13.15, musl)
   python -m offsets.tools.windows_records            only python.org's Windows builds' checks of their tables
 """
 
@@ -159,9 +159,9 @@ def run(root: Path, check: bool, only: Optional[str], derived_only: bool,
         found = matrix.regenerate(gen, matrix.select(only), check, partial=bool(only), workers=jobs)
         stale.update({f"generated/{name}": text for name, text in found.items()})
         if not check:     # each table whose own interpreter is here or can be had: its checks, in its record
-            from . import debian_records, live_records, musl_records, windows_records
+            from . import debian_records, live_records, built_records, windows_records
 
-            if any([live_records.record(gen), debian_records.record(gen), musl_records.record(gen),    # all run
+            if any([live_records.record(gen), debian_records.record(gen), built_records.record(gen),    # all run
                     windows_records.record(gen)]):
                 stale["generated/index.yaml"] = (gen / "index.yaml").read_text()
     for folder, want in ({} if tables_only else derived(root, use_cache)).items():
