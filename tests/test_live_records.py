@@ -80,6 +80,29 @@ def offset_moved(out: Path, name: str) -> list:
     return rows
 
 
+def without_live(out: Path, name: str) -> Path:
+    """`out` holding the committed table `name` and its index row without its live record."""
+    import shutil
+
+    row = dict(verified.index_rows(GENERATED)[name])
+    row["verified"] = dict(row["verified"], checks={k: v for k, v in row["verified"]["checks"].items()
+                                                    if k != verified.LIVE})
+    shutil.copy(GENERATED / name, out / name)
+    (out / "index.yaml").write_text(matrix.index_text([row]))
+    return out
+
+
+def refused_unrecorded(out: Path, name: str, record, why: str) -> None:
+    """Table `name` of `out` with an offset moved (`offset_moved`) fails the live check that
+    `record(out)` runs, with `why` and the field in its error, and nothing is written."""
+    (out / "index.yaml").write_text(matrix.index_text(offset_moved(out, name)))
+    before = (out / "index.yaml").read_text()
+    with pytest.raises(VerifyError) as e:
+        record(out)
+    assert why in str(e.value) and "PyBaseExceptionObject.suppress_context" in str(e.value)
+    assert (out / "index.yaml").read_text() == before
+
+
 def one_offset_changed(out: Path, live: dict = None) -> str:
     """Table `TABLE` in `out` with one offset changed, and its record made of the changed bytes (as if
     its other checks had passed), with `live` as its live check if given; the index's text."""
@@ -168,13 +191,13 @@ def test_the_shipped_index_says_the_live_check_of_every_table_whose_record_has_o
         assert any(line == said or line.startswith(said + " (") for line in shipped[name]), (name, shipped[name])
         if live.get("under"):
             assert any(f"under {live['under']}" in line for line in shipped[name]), (name, shipped[name])
-    assert len(lived) >= 6 + 31 + 2           # pyenv's 3.8-3.13, Debian's by their interpreters, musl's
+    assert len(lived) >= 6 + 31 + 4           # pyenv's 3.8-3.13, Debian's by their interpreters, the builds made here
     assert all(not any(line.startswith("a live interpreter") for line in lines)
                for name, lines in shipped.items() if name not in lived)
 
 
 def test_a_live_check_matched_by_headers_is_taken_only_as_such():
-    """A musl build's live record (tools/musl_records.py: zig's linker writes no build-id) says it
+    """A musl build's live record (tools/built_records.py: zig's linker writes no build-id) says it
     matched its build by the headers the table names: the record check takes that, and refuses it
     with a build-id besides, for a table naming no digest of its headers, or without `by: inputs`."""
     import tempfile

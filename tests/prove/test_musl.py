@@ -146,12 +146,18 @@ def test_what_jits_read_is_exact_on_musl_and_equals_its_dwarf(name):
     assert not fields, fields[:5]
 
 
-@pytest.mark.parametrize("name", sorted(RUNS))
-def test_the_musl_tables_live_record_is_what_its_build_says_again(name, tmp_path):
-    """tools/musl_records.py, as make tables runs it: the build (its installed headers and pyconfig.h
-    the table's inputs, digest for digest; the runtime inside matching it by them) checks the table
-    live, and that is the committed record; a table naming another pyconfig.h is not its build."""
-    from offsets.tools import musl_records
+#: the tables of builds scripts/build-cpython makes here -> the qemu-user program that runs it (or None)
+BUILT_HERE = {**{n: (r or (None,))[0] for n, r in RUNS.items()}, "cpython-3.13.15-x86_64-linux-gnu.yaml": None,
+              "cpython-3.13.15-freethreaded-x86_64-linux-gnu.yaml": None}
+
+
+@pytest.mark.parametrize("name", sorted(BUILT_HERE))
+def test_the_live_record_of_a_build_made_here_is_what_it_says_again(name, tmp_path):
+    """tools/built_records.py, as make tables runs it: the build (its installed headers and pyconfig.h
+    the table's inputs, digest for digest; the runtime inside matching it by them: zig writes no
+    build-id, and glibc's compiled again here has a new one) checks the table live, and that is the
+    committed record; a table naming another pyconfig.h is not its build."""
+    from offsets.tools import built_records
 
     row = dict(verified.index_rows(GENERATED)[name])
     committed = row["verified"]["checks"]["live"]
@@ -159,8 +165,8 @@ def test_the_musl_tables_live_record_is_what_its_build_says_again(name, tmp_path
     (tmp_path / name).write_text((GENERATED / name).read_text())
     (tmp_path / "index.yaml").write_text(matrix.index_text([row]))
     said = []
-    assert musl_records.record(tmp_path, say=said.append) == {name: committed}, said
-    assert committed["by"] == "inputs" and committed.get("under") == (RUNS[name] or (None,))[0]
+    assert built_records.record(tmp_path, say=said.append) == {name: committed}, said
+    assert committed["by"] == "inputs" and committed.get("under") == BUILT_HERE[name]
     assert verified.problems(tmp_path) == []
     text = (GENERATED / name).read_text()
     digest = table_yaml.load(GENERATED / name).build.inputs["pyconfig_h"]
@@ -169,5 +175,15 @@ def test_the_musl_tables_live_record_is_what_its_build_says_again(name, tmp_path
     row["verified"] = dict(row["verified"], sha256=verified.sha256(other))
     (tmp_path / "index.yaml").write_text(matrix.index_text([row]))
     said = []
-    assert musl_records.record(tmp_path, again=True, say=said.append) == {}
-    assert any("are not the table's inputs: not its build" in line for line in said), said
+    assert built_records.record(tmp_path, again=True, say=said.append) == {}
+    assert any("is not the table's" in line and "are not the table's inputs" in line for line in said), said
+
+
+def test_a_table_with_an_offset_moved_fails_the_live_check_of_its_build_made_here_and_is_not_recorded(tmp_path):
+    from offsets.tools import built_records
+
+    sys.path.insert(0, str(GENERATED.parent / "tests"))
+    from test_live_records import refused_unrecorded, without_live
+
+    refused_unrecorded(without_live(tmp_path, TABLE), TABLE, lambda out: built_records.record(out, say=lambda l: None),
+                       "fails the live check by its build made here")
