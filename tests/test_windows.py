@@ -46,7 +46,9 @@ def test_a_table_made_with_another_versions_pyconfig_says_so():
     ({"version": "3.12.1", "pyconfig": "3.11.2"}, "`why` goes with"),
     ({"version": "3.9.2", "headers": "source", "pyconfig": "3.9.2", "why": "no reason"}, "`why` goes with"),
     ({"version": "3.7.16", "headers": "source", "pyconfig": "3.7.16"}, "no packaged entry of 3.7.16"),
-    ({"version": "3.14.10", "headers": "pyenv", "pyconfig": "3.13.5", "why": "x"}, "pyenv's list lacks 3.14.10")])
+    ({"version": "3.14.10", "headers": "pyenv", "pyconfig": "3.13.5", "why": "x"}, "pyenv's list lacks 3.14.10"),
+    ({"version": "3.12.1", "headers": "debian", "pyconfig": "3.11.2", "why": "x"},
+     "no packaged entry of 3.12.1 has a -dev package")])
 def test_the_matrix_refuses_a_windows_entry_that_does_not_hold_together(change, message):
     from offsets.tools import matrix
 

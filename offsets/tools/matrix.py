@@ -93,6 +93,9 @@ def checked_matrix(data) -> dict:
                 raise BuildError(f"{at}: headers from source, but no packaged entry of {w['version']} has a source package")
             if w["headers"] == "pyenv" and w["version"] not in data["pyenv"]:
                 raise BuildError(f"{at}: headers from pyenv, but pyenv's list lacks {w['version']}")
+            if w["headers"] == "debian" and not any(e["version"] == w["version"] and e.get("dev")
+                                                    for e in data["packaged"]):
+                raise BuildError(f"{at}: headers from Debian, but no packaged entry of {w['version']} has a -dev package")
             if (w["pyconfig"] != w["version"]) != bool(w.get("why")):
                 raise BuildError(f"{at}: `why` goes with, and only with, a pyconfig of another version than {w['version']}")
     return data
@@ -191,9 +194,12 @@ def _orig(version: str) -> Path:
 
 def _headers_of(entry_: dict) -> Path:
     """The include directory a `windows` or `macos` entry's `headers` names: the pristine sources'
-    Include/, or pyenv's installed include/python3.X of that version."""
+    Include/, pyenv's installed include/python3.X of that version, or (`debian`) the one Debian's
+    -dev package of it installs."""
     if entry_["headers"] == "source":
         return _orig(entry_["version"]) / "Include"
+    if entry_["headers"] == "debian":
+        return _packaged_inputs(entry(entry_["version"]), "release", "x86_64-linux-gnu", False).include_dir
     return build.from_python(str(_pyenv_python(entry_["version"]))).include_dir
 
 
