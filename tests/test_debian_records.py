@@ -67,13 +67,16 @@ def test_checks_of_says_which_qemu_ran_the_live_check():
         "a live interpreter of the build: 545 checks of real objects and __basicsize__, 239 constants (under qemu-s390x)"]
 
 
-def test_every_debian_release_table_whose_interpreter_debian_serves_has_a_live_record():
+def test_every_debian_table_whose_interpreter_debian_serves_has_a_live_record():
     from offsets.tools import debian_interpreters
 
     rows = verified.index_rows(GENERATED)
-    names = [debian_interpreters.table_name(b) + ".yaml" for b in debian_interpreters.builds(debian_interpreters.RUNNER)]
+    names = [debian_interpreters.table_name(b, config) + ".yaml" for config in debian_records.CONFIGS
+             for b in debian_interpreters.builds(debian_interpreters.RUNNER, config)]
     lived = [n for n in names if verified.LIVE in rows[n]["verified"]["checks"]]
-    # sid's 3.13.15 for amd64 is no longer served (sid has moved on to 3.13.18): the one without
-    assert sorted(set(names) - set(lived)) == ["cpython-3.13.15-debian-x86_64-linux-gnu.yaml"]
+    # sid's 3.13.15 for amd64 is no longer served (sid has moved on to 3.13.18): the ones without
+    assert sorted(set(names) - set(lived)) == ["cpython-3.13.15-debian-debug-x86_64-linux-gnu.yaml",
+                                               "cpython-3.13.15-debian-x86_64-linux-gnu.yaml"]
+    assert sum("-debug-" in n for n in lived) == 6
     assert {rows[n]["verified"]["checks"][verified.LIVE].get("under") for n in lived} == {
         None, "qemu-aarch64", "qemu-arm", "qemu-ppc64le", "qemu-s390x", "qemu-riscv64"}

@@ -69,7 +69,9 @@ def test_make_tables_records_what_verified_each_table(made):
     assert rec["sha256"] == verified.sha256((made / TABLE).read_text())
     assert rec["verifier"] == verified.VERIFIER
     assert set(rec["checks"]) == {"gcc", "constants", "dwarf", "binary python3.14d", "binary libpython3.14d.so.1.0",
-                                  verified.CUT}
+                                  verified.CUT, verified.LIVE}
+    # the live check by the build's own python3.14d (tools/debian_records.py), which the table records
+    assert rec["checks"][verified.LIVE]["build_id"] in (made / TABLE).read_text()
     assert all(c["mismatches"] == 0 and c["fields"] > 1000 for n, c in rec["checks"].items() if n in ("gcc", "dwarf"))
     assert rec["checks"]["constants"]["mismatches"] == 0 and rec["checks"]["constants"]["constants"] > 1000
     # the binary check: each type object's tp_basicsize, Py_Version and the 73 _Py_DebugOffsets

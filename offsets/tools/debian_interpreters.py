@@ -31,43 +31,50 @@ LIBS = ("libc6", "libgcc-s1", "libffi8", "zlib1g", "libexpat1", "libzstd1")
 LIB_NAMES = {"bullseye": {"libffi8": "libffi7"}}
 
 
-def builds(triples=QEMU) -> list:
-    """(version, triple, matrix entry) of every table of a Debian release build for `triples`."""
+#: The packages of a debug interpreter besides the release one's (scan/debian.py BINARIES)
+DEBUG_PACKAGES = ("python{minor}-dbg", "libpython{minor}-dbg")
+
+
+def builds(triples=QEMU, config: str = "release") -> list:
+    """(version, triple, matrix entry) of every table of a Debian build of `config` (release, or
+    debug) for `triples`."""
     from . import matrix
 
     return [(e["version"], triple, e) for e in matrix.matrix()["packaged"]
-            for config, triple in e["builds"] if triple in triples and config == "release"]
+            for c, triple in e["builds"] if triple in triples and c == config]
 
 
-def table_name(b) -> str:
+def table_name(b, config: str = "release") -> str:
     from . import matrix
 
     version, triple, e = b
-    return matrix.table_file(version, "release", triple, f"{e['vendor']} {e['package_version']}")[:-len(".yaml")]
+    return matrix.table_file(version, config, triple, f"{e['vendor']} {e['package_version']}")[:-len(".yaml")]
 
 
-def root(b) -> Path:
-    """The interpreter's packages (exact version) with the C library, unpacked together."""
+def root(b, config: str = "release") -> Path:
+    """The interpreter's packages (exact version; with its debug interpreter's for `debug`) with the
+    C library, unpacked together."""
     from ..scan import debian, targets
 
     version, triple, e = b
     minor = version.rsplit(".", 1)[0]
     names = [f"{n}={e['package_version']}" for n in
-             (f"python{minor}-minimal", f"libpython{minor}-minimal", f"libpython{minor}-stdlib", f"libpython{minor}")]
+             (f"python{minor}-minimal", f"libpython{minor}-minimal", f"libpython{minor}-stdlib", f"libpython{minor}",
+              *(p.format(minor=minor) for p in (DEBUG_PACKAGES if config == "debug" else ())))]
     libs = [LIB_NAMES.get(e["suite"], {}).get(n, n) for n in LIBS]
     return debian.unpacked(names + libs, targets.target(triple).deb_arch, e["suite"])
 
 
-def interpreter(b) -> tuple[list, Path]:
-    """(command that runs the interpreter, under qemu for another CPU, its executable in the root);
-    `BuildError` without that CPU's qemu-user program."""
+def interpreter(b, config: str = "release") -> tuple[list, Path]:
+    """(command that runs the interpreter (`python3.Xd` for debug), under qemu for another CPU, its
+    executable in the root); `BuildError` without that CPU's qemu-user program."""
     from ..scan import targets
 
     version, triple, _ = b
     qemu = RUNNER[triple]
     if qemu is not None and shutil.which(qemu) is None:
         raise BuildError(f"no {qemu}: `apt-get install qemu-user` (make test-venv installs it)")
-    r = root(b)
+    r = root(b, config)
     multiarch = targets.target(triple).multiarch
     # sid's packages are usr-merged; bookworm's libc6 keeps its files in /lib (the loader in /lib or
     # /lib64 itself, the libraries in /lib/MULTIARCH)
@@ -76,14 +83,15 @@ def interpreter(b) -> tuple[list, Path]:
                if p.name.startswith(("ld-linux", "ld64"))]
     if not loaders:
         raise BuildError(f"no dynamic loader in {r} (its libc6 for {triple})")
-    exe = r / "usr/bin" / f"python{version.rsplit('.', 1)[0]}"
+    exe = r / "usr/bin" / f"python{version.rsplit('.', 1)[0]}{'d' if config == 'debug' else ''}"
     return [*([qemu] if qemu else []), str(loaders[0]), "--library-path", ":".join(map(str, libdirs)), str(exe)], exe
 
 
-def run(b, code: str, *args: str, stdin: Optional[str] = None, timeout: int = 900) -> str:
-    """`code` run in that interpreter (under qemu for another CPU) with the checkout importable (`stdin` its standard
-    input); its stdout. `BuildError` with the end of its standard error when it fails."""
-    cmd, exe = interpreter(b)
+def run(b, code: str, *args: str, stdin: Optional[str] = None, timeout: int = 900, config: str = "release") -> str:
+    """`code` run in that interpreter of `config` (under qemu for another CPU) with the checkout
+    importable (`stdin` its standard input); its stdout. `BuildError` with the end of its standard
+    error when it fails."""
+    cmd, exe = interpreter(b, config)
     env = {k: v for k, v in os.environ.items() if k not in ("OFFSETS_TABLES", "OFFSETS_STRICT", "PYTHONPATH")}
     env.update(PYTHONHOME=str(exe.parent.parent), PYTHONPATH=str(CHECKOUT), OFFSETS_AUTOSCAN="0")
     proc = subprocess.run([*cmd, "-c", code, *args], capture_output=True, text=True, env=env, timeout=timeout,

@@ -1,18 +1,20 @@
-"""`python -m offsets.tools.debian_records`: the live check of each table of a Debian release build,
-run by its own interpreter (x86_64 and i686 natively, aarch64, 32-bit ARM, ppc64el, s390x and
-riscv64 under qemu-user), recorded as the table's `live` check in generated/index.yaml. `make
-tables` runs it after the live records of this machine's own interpreters.
+"""`python -m offsets.tools.debian_records`: the live check of each table of a Debian release or
+debug build, run by its own interpreter (x86_64 and i686 natively; aarch64, 32-bit ARM, ppc64el,
+s390x and riscv64 under qemu-user), recorded as the table's `live` check in generated/index.yaml.
+`make tables` runs it after the live records of this machine's own interpreters.
 
-The interpreter is Debian's package of the table's exact version, unpacked by name with its C
-library and run through that library's loader (debian_interpreters.py). It is the table's build when its
-executable's GNU build-id, read from the file here, is one the table records; under qemu a 32-bit
-guest cannot read its own ELF header (its memory is mapped at an offset in qemu's), so the build-id
-is read here, not by the runtime inside. That interpreter then checks the table in its own process
-(check/verify.py's `live_check_text`: `__basicsize__` of builtin types, real objects read through the
-table's offsets, the constants it shows; s390x big-endian). A check with 0 failures is recorded
-(`live: {checks, constants, build_id, under: qemu-..., mismatches: 0}`; `under` only for another CPU); one that fails stops the
-step with the failures listed, and nothing is written. A table with a `live` record is not checked
-again (unless `--again`): the record stays while its bytes do.
+The interpreter is Debian's package of the table's exact version (`python3.Xd` of its -dbg
+packages for debug), unpacked by name with its C library and run through that library's loader
+(debian_interpreters.py). It is the table's build when its executable's GNU build-id, read from
+the file here, is one the table records; under qemu a 32-bit guest cannot read its own ELF header
+(its memory is mapped at an offset in qemu's), so the build-id is read here, not by the runtime
+inside. That interpreter then checks the table in its own process (check/verify.py's
+`live_check_text`: `__basicsize__` of builtin types, real objects read through the table's
+offsets, the constants it shows; s390x big-endian). A check with 0 failures is recorded (`live:
+{checks, constants, build_id, under: qemu-..., mismatches: 0}`; `under` only for another CPU); one
+that fails stops the step with the failures listed, and nothing is written. A table with a `live`
+record is not checked again (unless `--again`): the record stays while its bytes do. Debian ships
+no free-threaded interpreter (those tables are derived), so they have none.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from typing import Callable, Optional
 from ..errors import FetchError, VerifyError
 from ..progress import say
 
-EXAMPLES = """  python -m offsets.tools.debian_records                check and record every Debian release table
+EXAMPLES = """  python -m offsets.tools.debian_records                check and record every Debian release and debug table
   python -m offsets.tools.debian_records --only s390x   the tables whose file name contains s390x
   python -m offsets.tools.debian_records --again        check again tables that have a live record
 
@@ -34,7 +36,11 @@ exit status: 0 every check run passed (and is recorded), 1 a check failed (nothi
 2 an error (no qemu-user: `make test-venv` installs it)."""
 
 
-def check_table(b, path: Path, say: Callable[[str], None]) -> Optional[dict]:
+#: The configs whose interpreters Debian ships (its free-threaded tables are derived: none ships)
+CONFIGS = ("release", "debug")
+
+
+def check_table(b, path: Path, say: Callable[[str], None], config: str = "release") -> Optional[dict]:
     """The live record of the table at `path` by its own interpreter `b` (debian_interpreters.builds()'s);
     None where that interpreter is not its build, or Debian no longer serves its packages (said);
     `VerifyError` if it fails."""
@@ -45,7 +51,7 @@ def check_table(b, path: Path, say: Callable[[str], None]) -> Optional[dict]:
 
     text = path.read_text()
     try:
-        _, exe = debian_interpreters.interpreter(b)
+        _, exe = debian_interpreters.interpreter(b, config)
     except FetchError as e:
         say(f"    {path.name}: its interpreter cannot be had: {e}; not checked")
         return None
@@ -55,7 +61,7 @@ def check_table(b, path: Path, say: Callable[[str], None]) -> Optional[dict]:
         return None
     table = table_yaml.loads(text, str(path))
     started = time.monotonic()
-    got = json.loads(debian_interpreters.run(b, STDIN_CHECK, stdin=compact.dumps(table, path.stem)).strip().splitlines()[-1])
+    got = json.loads(debian_interpreters.run(b, STDIN_CHECK, stdin=compact.dumps(table, path.stem), config=config).strip().splitlines()[-1])
     qemu = debian_interpreters.RUNNER[b[1]]
     how = f"under {qemu}" if qemu else "natively"
     if got["failed"]:
@@ -70,7 +76,7 @@ def check_table(b, path: Path, say: Callable[[str], None]) -> Optional[dict]:
 
 
 def record(out: Path, only: Optional[str] = None, again: bool = False, say: Callable[[str], None] = say) -> dict:
-    """Run the live check of each Debian release table of `out` (whose file name contains `only`) by
+    """Run the live check of each Debian release or debug table of `out` (whose file name contains `only`) by
     its own interpreter, and add each passing one to its record in `out`/index.yaml (written once, at the end).
     Table file name -> its new `live` entry. `VerifyError` if a check fails (nothing written),
     `BuildError` if a table's record is not of its bytes, or its CPU's qemu is missing."""
@@ -80,11 +86,12 @@ def record(out: Path, only: Optional[str] = None, again: bool = False, say: Call
 
     rows = verified.index_rows(out)
     todo = []
-    for b in debian_interpreters.builds(debian_interpreters.RUNNER):
-        path = out / (debian_interpreters.table_name(b) + ".yaml")
-        if path.is_file() and wanted(rows, path.name, only, again):
-            todo.append((path.name, f"its interpreter, {debian_interpreters.RUNNER[b[1]] or 'natively'}",
-                         lambda b=b, path=path: check_table(b, path, say)))
+    for config in CONFIGS:
+        for b in debian_interpreters.builds(debian_interpreters.RUNNER, config):
+            path = out / (debian_interpreters.table_name(b, config) + ".yaml")
+            if path.is_file() and wanted(rows, path.name, only, again):
+                todo.append((path.name, f"its interpreter, {debian_interpreters.RUNNER[b[1]] or 'natively'}",
+                             lambda b=b, path=path, config=config: check_table(b, path, say, config)))
     return record_each(out, rows, todo, say)
 
 
