@@ -61,10 +61,12 @@ def run(cmd, what: str, error=OffsetsError, timeout=None, check: bool = False, l
     """`cmd` run as `subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=check)`
     would, its output decoded with `errors`; the child dies with this process (`die_with_parent`),
     and one that prints more than `limit` bytes is killed and refused with `error` (one line saying
-    that `what` printed more than expected). `subprocess.TimeoutExpired` at the timeout."""
+    that `what` printed more than expected). `subprocess.TimeoutExpired` at the timeout. Its standard
+    input is empty, or the open file `stdin=` names."""
     _prctl_function()
     parent = os.getpid()
-    with subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    stdin = kwargs.pop("stdin", subprocess.DEVNULL)
+    with subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           preexec_fn=lambda: die_with_parent(parent), **kwargs) as proc:
         try:
             out, err = _bounded(proc, limit, None if timeout is None else time.monotonic() + timeout)

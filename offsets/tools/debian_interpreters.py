@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -91,11 +92,20 @@ def run(b, code: str, *args: str, stdin: Optional[str] = None, timeout: int = 90
     """`code` run in that interpreter of `config` (under qemu for another CPU) with the checkout
     importable (`stdin` its standard input); its stdout. `BuildError` with the end of its standard
     error when it fails."""
+    from .. import children
+
     cmd, exe = interpreter(b, config)
     env = {k: v for k, v in os.environ.items() if k not in ("OFFSETS_TABLES", "OFFSETS_STRICT", "PYTHONPATH")}
     env.update(PYTHONHOME=str(exe.parent.parent), PYTHONPATH=str(CHECKOUT), OFFSETS_AUTOSCAN="0")
-    proc = subprocess.run([*cmd, "-c", code, *args], capture_output=True, text=True, env=env, timeout=timeout,
-                          input=stdin if stdin is not None else "")
+    how = " ".join(Path(c).name for c in cmd[:2])          # qemu-arm ld-linux-armhf.so.3, or the loader
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as given:
+        given.write(stdin or "")
+        given.seek(0)
+        try:
+            proc = children.run([*cmd, "-c", code, *args], f"{exe.name} ({how})", BuildError, timeout=timeout,
+                                env=env, stdin=given)
+        except subprocess.TimeoutExpired:
+            raise BuildError(f"{exe} ({how}) did not finish in {timeout} s") from None
     if proc.returncode:
-        raise BuildError(f"{exe} ({' '.join(Path(c).name for c in cmd[:2])}) failed (exit {proc.returncode}):\n{proc.stderr.strip()[-3000:]}")
+        raise BuildError(f"{exe} ({how}) failed (exit {proc.returncode}):\n{proc.stderr.strip()[-3000:]}")
     return proc.stdout
