@@ -78,6 +78,20 @@ def test_a_table_with_an_offset_moved_fails_under_wine_and_is_not_recorded(tmp_p
     assert (out / "index.yaml").read_text() == before
 
 
+def test_checked_again_and_failing_under_wine_a_table_loses_its_old_records(tmp_path, wine):
+    out = without_records(tmp_path, "3.13")
+    name = windows_builds.table_path("3.13").name
+    rows = offset_moved(out, name)
+    rows[0]["verified"]["checks"].update(verified.index_rows(GENERATED)[name]["verified"]["checks"])
+    rows[0]["verified"]["sha256"] = verified.sha256((out / name).read_text())
+    (out / "index.yaml").write_text(matrix.index_text(rows))
+    assert windows_records.record(out, only="3.13", say=lambda line: None) == {}       # recorded: not run again
+    with pytest.raises(VerifyError):
+        windows_records.record(out, only="3.13", again=True, say=lambda line: None)
+    checks = verified.index_rows(out)[name]["verified"]["checks"]
+    assert windows_records.WINE not in checks and not any(k.startswith("dll ") for k in checks) and "gcc" in checks
+
+
 def test_the_312_table_python_orgs_dll_refutes_is_not_recorded(tmp_path, wine):
     """3.12.1's table against python.org's 3.12.9, whose `_PyRuntimeState` is 664 bytes smaller
     (tests/prove/test_windows_builds.py's REFUTED): nothing recorded, and the step says why; a

@@ -39,6 +39,7 @@ exit status: 0 every check run passed or was refuted by a DLL of another patch r
 #: The name of the live check under Wine in a verification record.
 WINE = "wine"
 
+
 def live_under_wine(minor: str, compact_text: str) -> dict:
     """The live check of compact table `compact_text` by python.org's build of `minor` under Wine:
     {"checks", "constants", "failed", "skipped", "version"}."""
@@ -81,8 +82,9 @@ def check_table(minor: str, path: Path, say: Callable[[str], None]) -> Optional[
 def record(out: Path, only: Optional[str] = None, again: bool = False, say: Callable[[str], None] = say) -> dict:
     """Check each Windows table of `out` that python.org's builds check (of a minor containing
     `only`) and add both checks to its record in `out`/index.yaml (written once, at the end). Table
-    file name -> its new checks (a minor without a Windows table in `out` is passed over). `VerifyError` if a live check fails (nothing written),
-    `BuildError` if a table's record is not of its bytes."""
+    file name -> its new checks (a minor without a Windows table in `out` is passed over).
+    `VerifyError` if a live check fails (nothing written but, with `again`, the failing table's old
+    records removed), `BuildError` if a table's record is not of its bytes."""
     from ..check import verified
     from ..errors import BuildError
     from .live_records import write_checks
@@ -106,7 +108,12 @@ def record(out: Path, only: Optional[str] = None, again: bool = False, say: Call
             raise BuildError(f"{path.name}: its verification record in index.yaml is not of its bytes: run `make "
                              f"tables` (which verifies it) before python.org's builds check it")
         say(f"[{i}/{len(minors)}] {path.name} against python.org's {windows_builds.EMBEDDABLE[minor][1]}")
-        got = check_table(minor, path, say)
+        try:
+            got = check_table(minor, path, say)
+        except VerifyError:
+            if have:                                  # --again: its old records no longer hold
+                write_checks(out, rows, {path.name: dict.fromkeys(have)})
+            raise
         if got is not None:
             made[path.name] = got
         elif have:
@@ -119,7 +126,8 @@ def record(out: Path, only: Optional[str] = None, again: bool = False, say: Call
 def main(argv=None) -> int:
     from .live_records import records_main
 
-    return records_main("windows_records", __doc__, EXAMPLES, record, "Windows records written", argv, only='only the table of this minor (3.8 ... 3.13)')
+    return records_main("windows_records", __doc__, EXAMPLES, record, "Windows records written", argv,
+                        only="only the table of this minor (3.8 ... 3.13)")
 
 
 if __name__ == "__main__":
