@@ -1,6 +1,6 @@
-"""The shipped tables store each layout once: the size goals of `make bench` (tools/store_cost.py), and what one more build costs,
-measured by writing the store again without it."""
-import json
+"""The shipped tables store each layout once: the size goals of `make bench` (tools/store_cost.py).
+What one more build costs, measured by writing the store again without it, is make prove's
+(tests/prove/test_store_cost_further.py), for its cost."""
 
 import pytest
 
@@ -60,35 +60,3 @@ def test_the_store_writer_makes_the_shipped_files(request):
 def test_the_package_data_meets_its_goal():
     total = sum(p.stat().st_size for p in compact.COMPACT_DIR.parent.rglob("*") if p.is_file())
     assert total <= store_cost.TOTAL_GOAL, f"package data is {total} bytes"
-
-
-def test_each_further_patch_build_costs_what_the_store_grew_by(request):
-    """The cost `make bench` reports for a table is what the store grew by when it was added (after
-    the earlier builds of its kind), and every further patch build meets the 100 KB goal."""
-    if result_memo.passed_before("store-further-patch-build-cost", SHIPPED):
-        return
-    (index, made), full = request.getfixturevalue("shipped"), request.getfixturevalue("full")
-    c = store_cost.costs(compact.COMPACT_DIR)
-    assert len(c["further"]) >= 10
-    assert size(full) == c["total"]
-    assert c["tables"]["cpython-3.13.0-x86_64-linux-gnu.jsonl"] and "cpython-3.13.0-x86_64-linux-gnu.jsonl" not in c["further"]
-    worst = max(c["further"], key=c["tables"].get)
-    def kind(t):
-        return t.build.hexversion >> 16, sorted(t.build.config.items()), t.build.target.triple
-
-    for name in (worst,):
-        t = next(m[0] for m in made if m[0].build.table_name + ".jsonl" == name)
-        before = [m for m in made if kind(m[0]) != kind(t) or (m[0].build.hexversion, m[0].build.vendor)
-                  < (t.build.hexversion, t.build.vendor)]
-        depends = {m[0].build.table_name: compact.read_parts(compact.COMPACT_DIR / f"{m[0].build.table_name}.jsonl")[1]
-                   .get("depends") for m in made}
-        grown = size(compact.store_files(before + [m for m in made if m[0] is t], index["aliases"], depends,
-                                         checked=checked_of(index))) \
-            - size(compact.store_files(before, index["aliases"], depends, checked=checked_of(index)))
-        # exact for the hot pool; the cold pool's shards are compressed with and without the table's
-        # nodes, among those of every other table (the later ones' too: close, not exact)
-        assert abs(grown - c["tables"][name]) <= 0.05 * grown, (name, grown, c["tables"][name])
-        assert grown <= store_cost.PATCH_GOAL, (worst, grown)
-    assert c["tables"][worst] <= store_cost.PATCH_GOAL, (worst, c["tables"][worst])
-    assert json.loads((compact.COMPACT_DIR / "index.json").read_text())["pool_sha256"]
-    result_memo.passed("store-further-patch-build-cost", SHIPPED)

@@ -5,7 +5,8 @@ sentence).
 Truth: python.org's own builds, another patch release of each table's minor: the DLL's bytes
 (check/pe_binary.py) and that build run under Wine reading real objects through the table's
 offsets. make test runs the sample of test_windows.py, 3.13 (one Wine run per test that needs one);
-tests/prove/test_windows_builds.py checks all six.
+tests/prove/test_windows_builds.py checks all six, and tests/prove/test_windows_records_beyond_sample.py
+has a moved offset fail under Wine.
 """
 from __future__ import annotations
 
@@ -17,9 +18,7 @@ import pytest
 import yaml
 
 from offsets.check import verified
-from test_live_records import offset_moved
 from offsets.drift import checked
-from offsets.errors import VerifyError
 from offsets.layout.compact import checks_of
 from offsets.tools import matrix, windows_builds, windows_records
 
@@ -63,33 +62,6 @@ def test_the_committed_313_records_are_what_python_orgs_build_says_again(tmp_pat
     assert verified.problems(out) == []
     assert "/" not in json.dumps(made)          # no path of this machine in the committed record
     assert windows_records.record(out, only="3.13", say=said.append) == {}     # recorded once
-
-
-def test_a_table_with_an_offset_moved_fails_under_wine_and_is_not_recorded(tmp_path, wine):
-    out = without_records(tmp_path, "3.13")
-    name = windows_builds.table_path("3.13").name
-    rows = offset_moved(out, name)
-    (out / "index.yaml").write_text(matrix.index_text(rows))
-    before = (out / "index.yaml").read_text()
-    with pytest.raises(VerifyError) as e:
-        windows_records.record(out, only="3.13", say=lambda line: None)
-    assert "fails the live check by python.org's 3.13.2 under Wine" in str(e.value)
-    assert "PyBaseExceptionObject.suppress_context" in str(e.value)
-    assert (out / "index.yaml").read_text() == before
-
-
-def test_checked_again_and_failing_under_wine_a_table_loses_its_old_records(tmp_path, wine):
-    out = without_records(tmp_path, "3.13")
-    name = windows_builds.table_path("3.13").name
-    rows = offset_moved(out, name)
-    rows[0]["verified"]["checks"].update(verified.index_rows(GENERATED)[name]["verified"]["checks"])
-    rows[0]["verified"]["sha256"] = verified.sha256((out / name).read_text())
-    (out / "index.yaml").write_text(matrix.index_text(rows))
-    assert windows_records.record(out, only="3.13", say=lambda line: None) == {}       # recorded: not run again
-    with pytest.raises(VerifyError):
-        windows_records.record(out, only="3.13", again=True, say=lambda line: None)
-    checks = verified.index_rows(out)[name]["verified"]["checks"]
-    assert windows_records.WINE not in checks and not any(k.startswith("dll ") for k in checks) and "gcc" in checks
 
 
 def test_the_312_table_python_orgs_dll_refutes_is_not_recorded(tmp_path, wine):

@@ -8,7 +8,8 @@ pyenv and Debian tables (tests/test_committed_tables.py); each table's compact f
 against its whole YAML (tests/test_runtime.py); each header's layout proof after its own Python.h
 (tests/test_c_headers_strict.py); `offsets check` of every pyenv table (tests/test_drift_cli.py); gcc
 over every header field of every pyenv minor (tests/test_probe_pyenv.py); other patch levels' tables
-offered to every pyenv minor (tests/test_runtime.py)."""
+offered to every pyenv minor (tests/test_runtime.py); gcc over Debian's 3.13.15 against its table
+(tests/test_vendor_difference.py)."""
 from __future__ import annotations
 
 import sys
@@ -27,6 +28,7 @@ import test_dwarf as dwarf_tests  # noqa: E402
 import test_probe_pyenv as probe_tests  # noqa: E402
 import test_proofs as proof_tests  # noqa: E402
 import test_runtime as runtime_tests  # noqa: E402
+import test_vendor_difference as vendor_tests  # noqa: E402
 
 SPLITS = {"pyenv builds, libclang against DWARF": (dwarf_tests.PYENV, dwarf_tests.PYENV_SAMPLE),
           "the JIT extension and the worked example": (capi_tests.VERSIONS, capi_tests.VERSIONS_SAMPLE),
@@ -40,7 +42,8 @@ SPLITS = {"pyenv builds, libclang against DWARF": (dwarf_tests.PYENV, dwarf_test
                                                      strict_tests.PROOF_SAMPLE),
           "offsets check of pyenv tables": (drift_tests.PYENV_BUILDS, drift_tests.PYENV_BUILDS_SAMPLE),
           "gcc over every header field": (probe_tests.PYENV_MINORS, probe_tests.GCC_SAMPLE),
-          "other patch levels' tables": (runtime_tests.PATCH_LEVEL_MINORS, runtime_tests.PATCH_LEVEL_SAMPLE)}
+          "other patch levels' tables": (runtime_tests.PATCH_LEVEL_MINORS, runtime_tests.PATCH_LEVEL_SAMPLE),
+          "upstream's and Debian's 3.13.15 against gcc": (vendor_tests.BUILDS, vendor_tests.BUILDS_SAMPLE)}
 
 
 def _rest(what: str) -> list:
@@ -110,3 +113,8 @@ def test_gcc_agrees_with_every_header_field(pyenv_scans, minor):
 @pytest.mark.parametrize("version", _rest("other patch levels' tables"))
 def test_tables_of_other_patch_levels_answer_only_what_the_live_check_proved(version):
     runtime_tests.test_tables_of_other_patch_levels_answer_only_what_the_live_check_proved(version)
+
+
+@pytest.mark.parametrize("label,table,truth", _rest("upstream's and Debian's 3.13.15 against gcc"), ids=lambda x: str(x))
+def test_upstream_and_debian_3_13_15_differ_as_gcc_says(tmp_path, label, table, truth):
+    vendor_tests.test_upstream_and_debian_3_13_15_differ_as_gcc_says(tmp_path, label, table, truth)
