@@ -118,3 +118,17 @@ def test_the_shipped_index_says_python_orgs_checks_of_each_windows_table_that_ha
         wine = row["verified"]["checks"]["wine"]
         assert any(line.startswith(f"python.org's {wine['build']} ") and f"under Wine: {wine['checks']} checks" in line
                    for line in shipped[name]), (name, shipped[name])
+
+
+def test_the_record_check_refuses_a_windows_check_that_compared_nothing(tmp_path):
+    out = without_records(tmp_path, "3.13")
+    name = windows_builds.table_path("3.13").name
+    rows = yaml.safe_load((out / "index.yaml").read_text())["tables"]
+    for check, entry in (("wine", {"checks": 0, "constants": 0, "build": "3.13.2", "mismatches": 0}),
+                         ("dll python313.dll", {"fields": 0, "build": "3.13.2", "mismatches": 0})):
+        rows[0]["verified"]["checks"][check] = entry
+        (out / "index.yaml").write_text(matrix.index_text(rows))
+        assert f"{name}: its {check} check compared nothing" in verified.problems(out)
+        del rows[0]["verified"]["checks"][check]
+    (out / "index.yaml").write_text(matrix.index_text(rows))
+    assert verified.problems(out) == []

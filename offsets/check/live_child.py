@@ -35,8 +35,9 @@ def main(argv=None) -> int:
         return 0
     c = live_check_text(text, path)
     counts = dict(c.counts)
-    print(json.dumps({"build": True, "by": how.by, "build_id": me.build_id if how.by == "build-id" else None, "checks": c.fields, "constants": counts["constants"],
-                      "failed": list(c.mismatches), "skipped": counts["not run"], "version": sys.version.split()[0]}))
+    print(json.dumps({"build": True, "by": how.by, "build_id": me.build_id if how.by == "build-id" else None,
+                      "checks": c.fields, "constants": counts["constants"], "failed": list(c.mismatches),
+                      "skipped": counts["not run"], "version": sys.version.split()[0]}))
     return 0
 
 

@@ -122,6 +122,8 @@ def problems(out: Path) -> list[str]:
         live = checks.get(LIVE)
         if live is not None and not live.get("checks"):
             found.append(f"{name}: its live check compared nothing")
+        found += [f"{name}: its {n} check compared nothing" for n, c in checks.items()
+                  if n != LIVE and any(c.get(k) == 0 for k in ("fields", "checks"))]   # python.org's DLL, Wine
         if live is not None and live.get("by") == "inputs":
             # a build made here whose build-id no table can record (tools/built_records.py): the runtime
             # inside matched it by the headers the table was made from, which the table must name

@@ -572,9 +572,10 @@ def checks_of(verified, triple: str, version: str = "") -> list:
         elif what == "binary":
             out.append(f"the binary {rest}: {c['fields']} values ({binary_holds(version)})")
         elif what == "live":
+            how = live_how(c)
             out.append(f"a live interpreter of the build: {c['checks']} checks of real objects and __basicsize__"
                        + (f", {c['constants']} constants" if c.get("constants") else "")
-                       + (f" ({'; '.join(how)})" if (how := live_how(c)) else ""))
+                       + (f" ({'; '.join(how)})" if how else ""))
         elif what == "dll":
             out.append(f"{by_python_org(c['build'], version)} DLL {rest}: {c['fields']} values ({pe_holds(c['build'])})")
         elif what == "wine":
