@@ -83,7 +83,7 @@ MUTATIONS = [
              "exact by package only with the same package version",
              [ID + "test_without_headers_only_the_same_distributor_package_is_exact"]),
     Mutation("package-upstream", EARNING,
-             'if identity.distributor(me.vendor) != identity.UPSTREAM and b.vendor',
+             'if distributor(me.vendor) != UPSTREAM and b.vendor',
              'if b.vendor',
              "no package rule for upstream (python.org's version pins no inputs)",
              [ID + "test_an_upstream_build_without_headers_is_never_exact_by_package"]),
@@ -126,7 +126,7 @@ MUTATIONS = [
              [FIRST + "test_an_own_table_of_this_version_takes_the_whole_way"]),
     # ------------------------------------------------ struct by struct
     Mutation("no-set-vendor", EARNING,
-             'return self.whole() and (self.same_vendor or not identity.source_dependent(row.defined_in, row.origin))',
+             'return self.whole() and (self.same_vendor or not source_dependent(row.defined_in, row.origin))',
              'return self.whole()',
              "a struct of a .c file without a set needs the same vendor",
              [ID + "test_a_vendor_mismatch_leaves_only_source_dependent_structs_to_the_live_check"]),

@@ -2,9 +2,10 @@
 
 model.py, sanity.py          Build, Target, Struct, Field, Table (frozen values) and the rules no layout breaks
 identity.py                  a build's identity: table names, flags, digests of its layout inputs (stdlib only)
+identity_base.py             what a first lookup needs of it: flags, version spelling, table name, sha256
 targets.py                   each CPU's ABI facts: pointer size, scalar alignment, compiler macro, ELF machine
 names.py                     STRUCT.FIELD names, aliases across versions, suggestions
 table_yaml.py, yaml_strict.py  Table <-> YAML (generated/, the reviewable form)
-compact.py, compact_read.py  Table -> the compact, content-addressed form the runtime reads, and its reader
+compact.py, compact_read.py  Table -> the compact, content-addressed form the runtime reads, and its reader (its rows)
 c_header.py                  Table -> a per-build C header
 """

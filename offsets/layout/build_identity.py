@@ -6,8 +6,7 @@ Immutable, with slots, and free of `dataclasses` (every process that loads a JIT
 first lookup). A field a role has no value for is None or empty: a table's build has no `build_id`
 of its own (it records `binaries`), a running build records none.
 """
-from . import identity
-from .identity import UPSTREAM
+from .identity_base import LAYOUT_FLAGS, UPSTREAM, flag_set, table_name
 
 #: The fields of a build, in the order `describe` and `replace` know them.
 FIELDS = ("version", "hexversion", "config", "triple", "pointer_size", "vendor", "defines", "inputs", "binaries",
@@ -42,8 +41,8 @@ class BuildIdentity(object):
         put = object.__setattr__
         put(self, "version", version)
         put(self, "hexversion", hexversion)
-        put(self, "config", {f: bool((config or {}).get(f)) for f in identity.LAYOUT_FLAGS})
-        put(self, "flags", identity.flag_set(self.config))
+        put(self, "config", {f: bool((config or {}).get(f)) for f in LAYOUT_FLAGS})
+        put(self, "flags", flag_set(self.config))
         put(self, "triple", triple)
         put(self, "pointer_size", pointer_size)
         put(self, "vendor", vendor or UPSTREAM)
@@ -132,7 +131,7 @@ class BuildIdentity(object):
 
     @property
     def table_name(self) -> str:
-        return identity.table_name(self.version, self.config, self.triple, self.vendor)
+        return table_name(self.version, self.config, self.triple, self.vendor)
 
     def whole(self) -> dict:
         """Its whole headers' digests: `inputs`, else those `whole_inputs` computes now; {} if none."""

@@ -68,9 +68,8 @@ and the range of its line is checked as it is read.
 
 import os
 
-from .identity import sha256
+from .identity_base import sha256
 from .json_read import loads
-from .rows import MAX_ALIGN, MAX_BYTES, ConstantRow, StructRow
 
 FORMAT = 8
 ID_CHARS = 10
@@ -109,7 +108,12 @@ FIX = "reinstall cpython-offsets, or in a checkout run `make tables`"
 #: A constants node is cut after about one row (or child) in CHUNK.
 CHUNK = 16
 LEAF, INNER, FILE_NODE = "k", "K", "F"
-#: The C integer type of a constant -> its code in a row (sanity.INTEGER_TYPES).
+#: The C integer types a constant can have (clang's canonical spellings), each with its
+#: signedness; None: plain `char`, signed or not as the target has it.
+INTEGER_TYPES = {"_Bool": False, "char": None, "signed char": True, "unsigned char": False, "short": True,
+                 "unsigned short": False, "int": True, "unsigned int": False, "long": True,
+                 "unsigned long": False, "long long": True, "unsigned long long": False}
+#: The C integer type of a constant -> its code in a row (INTEGER_TYPES).
 TYPE_CODES = {"int": "i", "unsigned int": "u", "long": "l", "unsigned long": "ul", "long long": "ll",
               "unsigned long long": "ull", "short": "s", "unsigned short": "us", "char": "c", "signed char": "sc",
               "unsigned char": "uc", "_Bool": "b"}
@@ -119,6 +123,64 @@ ENUM = "e"
 SHARED_PREFIX = 4
 
 
+# ---------------------------------------------------------------- the rows a reader makes
+# The named records the runtime reads a table's rows as: a struct, a field, a constant. Each is a
+# tuple (cheap to make, one per row decoded) whose items also have names, so no reader counts positions.
+#: Offsets and sizes stay below 2 GiB: no CPython struct comes near, and a C `int` holds them.
+MAX_BYTES = 2 ** 31 - 1
+#: The largest alignment a table may state (a page; CPython's largest is 64).
+MAX_ALIGN = 4096
+
+
+def _item(i: int, doc: str):
+    return property(lambda self: self[i], doc=doc)
+
+
+class FieldRow(tuple):
+    """Where a field lies: (offset, size, type, bit_offset, bit_width, array_len, flexible)."""
+
+    __slots__ = ()
+    offset = _item(0, "byte offset in its struct")
+    size = _item(1, "bytes")
+    type = _item(2, "its C type's spelling")
+    bit_offset = _item(3, "a bit-field's first bit in its unit, else None")
+    bit_width = _item(4, "a bit-field's width in bits, else None")
+    array_len = _item(5, "an array's element count, else None")
+    flexible = _item(6, "1 for a flexible array member, else 0")
+
+
+class StructRow(tuple):
+    """A struct as one row: (name, kind, size, align, defined_in, origin, fields, c_type); `fields` is
+    path -> FieldRow once `Loaded.row` has decoded it, `c_type` None unless the table records it."""
+
+    __slots__ = ()
+    name = _item(0, "its key in the table")
+    kind = _item(1, "'struct' or 'union'")
+    size = _item(2, "sizeof, in bytes")
+    align = _item(3, "alignof, in bytes")
+    defined_in = _item(4, "FILE:LINE of its definition")
+    origin = _item(5, "'clang' or 'dwarf'")
+    fields = _item(6, "its fields")
+
+    @property
+    def c_type(self):
+        """How C names it (`struct _gil_runtime_state`), where the table records it; else None."""
+        return self[7] if len(self) > 7 else None
+
+
+class ConstantRow(tuple):
+    """A constant: (name, value, type, size, defined_in, kind)."""
+
+    __slots__ = ()
+    name = _item(0, "its name (`NAME@FILE` where several files define it)")
+    value = _item(1, "its integer value")
+    type = _item(2, "its C integer type, or None for int")
+    size = _item(3, "its type's size in bytes")
+    defined_in = _item(4, "the file that defines it")
+    kind = _item(5, "'macro' or 'enum'")
+
+
+# ---------------------------------------------------------------- reading
 def names_text(names: list) -> str:
     """Sorted names as the `names` string of a constants node (front-coded)."""
     out, before = [], ""
@@ -679,8 +741,6 @@ def check_constant_row(row: list, origin: str = "compact table") -> list:
     """`row` ([name, value, type, size, defined_in, kind]) if it is a constant C could have (the
     rules of `sanity.check_constant`); CorruptTableError if not. The runtime serves these numbers
     without the model, so it checks them here."""
-    from .sanity import INTEGER_TYPES
-
     name, value, type_, size, defined_in, kind = row
     signed = INTEGER_TYPES.get(type_, False)
     ok = (isinstance(name, str) and 0 < len(name) <= 1024 and type_ in INTEGER_TYPES and size in (1, 2, 4, 8)

@@ -18,13 +18,16 @@ to 3.6 run this file as a script to describe themselves (`python identity.py` pr
 import os
 import sys
 
-#: Configuration macros that change struct layouts, in the order tables list them.
-LAYOUT_FLAGS = ("Py_DEBUG", "Py_GIL_DISABLED", "Py_TRACE_REFS", "Py_REF_DEBUG", "Py_STATS")
-#: Flags that another flag turns on by itself (pyport.h: Py_DEBUG implies Py_REF_DEBUG).
-IMPLIED = {"Py_DEBUG": ("Py_REF_DEBUG",)}
+if __package__:
+    from .identity_base import (IMPLIED, LAYOUT_FLAGS, PYCONFIG, UPSTREAM, cache_dir, config_words, distributor,
+                                flag_set, running_shown, sha256, source_dependent, table_name, version_string)
+else:       # run as a script by another interpreter (-I -S): the sibling file, after the standard library
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    from identity_base import (IMPLIED, LAYOUT_FLAGS, PYCONFIG, UPSTREAM, cache_dir, config_words, distributor,
+                               flag_set, running_shown, sha256, source_dependent, table_name, version_string)
+
 #: Defines every scan applies itself (units.py), so they say nothing about one build.
 NOT_IDENTITY = frozenset(("Py_BUILD_CORE", "Py_BUILD_CORE_BUILTIN", "Py_BUILD_CORE_MODULE"))
-UPSTREAM = "upstream"
 #: Bumped whenever what installed_inputs() computes changes, so older memos are not used.
 DIGESTS_REVISION = 2
 #: `upstream`, or a distributor's word and its package version (identity.VENDOR, compiled on first use).
@@ -43,22 +46,6 @@ def __getattr__(name):
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
-def _sha256_type():
-    """hashlib.sha256, without importing hashlib (and OpenSSL) when CPython's own builtin module is there."""
-    for name in ("_sha2", "_sha256") if sys.version_info >= (3, 12) else ("_sha256",):
-        try:
-            return __import__(name).sha256
-        except (ImportError, AttributeError):
-            pass
-    import hashlib
-
-    return hashlib.sha256
-
-
-#: sha256(data) -> a hash object with hexdigest(), as hashlib.sha256
-sha256 = _sha256_type()
-
-
 def _loads(data):
     """json.loads without importing json (json_read.py), except when this file runs as a script."""
     try:
@@ -66,38 +53,6 @@ def _loads(data):
     except ImportError:
         from json import loads
     return loads(data)
-
-
-# ---------------------------------------------------------------- names
-def flag_set(config):
-    """The layout flags a config turns on, with the implied ones, sorted."""
-    on = {f for f in LAYOUT_FLAGS if config.get(f)}
-    for flag, implied in IMPLIED.items():
-        if flag in on:
-            on.update(implied)
-    return tuple(sorted(on))
-
-
-def config_words(config):
-    return [w for flag, w in (("Py_GIL_DISABLED", "freethreaded"), ("Py_DEBUG", "debug")) if config.get(flag)]
-
-
-def distributor(vendor):
-    """`debian` for `debian 3.13.5-2`; `upstream` for `upstream` (or no vendor)."""
-    return (vendor or UPSTREAM).split()[0]
-
-
-def table_name(version, config, triple, vendor=UPSTREAM):
-    """`cpython-3.13.5-debian-freethreaded-aarch64-linux-gnu`: version, the distributor unless
-    upstream, the config words, the triple."""
-    words = [version] + ([] if distributor(vendor) == UPSTREAM else [distributor(vendor)])
-    return "cpython-" + "-".join(words + config_words(config) + [triple])
-
-
-def source_dependent(defined_in, origin):
-    """Whether a struct's layout comes from a `.c` file (or a binary's DWARF), not from the headers."""
-    return origin == "dwarf" or ".c:" in defined_in or defined_in.endswith(".c")
-
 
 # ---------------------------------------------------------------- digests and defines
 def header_files(include_dir):
@@ -189,7 +144,6 @@ def layout_defines(cflags, header_texts):
 
 
 #: The relative name every table gives the build's pyconfig.h (scan/units.py's roots).
-PYCONFIG = "Include/pyconfig.h"
 _PYCONFIG_LINE = r"^[ \t]*(?:#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*?)|/\*[ \t]*#[ \t]*undef[ \t]+([A-Za-z_]\w*)[ \t]*\*/)[ \t]*$"
 
 
@@ -293,21 +247,6 @@ def real_pyconfig(include_dir, multiarch=None):
     arch = multiarch or ""
     forwarded = os.path.join(os.path.dirname(include_dir), arch, os.path.basename(include_dir), "pyconfig.h")
     return forwarded if arch and os.path.isfile(forwarded) else path
-
-
-def cache_dir():
-    """`$OFFSETS_CACHE`, else `$XDG_CACHE_HOME/offsets`, else `~/.cache/offsets`: the one cache of
-    downloads, scans, digests and own tables (scan/debian.py and runtime/tables.py use it). None
-    when there is no home to put it in: HOME unset and no home in the password database (a container
-    running under an arbitrary uid), where `~` would name a folder `~` in the current directory."""
-    if os.environ.get("OFFSETS_CACHE"):
-        return os.path.realpath(os.environ["OFFSETS_CACHE"])
-    if os.environ.get("XDG_CACHE_HOME"):
-        return os.path.join(os.environ["XDG_CACHE_HOME"], "offsets")
-    home = os.path.expanduser("~")
-    if not os.path.isabs(home):
-        return None
-    return os.path.join(home, ".cache", "offsets")
 
 
 def installed_inputs(include_dir, cflags, multiarch=None):
@@ -455,12 +394,6 @@ def _dpkg_version(package, status="/var/lib/dpkg/status"):
 
 
 # ---------------------------------------------------------------- the running interpreter
-def version_string(vi):
-    """`3.14.0rc1` for sys.version_info (3, 14, 0, 'candidate', 1): CPython's own PY_VERSION spelling."""
-    level = {"alpha": "a", "beta": "b", "candidate": "rc"}.get(vi[3])
-    return "%d.%d.%d" % tuple(vi[:3]) + ("%s%d" % (level, vi[4]) if level else "")
-
-
 def mapped_binary():
     """The file this process maps its interpreter's objects from (`id(int)`, PyLong_Type's address:
     libpython, or the executable of a static build), as /proc/self/maps names it; None without /proc.
@@ -550,20 +483,6 @@ def running_target():
             "triple": windows_triple() or macos_triple() or with_c_library(v("MULTIARCH") or "-".join(host),
                                                                            loaded_c_library() == "glibc"),
             "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4}
-
-
-def running_shown():
-    """What this interpreter shows of its own build without sysconfig (which costs a first lookup
-    about a millisecond): its version, hexversion and pointer size, and the layout flags it shows
-    (`shown`, flag -> on): Py_REF_DEBUG by sys.gettotalrefcount, Py_TRACE_REFS by sys.getobjects,
-    and where it has sys.abiflags, Py_DEBUG (`d`) and Py_GIL_DISABLED (`t`). The triple and the
-    flags it does not show are its binary's: a build-id names them (earning.by_build_id_alone)."""
-    shown = {"Py_REF_DEBUG": hasattr(sys, "gettotalrefcount"), "Py_TRACE_REFS": hasattr(sys, "getobjects")}
-    abiflags = getattr(sys, "abiflags", None)
-    if abiflags is not None:
-        shown.update(Py_DEBUG="d" in abiflags, Py_GIL_DISABLED="t" in abiflags)
-    return {"version": version_string(sys.version_info), "hexversion": sys.hexversion,
-            "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4, "shown": shown}
 
 
 def running(with_inputs=True):

@@ -19,7 +19,8 @@ names the offending entry. The rules (docs/table-format.md, "Invariants"):
 from __future__ import annotations
 
 from ..errors import ModelError
-from .rows import MAX_ALIGN, MAX_BYTES   # noqa: F401  (the limits a row's numbers stay within)
+# the limits a row's numbers stay within, and the C integer types a constant can have: the reader checks them too
+from .compact_read import INTEGER_TYPES, MAX_ALIGN, MAX_BYTES   # noqa: F401
 
 _VERSION = r"(\d+)\.(\d+)\.(\d+)(?:(a|b|rc)(\d+))?\+?$"
 _LEVELS = {"a": 0xA, "b": 0xB, "rc": 0xC, None: 0xF}
@@ -81,11 +82,6 @@ def check_target(triple: str, pointer_size: int) -> None:
                          f"({str(triple).split('-')[0]} has {want}-byte pointers)")
 
 
-#: The C integer types a constant can have (clang's canonical spellings), each with its
-#: signedness; None: plain `char`, signed or not as the target has it.
-INTEGER_TYPES = {"_Bool": False, "char": None, "signed char": True, "unsigned char": False, "short": True,
-                 "unsigned short": False, "int": True, "unsigned int": False, "long": True,
-                 "unsigned long": False, "long long": True, "unsigned long long": False}
 #: The widths each integer type has on the targets CPython's tables are for (LP64 and ILP32).
 _WIDTHS = {"_Bool": (1,), "char": (1,), "signed char": (1,), "unsigned char": (1,), "short": (2,),
            "unsigned short": (2,), "int": (4,), "unsigned int": (4,), "long": (4, 8), "unsigned long": (4, 8),

@@ -2,7 +2,7 @@
 with what was read collected (`used`), so that a passing check proves exactly that."""
 from __future__ import annotations
 
-from ..layout.rows import FieldRow
+from ..layout.compact_read import FieldRow
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing (the proven path's first lookup)
 if TYPE_CHECKING:

@@ -38,7 +38,6 @@ half-made config vars), and keeps the table already chosen.
 
 import os
 
-from ..layout import identity
 # what a table earns, the tables and the one runtime object (also read as runtime.X by the CLI and the tests)
 from ..layout.build_identity import BuildIdentity
 from .earning import earning as _earning, entry_build, strict_mode
@@ -68,6 +67,10 @@ def __getattr__(name):
         from .earned_field import EarnedField
 
         return EarnedField
+    if name == "identity":          # identity.py, which a first lookup by build-id never imports
+        from ..layout import identity
+
+        return identity
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -31,7 +31,7 @@ class EarnedConstant:
     @property
     def signed(self) -> "bool | None":
         """Whether its type is signed; None for plain `char` (the target's)."""
-        from ..layout.sanity import INTEGER_TYPES
+        from ..layout.compact_read import INTEGER_TYPES
 
         return INTEGER_TYPES[self.type]
 

@@ -10,7 +10,7 @@ import os
 import sys
 from _thread import RLock, get_ident
 
-from ..layout import identity
+from ..layout.identity_base import running_shown
 from ..layout.build_identity import BuildIdentity, once
 from . import tables as _tables
 from .earning import by_build_id_alone, earning, entry_build, strict_mode
@@ -251,6 +251,7 @@ class Runtime:
         (binary.py; `where` names the binary, or why it has no build-id), computed once."""
         with self.lock:
             if self.me is None:
+                from ..layout import identity
                 from . import binary
 
                 d = identity.running(with_inputs=False)
@@ -326,7 +327,7 @@ class Runtime:
         found = image()
         if found is None:
             return None
-        shown, build_id = BuildIdentity.of_shown(identity.running_shown()), found[1]
+        shown, build_id = BuildIdentity.of_shown(running_shown()), found[1]
         d = tables_dir()
         try:
             if d and any(f.startswith(f"cpython-{shown.version}-") and f.endswith(".jsonl") for f in os.listdir(d)):

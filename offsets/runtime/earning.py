@@ -22,7 +22,7 @@ same vendor. Anything not exact is answered only where a proof read it (`Loaded.
 
 import os
 
-from ..layout import identity
+from ..layout.identity_base import PYCONFIG, UPSTREAM, distributor, source_dependent
 from ..layout.build_identity import BuildIdentity
 
 
@@ -66,7 +66,7 @@ class Earning:
         deps = t.dependency_set(key)
         if deps is None:
             row = t.row(key)
-            return self.whole() and (self.same_vendor or not identity.source_dependent(row.defined_in, row.origin))
+            return self.whole() and (self.same_vendor or not source_dependent(row.defined_in, row.origin))
         return self.same_set(t, deps)
 
     def why_not(self, t, key: str) -> str:
@@ -109,7 +109,7 @@ class Earning:
         if self.by != "inputs":
             return False
         name, value, defined_in = row.name, row.value, row.defined_in
-        if defined_in == identity.PYCONFIG:
+        if defined_in == PYCONFIG:
             return integer(self.me.files.leaf(name.split("@", 1)[0])) == value
         deps = t.constant_set(defined_in) if defined_in.startswith("Include/") else None
         if deps is None:
@@ -164,7 +164,7 @@ def earning(b: BuildIdentity, me: BuildIdentity, prover=None) -> Earning:
             return Earning(None, "the defines its core was compiled with are not known", b, me, prover)
         return Earning("inputs", "same version, flags and target; each struct exact where the macros and headers "
                                  "it depends on are this build's", b, me, prover)
-    if identity.distributor(me.vendor) != identity.UPSTREAM and b.vendor == me.vendor:
+    if distributor(me.vendor) != UPSTREAM and b.vendor == me.vendor:
         return Earning("package", f"same package ({me.vendor}; no headers installed to compare)", b, me, prover)
     return Earning(None, "this build has no headers installed to compare with, and no distributor package of the "
                          f"table's vendor ({b.vendor}) claims it", b, me, prover)

@@ -25,7 +25,7 @@ def header_table():
     from . import build, current_table
     from .core import RUNTIME, prove_constants_here
     from .constants import earned
-    from ..layout.rows import ConstantRow
+    from ..layout.compact_read import ConstantRow
 
     t = RUNTIME.current()
     exact = [k for k in t.order if t.exact(k)]

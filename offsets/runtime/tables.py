@@ -4,10 +4,11 @@ demand."""
 
 import os
 
-from ..layout import identity
+from ..layout.identity_base import cache_dir
 from ..layout.build_identity import BuildIdentity
 from ..layout.json_read import loads
-from ..layout.rows import FieldRow, StructRow
+from ..layout.compact_read import (BUILD_ID_FILE, FIX, FieldRow, StructRow, build_id_entries, check_index,
+                                   index_entry, open_table)
 from .earning import Earning
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -19,7 +20,7 @@ def tables_dir():
     there is neither (no home: identity.cache_dir)."""
     if os.environ.get("OFFSETS_TABLES"):
         return os.environ["OFFSETS_TABLES"]
-    cache = identity.cache_dir()
+    cache = cache_dir()
     return os.path.join(cache, "tables") if cache else None
 
 
@@ -69,7 +70,6 @@ class Loaded:
             names = self.pool.names(self.head["names"])
             if names and not set(names).isdisjoint(self.order.keys()):
                 from ..errors import CorruptTableError
-                from ..layout.compact_read import FIX
 
                 raise CorruptTableError(f"{self.source}: a struct key is also one of its other names; {FIX}")
             self._names = names
@@ -238,7 +238,6 @@ def _record(symbol: str, basicsize: str, itemsize: str, members: str) -> dict:
 
 
 _index_doc = None
-FIX = "reinstall cpython-offsets, or in a checkout run `make tables`"
 
 
 def shipped_index() -> dict:
@@ -246,8 +245,6 @@ def shipped_index() -> dict:
     against the digest it carries."""
     global _index_doc
     if _index_doc is None:
-        from ..layout.compact_read import check_index
-
         path = os.path.join(COMPACT_DIR, "index.json")
         try:
             with open(path, "rb") as f:
@@ -274,8 +271,6 @@ def load_compact(path: str, head_sha256: str = None, pool_sha256: str = None, pr
     """A compact table (`compact_read.py`), of which only the header line is read now; a shipped one
     must have the header and pool header its `index.json` vouches for. `prover`: `Loaded`'s;
     `aliases`: the alias groups (default index.json's)."""
-    from ..layout.compact_read import open_table
-
     head, pool = open_table(path, head_sha256, pool_sha256)
     return Loaded(head, pool, path, shipped_index()["aliases"] if aliases is None else aliases, prover)
 
@@ -289,8 +284,6 @@ def shipped_by_build_id(build_id: str, prover=None):
     """(the entries of the shipped tables that record `build_id`, a loader of one of them) from the
     build-id file (compact_read.build_id_entries), which a first lookup reads in place of the whole
     index.json; None where that file is missing or damaged (index.json then answers)."""
-    from ..layout.compact_read import BUILD_ID_FILE, build_id_entries
-
     found = build_id_entries(os.path.join(COMPACT_DIR, BUILD_ID_FILE), build_id)
     if found is None:
         return None
@@ -304,7 +297,6 @@ def shipped_by_build_id(build_id: str, prover=None):
 def installed_entries(me: BuildIdentity) -> list:
     """This build's own tables in `tables_dir()` (made by `offsets scan --install`), as entries."""
     from ..errors import TableError
-    from ..layout.compact_read import index_entry
 
     d = tables_dir()
     prefix = f"cpython-{me.version}-"
