@@ -14,7 +14,7 @@ RUNNING := .cache/running.yaml
 # and its scan extra.
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml setup.py offsets/_offsets.c offsets/_lookup.c offsets/_raised.c
+$(VENV)/.installed: pyproject.toml setup.py offsets/_offsets.c offsets/_lookup.c offsets/_lookup_*.h offsets/_raised.c
 	@command -v gcc >/dev/null || { apt-get update -qq && apt-get install -y -qq gcc; }
 	@# the scanner's minimum (offsets/cli/__init__.py: COMMAND_PYTHON); the runtime alone runs on 3.8
 	@$(VENV_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 9))' || \

@@ -5,18 +5,27 @@
  * the interpreter calls it as it calls d.__getitem__ (3.11+ specializes both alike), and the call is
  * the dict's own subscript (whose __missing__ fills it on first use).
  *
- * The runtime falls back to the bound method where this module cannot be imported.
+ * It also holds what a first lookup reads a table with at C speed, so that the lookup loads one shared
+ * object (each costs about as much as the work it does): image(), this interpreter's build-id;
+ * sha256_hex() (_lookup_sha256.h) and json_value() (_lookup_json.h).
+ *
+ * The runtime falls back to the bound method, CPython's sha256 and its JSON scanner where this
+ * module cannot be imported.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 #ifdef __linux__
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
-#include <stdint.h>
 #include <unistd.h>
 #endif
+
+/* What a first lookup reads its table with, here so that it loads one shared object for all of it. */
+#include "_lookup_sha256.h"
+#include "_lookup_json.h"
 
 /* dict.__getitem__(map, name): dict's own subscript (which calls a subclass's __missing__), not the
  * subclass's slot, which is the generic one (dict's __getitem__ is a method, not a slot wrapper). */
@@ -431,6 +440,9 @@ maps_of(PyObject *self, PyObject *data)
 static PyMethodDef methods[] = {
     {"function", function, METH_VARARGS,
      "function(map, name, doc): a builtin function `name`, documented by `doc`, that returns map[arg]."},
+    {"sha256_hex", sha256_hex, METH_O, "sha256_hex(data) -> hashlib.sha256(data).hexdigest()."},
+    {"json_value", json_value, METH_O,
+     "json_value(data) -> (json.loads(data),) for the JSON the tables are written in; None: json.loads decides."},
 #ifdef __linux__
     {"image", image, METH_NOARGS,
      "image() -> (path, build-id, base, why) of the ELF holding this interpreter, as runtime/binary.py's image() "

@@ -68,7 +68,7 @@ and the range of its line is checked as it is read.
 
 import os
 
-from .identity_base import sha256
+from .identity_base import sha256_hex
 from .json_read import loads
 
 FORMAT = 8
@@ -201,7 +201,7 @@ def type_code(type_: str, kind: str) -> str:
 
 def cut(key: str) -> bool:
     """Whether a constants node ends after the row named (or the child node with id) `key`."""
-    return int(sha256(key.encode()).hexdigest()[:8], 16) % CHUNK == 0
+    return int(sha256_hex(key.encode())[:8], 16) % CHUNK == 0
 
 
 def _corrupt(what: str) -> "CorruptTableError":
@@ -212,7 +212,7 @@ def _corrupt(what: str) -> "CorruptTableError":
 
 def node_id(line: bytes) -> str:
     """The id of a node: the start of its line's sha256 (without the newline)."""
-    return sha256(line).hexdigest()[:ID_CHARS]
+    return sha256_hex(line)[:ID_CHARS]
 
 
 def _is_int(v) -> bool:
@@ -466,7 +466,7 @@ class SharedPool(Pool):
         line = self._groups.get(g)
         if line is None:
             line = _read(self.source, self._groups_at + g * GROUP_LINE_BYTES, GROUP_LINE_BYTES)
-            if not (line.endswith(b"\n") and sha256(line[:-1]).hexdigest() ==
+            if not (line.endswith(b"\n") and sha256_hex(line[:-1]) ==
                     self._digests[g * DIGEST_CHARS:(g + 1) * DIGEST_CHARS]):
                 raise _corrupt(f"{self.source}: shard {k:02x}: the line of the digests of shards "
                                f"{g * GROUP_SHARDS:02x}-{g * GROUP_SHARDS + GROUP_SHARDS - 1:02x} fails its checksum")
@@ -492,7 +492,7 @@ class SharedPool(Pool):
             if not 1 <= size <= MAX_HEAD_BYTES:
                 raise _corrupt(f"{self.source}: shard {k:02x}: its line's range is malformed")
             line = self._shard_text(k, _read(self.source, self._base + start, size).rstrip(b"\n"))
-            if sha256(line).hexdigest() != self._shard_digest(k):
+            if sha256_hex(line) != self._shard_digest(k):
                 raise _corrupt(f"{self.source}: shard {k:02x} fails its checksum")
             line, _, nodes = line.partition(b"\n")
             try:
@@ -599,7 +599,7 @@ def index_digest(doc: dict) -> str:
     import json
 
     body = {k: v for k, v in doc.items() if k != "sha256"}
-    return sha256(json.dumps(body, indent=1, sort_keys=True).encode()).hexdigest()
+    return sha256_hex(json.dumps(body, indent=1, sort_keys=True).encode())
 
 
 def _text_has_digest(text: bytes, claimed) -> bool:
@@ -611,7 +611,7 @@ def _text_has_digest(text: bytes, claimed) -> bool:
         return False
     line = b'\n "sha256": "' + claimed.encode() + b'",'
     at = text.find(line)
-    return at >= 0 and sha256(text[:at] + text[at + len(line):].rstrip(b"\n")).hexdigest() == claimed
+    return at >= 0 and sha256_hex(text[:at] + text[at + len(line):].rstrip(b"\n")) == claimed
 
 
 _ENTRY = {"name": str, "file": str, "version": str, "hexversion": int, "config": dict, "triple": str,
@@ -645,7 +645,7 @@ def build_id_entries(path: str, build_id: str):
         return [], head["aliases"], head["pool_sha256"]
     end = body.find(b"\n", at)
     digest, _, text = (body[at:] if end < 0 else body[at:end])[len(key):].partition(b" ")
-    if sha256(first + b"\n" + key + text).hexdigest().encode() != digest:
+    if sha256_hex(first + b"\n" + key + text).encode() != digest:
         return None
     try:
         entries = loads(text)
@@ -877,7 +877,7 @@ def _first_line(path: str, digest: str = None, vouch: str = "index.json", vouche
             first = f.readline(MAX_HEAD_BYTES + 1)
     except OSError as e:
         raise _corrupt(f"cannot read {path}: {e.strerror}") from None
-    sha = sha256(first.rstrip(b"\n")).hexdigest()
+    sha = sha256_hex(first.rstrip(b"\n"))
     if digest is not None and sha != digest:
         raise _corrupt(f"{path}: its header fails the checksum of {vouch}")
     try:

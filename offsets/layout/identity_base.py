@@ -1,6 +1,6 @@
 """What a first lookup needs of identity.py: a build's words (its layout flags, version spelling,
 distributor and table name), what a running interpreter shows of its build without sysconfig, the
-one sha256 and the cache's directory.
+one sha256 (`sha256_hex` at C speed where offsets._lookup is built) and the cache's directory.
 
 identity.py holds the rest (the layout inputs' digests, vendor evidence, the running target) and
 re-exports all of this, so both sides name one rule once. Standard library only, and old syntax
@@ -30,8 +30,24 @@ def _sha256_type():
     return hashlib.sha256
 
 
-#: sha256(data) -> a hash object with hexdigest(), as hashlib.sha256
-sha256 = _sha256_type()
+_sha256 = []      # the type, once picked
+
+
+def sha256(data=b""):
+    """hashlib.sha256(data): a hash object with update() and hexdigest(), CPython's builtin module's
+    where it is there (imported on first use: a first lookup hashes with `sha256_hex`)."""
+    if not _sha256:
+        _sha256.append(_sha256_type())
+    return _sha256[0](data)
+
+
+try:
+    from .._lookup import sha256_hex
+except ImportError:     # not built, or identity.py's sibling in another interpreter (no package)
+    def sha256_hex(data):
+        """hashlib.sha256(data).hexdigest() (offsets._lookup's, at C speed, where it is built: a first
+        lookup then loads no other shared object for its checksums)."""
+        return sha256(data).hexdigest()
 
 
 # ---------------------------------------------------------------- names

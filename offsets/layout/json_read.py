@@ -1,6 +1,11 @@
 """`loads`: JSON parsing for what every process that loads a JIT reads (the index, table headers,
 layout lines, the digest memo), without importing `json`.
 
+The JSON the tables are written in is read by `offsets._lookup.json_value` where that module is
+built (a first lookup then loads no other shared object to parse): it reads only what json.loads
+reads to the same value by one obvious rule (objects, arrays, ASCII strings without a `\\u` escape, integers
+of up to 18 digits) and declines everything else, which the scanner below then reads.
+
 `import json` imports `re` (json.decoder compiles its patterns at import), which costs more than
 everything else the first lookup does (every process that loads a JIT pays its first lookup). The
 parsing itself is CPython's own C scanner (`_json.make_scanner`, what `json.loads` uses), configured
@@ -54,19 +59,42 @@ def _scanner():
     return None
 
 
-_scan = _scanner()
+try:
+    from .._lookup import json_value as _value
+except ImportError:
+    _value = None
+
+
+_made: list = []      # [the scanner, or None], once made: when first needed (a first lookup may never need it)
+
+
+def _scan_once():
+    if not _made:
+        _made.append(_scanner())
+    return _made[0]
+
+
+def __getattr__(name):
+    if name == "_scan":         # the scanner, as `_scan_once` makes it
+        return _scan_once()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def loads(data):
     """The value of the JSON text `data` (str, or UTF-8 bytes); ValueError if it is not one."""
-    if _scan is None:
+    if _value is not None:
+        got = _value(data)
+        if got is not None:
+            return got[0]
+    scan = _scan_once()
+    if scan is None:
         import json
 
         return json.loads(data)
     text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
     text = text.strip(_WHITESPACE)
     try:
-        value, end = _scan(text, 0)
+        value, end = scan(text, 0)
     except StopIteration:
         raise ValueError("not JSON") from None
     except SystemError:
