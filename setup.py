@@ -36,7 +36,7 @@ setup(
     ext_modules=[Extension("offsets._offsets", sources=["offsets/_offsets.c"], include_dirs=["headers"],
                            depends=[HEADER]),
                  Extension("offsets._lookup", sources=["offsets/_lookup.c"],      # offsets.get & co., and what a
-                           depends=["offsets/_lookup_sha256.h", "offsets/_lookup_json.h"]),  # first lookup reads with
+                           depends=["offsets/_lookup_digest.h", "offsets/_lookup_json.h"]),  # first lookup reads with
                  Extension("offsets._raised", sources=["offsets/_raised.c"])],  # one read of the live check
     cmdclass={"build_py": BuildPyWithHeader},
 )

@@ -7,7 +7,7 @@
  *
  * It also holds what a first lookup reads a table with at C speed, so that the lookup loads one shared
  * object (each costs about as much as the work it does): image(), this interpreter's build-id;
- * sha256_hex() (_lookup_sha256.h) and json_value() (_lookup_json.h).
+ * sha256_hex() and lower_hex() (_lookup_digest.h), json_value() (_lookup_json.h).
  *
  * The runtime falls back to the bound method, CPython's sha256 and its JSON scanner where this
  * module cannot be imported.
@@ -24,7 +24,7 @@
 #endif
 
 /* What a first lookup reads its table with, here so that it loads one shared object for all of it. */
-#include "_lookup_sha256.h"
+#include "_lookup_digest.h"
 #include "_lookup_json.h"
 
 /* dict.__getitem__(map, name): dict's own subscript (which calls a subclass's __missing__), not the
@@ -441,6 +441,7 @@ static PyMethodDef methods[] = {
     {"function", function, METH_VARARGS,
      "function(map, name, doc): a builtin function `name`, documented by `doc`, that returns map[arg]."},
     {"sha256_hex", sha256_hex, METH_O, "sha256_hex(data) -> hashlib.sha256(data).hexdigest()."},
+    {"lower_hex", lower_hex, METH_O, "lower_hex(text) -> whether text is a str of lowercase hex digits only."},
     {"json_value", json_value, METH_O,
      "json_value(data) -> (json.loads(data),) for the JSON the tables are written in; None: json.loads decides."},
 #ifdef __linux__

@@ -221,6 +221,11 @@ json_value(PyObject *self, PyObject *data)
     int viewed = 0;
     if (PyUnicode_Check(data)) {
         Py_ssize_t n;
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(data) < 0) {
+            return NULL;
+        }
+#endif
         if (!PyUnicode_IS_ASCII(data) || (t.p = PyUnicode_AsUTF8AndSize(data, &n)) == NULL) {
             if (PyErr_Occurred()) {
                 return NULL;

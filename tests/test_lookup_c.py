@@ -1,6 +1,6 @@
-"""What a first lookup reads its tables with in offsets._lookup (`_lookup_sha256.h`,
-`_lookup_json.h`), against their independent truths, hashlib and the json module: the same digest
-for every length around a block's; the same value for every JSON line the shipped tables hold, and
+"""What a first lookup reads its tables with in offsets._lookup (`_lookup_digest.h`,
+`_lookup_json.h`), against their independent truths, hashlib, the json module and str's own
+methods: the same digest for every length around a block's; lowercase hex digits as str says; the same value for every JSON line the shipped tables hold, and
 for generated texts, or a decline (None) that leaves the text to json; never a value where json
 refuses. And the Python fallbacks, where the module is not built, give the same."""
 from __future__ import annotations
@@ -30,6 +30,13 @@ def test_sha256_is_hashlib_s_at_every_length_around_a_block():
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"      # FIPS 180-4's example
     with pytest.raises(TypeError):
         _lookup.sha256_hex("text")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from("0123456789abcdefABCDEFgx \u00e9"), max_size=24) | st.binary(max_size=8) | st.none())
+def test_lower_hex_is_what_str_says(text):
+    want = isinstance(text, str) and all(c in "0123456789abcdef" for c in text)
+    assert _lookup.lower_hex(text) is want
 
 
 def test_every_json_line_of_the_shipped_tables_reads_as_json_reads_it():
@@ -96,9 +103,9 @@ def test_declined_where_json_reads_otherwise_or_refuses(text):
 def test_without_the_extension_the_fallbacks_give_the_same(tmp_path):
     """A source tree whose `_lookup` is not built: CPython's sha256 and its JSON scanner, cold."""
     code = ("import sys, hashlib, json; sys.modules['offsets._lookup'] = None\n"
-            "from offsets.layout import identity_base, json_read\n"
+            "from offsets.layout import compact_read, json_read\n"
             "assert json_read._value is None\n"
-            "assert identity_base.sha256_hex(b'abc') == hashlib.sha256(b'abc').hexdigest()\n"
+            "assert compact_read.sha256_hex(b'abc') == hashlib.sha256(b'abc').hexdigest()\n"
             "text = open(sys.argv[1], 'rb').readline()\n"
             "assert json_read.loads(text) == json.loads(text)\n"
             "print('ok')")

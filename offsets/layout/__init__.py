@@ -2,7 +2,7 @@
 
 model.py, sanity.py          Build, Target, Struct, Field, Table (frozen values) and the rules no layout breaks
 identity.py                  a build's identity: table names, flags, digests of its layout inputs (stdlib only)
-identity_base.py             what a first lookup needs of it: flags, version spelling, table name, sha256
+build_identity.py            what a first lookup needs of it: flags, version spelling, table name; BuildIdentity
 targets.py                   each CPU's ABI facts: pointer size, scalar alignment, compiler macro, ELF machine
 names.py                     STRUCT.FIELD names, aliases across versions, suggestions
 table_yaml.py, yaml_strict.py  Table <-> YAML (generated/, the reviewable form)

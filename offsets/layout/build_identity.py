@@ -1,13 +1,97 @@
-"""One build's identity as the runtime compares builds (runtime/earning.py, docs/identity.md): the
-running interpreter, another process or binary (remote/identify.py), a table's build (its compact
-header's `build`) and an index entry are each a `BuildIdentity`.
+"""A build's identity as the runtime compares builds (runtime/earning.py, docs/identity.md): its
+words (layout flags, version spelling, distributor, table name), what a running interpreter shows of
+its build without sysconfig, the cache's directory, and `BuildIdentity`, what the running
+interpreter, another process or binary (remote/identify.py), a table's build (its compact header's
+`build`) and an index entry each are.
 
-Immutable, with slots, and free of `dataclasses` (every process that loads a JIT makes one at its
-first lookup). A field a role has no value for is None or empty: a table's build has no `build_id`
-of its own (it records `binaries`), a running build records none.
+`BuildIdentity` is immutable, with slots, and free of `dataclasses` (every process that loads a JIT
+makes one at its first lookup). A field a role has no value for is None or empty: a table's build
+has no `build_id` of its own (it records `binaries`), a running build records none.
+
+identity.py holds the rest (the layout inputs' digests, vendor evidence, the running target) and
+re-exports the words, so both sides name one rule once; interpreters down to 3.6 run it as a script,
+and it then imports this file by its path: standard library only, and their syntax.
 """
-from .identity_base import LAYOUT_FLAGS, UPSTREAM, flag_set, table_name
+import os
+import sys
 
+#: Configuration macros that change struct layouts, in the order tables list them.
+LAYOUT_FLAGS = ("Py_DEBUG", "Py_GIL_DISABLED", "Py_TRACE_REFS", "Py_REF_DEBUG", "Py_STATS")
+#: Flags that another flag turns on by itself (pyport.h: Py_DEBUG implies Py_REF_DEBUG).
+IMPLIED = {"Py_DEBUG": ("Py_REF_DEBUG",)}
+UPSTREAM = "upstream"
+#: Where a table names a struct defined by pyconfig.h (earning.py reads its leaf values).
+PYCONFIG = "Include/pyconfig.h"
+
+
+# ---------------------------------------------------------------- names
+def flag_set(config):
+    """The layout flags a config turns on, with the implied ones, sorted."""
+    on = {f for f in LAYOUT_FLAGS if config.get(f)}
+    for flag, implied in IMPLIED.items():
+        if flag in on:
+            on.update(implied)
+    return tuple(sorted(on))
+
+
+def config_words(config):
+    return [w for flag, w in (("Py_GIL_DISABLED", "freethreaded"), ("Py_DEBUG", "debug")) if config.get(flag)]
+
+
+def distributor(vendor):
+    """`debian` for `debian 3.13.5-2`; `upstream` for `upstream` (or no vendor)."""
+    return (vendor or UPSTREAM).split()[0]
+
+
+def table_name(version, config, triple, vendor=UPSTREAM):
+    """`cpython-3.13.5-debian-freethreaded-aarch64-linux-gnu`: version, the distributor unless
+    upstream, the config words, the triple."""
+    words = [version] + ([] if distributor(vendor) == UPSTREAM else [distributor(vendor)])
+    return "cpython-" + "-".join(words + config_words(config) + [triple])
+
+
+def source_dependent(defined_in, origin):
+    """Whether a struct's layout comes from a `.c` file (or a binary's DWARF), not from the headers."""
+    return origin == "dwarf" or ".c:" in defined_in or defined_in.endswith(".c")
+
+
+def cache_dir():
+    """`$OFFSETS_CACHE`, else `$XDG_CACHE_HOME/offsets`, else `~/.cache/offsets`: the one cache of
+    downloads, scans, digests and own tables (scan/debian.py and runtime/tables.py use it). None
+    when there is no home to put it in: HOME unset and no home in the password database (a container
+    running under an arbitrary uid), where `~` would name a folder `~` in the current directory."""
+    if os.environ.get("OFFSETS_CACHE"):
+        return os.path.realpath(os.environ["OFFSETS_CACHE"])
+    if os.environ.get("XDG_CACHE_HOME"):
+        return os.path.join(os.environ["XDG_CACHE_HOME"], "offsets")
+    home = os.path.expanduser("~")
+    if not os.path.isabs(home):
+        return None
+    return os.path.join(home, ".cache", "offsets")
+
+
+# ---------------------------------------------------------------- the running interpreter
+def version_string(vi):
+    """`3.14.0rc1` for sys.version_info (3, 14, 0, 'candidate', 1): CPython's own PY_VERSION spelling."""
+    level = {"alpha": "a", "beta": "b", "candidate": "rc"}.get(vi[3])
+    return "%d.%d.%d" % tuple(vi[:3]) + ("%s%d" % (level, vi[4]) if level else "")
+
+
+def running_shown():
+    """What this interpreter shows of its own build without sysconfig (which costs a first lookup
+    about a millisecond): its version, hexversion and pointer size, and the layout flags it shows
+    (`shown`, flag -> on): Py_REF_DEBUG by sys.gettotalrefcount, Py_TRACE_REFS by sys.getobjects,
+    and where it has sys.abiflags, Py_DEBUG (`d`) and Py_GIL_DISABLED (`t`). The triple and the
+    flags it does not show are its binary's: a build-id names them (earning.by_build_id_alone)."""
+    shown = {"Py_REF_DEBUG": hasattr(sys, "gettotalrefcount"), "Py_TRACE_REFS": hasattr(sys, "getobjects")}
+    abiflags = getattr(sys, "abiflags", None)
+    if abiflags is not None:
+        shown.update(Py_DEBUG="d" in abiflags, Py_GIL_DISABLED="t" in abiflags)
+    return {"version": version_string(sys.version_info), "hexversion": sys.hexversion,
+            "pointer_size": 8 if sys.maxsize > 2 ** 32 else 4, "shown": shown}
+
+
+# ---------------------------------------------------------------- the one class
 #: The fields of a build, in the order `describe` and `replace` know them.
 FIELDS = ("version", "hexversion", "config", "triple", "pointer_size", "vendor", "defines", "inputs", "binaries",
           "stand_in", "build_id", "files", "whole_inputs", "shown", "where")

@@ -68,7 +68,17 @@ and the range of its line is checked as it is read.
 
 import os
 
-from .identity_base import sha256_hex
+try:        # a first lookup loads no other shared object for its checksums, and checks its ids at C speed
+    from .._lookup import lower_hex as _hex, sha256_hex
+except ImportError:                       # a source tree without its extensions built
+    def sha256_hex(data) -> str:
+        from .identity import sha256
+
+        return sha256(data).hexdigest()
+
+    def _hex(text) -> bool:
+        """Whether `text` is a str of lowercase hex digits only."""
+        return isinstance(text, str) and text.isascii() and not text.encode("ascii").translate(None, HEX_DIGITS)
 from .json_read import loads
 
 FORMAT = 8
@@ -221,11 +231,6 @@ def _is_int(v) -> bool:
 
 def _is_id(v) -> bool:
     return isinstance(v, str) and len(v) == ID_CHARS and _hex(v)
-
-
-def _hex(text) -> bool:
-    """Whether `text` is a str of lowercase hex digits only (at C speed)."""
-    return isinstance(text, str) and text.isascii() and not text.encode("ascii").translate(None, HEX_DIGITS)
 
 
 def end_digits(ids: str, ends: str) -> int:

@@ -19,12 +19,12 @@ import os
 import sys
 
 if __package__:
-    from .identity_base import (IMPLIED, LAYOUT_FLAGS, PYCONFIG, UPSTREAM, cache_dir, config_words, distributor,
-                                flag_set, running_shown, sha256, source_dependent, table_name, version_string)
+    from .build_identity import (IMPLIED, LAYOUT_FLAGS, PYCONFIG, UPSTREAM, cache_dir, config_words, distributor,
+                                 flag_set, running_shown, source_dependent, table_name, version_string)
 else:       # run as a script by another interpreter (-I -S): the sibling file, after the standard library
     sys.path.append(os.path.dirname(os.path.abspath(__file__)))
-    from identity_base import (IMPLIED, LAYOUT_FLAGS, PYCONFIG, UPSTREAM, cache_dir, config_words, distributor,
-                               flag_set, running_shown, sha256, source_dependent, table_name, version_string)
+    from build_identity import (IMPLIED, LAYOUT_FLAGS, PYCONFIG, UPSTREAM, cache_dir, config_words, distributor,
+                                flag_set, running_shown, source_dependent, table_name, version_string)
 
 #: Defines every scan applies itself (units.py), so they say nothing about one build.
 NOT_IDENTITY = frozenset(("Py_BUILD_CORE", "Py_BUILD_CORE_BUILTIN", "Py_BUILD_CORE_MODULE"))
@@ -35,6 +35,22 @@ _VENDOR = r"upstream|[a-z][a-z0-9]* [0-9][A-Za-z0-9.+~:-]*"
 
 # Modules only some paths need are imported there: every process that loads a JIT runs this
 # module's running(), and `re` alone takes milliseconds to import.
+
+
+def _sha256_type():
+    """hashlib.sha256, without importing hashlib (and OpenSSL) when CPython's own builtin module is there."""
+    for name in ("_sha2", "_sha256") if sys.version_info >= (3, 12) else ("_sha256",):
+        try:
+            return __import__(name).sha256
+        except (ImportError, AttributeError):
+            pass
+    import hashlib
+
+    return hashlib.sha256
+
+
+#: sha256(data) -> a hash object with hexdigest(), as hashlib.sha256
+sha256 = _sha256_type()
 
 
 def __getattr__(name):

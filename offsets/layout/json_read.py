@@ -25,34 +25,37 @@ import sys
 _WHITESPACE = " \t\n\r"
 
 
-class _Decoder:
-    """The attributes `_json.make_scanner` reads from a decoder, as json.JSONDecoder() sets them
-    (`array_hook`: 3.15)."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    array_hook = None
-    parse_float = float
-    parse_int = int
-
-    @staticmethod
-    def parse_constant(name: str) -> float:
-        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
-
-
 _SAMPLE = '{"a": [1, -2.5e1, "\\u00e9x", null, true, false, {}], "b": {"c": []}}'
-_SAMPLE_VALUE = {"a": [1, -25.0, "\u00e9x", None, True, False, {}], "b": {"c": []}}
+
+
+def _parse_constant(name: str) -> float:
+    return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
 
 
 def _scanner():
     """CPython's C scanner, configured as json's; None (json.loads is used) where there is none, or
-    where it wants another configuration (a later CPython) and so does not read a sample right."""
+    where it wants another configuration (a later CPython) and so does not read a sample right.
+    Its decoder is made here, when first needed (a first lookup that `_lookup.json_value` reads
+    makes no class for it)."""
+
+    class _Decoder:
+        """The attributes `_json.make_scanner` reads from a decoder, as json.JSONDecoder() sets them
+        (`array_hook`: 3.15)."""
+
+        strict = True
+        object_hook = None
+        object_pairs_hook = None
+        array_hook = None
+        parse_float = float
+        parse_int = int
+        parse_constant = staticmethod(_parse_constant)
+
+    sample_value = {"a": [1, -25.0, "\u00e9x", None, True, False, {}], "b": {"c": []}}
     try:
         from _json import make_scanner
 
         scan = make_scanner(_Decoder())
-        if scan(_SAMPLE, 0) == (_SAMPLE_VALUE, len(_SAMPLE)):
+        if scan(_SAMPLE, 0) == (sample_value, len(_SAMPLE)):
             return scan
     except Exception:         # noqa: BLE001 - any doubt: json's own parser
         pass

@@ -10,7 +10,7 @@ import os
 import sys
 from _thread import RLock, get_ident
 
-from ..layout.identity_base import running_shown
+from ..layout.build_identity import running_shown
 from ..layout.build_identity import BuildIdentity, once
 from . import tables as _tables
 from .earning import by_build_id_alone, earning, entry_build, strict_mode

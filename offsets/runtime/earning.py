@@ -22,7 +22,7 @@ same vendor. Anything not exact is answered only where a proof read it (`Loaded.
 
 import os
 
-from ..layout.identity_base import PYCONFIG, UPSTREAM, distributor, source_dependent
+from ..layout.build_identity import PYCONFIG, UPSTREAM, distributor, source_dependent
 from ..layout.build_identity import BuildIdentity
 
 

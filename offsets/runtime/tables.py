@@ -4,7 +4,7 @@ demand."""
 
 import os
 
-from ..layout.identity_base import cache_dir
+from ..layout.build_identity import cache_dir
 from ..layout.build_identity import BuildIdentity
 from ..layout.json_read import loads
 from ..layout.compact_read import (BUILD_ID_FILE, FIX, FieldRow, StructRow, build_id_entries, check_index,

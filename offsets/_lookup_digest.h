@@ -1,9 +1,14 @@
-/* sha256_hex(data) for offsets._lookup (included by _lookup.c, so the one extension module a first
- * lookup loads holds it): SHA-256 (FIPS 180-4) of a bytes-like object, as lowercase hex, what
+/* A table's checksums and ids, for offsets._lookup (included by _lookup.c, so the one extension
+ * module a first lookup loads holds them); layout/compact_read.py uses them where it is built.
+ *
+ * sha256_hex(data): SHA-256 (FIPS 180-4) of a bytes-like object, as lowercase hex, what
  * hashlib.sha256(data).hexdigest() gives. A first lookup checks every table line it reads against
  * its digest; CPython's own sha256 module costs it another shared object to load (about as much
- * as the hashing), and this is as fast. layout/identity_base.py uses it where it is built;
- * tests/test_lookup_c.py compares it with hashlib's on every length around a block's. */
+ * as the hashing), and this is as fast. tests/test_lookup_c.py compares it with hashlib's on every
+ * length around a block's.
+ *
+ * lower_hex(text): whether `text` is a str of lowercase hex digits only, as compact_read's Python
+ * `_hex` says (the ids and line ends of a pool are kilobytes of them). */
 
 static const uint32_t sha256_k[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -99,4 +104,30 @@ sha256_hex(PyObject *self, PyObject *arg)
         hex[2 * i + 1] = digits[digest[i] & 15];
     }
     return PyUnicode_FromStringAndSize(hex, 64);
+}
+
+static PyObject *
+lower_hex(PyObject *self, PyObject *text)
+{
+    const unsigned char *p;
+    Py_ssize_t n, i;
+    if (!PyUnicode_Check(text)) {
+        Py_RETURN_FALSE;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) {
+        return NULL;
+    }
+#endif
+    if (!PyUnicode_IS_ASCII(text)) {
+        Py_RETURN_FALSE;
+    }
+    p = (const unsigned char *)PyUnicode_DATA(text);
+    n = PyUnicode_GET_LENGTH(text);
+    for (i = 0; i < n; i++) {
+        if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f'))) {
+            Py_RETURN_FALSE;
+        }
+    }
+    Py_RETURN_TRUE;
 }
