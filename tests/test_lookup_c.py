@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from offsets import _lookup
-from offsets.layout import json_read
+from offsets.layout import compact_read, json_read
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPACT = ROOT / "offsets" / "data" / "compact"
@@ -117,9 +117,10 @@ def test_without_the_extension_the_fallbacks_give_the_same(tmp_path):
 
 def test_the_first_lookup_loads_no_shared_object_but_the_package_s():
     code = ("import sys, offsets; offsets.get('PyListObject.ob_item')\n"
-            "print(sorted(m for m in ('_json', '_sha256', '_sha2', '_hashlib') if m in sys.modules))")
+            "print(sorted(m for m in ('_json', '_sha256', '_sha2', '_hashlib', 'offsets.layout.json_read') "
+            "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r})\n" + code],
                          capture_output=True, text=True, check=True,
                          env={**os.environ, "OFFSETS_AUTOSCAN": "0"}).stdout
     assert out.strip() == "[]", out
-    assert json_read._value is _lookup.json_value
+    assert json_read._value is compact_read._json_value is _lookup.json_value

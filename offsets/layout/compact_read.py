@@ -68,9 +68,11 @@ and the range of its line is checked as it is read.
 
 import os
 
-try:        # a first lookup loads no other shared object for its checksums, and checks its ids at C speed
-    from .._lookup import lower_hex as _hex, sha256_hex
+try:        # a first lookup loads no other shared object for its checksums and JSON, and checks its ids at C speed
+    from .._lookup import json_value as _json_value, lower_hex as _hex, sha256_hex
 except ImportError:                       # a source tree without its extensions built
+    _json_value = None
+
     def sha256_hex(data) -> str:
         from .identity import sha256
 
@@ -79,7 +81,6 @@ except ImportError:                       # a source tree without its extensions
     def _hex(text) -> bool:
         """Whether `text` is a str of lowercase hex digits only."""
         return isinstance(text, str) and text.isascii() and not text.encode("ascii").translate(None, HEX_DIGITS)
-from .json_read import loads
 
 FORMAT = 8
 ID_CHARS = 10
@@ -212,6 +213,17 @@ def type_code(type_: str, kind: str) -> str:
 def cut(key: str) -> bool:
     """Whether a constants node ends after the row named (or the child node with id) `key`."""
     return int(sha256_hex(key.encode())[:8], 16) % CHUNK == 0
+
+
+def loads(data):
+    """json_read.loads(data), without importing json_read where `_lookup.json_value` reads the text
+    (every line a first lookup reads)."""
+    got = _json_value(data) if _json_value is not None else None
+    if got is not None:
+        return got[0]
+    from .json_read import loads as read
+
+    return read(data)
 
 
 def _corrupt(what: str) -> "CorruptTableError":

@@ -6,9 +6,8 @@ import os
 
 from ..layout.build_identity import cache_dir
 from ..layout.build_identity import BuildIdentity
-from ..layout.json_read import loads
 from ..layout.compact_read import (BUILD_ID_FILE, FIX, FieldRow, StructRow, build_id_entries, check_index,
-                                   index_entry, open_table)
+                                   index_entry, loads, open_table)
 from .earning import Earning
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
