@@ -43,7 +43,7 @@ from ..layout.build_identity import BuildIdentity
 from .earning import earning as _earning, entry_build, strict_mode
 from . import tables
 from .tables import PACKAGE_DIR, Loaded, installed_entries, shipped_index, tables_dir, _load_entry
-from .core import RUNTIME, Match, load_compact, load_shipped, prove_constants_here, prove_here
+from .core import RUNTIME, load_compact, load_shipped, prove_constants_here, prove_here
 
 
 def earning(b: BuildIdentity, me: BuildIdentity, prover=None):
@@ -67,6 +67,10 @@ def __getattr__(name):
         from .earned_field import EarnedField
 
         return EarnedField
+    if name == "Match":             # match.py, which a first lookup by build-id never imports
+        from .match import Match
+
+        return Match
     if name == "identity":          # identity.py, which a first lookup by build-id never imports
         from ..layout import identity
 
@@ -121,12 +125,12 @@ def constant_info(name: str):
         return EarnedConstant(*row, earned=how)
 
 
-def build() -> Match:
+def build() -> "Match":
     """The table in use: its name, build identity, how it matched, and `earned(struct)`."""
     return RUNTIME.build()
 
 
-def use_table(path, verify: bool = True) -> Match:
+def use_table(path, verify: bool = True) -> "Match":
     """Use the table at `path` (`offsets scan` YAML, or a compact .jsonl) from now on, for Python and C.
 
     It must be for this interpreter's minor version, layout flags, target and pointer size
@@ -135,7 +139,9 @@ def use_table(path, verify: bool = True) -> Match:
     pass: VerifyError otherwise; OFFSETS_STRICT refuses such a table). `verify` also runs the live
     check on an exact table.
     """
-    return RUNTIME.use_table(path, verify)
+    from .user_table import use_table as use
+
+    return use(RUNTIME, path, verify)
 
 
 def reset() -> None:

@@ -13,7 +13,7 @@ from _thread import RLock, get_ident
 from ..layout.build_identity import running_shown
 from ..layout.build_identity import BuildIdentity, once
 from . import tables as _tables
-from .earning import by_build_id_alone, earning, entry_build, strict_mode
+from .earning import by_build_id_alone, entry_build, strict_mode
 from .tables import Loaded, _load_entry, installed_entries, shipped_by_build_id, shipped_index, tables_dir
 
 
@@ -55,96 +55,6 @@ def check_name(name, what: str) -> None:
         from ..errors import UnknownNameError
 
         raise UnknownNameError(name, [], where=f"any table: names are at most {MAX_NAME} characters")
-
-
-class Match:
-    """The table in use and how it was chosen: `kind` is exact, proven or user. `runtime` is the
-    runtime whose table it describes (by default this interpreter's)."""
-
-    def __init__(self, table: str, kind: str, detail: str, source: str, build: BuildIdentity, check=None,
-                 loaded: Loaded = None, runtime: "Runtime" = None) -> None:
-        self.table, self.kind, self.detail, self.source, self._build, self.check = \
-            table, kind, detail, source, build, check
-        self._loaded = loaded
-        self._runtime = runtime or RUNTIME
-
-    @property
-    def build(self):
-        """The table's `model.Build` (version, hexversion, config, target, vendor, defines, digests)."""
-        from ..layout.model import Build
-
-        return Build.from_dict(self._build.as_dict())
-
-    @property
-    def version(self) -> str:
-        return self._build.version
-
-    @property
-    def hexversion(self) -> int:
-        return self._build.hexversion
-
-    @property
-    def checked(self) -> list:
-        """What checked the table in use before it shipped, one line each (index.json's `checked`, from
-        generated/index.yaml: compilers, DWARF, binaries of its build); [] for a table not shipped."""
-        t = self._loaded
-        if t is None or t.own or self.kind == "user":
-            return []
-        found = [e for e in self._runtime.index()["tables"] if e["name"] == self.table]
-        return list(found[0].get("checked") or ()) if found else []
-
-    @property
-    def checked_by(self) -> str:
-        """What checked the table in use, in words: before it shipped (`checked`), and whether any
-        binary of its build did; where it answers by proof, this process's live check too."""
-        checked = self.checked
-        if self.kind == "user":
-            said = "a table given to use_table(): what checked it is not recorded"
-        elif not checked:
-            said = ("made on this machine from this build's own headers (offsets scan --install): no second "
-                    "compiler, DWARF or binary checked it")
-        else:
-            said = "checked by " + "; ".join(checked)
-            if not any(c.startswith("the binary ") for c in checked):
-                said += "; never against a binary of its build (none was at hand)"
-        if self.kind == "proven" and self.check is not None:
-            said += f"; here, by this process's live check ({self.check.summary()})"
-        return said
-
-    def earned(self, struct: str) -> str:
-        """How answers about `struct` are earned: 'exact', 'exact (by TABLE)' when another table of
-        the chain answers it, 'proven (N fields)', or 'refused'."""
-        rt = self._runtime
-        with rt.lock:
-            chain = [self._loaded] + self._loaded.fallbacks if self._loaded else []
-            t, key, how = rt.earned_in(chain, struct, False)
-            if t is None:
-                if not any(c.resolve_struct(struct) is not None for c in chain):
-                    from ..errors import UnknownNameError
-
-                    raise UnknownNameError(struct, [], where=f"table {self.table}")
-                return "refused"
-            by = "" if t is self._loaded else f" (by {t.name})"
-            if how == "exact":
-                return "exact" + by
-            n = sum(1 for k, _ in t.earning.proven if k == key)
-            return f"proven ({n} field{'s' if n != 1 else ''} read live){by}"
-
-    def unproven(self, names) -> list:
-        """[(name, why)] of `names` (STRUCT.FIELD, or STRUCT for its size) that the table in use
-        answers neither exactly nor proven: what a JIT's needs list would be refused, and why."""
-        from ..proofs.unproven import reasons
-
-        t = self._loaded
-        with self._runtime.lock:
-            if t is not None and t.earning.check is None and not t.earning.exact:
-                t.prove()
-            return reasons(t, names) if t is not None else [(n, "no table loaded") for n in names]
-
-    def __repr__(self) -> str:
-        return f"<offsets table {self.table}: {self.kind} match: {self.detail}>"
-
-    __str__ = __repr__
 
 
 class FirstChoice:
@@ -276,6 +186,8 @@ class Runtime:
 
         t, kind, detail, proof = choose(me, entries, load, check or prove_here, strict, autoscan,
                                         refusal=lambda why: no_match(me, entries, why, self.identity))
+        from .match import Match
+
         return t, Match(t.name, kind, detail, t.source, t.build, proof, loaded=t, runtime=self)
 
     def current(self) -> Loaded:
@@ -359,7 +271,7 @@ class Runtime:
         state = self.state
         return state[1] if state[1] is not None else FirstChoice(state[0])
 
-    def build(self) -> Match:
+    def build(self) -> "Match":
         """How the table in use matched (chosen now, if it is not yet)."""
         self.current()
         return self.state[1]
@@ -369,11 +281,13 @@ class Runtime:
         state = self.state
         return state is not None and (t is state[0] or t in state[0].fallbacks)
 
-    def install(self, table: Loaded, match: Match) -> None:
+    def install(self, table: Loaded, match) -> None:
         """Switch tables: the answer caches are emptied under the lock, so no thread keeps an old
         answer. The C API's are kept where `select` chose the build-id's table the first lookup
         began with (`first`): the capsule already holds that table, as this Match describes it."""
         with self.lock:
+            if match._runtime is None:
+                match._runtime = self
             before = self.state
             self.state = (table, match)
             self.offsets.clear()
@@ -504,6 +418,8 @@ class Runtime:
         how = made[2] if len(made) == 3 else "made from this interpreter's own headers now"
         t.earning, t.own = earn, True
         t.fallbacks, t.near, head.fallbacks = [head] + head.fallbacks, head.near, []
+        from .match import Match
+
         self.install(t, Match(t.name, "exact", f"{how}: {earn.why}", t.source, t.build, loaded=t, runtime=self))
         return t
 
@@ -546,52 +462,6 @@ class Runtime:
         if how is None:
             raise constants.refused(t, name)
         return t, row, how
-
-    def use_table(self, path, verify: bool = True) -> Match:
-        """Use the table at `path` from now on (the public `use_table` says how it is earned)."""
-        from ..errors import VerifyError
-
-        path = os.fspath(path)
-        if path.endswith(".jsonl"):
-            t = load_compact(path)
-            st = os.stat(path)
-            stamp = (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-            if stamp not in self.validated:
-                from ..layout.compact import table_of
-
-                table_of(t.head, t.pool)      # every struct checked by the model and its rules, once per file
-                self.validated.add(stamp)
-        else:
-            from ..layout import compact, compact_read, table_yaml
-
-            head, pool = compact_read.parse(compact.dumps(table_yaml.load(path), path), path)
-            t = Loaded(head, pool, path, self.index()["aliases"], prove_here)
-        me = self.identity()
-        b = t.build
-        if (me.hexversion >> 16, me.flags, me.triple, me.pointer_size) != \
-                (b.hexversion >> 16, b.flags, b.triple, b.pointer_size):
-            from ..errors import TableError
-
-            raise TableError(f"{path} is for {t.name}, not for this {me.describe()}: {self.how_to_scan()}")
-        earn = earning(b, me, prove_here)
-        t.earning = earn
-        if not earn.exact and strict_mode():
-            from ..errors import TableError
-
-            raise TableError(f"{path} is not exactly this build's table ({earn.why}) and OFFSETS_STRICT allows "
-                             f"exact tables only")
-        result = None
-        if verify or not earn.exact:
-            result = t.prove()
-            if not result.ok:
-                raise VerifyError(f"{path} does not describe this interpreter: {result.summary()}")
-        how = ("exact: " + earn.why if earn.exact else
-               f"not exact ({earn.why}): answers only the {len(earn.proven)} fields the live check read")
-        with self.lock:
-            self.install(t, Match(t.name, "user", f"loaded from {path}; {how}"
-                                  + (f"; live check: {result.summary()}" if result else ""),
-                                  path, t.build, result, loaded=t, runtime=self))
-            return self.state[1]
 
 
 #: This interpreter's runtime (a sub-interpreter imports its own).
