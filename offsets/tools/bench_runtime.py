@@ -98,11 +98,13 @@ def c_get(number: int = 5_000_000, repeat: int = 5) -> dict:
     return {"c_get_ns": min(get), "c_constant_ns": min(constant), "c_constant_ratio": min(constant) / min(get)}
 
 
-#: A process's first get(), timed inside it; HIDE makes the build one that no table ships.
+#: A process's first get(), timed inside it; HIDE makes the build one that no table ships: neither
+#: the index nor the build-id file (which a first lookup reads first) names one.
 FIRST_GET = ("import time, offsets, offsets.runtime as r\n{hide}"
              "t = time.perf_counter(); offsets.get(%r); dt = time.perf_counter() - t\n"
              "print(dt, r.build().detail.startswith('made'))" % NAME)
-HIDE = "r.shipped_index = lambda: {'tables': [], 'aliases': {}}\n"
+HIDE = ("r.RUNTIME.index = lambda: {'tables': [], 'aliases': r.shipped_index()['aliases']}\n"
+        "r.RUNTIME.build_id_entries = lambda build_id: None\n")
 
 
 def _first_get(hide: bool, tables: str) -> tuple:
@@ -116,10 +118,10 @@ def unshipped(runs: int = 7) -> dict:
     """First get() on a build no table ships: once (the table is made) and in every later process."""
     import tempfile
 
-    with tempfile.TemporaryDirectory() as tables:
+    with tempfile.TemporaryDirectory() as tables, tempfile.TemporaryDirectory() as none:
         made, was_made = _first_get(True, tables)
         later = [_first_get(True, tables)[0] for _ in range(runs)]
-        shipped = [_first_get(False, tables)[0] for _ in range(runs)]
+        shipped = [_first_get(False, none)[0] for _ in range(runs)]      # no own table there to rank first
     return {"own_first_s": made, "own_made": was_made, "own_later_ms": statistics.median(later) * 1e3,
             "shipped_first_ms": statistics.median(shipped) * 1e3,
             "own_later_ratio": statistics.median(later) / statistics.median(shipped)}
@@ -136,6 +138,8 @@ def run() -> dict:
 
 def report(r: dict) -> str:
     def verdict(key):
+        if key == "own_first_s" and not r["own_made"]:
+            return "NOT MEASURED"
         return "ok" if r[key] < GOALS[key] else "OVER GOAL"
 
     lines = [f"runtime ({sys.implementation.name} {sys.version.split()[0]}, lookups of {NAME}):",
