@@ -117,13 +117,17 @@ MUTATIONS = [
     Mutation("alone-one-table", CORE,
              'if len(named) != 1:',
              'if not named:',
-             "the short way only where exactly one shipped table records this build-id",
-             [FIRST + "test_a_build_id_no_table_records_takes_the_whole_way"]),
+             "the short way only where exactly one table records this build-id (of this build's own tables where "
+             "it has any, else of the shipped ones)",
+             [FIRST + "test_a_build_id_no_table_records_takes_the_whole_way",
+              FIRST + "test_own_tables_that_do_not_name_one_take_the_whole_way[two record it]"]),
     Mutation("alone-own-table", CORE,
-             'if d and any(f.startswith(f"cpython-{shown.version}-") and f.endswith(".jsonl") for f in os.listdir(d)):',
+             'if own:                     # they rank first',
              'if False:',
-             "the short way only where this build has no table of its own (which would rank first)",
-             [FIRST + "test_an_own_table_of_this_version_takes_the_whole_way"]),
+             "where this build has tables of its own of its version (they rank first), the short way takes one of "
+             "them or none",
+             [FIRST + "test_an_own_table_of_this_version_takes_the_whole_way",
+              FIRST + "test_an_own_table_that_records_this_build_id_is_taken_by_the_short_way"]),
     # ------------------------------------------------ struct by struct
     Mutation("no-set-vendor", EARNING,
              'return self.whole() and (self.same_vendor or not source_dependent(row.defined_in, row.origin))',

@@ -198,6 +198,54 @@ def test_an_own_table_of_this_version_takes_the_whole_way(monkeypatch, tmp_path)
     assert runtime.RUNTIME.by_build_id() is None
 
 
+def own_copy(tables: Path, binaries=None, name: str = "own") -> Path:
+    """The shipped table this interpreter's build-id takes, as an own table of its version in `tables`
+    (recording `binaries`, default the shipped table's own)."""
+    from offsets import runtime
+    from offsets.layout import compact
+
+    e = next(e for e in runtime.shipped_index()["tables"] if runtime.RUNTIME.by_build_id().name == e["name"])
+    head, notes, rows = compact.read_parts(compact.COMPACT_DIR / e["file"])
+    b = dict(head["build"])
+    if binaries is not None:
+        b["binaries"] = binaries
+    tables.mkdir(exist_ok=True)
+    out = tables / f"cpython-{b['version']}-{name}.jsonl"
+    out.write_text(compact.text_of(dict(head, build=b), notes, rows))
+    return out
+
+
+def test_an_own_table_that_records_this_build_id_is_taken_by_the_short_way(tmp_path):
+    """It ranks first in the whole choice, so the short way takes it (no sysconfig, no index.json)
+    and answers what the whole way answers; the shipped table of the build-id is not used."""
+    env = short_way_env(tmp_path)
+    own_copy(tmp_path / "t")
+    code = ("import sys, offsets; from offsets.runtime import RUNTIME\n"
+            "a = [offsets.get('PyListObject.ob_item'), offsets.sizeof('PyTupleObject')]\n"
+            "t = RUNTIME.state[0]; fast = RUNTIME.state[1] is None\n"
+            "print(fast, t.own, t.source.endswith('-own.jsonl'), 'sysconfig' in sys.modules, a == [\n"
+            "    RUNTIME.current().fields('PyListObject')['ob_item'].offset, RUNTIME.current().size('PyTupleObject')])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True", "True", "False", "True"]
+
+
+@pytest.mark.parametrize("own", ["two record it", "one records another build-id"])
+def test_own_tables_that_do_not_name_one_take_the_whole_way(monkeypatch, tmp_path, own):
+    """The short way takes an own table only when it is the one own table that records the build-id."""
+    from offsets import runtime
+
+    monkeypatch.setenv("OFFSETS_TABLES", str(tmp_path / "t"))
+    if runtime.RUNTIME.by_build_id() is None:
+        missing_input(f"{sys.executable} has no short way to begin with")
+    if own == "two record it":
+        own_copy(tmp_path / "t", name="a")
+        own_copy(tmp_path / "t", name="b")
+    else:
+        own_copy(tmp_path / "t", binaries=[["ab" * 20, "elsewhere", "test"]])
+    assert runtime.RUNTIME.by_build_id() is None
+
+
 def test_two_libpythons_are_left_to_python(tmp_path):
     """pyenv's 3.12 with a copy of its libpython preloaded (two files that both hold an interpreter):
     the C reading answers None, and binary.py's own says why there is no build-id; alone, both

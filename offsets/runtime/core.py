@@ -14,7 +14,8 @@ from ..layout.build_identity import running_shown
 from ..layout.build_identity import BuildIdentity, once
 from . import tables as _tables
 from .earning import by_build_id_alone, entry_build, strict_mode
-from .tables import Loaded, _load_entry, installed_entries, shipped_by_build_id, shipped_index, tables_dir
+from .tables import (Loaded, _load_entry, installed_entries, own_entries, own_files, shipped_by_build_id,
+                     shipped_index)
 
 
 def prove_here(table):
@@ -221,15 +222,16 @@ class Runtime:
         return state[0]
 
     def by_build_id(self):
-        """The shipped table that records the build-id of the binary holding this interpreter
-        (`_lookup.image`, in C), when `select` would choose it first whatever the rest of the
-        identity says: it is the only table that records it, it is for what the interpreter shows
-        of its build (earning.by_build_id_alone: version, hexversion, pointer size, the flags sys
-        shows; so it is exact for every struct, by build-id), and this build has no table of its own
-        (which would rank first). Else None, and `select` chooses. So the first lookup needs neither
-        sysconfig, the headers' digests, the vendor's records nor /proc/self/maps read in Python;
-        whatever it cannot answer from this table alone (a name it
-        lacks, how the table matched, a constant) waits for `select`, whose first table it is."""
+        """The table that records the build-id of the binary holding this interpreter (`_lookup.image`,
+        in C), when `select` would choose it first whatever the rest of the identity says: it is for
+        what the interpreter shows of its build (earning.by_build_id_alone: version, hexversion,
+        pointer size, the flags sys shows; so it is exact for every struct, by build-id), and it is
+        the only one that records it among this build's own tables of its version where there are
+        any (which rank first: `offsets scan --install`, or one made on first use), else among the
+        shipped ones. Else None, and `select` chooses. So the first lookup needs neither sysconfig,
+        the headers' digests, the vendor's records nor /proc/self/maps read in Python; whatever it
+        cannot answer from this table alone (a name it lacks, how the table matched, a constant)
+        waits for `select`, whose first table it is."""
         if "identity" in self.__dict__:         # an identity given in place of this interpreter's (a test's)
             return None
         try:
@@ -240,23 +242,22 @@ class Runtime:
         if found is None:
             return None
         shown, build_id = BuildIdentity.of_shown(running_shown()), found[1]
-        d = tables_dir()
-        try:
-            if d and any(f.startswith(f"cpython-{shown.version}-") and f.endswith(".jsonl") for f in os.listdir(d)):
+        own = own_files(shown.version)
+        if own:                     # they rank first: one of them, or `select`
+            named = [e for e in own_entries(own) if build_id in (e.get("build_ids") or ())]
+            load = _load_entry
+        else:
+            found = self.build_id_entries(build_id)
+            if found is None:
                 return None
-        except OSError:
-            pass                    # no such folder: no own table (installed_entries)
-        found = self.build_id_entries(build_id)
-        if found is None:
-            return None
-        named, load = found
+            named, load = found
         if len(named) != 1:
             return None
         earn = by_build_id_alone(entry_build(named[0]), shown, build_id, prove_here)
         if earn is None:
             return None
         t = load(named[0])
-        earn.build, t.earning, t.own = t.build, earn, False
+        earn.build, t.earning, t.own = t.build, earn, bool(own)
         return t
 
     def build_id_entries(self, build_id: str):

@@ -34,8 +34,8 @@ class Loaded:
     its layout pool (`compact_read.Pool`); `prover(table)` proves it where it is not exact (the one
     who loads it hands it: `runtime/core.py` this process's live check)."""
 
-    def __init__(self, head: dict, pool, source: str, aliases: dict, prover=None) -> None:
-        self.head, self.pool, self.source, self.aliases = head, pool, source, aliases
+    def __init__(self, head: dict, pool, source: str, aliases: dict = None, prover=None) -> None:
+        self.head, self.pool, self.source, self._aliases = head, pool, source, aliases
         self.build = BuildIdentity.of_table(head["build"])
         self.name = self.build.table_name
         #: struct key -> its layout reference, in name order
@@ -59,6 +59,14 @@ class Loaded:
         self._constants = self._qualified_constants = None
         self._depends = self._positions = None
         self._resolved: dict = {}
+
+    @property
+    def aliases(self) -> dict:
+        """The alias groups names are resolved with: those given, else index.json's, read when a
+        name first needs them (a name that is a key or one of the table's names never does)."""
+        if self._aliases is None:
+            self._aliases = shipped_index()["aliases"]
+        return self._aliases
 
     @property
     def names(self) -> dict:
@@ -269,9 +277,9 @@ def shipped_index() -> dict:
 def load_compact(path: str, head_sha256: str = None, pool_sha256: str = None, prover=None, aliases=None) -> Loaded:
     """A compact table (`compact_read.py`), of which only the header line is read now; a shipped one
     must have the header and pool header its `index.json` vouches for. `prover`: `Loaded`'s;
-    `aliases`: the alias groups (default index.json's)."""
+    `aliases`: the alias groups (default index.json's, read when first needed)."""
     head, pool = open_table(path, head_sha256, pool_sha256)
-    return Loaded(head, pool, path, shipped_index()["aliases"] if aliases is None else aliases, prover)
+    return Loaded(head, pool, path, aliases, prover)
 
 
 def load_shipped(entry: dict, prover=None) -> Loaded:
@@ -295,21 +303,31 @@ def shipped_by_build_id(build_id: str, prover=None):
 
 def installed_entries(me: BuildIdentity) -> list:
     """This build's own tables in `tables_dir()` (made by `offsets scan --install`), as entries."""
-    from ..errors import TableError
+    return own_entries(own_files(me.version))
 
+
+def own_files(version: str) -> list:
+    """The paths of the own tables of `version` in `tables_dir()`, sorted ([] where there is none)."""
     d = tables_dir()
-    prefix = f"cpython-{me.version}-"
+    prefix = f"cpython-{version}-"
     try:
-        files = sorted(f for f in os.listdir(d) if f.startswith(prefix) and f.endswith(".jsonl"))
+        return [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.startswith(prefix) and f.endswith(".jsonl")]
     except (OSError, TypeError):     # no such directory, or none at all (no home)
         return []
+
+
+def own_entries(files: list) -> list:
+    """The own tables at `files` as entries (each carrying the table read to list it); a damaged one
+    is left out."""
+    from ..errors import TableError
+
     out = []
-    for f in files:
+    for path in files:
         try:
-            t = load_compact(os.path.join(d, f))
+            t = load_compact(path)
         except TableError:
             continue
-        out.append(dict(index_entry(t.name, os.path.join(d, f), t.build.as_dict()), own=True, loaded=t))
+        out.append(dict(index_entry(t.name, path, t.build.as_dict()), own=True, loaded=t))
     return out
 
 

@@ -103,7 +103,7 @@ def c_get(number: int = 5_000_000, repeat: int = 5) -> dict:
 FIRST_GET = ("import time, offsets, offsets.runtime as r\n{hide}"
              "t = time.perf_counter(); offsets.get(%r); dt = time.perf_counter() - t\n"
              "print(dt, r.build().detail.startswith('made'))" % NAME)
-HIDE = ("r.RUNTIME.index = lambda: {'tables': [], 'aliases': r.shipped_index()['aliases']}\n"
+HIDE = ("r.RUNTIME.index = lambda: {'tables': [], 'aliases': {}}\n"
         "r.RUNTIME.build_id_entries = lambda build_id: None\n")
 
 
