@@ -20,7 +20,7 @@ LAYOUT_FLAGS = ("Py_DEBUG", "Py_GIL_DISABLED", "Py_TRACE_REFS", "Py_REF_DEBUG", 
 #: Flags that another flag turns on by itself (pyport.h: Py_DEBUG implies Py_REF_DEBUG).
 IMPLIED = {"Py_DEBUG": ("Py_REF_DEBUG",)}
 UPSTREAM = "upstream"
-#: Where a table names a struct defined by pyconfig.h (earning.py reads its leaf values).
+#: The relative name every table gives the build's pyconfig.h (scan/units.py's roots).
 PYCONFIG = "Include/pyconfig.h"
 
 

@@ -159,7 +159,6 @@ def layout_defines(cflags, header_texts):
     return {k: v for k, v in sorted(core_defines(cflags).items()) if k in tested}
 
 
-#: The relative name every table gives the build's pyconfig.h (scan/units.py's roots).
 _PYCONFIG_LINE = r"^[ \t]*(?:#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*?)|/\*[ \t]*#[ \t]*undef[ \t]+([A-Za-z_]\w*)[ \t]*\*/)[ \t]*$"
 
 

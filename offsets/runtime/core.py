@@ -10,8 +10,7 @@ import os
 import sys
 from _thread import RLock, get_ident
 
-from ..layout.build_identity import running_shown
-from ..layout.build_identity import BuildIdentity, once
+from ..layout.build_identity import BuildIdentity, once, running_shown
 from . import tables as _tables
 from .earning import by_build_id_alone, entry_build, strict_mode
 from .tables import (Loaded, _load_entry, installed_entries, own_entries, own_files, shipped_by_build_id,

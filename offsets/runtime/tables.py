@@ -4,8 +4,7 @@ demand."""
 
 import os
 
-from ..layout.build_identity import cache_dir
-from ..layout.build_identity import BuildIdentity
+from ..layout.build_identity import BuildIdentity, cache_dir
 from ..layout.compact_read import (BUILD_ID_FILE, FIX, FieldRow, StructRow, build_id_entries, check_index,
                                    index_entry, loads, open_table)
 from .earning import Earning
