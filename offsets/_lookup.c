@@ -441,6 +441,8 @@ static PyMethodDef methods[] = {
     {"function", function, METH_VARARGS,
      "function(map, name, doc): a builtin function `name`, documented by `doc`, that returns map[arg]."},
     {"sha256_hex", sha256_hex, METH_O, "sha256_hex(data) -> hashlib.sha256(data).hexdigest()."},
+    {"_sha256_hex_portable", sha256_hex_portable, METH_O, "sha256_hex(data) by the portable rounds alone (for the tests)."},
+    {"_sha256_rounds", sha256_rounds, METH_NOARGS, "_sha256_rounds() -> 'sha-ni' or 'portable': the rounds sha256_hex uses here."},
     {"lower_hex", lower_hex, METH_O, "lower_hex(text) -> whether text is a str of lowercase hex digits only."},
     {"json_value", json_value, METH_O,
      "json_value(data) -> (json.loads(data),) for the JSON the tables are written in; None: json.loads decides."},

@@ -22,10 +22,24 @@ ROOT = Path(__file__).resolve().parent.parent
 COMPACT = ROOT / "offsets" / "data" / "compact"
 
 
-def test_sha256_is_hashlib_s_at_every_length_around_a_block():
+@pytest.mark.parametrize("sha256_hex", [_lookup.sha256_hex, _lookup._sha256_hex_portable], ids=["in-use", "portable"])
+def test_sha256_is_hashlib_s_at_every_length_around_a_block(sha256_hex):
     data = bytes(range(256)) * 5
     for n in [*range(0, 200), 1000, 1024, 1025, len(data)]:
-        assert _lookup.sha256_hex(data[:n]) == hashlib.sha256(data[:n]).hexdigest(), n
+        assert sha256_hex(data[:n]) == hashlib.sha256(data[:n]).hexdigest(), n
+    many = os.urandom(64 * 1000 + 17)           # many blocks in one call: the state carried between them
+    assert sha256_hex(many) == hashlib.sha256(many).hexdigest()
+
+
+def test_sha256_uses_the_cpu_s_sha_extensions_where_it_has_them():
+    """On an x86-64 CPU that has SHA-NI (cpuinfo's sha_ni), sha256_hex hashes with it: the test
+    above then checks those rounds, and its portable case the others."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        pytest.skip("no /proc/cpuinfo here")
+    has = " sha_ni" in flags and os.uname().machine == "x86_64"
+    assert _lookup._sha256_rounds() == ("sha-ni" if has else "portable")
     assert _lookup.sha256_hex(bytearray(b"abc")) == _lookup.sha256_hex(memoryview(b"abc")) == \
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"      # FIPS 180-4's example
     with pytest.raises(TypeError):
