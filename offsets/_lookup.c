@@ -19,7 +19,10 @@
 #ifdef __linux__
 #include <elf.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #endif
 
@@ -77,12 +80,22 @@ function(PyObject *self, PyObject *args)
 
 
 #ifdef __linux__
-/* image() -> (path, build-id, base, why) of the ELF holding this interpreter, exactly as
+/* image() -> (path, build-id, base, why) of the ELF holding this interpreter, as
  * runtime/binary.py's image() finds it (/proc/self/maps, then the image's notes read through
  * /proc/self/mem), or None whenever that answer is anything but a build-id found the plain way: no
  * /proc, another libpython mapped, no note, any read that is short or fails. binary.py then
  * takes its own, pure-Python way, so the answer never depends on which one ran; this one costs
- * microseconds and imports nothing. */
+ * microseconds and imports nothing.
+ *
+ * It asks the loader first (`image_loaded`: dl_iterate_phdr, the note read in place), where the
+ * kernel's maps text costs a process about a microsecond a mapping (a process that imported a big
+ * framework maps thousands), and reads the maps where the loader's answer is not the plain one:
+ * another libpython loaded, an object without a name or a path, a first segment that does not map
+ * the file's start. The path is the file's real path (realpath(3), or /proc/self/exe for the
+ * program), which is what the maps name. The two differ in two cases only: a file replaced on disk
+ * since it was loaded (the maps add "(deleted)" to its path), and a libpython mapped as data without
+ * the loader's knowledge (the maps alone see it, and have no build-id). tests/test_first_lookup.py
+ * compares them on shared, static, symlinked and deleted builds. */
 #define MAX_MAPS (8 << 20)
 #define MAX_PHNUM 256
 #define MAX_NOTES (1 << 16)
@@ -244,6 +257,44 @@ read_at(int fd, unsigned long long where, void *buf, size_t n)
     return pread(fd, buf, n, (off_t)where) == (ssize_t)n ? 0 : -1;
 }
 
+/* The GNU build-id (hex, into `hex`) among the notes notes[0:size]: 0; 1 where they hold none;
+ * -1 for a note Python reads otherwise (it then decides). */
+static int
+note_build_id(const unsigned char *notes, size_t size, char *hex, size_t hex_size)
+{
+    size_t at = 0;
+    while (at + 12 <= size) {
+        uint32_t namesz, descsz, type;
+        size_t name_end, desc;
+        memcpy(&namesz, notes + at, 4);
+        memcpy(&descsz, notes + at + 4, 4);
+        memcpy(&type, notes + at + 8, 4);
+        name_end = at + 12 + namesz;
+        desc = (name_end + 3) & ~(size_t)3;
+        if (desc + descsz > size) {
+            break;
+        }
+        if (type == NT_GNU_BUILD_ID && namesz >= 3 && memcmp(notes + at + 12, "GNU", 3) == 0) {
+            size_t k, nul = 3;
+            while (nul < namesz && notes[at + 12 + nul] == 0) {
+                nul++;
+            }
+            if (nul != namesz || descsz == 0 || 2 * (size_t)descsz + 1 > hex_size) {
+                return -1;      /* what Python reads otherwise: it decides */
+            }
+            for (k = 0; k < descsz; k++) {
+                static const char digits[] = "0123456789abcdef";
+                hex[2 * k] = digits[notes[desc + k] >> 4];
+                hex[2 * k + 1] = digits[notes[desc + k] & 15];
+            }
+            hex[2 * descsz] = 0;
+            return 0;
+        }
+        at = (desc + descsz + 3) & ~(size_t)3;
+    }
+    return 1;
+}
+
 /* The build-id (hex, into `hex`) of the image mapped at `base`, as elf_id.build_id(loaded=True)
  * finds it in this process's own byte order and word size; 0, or -1 for anything else. */
 static int
@@ -272,48 +323,165 @@ build_id_at(int fd, unsigned long long base, char *hex, size_t hex_size)
     }
     page = (low == (unsigned long long)-1 ? 0 : low) & ~0xFFFULL;
     for (i = 0; i < n; i++) {
-        size_t at = 0, size = ph[i].p_filesz;
+        size_t size = ph[i].p_filesz;
+        int got;
         if (ph[i].p_type != PT_NOTE || size == 0 || size > MAX_NOTES) {
             continue;
         }
         if (read_at(fd, base + ph[i].p_vaddr - page, notes, size) < 0) {
             return -1;
         }
-        while (at + 12 <= size) {
-            uint32_t namesz, descsz, type;
-            size_t name_end, desc;
-            memcpy(&namesz, notes + at, 4);
-            memcpy(&descsz, notes + at + 4, 4);
-            memcpy(&type, notes + at + 8, 4);
-            name_end = at + 12 + namesz;
-            desc = (name_end + 3) & ~(size_t)3;
-            if (desc + descsz > size) {
-                break;
-            }
-            if (type == NT_GNU_BUILD_ID && namesz >= 3 && memcmp(notes + at + 12, "GNU", 3) == 0) {
-                size_t k, nul = 3;
-                while (nul < namesz && notes[at + 12 + nul] == 0) {
-                    nul++;
-                }
-                if (nul != namesz || descsz == 0 || 2 * (size_t)descsz + 1 > hex_size) {
-                    return -1;      /* what Python reads otherwise: it decides */
-                }
-                for (k = 0; k < descsz; k++) {
-                    static const char digits[] = "0123456789abcdef";
-                    hex[2 * k] = digits[notes[desc + k] >> 4];
-                    hex[2 * k + 1] = digits[notes[desc + k] & 15];
-                }
-                hex[2 * descsz] = 0;
-                return 0;
-            }
-            at = (desc + descsz + 3) & ~(size_t)3;
+        if ((got = note_build_id(notes, size, hex, hex_size)) != 1) {
+            return got;
         }
     }
     return -1;
 }
 
+/* The loaded object that holds `here`, and whether another libpython is loaded (dl_iterate_phdr). */
+typedef struct {
+    uintptr_t here;
+    const struct dl_phdr_info *info;
+    struct dl_phdr_info holding;
+    int found, libpythons;
+    const char *other[8];
+} Loader;
+
+static int
+loaded_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    Loader *l = data;
+    int i;
+    (void)size;
+    for (i = 0; i < info->dlpi_phnum && !l->found; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && info->dlpi_addr + ph->p_vaddr <= l->here
+            && l->here < info->dlpi_addr + ph->p_vaddr + ph->p_memsz) {
+            l->holding = *info;
+            l->found = 1;
+            return 0;
+        }
+    }
+    if (info->dlpi_name != NULL && is_libpython(info->dlpi_name, strlen(info->dlpi_name))) {
+        if (l->libpythons < 8) {
+            l->other[l->libpythons] = info->dlpi_name;
+        }
+        l->libpythons++;
+    }
+    return 0;
+}
+
+/* image() as the loader knows the object holding the interpreter, its note read in place; None
+ * where `image_mapped` decides (see image()). */
+static PyObject *
+image_loaded(void)
+{
+    Loader l;
+    char path[PATH_MAX + 1], hex[2 * 64 + 1];
+    struct stat mine, other;
+    const ElfW(Ehdr) *eh;
+    unsigned long long low = (unsigned long long)-1, base = (unsigned long long)-1;
+    long pagesize = sysconf(_SC_PAGESIZE);
+    int i, got;
+    memset(&l, 0, sizeof l);
+    l.here = (uintptr_t)&PyLong_Type;
+    dl_iterate_phdr(loaded_object, &l);
+    if (!l.found || l.holding.dlpi_name == NULL || l.libpythons > 8 || pagesize <= 0) {
+        return NULL;
+    }
+    if (l.holding.dlpi_name[0] == 0) {              /* the program itself: a static build */
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+        if (n <= 0 || (size_t)n >= sizeof path - 1) {
+            return NULL;
+        }
+        path[n] = 0;
+    } else if (realpath(l.holding.dlpi_name, path) == NULL) {
+        return NULL;
+    }
+    if (path[0] != '/' || strstr(path, " (deleted)") != NULL || !plain(path, strlen(path))) {
+        return NULL;
+    }
+    if (l.libpythons) {                             /* another libpython loaded: the maps decide */
+        if (stat(path, &mine) < 0) {
+            return NULL;
+        }
+        for (i = 0; i < l.libpythons; i++) {
+            if (stat(l.other[i], &other) < 0 || other.st_ino != mine.st_ino) {
+                return NULL;
+            }
+        }
+    }
+    for (i = 0; i < l.holding.dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &l.holding.dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && ph->p_vaddr < low) {
+            low = ph->p_vaddr;
+        }
+        if (ph->p_type == PT_LOAD && ph->p_offset < (unsigned long long)pagesize) {     /* maps the file's start */
+            unsigned long long start = l.holding.dlpi_addr + (ph->p_vaddr & ~((unsigned long long)pagesize - 1));
+            if (start < base) {
+                base = start;
+            }
+        }
+    }
+    if (base == (unsigned long long)-1 || low == (unsigned long long)-1
+        || base != l.holding.dlpi_addr + (low & ~0xFFFULL)) {
+        return NULL;
+    }
+    eh = (const ElfW(Ehdr) *)(uintptr_t)base;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_phnum != l.holding.dlpi_phnum
+        || (const unsigned char *)(uintptr_t)base + eh->e_phoff != (const unsigned char *)l.holding.dlpi_phdr) {
+        return NULL;
+    }
+    for (i = 0; i < l.holding.dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &l.holding.dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE || ph->p_filesz == 0 || ph->p_filesz > MAX_NOTES) {
+            continue;
+        }
+        got = note_build_id((const unsigned char *)(uintptr_t)(l.holding.dlpi_addr + ph->p_vaddr), ph->p_filesz,
+                            hex, sizeof hex);
+        if (got < 0) {
+            return NULL;
+        }
+        if (got == 0) {
+            return Py_BuildValue("(NsKs)", PyUnicode_DecodeUTF8(path, (Py_ssize_t)strlen(path), "replace"), hex,
+                                 base, "");
+        }
+    }
+    return NULL;
+}
+
+static PyObject *image_mapped(void);
+
 static PyObject *
 image(PyObject *self, PyObject *unused)
+{
+    PyObject *found = image_loaded();
+    if (found != NULL || PyErr_Occurred()) {
+        return found;
+    }
+    return image_mapped();
+}
+
+/* Each way alone, for the tests. */
+static PyObject *
+image_loaded_only(PyObject *self, PyObject *unused)
+{
+    PyObject *found = image_loaded();
+    if (found == NULL && !PyErr_Occurred()) {
+        Py_RETURN_NONE;
+    }
+    return found;
+}
+
+static PyObject *
+image_mapped_only(PyObject *self, PyObject *unused)
+{
+    return image_mapped();
+}
+
+/* image() as /proc/self/maps and /proc/self/mem show it. */
+static PyObject *
+image_mapped(void)
 {
     int fd = -1;
     char *text = NULL, hex[2 * 64 + 1];
@@ -450,6 +618,8 @@ static PyMethodDef methods[] = {
     {"image", image, METH_NOARGS,
      "image() -> (path, build-id, base, why) of the ELF holding this interpreter, as runtime/binary.py's image() "
      "finds it, or None: binary.py decides."},
+    {"_image_loaded", image_loaded_only, METH_NOARGS, "image() as the loader knows it, or None (for the tests)."},
+    {"_image_mapped", image_mapped_only, METH_NOARGS, "image() as /proc/self/maps shows it, or None (for the tests)."},
     {"_maps_of", maps_of, METH_O, "_maps_of(data): the mappings image() reads of a maps text, or None (for the tests)."},
 #endif
     {NULL, NULL, 0, NULL},

@@ -246,6 +246,61 @@ def test_own_tables_that_do_not_name_one_take_the_whole_way(monkeypatch, tmp_pat
     assert runtime.RUNTIME.by_build_id() is None
 
 
+IMAGES = """
+import json, os, sys
+from offsets import _lookup
+from offsets.runtime import binary
+if len(sys.argv) > 1:
+    os.unlink(sys.argv[1])
+print(json.dumps([_lookup._image_loaded(), _lookup._image_mapped(), binary.image_read_here(), _lookup.image()]))
+"""
+
+
+@pytest.mark.parametrize("way", ["pyenv 3.8", "pyenv 3.13", "its libpython through a symlink", "a static build",
+                                 "its libpython deleted since it was loaded"])
+def test_the_loader_reads_what_the_maps_show(tmp_path, way):
+    """`_lookup.image()` asks the loader (dl_iterate_phdr, the note read in place) and reads
+    /proc/self/maps only where that answer is not the plain one: on shared builds of the oldest and
+    newest minor, a libpython found through a symlink (LD_LIBRARY_PATH), and Debian's static
+    python3.11 (the program holds the interpreter), the loader's path, build-id and base are the
+    maps' (C's reading and binary.py's); a libpython deleted since it was loaded has no path, and
+    the maps' reading answers with theirs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OFFSETS_", "PYTHON", "LD_"))}
+    args = []
+    if way == "a static build":
+        python = Path("/usr/bin/python3.11")
+        if not python.is_file() or not Path("/usr/include/python3.11/Python.h").is_file():
+            missing_input("Debian's python3.11 and its headers (apt-get install python3.11-dev)")
+    else:
+        python = pyenv_python(way.split()[1] if way.startswith("pyenv") else "3.11")
+        if python is None:
+            missing_input(f"pyenv's CPython for {way} is not installed")
+    if way in ("its libpython through a symlink", "its libpython deleted since it was loaded"):
+        real = next((python.resolve().parents[1] / "lib").glob("libpython3.11.so.1.0"))
+        lib = tmp_path / "lib"
+        lib.mkdir()
+        if way.startswith("its libpython through"):
+            (lib / real.name).symlink_to(real)
+        else:
+            shutil.copy2(real, lib / real.name)
+            args = [str(lib / real.name)]
+        env["LD_LIBRARY_PATH"] = str(lib)
+    root = tree_with_extension(python, tmp_path)
+    proc = subprocess.run([str(python), "-c", IMAGES, *args], capture_output=True, text=True, cwd=root,
+                          env=dict(env, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    loaded, mapped, here, chosen = json.loads(proc.stdout)
+    assert mapped == here == chosen and here[1], (loaded, here)
+    if args:
+        assert loaded is None and here[0].endswith(" (deleted)"), (loaded, here)
+    else:
+        assert loaded == here, (loaded, here)
+    if way == "a static build":
+        assert here[0] == str(python)
+    if way == "its libpython through a symlink":
+        assert here[0] == str(real)
+
+
 def test_two_libpythons_are_left_to_python(tmp_path):
     """pyenv's 3.12 with a copy of its libpython preloaded (two files that both hold an interpreter):
     the C reading answers None, and binary.py's own says why there is no build-id; alone, both

@@ -13,7 +13,9 @@ rule decides.
 
 `offsets._lookup.image()` takes the same steps in C (a first lookup then imports neither this
 reader of ELF nor `struct`); wherever it finds anything but a build-id the plain way, it answers
-None and the steps here decide, so the answer never depends on which one ran.
+None and the steps here decide, so the answer never depends on which one ran. It asks the loader
+first (dl_iterate_phdr), which names the same file, base and build-id without the maps' text
+(`_lookup.c` says where the two can differ: a file replaced on disk since it was loaded).
 """
 
 import sys
