@@ -643,8 +643,8 @@ def build_id_entries(path: str, build_id: str):
     decoded and hashed. None when the file is missing, damaged (another length, a line that fails
     its checksum) or not of this format: the caller then reads index.json, as if there were none."""
     try:
-        with _open(path, True) as f:
-            data = f.read(MAX_BUILD_ID_BYTES + 1)
+        with _open(path, True) as f:        # read as long as it is (a read of the most allowed costs as much as the rest)
+            data = f.read(min(os.fstat(f.fileno()).st_size, MAX_BUILD_ID_BYTES) + 1)
     except OSError:
         return None
     first, _, body = data.partition(b"\n")
