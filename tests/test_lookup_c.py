@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import missing_input
 from offsets import _lookup
 from offsets.layout import compact_read, json_read
 
@@ -37,7 +38,7 @@ def test_sha256_uses_the_cpu_s_sha_extensions_where_it_has_them():
     try:
         flags = Path("/proc/cpuinfo").read_text()
     except OSError:
-        pytest.skip("no /proc/cpuinfo here")
+        missing_input("/proc/cpuinfo (this test reads the CPU's flags from Linux's /proc)")
     has = " sha_ni" in flags and os.uname().machine == "x86_64"
     assert _lookup._sha256_rounds() == ("sha-ni" if has else "portable")
     assert _lookup.sha256_hex(bytearray(b"abc")) == _lookup.sha256_hex(memoryview(b"abc")) == \
