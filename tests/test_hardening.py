@@ -29,6 +29,7 @@ from offsets import atomic_write, runtime
 from offsets.layout import compact, compact_read, table_yaml, yaml_strict
 from offsets.scan import unit_cache, workers
 from offsets.cli import main
+from offsets.tools import store_cost
 from offsets.errors import BuildError, OutputError, ScanError, TableError
 
 FAKE = Path(__file__).parent / "fixtures" / "fakepy"
@@ -352,7 +353,7 @@ def listiter_line(pool: Path) -> int:
     head, _ = compact_read.open_table(str(running_file(pool.parent)))
     ref = head["structs"]["listiterobject"]
     lines = pool.read_bytes().split(b"\n")
-    numbers = compact_read.pool_lines(lines)
+    numbers = store_cost.pool_lines(lines)
     struct = json.loads(lines[numbers[ref if isinstance(ref, str) else ref[0]]])
     return numbers[struct[5]]
 

@@ -21,6 +21,7 @@ import sampling
 from conftest import c_extension_built, missing_input, pyenv_python3
 from offsets.layout import compact, compact_read, identity
 from offsets.runtime.live import toolkit
+from offsets.tools import store_cost
 from offsets import runtime
 from offsets.errors import NoMatchingTable, TableError, UnknownNameError, VerifyError
 
@@ -150,7 +151,7 @@ _layouts: dict = {}
 def shipped_layouts() -> dict:
     """The shipped pools' lines by id (`layouts.jsonl`, and `cold.jsonl` decompressed)."""
     if not _layouts:
-        _layouts.update(compact_read.pool_nodes(str(compact.COMPACT_DIR)))
+        _layouts.update(store_cost.pool_nodes(str(compact.COMPACT_DIR)))
     return _layouts
 
 

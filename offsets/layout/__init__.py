@@ -7,5 +7,6 @@ targets.py                   each CPU's ABI facts: pointer size, scalar alignmen
 names.py                     STRUCT.FIELD names, aliases across versions, suggestions
 table_yaml.py, yaml_strict.py  Table <-> YAML (generated/, the reviewable form)
 compact.py, compact_read.py  Table -> the compact, content-addressed form the runtime reads, and its reader (its rows)
+compact_index.py             index.json's digest and check (the whole choice reads it; a first lookup, build_ids.txt)
 c_header.py                  Table -> a per-build C header
 """

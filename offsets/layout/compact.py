@@ -373,7 +373,7 @@ def identity(table, file: str, text: str = "") -> dict:
 
 def index_text(entries: list, aliases: dict, pool_sha256: str) -> str:
     """`index.json`, whose `sha256` is the digest of the document without it (`index_digest`)."""
-    from .compact_read import index_digest
+    from .compact_index import index_digest
 
     doc = {"format": FORMAT, "note": NOTE.format(source="generated/*.yaml and offsets/data/aliases.yaml"),
            "aliases": aliases, "pool_sha256": pool_sha256, "tables": sorted(entries, key=lambda e: e["name"])}

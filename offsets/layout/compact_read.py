@@ -255,31 +255,6 @@ def end_digits(ids: str, ends: str) -> int:
     return width if 1 <= width <= MAX_END_DIGITS and len(ends) == n * width else 0
 
 
-def pool_lines(lines: list) -> dict:
-    """id -> its line's number, of the lines of a pool file (for tools and tests; the reader seeks)."""
-    ids = "".join(loads(line)["ids"] for line in lines[1:1 + SHARDS])
-    return {ids[i:i + ID_CHARS]: 1 + SHARDS + GROUPS + i // ID_CHARS for i in range(0, len(ids), ID_CHARS)}
-
-
-def pool_nodes(directory: str) -> dict:
-    """id -> its line (str), of every node of a directory's pool files, the cold one's decompressed
-    (for tools and tests)."""
-    import binascii
-    import zlib
-
-    with open(os.path.join(directory, POOL_FILE)) as f:
-        lines = f.read().splitlines()
-    out = {k: lines[i] for k, i in pool_lines(lines).items()}
-    path = os.path.join(directory, COLD_FILE)
-    if os.path.exists(path):
-        with open(path, "rb") as f:
-            for line in f.read().splitlines()[1:1 + SHARDS]:
-                head, *nodes = zlib.decompress(binascii.a2b_base64(line)).decode().splitlines()
-                ids = loads(head)["ids"]
-                out.update((ids[i * ID_CHARS:(i + 1) * ID_CHARS], n) for i, n in enumerate(nodes))
-    return out
-
-
 class Pool:
     """Layout nodes by id: from `lines` (bytes, in memory) or from the file `source`, whose node
     lines start at byte `base` in the order of `ids` and end where `ends` says (the two strings of a
@@ -611,26 +586,6 @@ def index_entry(name: str, file: str, b: dict) -> dict:
     return entry
 
 
-def index_digest(doc: dict) -> str:
-    """The sha256 of an `index.json` document without its own `sha256`."""
-    import json
-
-    body = {k: v for k, v in doc.items() if k != "sha256"}
-    return sha256_hex(json.dumps(body, indent=1, sort_keys=True).encode())
-
-
-def _text_has_digest(text: bytes, claimed) -> bool:
-    """Whether `text`, as `compact.index_text` writes it, is the document whose digest is `claimed`:
-    its body is the same text without the `sha256` line (keys sorted, one space of indent), so one
-    sha256 of bytes checks it, where `index_digest` would encode the whole document again in Python
-    (10 ms of every process's first lookup)."""
-    if not isinstance(claimed, str):
-        return False
-    line = b'\n "sha256": "' + claimed.encode() + b'",'
-    at = text.find(line)
-    return at >= 0 and sha256_hex(text[:at] + text[at + len(line):].rstrip(b"\n")) == claimed
-
-
 _ENTRY = {"name": str, "file": str, "version": str, "hexversion": int, "config": dict, "triple": str,
           "pointer_size": int, "head_sha256": str}
 
@@ -669,12 +624,12 @@ def build_id_entries(path: str, build_id: str):
     except ValueError:
         return None
     if not (isinstance(entries, list) and entries) or any(
-            _entry_problem(e) or build_id not in (e.get("build_ids") or ()) for e in entries):
+            entry_problem(e) or build_id not in (e.get("build_ids") or ()) for e in entries):
         return None
     return entries, head["aliases"], head["pool_sha256"]
 
 
-def _entry_problem(e) -> str:
+def entry_problem(e) -> str:
     """Why `e` is not an index entry ('' if it is): a key of the index format missing or of another
     type, or a file name that is not a plain name."""
     if not isinstance(e, dict) or any(not isinstance(e.get(k), t) or (t is int and not _is_int(e[k]))
@@ -682,24 +637,6 @@ def _entry_problem(e) -> str:
         return "an entry lacks a key of the index format"
     if "/" in e["file"] or "\\" in e["file"] or e["file"].startswith("."):
         return f"an entry names the file {e['file'][:60]!r}, which is not a plain name"
-    return ""
-
-
-def check_index(doc, text: bytes = None) -> str:
-    """Why `index.json`'s content is not what `compact.index_text` writes ('' if it is): its digest,
-    the shape of every entry, plain file names. `text`, the bytes `doc` was parsed from, makes the
-    digest one sha256 when they are in the written form (any other form is checked as `doc`)."""
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        return f"not an index of format {FORMAT}"
-    if not (text is not None and _text_has_digest(text, doc.get("sha256"))) and doc.get("sha256") != index_digest(doc):
-        return "it fails its own checksum"
-    if not (isinstance(doc.get("tables"), list) and isinstance(doc.get("aliases"), dict)
-            and isinstance(doc.get("pool_sha256"), str)):
-        return "no tables, aliases or pool checksum"
-    for e in doc["tables"]:
-        why = _entry_problem(e)
-        if why:
-            return why
     return ""
 
 

@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..layout.compact_read import COLD_FILE, GROUPS, ID_CHARS, POOL_FILE, SHARDS
 from . import command_line
 from .verdict import verdict
 
@@ -31,12 +32,37 @@ def _entry_bytes(e: dict) -> int:
     return len(text) + 2 * (text.count("\n") + 1) + 2
 
 
+def pool_lines(lines: list) -> dict:
+    """id -> its line's number, of the lines of a pool file (for tools and tests; the reader seeks)."""
+    ids = "".join(json.loads(line)["ids"] for line in lines[1:1 + SHARDS])
+    return {ids[i:i + ID_CHARS]: 1 + SHARDS + GROUPS + i // ID_CHARS for i in range(0, len(ids), ID_CHARS)}
+
+
+def pool_nodes(directory: str) -> dict:
+    """id -> its line (str), of every node of a directory's pool files, the cold one's decompressed
+    (for tools and tests)."""
+    import binascii
+    import zlib
+
+    with open(os.path.join(directory, POOL_FILE)) as f:
+        lines = f.read().splitlines()
+    out = {k: lines[i] for k, i in pool_lines(lines).items()}
+    path = os.path.join(directory, COLD_FILE)
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            for line in f.read().splitlines()[1:1 + SHARDS]:
+                head, *nodes = zlib.decompress(binascii.a2b_base64(line)).decode().splitlines()
+                ids = json.loads(head)["ids"]
+                out.update((ids[i * ID_CHARS:(i + 1) * ID_CHARS], n) for i, n in enumerate(nodes))
+    return out
+
+
 def costs(directory: Path) -> dict:
     """{"total": bytes of every file, "tables": {table file: bytes it adds to the store of every
     other table but the later patch builds of its own kind}, "further": the tables that are not
     the first build of their minor, flags and target}."""
     from ..layout.compact import cold_block, cold_line
-    from ..layout.compact_read import ID_CHARS, POOL_FILE, SHARD_CHARS, pool_lines, pool_nodes
+    from ..layout.compact_read import SHARD_CHARS
 
     directory = Path(directory)
     lines = (directory / POOL_FILE).read_text().splitlines()
