@@ -372,7 +372,10 @@ loaded_object(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /* image() as the loader knows the object holding the interpreter, its note read in place; None
- * where `image_mapped` decides (see image()). */
+ * where `image_mapped` decides (see image()). glibc's dl_iterate_phdr takes dl_load_write_lock,
+ * which dlopen holds only while it links an object into the list, never while constructors run
+ * (a constructor waiting for the GIL in another thread cannot block it); libgcc's unwinder calls
+ * it for every C++ exception. */
 static PyObject *
 image_loaded(void)
 {
@@ -395,8 +398,8 @@ image_loaded(void)
             return NULL;
         }
         path[n] = 0;
-    } else if (realpath(l.holding.dlpi_name, path) == NULL) {
-        return NULL;
+    } else if (l.holding.dlpi_name[0] != '/' || realpath(l.holding.dlpi_name, path) == NULL) {
+        return NULL;        /* a name relative to a directory the process may have left since */
     }
     if (path[0] != '/' || strstr(path, " (deleted)") != NULL || !plain(path, strlen(path))) {
         return NULL;
@@ -406,7 +409,7 @@ image_loaded(void)
             return NULL;
         }
         for (i = 0; i < l.libpythons; i++) {
-            if (stat(l.other[i], &other) < 0 || other.st_ino != mine.st_ino) {
+            if (l.other[i][0] != '/' || stat(l.other[i], &other) < 0 || other.st_ino != mine.st_ino) {
                 return NULL;
             }
         }

@@ -257,13 +257,14 @@ print(json.dumps([_lookup._image_loaded(), _lookup._image_mapped(), binary.image
 
 
 @pytest.mark.parametrize("way", ["pyenv 3.8", "pyenv 3.13", "its libpython through a symlink", "a static build",
-                                 "its libpython deleted since it was loaded"])
+                                 "its libpython deleted since it was loaded", "its libpython by a relative path"])
 def test_the_loader_reads_what_the_maps_show(tmp_path, way):
     """`_lookup.image()` asks the loader (dl_iterate_phdr, the note read in place) and reads
     /proc/self/maps only where that answer is not the plain one: on shared builds of the oldest and
     newest minor, a libpython found through a symlink (LD_LIBRARY_PATH), and Debian's static
     python3.11 (the program holds the interpreter), the loader's path, build-id and base are the
-    maps' (C's reading and binary.py's); a libpython deleted since it was loaded has no path, and
+    maps' (C's reading and binary.py's); a libpython deleted since it was loaded has no path, nor
+    one the loader found by a relative path (the process may have changed directory since), and
     the maps' reading answers with theirs."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OFFSETS_", "PYTHON", "LD_"))}
     args = []
@@ -275,17 +276,19 @@ def test_the_loader_reads_what_the_maps_show(tmp_path, way):
         python = pyenv_python(way.split()[1] if way.startswith("pyenv") else "3.11")
         if python is None:
             missing_input(f"pyenv's CPython for {way} is not installed")
-    if way in ("its libpython through a symlink", "its libpython deleted since it was loaded"):
+    if way.startswith("its libpython"):
         real = next((python.resolve().parents[1] / "lib").glob("libpython3.11.so.1.0"))
         lib = tmp_path / "lib"
         lib.mkdir()
-        if way.startswith("its libpython through"):
-            (lib / real.name).symlink_to(real)
-        else:
+        if way.startswith("its libpython deleted"):
             shutil.copy2(real, lib / real.name)
             args = [str(lib / real.name)]
+        else:
+            (lib / real.name).symlink_to(real)
         env["LD_LIBRARY_PATH"] = str(lib)
     root = tree_with_extension(python, tmp_path)
+    if way.endswith("by a relative path"):
+        env["LD_LIBRARY_PATH"] = os.path.relpath(lib, root)
     proc = subprocess.run([str(python), "-c", IMAGES, *args], capture_output=True, text=True, cwd=root,
                           env=dict(env, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1"))
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -293,6 +296,8 @@ def test_the_loader_reads_what_the_maps_show(tmp_path, way):
     assert mapped == here == chosen and here[1], (loaded, here)
     if args:
         assert loaded is None and here[0].endswith(" (deleted)"), (loaded, here)
+    elif way.endswith("by a relative path"):
+        assert loaded is None and here[0] == str(real), (loaded, here)
     else:
         assert loaded == here, (loaded, here)
     if way == "a static build":
