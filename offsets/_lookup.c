@@ -87,15 +87,16 @@ function(PyObject *self, PyObject *args)
  * takes its own, pure-Python way, so the answer never depends on which one ran; this one costs
  * microseconds and imports nothing.
  *
- * It asks the loader first (`image_loaded`: dl_iterate_phdr, the note read in place), where the
- * kernel's maps text costs a process about a microsecond a mapping (a process that imported a big
- * framework maps thousands), and reads the maps where the loader's answer is not the plain one:
- * another libpython loaded, an object without a name or a path, a first segment that does not map
- * the file's start. The path is the file's real path (realpath(3), or /proc/self/exe for the
- * program), which is what the maps name. The two differ in two cases only: a file replaced on disk
+ * It asks the loader first (`image_loaded`: dl_iterate_phdr, the note read in place), as the kernel
+ * writes the whole maps text for each reading, at a cost that grows with every mapping (a process
+ * that imported a big framework maps thousands), and reads the maps where the loader's answer is
+ * not the plain one: another libpython loaded, an object without a name or with a relative one, a
+ * path that cannot be resolved, a first segment that does not map the file's start. The path is
+ * the file's real path (realpath(3), or /proc/self/exe for the program), which is what the maps
+ * name. The two differ in two cases only: a file replaced on disk
  * since it was loaded (the maps add "(deleted)" to its path), and a libpython mapped as data without
  * the loader's knowledge (the maps alone see it, and have no build-id). tests/test_first_lookup.py
- * compares them on shared, static, symlinked and deleted builds. */
+ * compares them on shared, static, symlinked, relatively named and deleted builds. */
 #define MAX_MAPS (8 << 20)
 #define MAX_PHNUM 256
 #define MAX_NOTES (1 << 16)

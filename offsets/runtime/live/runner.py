@@ -5,13 +5,13 @@ Used before a table that is not exact answers anything (it then answers only wha
 `runtime/core.py` hands `proof_cache.check`, which runs `check`, to every table it chooses), by
 `offsets.runtime.live_check()` and by `offsets verify`; tests run it against every exact table.
 The table's side is handed in: its constants (`runtime/constants.py`) and its minor's type records
-(`shipped_types.py`); no check module imports them.
+(`tables.type_records`); no check module imports them.
 """
 from __future__ import annotations
 
 from ...proofs.result import Result
 from .. import constants as _constants
-from ..shipped_types import type_records
+from ..tables import type_records
 from . import (allocators, basics, caches, capi, config, constants, frames, lines, objects, opcache, outputs, raised,
                records, spec, state, static_types, stdtypes, thread, typeobjects, types, values, versions, wrappers)
 from .toolkit import Checker, Memory

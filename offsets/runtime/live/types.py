@@ -43,7 +43,7 @@ def name_of(t) -> str:
 
 
 def check(c, shipped: dict) -> None:
-    """`shipped`: tp_name -> type record of the table's minor (`shipped_types.py`), as the runner hands it."""
+    """`shipped`: tp_name -> type record of the table's minor (`tables.type_records`), as the runner hands it."""
     records = type_proof.records(shipped)
     found = [t for t in reachable() if name_of(t) in records]
     by_address = {id(t): t for t in found}
