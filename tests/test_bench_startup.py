@@ -54,3 +54,14 @@ def test_the_c_api_first_lookup_is_counted(tmp_path):
     got = bench_startup.c_api(Path(sys.executable), env, str(tmp_path), runs=1)
     assert "error" not in got, got
     assert got["instructions"]["lookup"] > got["instructions"]["bare"] and got["ratio"] > 0
+
+
+def test_each_cpu_figure_shows_how_much_its_runs_move(tmp_path):
+    """The middle half of the ratios of each run to the bare start before it: two quartiles around
+    the medians' ratio where the runs are alike (here: the same program twice), printed beside it."""
+    env = {**os.environ, "OFFSETS_TABLES": str(tmp_path / "none")}
+    got = bench_startup.ratio(Path(sys.executable), env, str(tmp_path), 8, lookup="pass")
+    low, high = got["pairs"]
+    assert 0.5 < low <= high < 2.0
+    line = bench_startup._line("a build", dict(got, ratio=1.05, pairs=(1.02, 1.09)))
+    assert "1.05x  (goal <= 1.1x: ok;" in line and "each run over the bare start before it: 1.02-1.09x, the middle half" in line

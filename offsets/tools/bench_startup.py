@@ -5,7 +5,8 @@
 
 Each figure is the median over interleaved runs of the CPU time (user + system, from wait4) of each
 child: the machine's other load stretches wall times, not CPU times (wall-time medians are printed
-too). Three builds, all of the interpreter the bench runs on (its base prefix: pyenv's 3.11.7 here,
+too). How much a shared machine moves it shows beside it: the middle half of the ratios of each run
+to the bare start run just before it. Three builds, all of the interpreter the bench runs on (its base prefix: pyenv's 3.11.7 here,
 which ships a table):
 
 - a shipped build, as first measured (2.27x before the runtime's imports were cut): that interpreter itself, with its own
@@ -89,7 +90,10 @@ def ratio(python: Path, env: dict, cwd: str, runs: int, lookup: str = LOOKUP) ->
         look.append(_one([python, "-c", lookup], env, cwd))
     cpu_b, cpu_l = statistics.median(c for c, _ in bare), statistics.median(c for c, _ in look)
     wall_b, wall_l = statistics.median(w for _, w in bare), statistics.median(w for _, w in look)
-    return {"bare_ms": cpu_b * 1e3, "lookup_ms": cpu_l * 1e3, "ratio": cpu_l / cpu_b, "wall_ratio": wall_l / wall_b}
+    pairs = sorted(l[0] / b[0] for b, l in zip(bare, look))      # each lookup over the bare start just before it
+    quarter = len(pairs) // 4
+    return {"bare_ms": cpu_b * 1e3, "lookup_ms": cpu_l * 1e3, "ratio": cpu_l / cpu_b, "wall_ratio": wall_l / wall_b,
+            "pairs": (pairs[quarter], pairs[-1 - quarter])}
 
 
 def instructions(python: Path, env: dict, cwd: str, lookup: str = LOOKUP) -> Optional[dict]:
@@ -171,8 +175,10 @@ def rebuilt_ratios(work: Path, runs: int) -> dict:
 
 def _line(label: str, x: dict, goal: float = GOAL) -> str:
     verdict = "ok" if x["ratio"] <= goal else "OVER GOAL"
+    spread = (f"; each run over the bare start before it: {x['pairs'][0]:.2f}-{x['pairs'][1]:.2f}x, the middle half"
+              if "pairs" in x else "")
     return (f"  {label:<44} {x['ratio']:5.2f}x  (goal <= {goal}x: {verdict}; {x['lookup_ms']:.1f} ms vs "
-            f"{x['bare_ms']:.1f} ms CPU; wall {x['wall_ratio']:.2f}x)")
+            f"{x['bare_ms']:.1f} ms CPU; wall {x['wall_ratio']:.2f}x{spread})")
 
 
 def _counted(label: str, x: dict) -> str:
