@@ -350,6 +350,31 @@ def test_the_build_id_file_says_what_index_json_says():
     assert build_id_entries(str(compact / "build_ids.txt"), "ab" * 20)[0] == []
 
 
+def test_every_build_id_is_found_by_bisection_and_no_other(tmp_path):
+    """A build-id file of many lines, short ones and ones longer than a probe (`sorted_line`'s
+    bisection reads a probe, not the file): each build-id leads to exactly its entries, and a
+    build-id before, between or after them to none."""
+    from offsets.layout import compact, compact_read
+
+    def entry(i: int, ids: list) -> dict:
+        return {"name": f"t{i:03d}" + "x" * (3 * compact_read.PROBE_BYTES if i % 7 == 3 else i), "file": f"t{i}.jsonl",
+                "head_sha256": "0" * 64, "version": "3.11.7", "hexversion": 0x30B07F0, "config": {},
+                "triple": "x86_64-linux-gnu", "pointer_size": 8, "vendor": None, "build_ids": ids}
+
+    ids = [f"{n * 7919 % 65536:04x}" + "ab" * (n % 3) for n in range(1, 160)]      # of three lengths, unsorted
+    entries = [entry(i, ids[i::40]) for i in range(40)]
+    path = tmp_path / "build_ids.txt"
+    path.write_text(compact.build_id_text(entries, {"a": ["b"]}, "f" * 64))
+    assert path.stat().st_size > 20 * compact_read.PROBE_BYTES
+    for b in ids:
+        got, aliases, pool = compact_read.build_id_entries(str(path), b)
+        assert [e["name"] for e in got] == [e["name"] for e in entries if b in e["build_ids"]], b
+        assert (aliases, pool) == ({"a": ["b"]}, "f" * 64)
+    for b in ("0000", "00", "ffffffff", ids[0] + "0", ids[5][:-1], "zz"):
+        if b not in ids:
+            assert compact_read.build_id_entries(str(path), b)[0] == [], b
+
+
 @pytest.mark.parametrize("damage", ["a byte of a line", "a line dropped", "truncated", "missing"])
 def test_a_damaged_build_id_file_says_nothing(tmp_path, damage):
     """The file fails its own checksum (or is gone): the short way finds nothing, and the whole

@@ -594,29 +594,36 @@ def build_id_entries(path: str, build_id: str):
     """(the index entries that record `build_id`, the aliases, the pool's sha256) from the build-id
     file `compact.build_id_text` writes: its first line a JSON header (format, aliases, pool_sha256,
     and the length of the lines after it), then one `BUILD-ID SHA256 ENTRIES-JSON` line per
-    build-id, sorted, whose sha256 covers the header and the line. Only that build-id's line is
-    decoded and hashed. None when the file is missing, damaged (another length, a line that fails
-    its checksum) or not of this format: the caller then reads index.json, as if there were none."""
+    build-id, sorted, whose sha256 covers the header and the line. Only the header and that
+    build-id's line are read (`sorted_line`), decoded and hashed. None when the file is missing,
+    damaged (another length, a line that fails its checksum) or not of this format: the caller then
+    reads index.json, as if there were none."""
+    key = build_id.encode("ascii", "replace") + b" "
     try:
-        with _open(path, True) as f:        # read as long as it is (a read of the most allowed costs as much as the rest)
-            data = f.read(min(os.fstat(f.fileno()).st_size, MAX_BUILD_ID_BYTES) + 1)
+        fd = os.open(path, _READ_FLAGS)
     except OSError:
         return None
-    first, _, body = data.partition(b"\n")
     try:
-        head = loads(first)
-    except ValueError:
+        size = os.fstat(fd).st_size
+        first = line_at(fd, 0, size)
+        if size > MAX_BUILD_ID_BYTES or first is None:
+            return None
+        try:
+            head = loads(first)
+        except ValueError:
+            return None
+        if not (isinstance(head, dict) and head.get("format") == FORMAT
+                and head.get("bytes") == size - len(first) - 1 and isinstance(head.get("aliases"), dict)
+                and isinstance(head.get("pool_sha256"), str)):
+            return None
+        line = sorted_line(fd, len(first) + 1, size, key)
+    except OSError:
         return None
-    if not (isinstance(head, dict) and head.get("format") == FORMAT and len(data) <= MAX_BUILD_ID_BYTES
-            and head.get("bytes") == len(body) and isinstance(head.get("aliases"), dict)
-            and isinstance(head.get("pool_sha256"), str)):
-        return None
-    key = build_id.encode("ascii", "replace") + b" "
-    at = 0 if body.startswith(key) else body.find(b"\n" + key) + 1
-    if at == 0 and not body.startswith(key):
+    finally:
+        os.close(fd)
+    if not line:
         return [], head["aliases"], head["pool_sha256"]
-    end = body.find(b"\n", at)
-    digest, _, text = (body[at:] if end < 0 else body[at:end])[len(key):].partition(b" ")
+    digest, _, text = line[len(key):].partition(b" ")
     if sha256_hex(first + b"\n" + key + text).encode() != digest:
         return None
     try:
@@ -627,6 +634,58 @@ def build_id_entries(path: str, build_id: str):
             entry_problem(e) or build_id not in (e.get("build_ids") or ()) for e in entries):
         return None
     return entries, head["aliases"], head["pool_sha256"]
+
+
+#: What each step of `sorted_line` reads: more than a line of the build-id file and the key after it.
+PROBE_BYTES = 2048
+
+
+def line_at(fd: int, at: int, size: int):
+    """The line of the file open at `fd` (`size` bytes) that starts at byte `at`, without its
+    newline; None where it has none before the end."""
+    data = b""
+    while at + len(data) < size:
+        more = os.pread(fd, PROBE_BYTES, at + len(data))
+        if not more:
+            break
+        end = more.find(b"\n")
+        if end >= 0:
+            return data + more[:end]
+        data += more
+    return None
+
+
+def sorted_line(fd: int, lo: int, hi: int, key: bytes) -> bytes:
+    """The line of the file open at `fd` that starts with `key` (a build-id and a space; without
+    its newline), among the lines sorted by build-id from byte `lo` (a line's start) to `hi` (the
+    end); b"" when none does. A bisection over the bytes: each step reads a probe from the middle
+    to the next line's build-id, so a first lookup reads a few kilobytes of the file, not all of
+    it. Where a probe holds no whole build-id (a line longer than it), the lines from `lo` are read
+    in turn."""
+    target, end = key[:-1], hi
+    while hi - lo > PROBE_BYTES:
+        mid = (lo + hi) // 2
+        probe = os.pread(fd, PROBE_BYTES, mid - 1)
+        newline = probe.find(b"\n")
+        space = probe.find(b" ", newline + 1) if newline >= 0 else -1
+        if space < 0:
+            break
+        start = mid + newline           # the first line that starts at `mid` or after it
+        found = probe[newline + 1:space]
+        if start >= hi or found > target:
+            hi = mid                    # no line starts between `mid` and that one
+        else:
+            lo = start
+            if found == target:
+                break
+    while lo < min(hi, end):
+        line = line_at(fd, lo, end)
+        if line is None:                # the last line
+            line = os.pread(fd, end - lo, lo)
+        if line.startswith(key):
+            return line
+        lo += len(line) + 1
+    return b""
 
 
 def entry_problem(e) -> str:
