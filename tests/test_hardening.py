@@ -842,3 +842,16 @@ def test_a_compact_header_whose_build_has_a_value_of_another_type_is_refused(key
     doc["build"][key] = value
     with pytest.raises(CorruptTableError, match="its build's vendor, defines, inputs or stand-in is malformed"):
         compact_read.parse(json.dumps(doc) + "\n" + rest)
+
+
+@pytest.mark.parametrize("size", [0, 1, 65535, 65536, 65537, 3 * 65536 + 5])
+@pytest.mark.parametrize("most", [0, 1, 65536, 100_000, 1 << 24])
+def test_read_most_reads_what_read_would(tmp_path, size, most):
+    """`compact_read.read_most(f, most)` is `f.read(most)` (bytes and text), in pieces."""
+    path = tmp_path / "f"
+    path.write_bytes(bytes(i % 251 for i in range(size)))
+    for mode in ("rb", "r"):
+        with open(path, mode, encoding=None if mode == "rb" else "latin-1") as a, \
+                open(path, mode, encoding=None if mode == "rb" else "latin-1") as b:
+            assert compact_read.read_most(a, most) == b.read(most)
+            assert a.read() == b.read()

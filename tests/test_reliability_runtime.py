@@ -57,6 +57,36 @@ def answer_of(proc: subprocess.CompletedProcess) -> int:
     return int(got)
 
 
+# ---------------------------------------------------------------- a limited address space
+LIMITED = """
+import os, resource
+from offsets.runtime import binary, tables
+def vm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmSize:"):
+            return int(line.split()[1]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm() + (12 << 20), resource.getrlimit(resource.RLIMIT_AS)[1]))
+try:
+    with open(os.path.join(tables.COMPACT_DIR, "index.json"), "rb") as f:
+        f.read(1 << 24)
+    print("a read of 16 MiB: ok")
+except MemoryError:
+    print("a read of 16 MiB: MemoryError")
+doc, records, maps = tables.shipped_index(), tables.type_records(sys.version.split()[0]), binary._maps()
+print("read", bool(doc["tables"]), bool(maps))
+"""
+
+
+@pytest.mark.parametrize("minor", [OLDEST, NEWEST])
+def test_a_limited_address_space_reads_the_index_the_type_records_and_the_maps(minor, tmp_path):
+    """With 12 MiB of address space to spare (RLIMIT_AS), a read of the most a file may have fails
+    (CPython's read(n) makes a buffer of n bytes first), and the whole choice's reads of index.json,
+    the type records and /proc/self/maps (`compact_read.read_most`) do not."""
+    proc = run(python_of(minor), LIMITED, cold_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[:2] == ["a read of 16 MiB: MemoryError", "read True True"], proc.stdout
+
+
 # ---------------------------------------------------------------- a fork during the first lookup
 FORK_DURING = """
 import os, threading, time

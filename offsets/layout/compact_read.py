@@ -545,6 +545,20 @@ def _open_cold(path: str, digest: str) -> ColdPool:
     return ColdPool(path, head["shards"], head["ends"], base)
 
 
+def read_most(f, most: int):
+    """`f.read(most)`, without the buffer of `most` bytes CPython's read(n) makes first: that costs
+    about as much as reading a small file again, and raises MemoryError where the address space is
+    limited (RLIMIT_AS) to less than it. Read in pieces of 64 KiB; str or bytes, as `f` reads."""
+    pieces = []
+    while most > 0:
+        piece = f.read(min(most, 1 << 16))
+        if not piece:
+            break
+        pieces.append(piece)
+        most -= len(piece)
+    return pieces[0][:0].join(pieces) if pieces else f.read(0)
+
+
 def _read(path: str, start: int, size: int) -> bytes:
     """`size` bytes of `path` from `start` (fewer at its end), of a file _first_line opened before,
     as a regular file: through a bare descriptor where the OS reads at an offset (a quarter of what

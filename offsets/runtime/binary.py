@@ -26,8 +26,10 @@ MAX_MAPS = 8 << 20
 
 def _maps():
     """(start, end, offset, inode, path) of each file mapping of this process."""
+    from ..layout.compact_read import read_most
+
     with open("/proc/self/maps", "rb") as f:
-        return maps_of(f.read(MAX_MAPS))
+        return maps_of(read_most(f, MAX_MAPS))
 
 
 def maps_of(data: bytes) -> list:

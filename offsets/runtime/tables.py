@@ -6,7 +6,7 @@ import os
 
 from ..layout.build_identity import BuildIdentity, cache_dir
 from ..layout.compact_read import (BUILD_ID_FILE, FIX, FieldRow, StructRow, build_id_entries, index_entry, loads,
-                                   open_table)
+                                   open_table, read_most)
 from .earning import Earning
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -201,7 +201,7 @@ def type_records(version: str) -> dict:
         found: dict = {}
         try:
             with open(os.path.join(COMPACT_DIR, "types.json"), "rb") as f:
-                for line in f.read(1 << 24).splitlines()[1:]:
+                for line in read_most(f, 1 << 24).splitlines()[1:]:
                     minor, name, symbol, basicsize, itemsize, members = loads(line)
                     found.setdefault(minor, {})[name] = _record(symbol, basicsize, itemsize, members)
         except (OSError, ValueError, TypeError):
@@ -254,7 +254,7 @@ def shipped_index() -> dict:
         path = os.path.join(COMPACT_DIR, "index.json")
         try:
             with open(path, "rb") as f:
-                text = f.read(1 << 24)
+                text = read_most(f, 1 << 24)
             doc = loads(text)
         except OSError as e:
             from ..errors import TableError
