@@ -60,7 +60,9 @@ def answer_of(proc: subprocess.CompletedProcess) -> int:
 # ---------------------------------------------------------------- a limited address space
 LIMITED = """
 import os, resource
+from offsets.layout import identity
 from offsets.runtime import binary, tables
+identity._write_memo(sys.argv[2], b"a memo")
 def vm():
     for line in open("/proc/self/status"):
         if line.startswith("VmSize:"):
@@ -73,7 +75,7 @@ try:
 except MemoryError:
     print("a read of 16 MiB: MemoryError")
 doc, records, maps = tables.shipped_index(), tables.type_records(sys.version.split()[0]), binary._maps()
-print("read", bool(doc["tables"]), bool(maps))
+print("read", bool(doc["tables"]), bool(maps), identity._read_memo(sys.argv[2]) == b"a memo")
 """
 
 
@@ -81,10 +83,11 @@ print("read", bool(doc["tables"]), bool(maps))
 def test_a_limited_address_space_reads_the_index_the_type_records_and_the_maps(minor, tmp_path):
     """With 12 MiB of address space to spare (RLIMIT_AS), a read of the most a file may have fails
     (CPython's read(n) makes a buffer of n bytes first), and the whole choice's reads of index.json,
-    the type records and /proc/self/maps (`compact_read.read_most`) do not."""
-    proc = run(python_of(minor), LIMITED, cold_env(tmp_path))
+    the type records and /proc/self/maps (`compact_read.read_most`), and of the identity's digest
+    memo (a buffer no larger than the file), do not."""
+    proc = run(python_of(minor), LIMITED, cold_env(tmp_path), tmp_path / "memo")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.split("\n")[:2] == ["a read of 16 MiB: MemoryError", "read True True"], proc.stdout
+    assert proc.stdout.split("\n")[:2] == ["a read of 16 MiB: MemoryError", "read True True True"], proc.stdout
 
 
 # ---------------------------------------------------------------- a fork during the first lookup

@@ -307,9 +307,12 @@ def _read_memo(path, limit=MAX_MEMO_BYTES):
     """The data `_write_memo` put in `path`, or None: no such file (or no cache: `path` None), not a
     regular file, larger than `limit`, or not what the digest it carries says (one bit flipped, a
     file cut short, one another program wrote): every damaged memo is a miss, made again."""
+    import stat
+
     try:
-        with _open_regular(path) as f:
-            data = f.read(limit + 1)
+        with _open_regular(path) as f:      # read(n) makes an n-byte buffer first: n no larger than the file
+            st = os.fstat(f.fileno())
+            data = f.read((min(st.st_size, limit) if stat.S_ISREG(st.st_mode) else limit) + 1)
     except (OSError, TypeError):
         return None
     digest, _, body = data.partition(b"\n")
