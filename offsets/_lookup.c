@@ -93,10 +93,10 @@ function(PyObject *self, PyObject *args)
  * not the plain one: another libpython loaded, an object without a name or with a relative one, a
  * path that cannot be resolved, a first segment that does not map the file's start. The path is
  * the file's real path (realpath(3), or /proc/self/exe for the program), which is what the maps
- * name. The two differ in two cases only: a file replaced on disk
- * since it was loaded (the maps add "(deleted)" to its path), and a libpython mapped as data without
- * the loader's knowledge (the maps alone see it, and have no build-id). tests/test_first_lookup.py
- * compares them on shared, static, symlinked, relatively named and deleted builds. */
+ * name. The two differ in two cases only: a file replaced on disk since it was loaded (the maps add
+ * "(deleted)" to its path), and a libpython mapped as data without the loader's knowledge (the maps
+ * alone see it, and have no build-id). tests/test_first_lookup.py compares them on shared, static,
+ * symlinked, relatively named and deleted builds. */
 #define MAX_MAPS (8 << 20)
 #define MAX_PHNUM 256
 #define MAX_NOTES (1 << 16)
@@ -342,7 +342,6 @@ build_id_at(int fd, unsigned long long base, char *hex, size_t hex_size)
 /* The loaded object that holds `here`, and whether another libpython is loaded (dl_iterate_phdr). */
 typedef struct {
     uintptr_t here;
-    const struct dl_phdr_info *info;
     struct dl_phdr_info holding;
     int found, libpythons;
     const char *other[8];
