@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .atomic_write import replace
 from .errors import BuildError
-from .regular_file import open_regular
+from .regular_file import open_regular, read_most
 
 #: The largest entry read (a 3.13 header unit's is about 3 MB, a DWARF read about 10 MB).
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
@@ -113,7 +113,7 @@ def loads(key: str, data: bytes):
 def load(path: Path, key: str):
     try:
         with open_regular(path) as f:
-            data = f.read(MAX_ENTRY_BYTES + 1)
+            data = read_most(f, MAX_ENTRY_BYTES + 1)
     except OSError:
         return None
     return loads(key, data) if len(data) <= MAX_ENTRY_BYTES else None

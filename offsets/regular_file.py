@@ -1,5 +1,6 @@
 """`open_regular`: open a file for reading only if it is a regular file, and never wait to open it;
-`read_text`: the text of one, at most `MAX_TABLE_BYTES` of strict UTF-8 (a table, a watch list).
+`read_text`: the text of one, at most `MAX_TABLE_BYTES` of strict UTF-8 (a table, a watch list);
+`read_most`: what `f.read(most)` reads, without the buffer of `most` bytes it makes first.
 
 Every reader of a file a user names (a table, a watch list, a needs list, a binary) or of the cache
 (proofs, digests, own tables, the scan's entries) opens it here: `open()` of a FIFO waits for a
@@ -54,12 +55,26 @@ def read_text(path, what: str = "table", limit: int = MAX_TABLE_BYTES) -> str:
             st = os.fstat(f.fileno())
             if st.st_size > limit:
                 raise TableError(_too_big(what, path, st.st_size, limit))
-            data = f.read(limit + 1)
+            data = read_most(f, limit + 1)
     except OSError as e:
         raise TableError(f"cannot read {what} {path}: {e.strerror or e}") from None
     if len(data) > limit:
         raise TableError(_too_big(what, path, len(data), limit))
     return decode(data, f"{what} {path}")
+
+
+def read_most(f, most: int):
+    """`f.read(most)`, without the buffer of `most` bytes CPython's read(n) makes first: that costs
+    about as much as reading a small file again, and raises MemoryError where the address space is
+    limited (RLIMIT_AS) to less than it. Read in pieces of 64 KiB; str or bytes, as `f` reads."""
+    pieces = []
+    while most > 0:
+        piece = f.read(min(most, 1 << 16))
+        if not piece:
+            break
+        pieces.append(piece)
+        most -= len(piece)
+    return pieces[0][:0].join(pieces) if pieces else f.read(0)
 
 
 def decode(data: bytes, where: str) -> str:

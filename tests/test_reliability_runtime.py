@@ -58,17 +58,20 @@ def answer_of(proc: subprocess.CompletedProcess) -> int:
 
 
 # ---------------------------------------------------------------- a limited address space
-LIMITED = """
-import os, resource
-from offsets.layout import identity
-from offsets.runtime import binary, tables
-identity._write_memo(sys.argv[2], b"a memo")
+#: the address space is limited to 12 MiB more than the process uses (RLIMIT_AS)
+SPARE_12_MIB = """
 def vm():
     for line in open("/proc/self/status"):
         if line.startswith("VmSize:"):
             return int(line.split()[1]) * 1024
 resource.setrlimit(resource.RLIMIT_AS, (vm() + (12 << 20), resource.getrlimit(resource.RLIMIT_AS)[1]))
-try:
+"""
+LIMITED = """
+import os, resource
+from offsets.layout import identity
+from offsets.runtime import binary, tables
+identity._write_memo(sys.argv[2], b"a memo")
+""" + SPARE_12_MIB + """try:
     with open(os.path.join(tables.COMPACT_DIR, "index.json"), "rb") as f:
         f.read(1 << 24)
     print("a read of 16 MiB: ok")
@@ -83,9 +86,40 @@ print("read", bool(doc["tables"]), bool(maps), identity._read_memo(sys.argv[2]) 
 def test_a_limited_address_space_reads_the_index_the_type_records_and_the_maps(minor, tmp_path):
     """With 12 MiB of address space to spare (RLIMIT_AS), a read of the most a file may have fails
     (CPython's read(n) makes a buffer of n bytes first), and the whole choice's reads of index.json,
-    the type records and /proc/self/maps (`compact_read.read_most`), and of the identity's digest
+    the type records and /proc/self/maps (`regular_file.read_most`), and of the identity's digest
     memo (a buffer no larger than the file), do not."""
     proc = run(python_of(minor), LIMITED, cold_env(tmp_path), tmp_path / "memo")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[:2] == ["a read of 16 MiB: MemoryError", "read True True True"], proc.stdout
+
+
+#: the other readers of a file's most: a table a user names (`use_table`), another process's /proc
+#: files (a profiler's process), a cache entry
+LIMITED_READERS = """
+import os, resource
+from pathlib import Path
+from offsets import data_cache, regular_file
+from offsets.remote import procfs
+table, entry = Path(sys.argv[2]) / "t.yaml", Path(sys.argv[2]) / "entry"
+table.write_text("a table's text")
+data_cache.store(entry, "key", {"doc": 1})
+""" + SPARE_12_MIB + """try:
+    with open(table, "rb") as f:
+        f.read(1 << 24)
+    print("a read of 16 MiB: ok")
+except MemoryError:
+    print("a read of 16 MiB: MemoryError")
+print("read", regular_file.read_text(table) == "a table's text", "python" in procfs.read_text(os.getpid(), "maps"),
+      data_cache.load(entry, "key") == {"doc": 1})
+"""
+
+
+@pytest.mark.parametrize("minor", [OLDEST, NEWEST])
+def test_a_limited_address_space_reads_a_named_table_a_proc_file_and_a_cache_entry(minor, tmp_path):
+    """With 12 MiB of address space to spare, `regular_file.read_text` (16 MiB at most: a table a
+    user names), `procfs.read_text` (64 MiB: another process's maps) and `data_cache.load` (256 MiB)
+    read a small file; each made a buffer of its most first, and raised MemoryError there."""
+    proc = run(python_of(minor), LIMITED_READERS, cold_env(tmp_path), tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split("\n")[:2] == ["a read of 16 MiB: MemoryError", "read True True True"], proc.stdout
 

@@ -545,20 +545,6 @@ def _open_cold(path: str, digest: str) -> ColdPool:
     return ColdPool(path, head["shards"], head["ends"], base)
 
 
-def read_most(f, most: int):
-    """`f.read(most)`, without the buffer of `most` bytes CPython's read(n) makes first: that costs
-    about as much as reading a small file again, and raises MemoryError where the address space is
-    limited (RLIMIT_AS) to less than it. Read in pieces of 64 KiB; str or bytes, as `f` reads."""
-    pieces = []
-    while most > 0:
-        piece = f.read(min(most, 1 << 16))
-        if not piece:
-            break
-        pieces.append(piece)
-        most -= len(piece)
-    return pieces[0][:0].join(pieces) if pieces else f.read(0)
-
-
 def _read(path: str, start: int, size: int) -> bytes:
     """`size` bytes of `path` from `start` (fewer at its end), of a file _first_line opened before,
     as a regular file: through a bare descriptor where the OS reads at an offset (a quarter of what
@@ -969,3 +955,11 @@ def parse(text, origin: str = "compact table") -> tuple:
     pool = Pool(origin, pool["ids"], pool["ends"], lines=lines[1:1 + n])
     head["structs"] = struct_map(head, pool, origin)
     return head, pool
+
+
+def __getattr__(name):
+    if name == "read_most":         # it moved to regular_file.py, the shared readers' module
+        from ..regular_file import read_most
+
+        return read_most
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,6 +12,7 @@ from typing import Optional
 
 from ..layout import identity
 from ..layout.build_identity import once
+from ..regular_file import read_most
 from .process_root import at, escaping
 
 #: The most of a `_sysconfigdata_*.py` read (CPython's are 20 to 60 KB).
@@ -59,7 +60,7 @@ def sysconfig_vars(root: str, prefix: str, minor: str, abiflags: str, multiarch:
     for name in picks:
         try:
             with open(at(root, os.path.join(inside, name)), "rb") as f:
-                text = f.read(MAX_SYSCONFIG_BYTES).decode("utf-8", "replace")
+                text = read_most(f, MAX_SYSCONFIG_BYTES).decode("utf-8", "replace")
             tree = ast.parse(text)
         except (OSError, SyntaxError, ValueError):
             continue

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 
 from ..errors import NoSuchProcess, NotPermitted, ProcessExited, ProcessError
+from ..regular_file import read_most
 
 #: The most of /proc/PID/maps read (a process with 100,000 mappings has about 10 MB).
 MAX_MAPS_BYTES = 64 << 20
@@ -87,7 +88,7 @@ def read_text(pid: int, *parts: str, limit: int = MAX_MAPS_BYTES, started: bool 
     path = proc(pid, *parts)
     try:
         with open(path, "rb") as f:
-            data = f.read(limit + 1)
+            data = read_most(f, limit + 1)
     except FileNotFoundError:
         raise gone(pid, started) from None
     except PermissionError:

@@ -26,7 +26,7 @@ MAX_MAPS = 8 << 20
 
 def _maps():
     """(start, end, offset, inode, path) of each file mapping of this process."""
-    from ..layout.compact_read import read_most
+    from ..regular_file import read_most
 
     with open("/proc/self/maps", "rb") as f:
         return maps_of(read_most(f, MAX_MAPS))

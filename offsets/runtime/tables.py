@@ -6,7 +6,7 @@ import os
 
 from ..layout.build_identity import BuildIdentity, cache_dir
 from ..layout.compact_read import (BUILD_ID_FILE, FIX, FieldRow, StructRow, build_id_entries, index_entry, loads,
-                                   open_table, read_most)
+                                   open_table)
 from .earning import Earning
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -198,6 +198,8 @@ def type_records(version: str) -> dict:
     """tp_name -> type record of `version`'s minor (`data/compact/types.json`, proofs/types.py);
     {} where none is shipped or the file cannot be read."""
     if not _types:
+        from ..regular_file import read_most
+
         found: dict = {}
         try:
             with open(os.path.join(COMPACT_DIR, "types.json"), "rb") as f:
@@ -251,6 +253,8 @@ def shipped_index() -> dict:
     against the digest it carries."""
     global _index_doc
     if _index_doc is None:
+        from ..regular_file import read_most
+
         path = os.path.join(COMPACT_DIR, "index.json")
         try:
             with open(path, "rb") as f:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import data_cache
 from ..errors import BuildError
+from ..regular_file import read_most
 
 SCANNED_DIRS = ("Objects", "Python", "Modules", "Parser")
 
@@ -26,7 +27,7 @@ def _read(path) -> bytes:
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_TEXT_BYTES:
             raise BuildError(f"{path}: not a regular file of at most {MAX_TEXT_BYTES // (1024 * 1024)} MB; "
                              f"a source tree holds none such")
-        return f.read(MAX_TEXT_BYTES + 1)
+        return read_most(f, MAX_TEXT_BYTES + 1)
 
 
 class Reads:
