@@ -25,6 +25,21 @@ def test_the_instructions_of_a_first_lookup_are_counted_and_repeat(tmp_path):
     assert abs(first["bare"] - again["bare"]) < first["bare"] * 0.002
 
 
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed (make bench installs it)")
+def test_where_a_first_lookups_instructions_go_is_counted(tmp_path):
+    """Importing the runtime, the lookup and the exit each cost instructions; the modules are those
+    of offsets the first lookup imports, each Python one with its bytecode."""
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT), "OFFSETS_TABLES": str(tmp_path / "none")}
+    counted = bench_startup.instructions(Path(sys.executable), env, str(tmp_path))
+    got = bench_startup.where_it_goes(Path(sys.executable), env, str(tmp_path), counted)
+    assert got["imports"] > 1_000_000 and got["lookup"] > 100_000 and got["exit"] > 100_000, got
+    assert got["imports"] + got["lookup"] + got["exit"] == counted["lookup"] - counted["bare"]
+    modules = got["modules"]
+    assert {"offsets", "offsets.runtime", "offsets.runtime.core", "offsets.layout.compact_read"} <= set(modules)
+    assert not any(name.startswith(("offsets.scan", "offsets.check", "offsets.cli")) for name in modules)
+    assert all(size > 0 for name, size in modules.items() if name != "offsets._lookup"), modules
+
+
 def test_the_report_gives_the_count_and_its_verdict_or_why_there_is_none():
     cpu = {"ratio": 1.2, "lookup_ms": 12.0, "bare_ms": 10.0, "wall_ratio": 1.2}
     counted = dict(cpu, instructions={"bare": 100_000_000, "lookup": 105_000_000, "ratio": 1.05})
@@ -33,6 +48,17 @@ def test_the_report_gives_the_count_and_its_verdict_or_why_there_is_none():
                                  "unshipped": dict(cpu, first_s=1.0, made=True)})
     assert "in instructions executed  1.050x  (goal <= 1.1x: ok; 105.0M vs 100.0M" in text
     assert "instructions not counted (no valgrind" in text
+
+
+def test_the_report_says_where_the_instructions_go():
+    cpu = {"ratio": 1.2, "lookup_ms": 12.0, "bare_ms": 10.0, "wall_ratio": 1.2}
+    parts = {"imports": 3_000_000, "lookup": 1_500_000, "exit": 500_000,
+             "modules": {"offsets": 4096, "offsets.runtime": 8192, "offsets._lookup": 0}}
+    shipped = dict(cpu, instructions={"bare": 100_000_000, "lookup": 105_000_000, "ratio": 1.05}, parts=parts)
+    text = bench_startup.report({"shipped": shipped, "build_id": cpu, "bare_site": cpu,
+                                 "unshipped": dict(cpu, first_s=1.0, made=True)})
+    assert ("where they go: importing 3 modules of offsets (12 KB of bytecode) 3.0M, the lookup 1.5M, "
+            "the exit 0.5M") in text
 
 
 def test_the_c_api_first_lookup_is_reported_or_said_not_measured():

@@ -20,7 +20,9 @@ which ships a table):
   images ship it), loading the same libpython (goal: 1.1x);
 - the first two again in instructions executed (valgrind's callgrind, where it is installed: `make
   bench` installs it), one run each: CPU time moves with the machine's load, instructions do not,
-  so they show a change too small for the CPU figures' noise;
+  so they show a change too small for the CPU figures' noise; and, for the shipped build, where its
+  extra instructions go: importing the runtime (how many modules, how much bytecode), the lookup
+  itself, and the exit that frees what they made;
 - the C API's first lookup on the shipped build, both ways (goal: 1.1x, as the Python one): a
   `PyOffsets_Get` through pyoffsets.h in `offsets._offsets`, whose import is what a JIT's
   `PyCapsule_Import` of the capsule does;
@@ -35,6 +37,7 @@ which ships a table):
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -96,6 +99,17 @@ def ratio(python: Path, env: dict, cwd: str, runs: int, lookup: str = LOOKUP) ->
             "pairs": (pairs[quarter], pairs[-1 - quarter])}
 
 
+def _count(valgrind: str, python: Path, env: dict, cwd: str, code: str) -> int:
+    """Instructions executed by `python -c code` under valgrind's callgrind, under one hash seed."""
+    out = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", str(python), "-c", code],
+                         env=dict(env, PYTHONHASHSEED="0"), cwd=cwd,     # one hash seed: one count
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    found = re.search(r"Collected : (\d+)", out.stderr)
+    if out.returncode or not found:
+        raise RuntimeError(f"valgrind {python} -c {code!r} failed: {out.stderr.strip()[-300:]}")
+    return int(found.group(1))
+
+
 def instructions(python: Path, env: dict, cwd: str, lookup: str = LOOKUP) -> Optional[dict]:
     """The lookup's start over a bare start in instructions executed (valgrind's callgrind), one run
     of each under one hash seed: unlike CPU time, the same from run to run within a few in ten
@@ -103,18 +117,42 @@ def instructions(python: Path, env: dict, cwd: str, lookup: str = LOOKUP) -> Opt
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         return None
-
-    def count(code: str) -> int:
-        out = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", str(python), "-c", code],
-                             env=dict(env, PYTHONHASHSEED="0"), cwd=cwd,     # one hash seed: one count
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        found = re.search(r"Collected : (\d+)", out.stderr)
-        if out.returncode or not found:
-            raise RuntimeError(f"valgrind {python} -c {code!r} failed: {out.stderr.strip()[-300:]}")
-        return int(found.group(1))
-
-    bare, look = count("pass"), count(lookup)
+    bare, look = _count(valgrind, python, env, cwd, "pass"), _count(valgrind, python, env, cwd, lookup)
     return {"bare": bare, "lookup": look, "ratio": look / bare}
+
+
+#: What a child that imports the runtime prints of the modules it imported: name -> bytecode bytes
+#: (0 for an extension module).
+MODULES = """import sys, os, json, importlib.util
+before = set(sys.modules)
+%s
+out = {}
+for name in sorted(set(sys.modules) - before):
+    f = getattr(sys.modules[name], "__file__", None) or ""
+    if name.split(".")[0] == "offsets" and f:
+        pyc = importlib.util.cache_from_source(f) if f.endswith(".py") else None
+        out[name] = os.path.getsize(pyc) if pyc and os.path.exists(pyc) else 0
+print(json.dumps(out))"""
+
+
+def where_it_goes(python: Path, env: dict, cwd: str, counted: dict) -> Optional[dict]:
+    """Where a first lookup's extra instructions (`counted`: `instructions`' figures) go: importing
+    the runtime (`imports`: the modules of offsets it imports, and their bytecode bytes), the lookup
+    itself (`lookup`), and the exit freeing what both made (`exit`). Three more counts, each child
+    ending in os._exit(0), which skips the exit: the bare start's, after the imports, after the
+    lookup. None where valgrind is not installed."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None or counted is None:
+        return None
+    cut = "; import os; os._exit(0)"
+    bare, imported, looked = (_count(valgrind, python, env, cwd, code + cut)
+                              for code in ("pass", "import offsets.runtime", LOOKUP))
+    shown = subprocess.run([str(python), "-c", MODULES % LOOKUP], env=env, cwd=cwd, capture_output=True, text=True)
+    if shown.returncode:
+        raise RuntimeError(f"{python}: the first lookup's modules: {shown.stderr.strip()[-300:]}")
+    modules = json.loads(shown.stdout.splitlines()[-1])
+    return {"imports": imported - bare, "lookup": looked - imported,
+            "exit": (counted["lookup"] - counted["bare"]) - (looked - bare), "modules": modules}
 
 
 def c_api(python: Path, env: dict, cwd: str, runs: int) -> dict:
@@ -138,6 +176,8 @@ def run(runs: int = 41) -> dict:
         shipped_env = _env(work / "t0", PYTHONPATH=str(CHECKOUT))
         results = {"shipped": ratio(build_copy.base_python(base), shipped_env, str(work), runs)}
         results["shipped"]["instructions"] = instructions(build_copy.base_python(base), shipped_env, str(work))
+        results["shipped"]["parts"] = where_it_goes(build_copy.base_python(base), shipped_env, str(work),
+                                                    results["shipped"]["instructions"])
         results["c_api"] = c_api(build_copy.base_python(base), shipped_env, str(work), runs)
         # the scanner's packages (to make its table), and the base's site-packages as a site directory (its
         # .pth files run): the copy's bare start does what the base's does, as the first measurement had it
@@ -190,12 +230,22 @@ def _counted(label: str, x: dict) -> str:
             f"valgrind: the same from run to run)")
 
 
+def _parts(p: Optional[dict]) -> list:
+    """Where the shipped build's extra instructions go (`where_it_goes`), a line; none where not counted."""
+    if p is None:
+        return []
+    m = p["modules"]
+    return [f"    where they go: importing {len(m)} modules of offsets ({sum(m.values()) / 1024:.0f} KB of bytecode) "
+            f"{p['imports'] / 1e6:.1f}M, the lookup {p['lookup'] / 1e6:.1f}M, the exit {p['exit'] / 1e6:.1f}M"]
+
+
 def report(r: dict) -> str:
     u, b = r["unshipped"], r["bare_site"]
     return "\n".join([
         f"startup: `python -c \"{LOOKUP}\"` over `python -c pass`, CPU time, medians ({sys.version.split()[0]}):",
         _line("a shipped build (2.27x when first measured)", r["shipped"]),
         _counted("the same", r["shipped"]),
+        *_parts(r["shipped"].get("parts")),
         _line("a build matched by its build-id alone (no headers)", r["build_id"]),
         _counted("the same", r["build_id"]),
         *c_api_report(r.get("c_api")),
