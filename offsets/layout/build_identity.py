@@ -1,6 +1,6 @@
 """A build's identity as the runtime compares builds (runtime/earning.py, docs/identity.md): its
 words (layout flags, version spelling, distributor, table name), what a running interpreter shows of
-its build without sysconfig, the cache's directory, and `BuildIdentity`, what the running
+its build without sysconfig, the cache's directory and the own tables in it, and `BuildIdentity`, what the running
 interpreter, another process or binary (remote/identify.py), a table's build (its compact header's
 `build`) and an index entry each are.
 
@@ -68,6 +68,25 @@ def cache_dir():
     if not os.path.isabs(home):
         return None
     return os.path.join(home, ".cache", "offsets")
+
+
+def tables_dir():
+    """Where this build's own tables are installed: $OFFSETS_TABLES, else the user cache; None when
+    there is neither (no home: cache_dir)."""
+    if os.environ.get("OFFSETS_TABLES"):
+        return os.environ["OFFSETS_TABLES"]
+    cache = cache_dir()
+    return os.path.join(cache, "tables") if cache else None
+
+
+def own_files(version: str) -> list:
+    """The paths of the own tables of `version` in `tables_dir()`, sorted ([] where there is none)."""
+    d = tables_dir()
+    prefix = f"cpython-{version}-"
+    try:
+        return [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.startswith(prefix) and f.endswith(".jsonl")]
+    except (OSError, TypeError):     # no such directory, or none at all (no home)
+        return []
 
 
 # ---------------------------------------------------------------- the running interpreter

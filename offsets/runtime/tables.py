@@ -4,22 +4,13 @@ demand."""
 
 import os
 
-from ..layout.build_identity import BuildIdentity, cache_dir
+from ..layout.build_identity import BuildIdentity, own_files, tables_dir  # noqa: F401 (tables.tables_dir)
 from ..layout.compact_read import (BUILD_ID_FILE, FIX, FieldRow, StructRow, build_id_entries, index_entry, loads,
                                    open_table)
 from .earning import Earning
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMPACT_DIR = os.path.join(PACKAGE_DIR, "data", "compact")
-
-
-def tables_dir():
-    """Where this build's own tables are installed: $OFFSETS_TABLES, else the user cache; None when
-    there is neither (no home: identity.cache_dir)."""
-    if os.environ.get("OFFSETS_TABLES"):
-        return os.environ["OFFSETS_TABLES"]
-    cache = cache_dir()
-    return os.path.join(cache, "tables") if cache else None
 
 
 def own_table_file(build: BuildIdentity) -> str:
@@ -309,16 +300,6 @@ def shipped_by_build_id(build_id: str, prover=None):
 def installed_entries(me: BuildIdentity) -> list:
     """This build's own tables in `tables_dir()` (made by `offsets scan --install`), as entries."""
     return own_entries(own_files(me.version))
-
-
-def own_files(version: str) -> list:
-    """The paths of the own tables of `version` in `tables_dir()`, sorted ([] where there is none)."""
-    d = tables_dir()
-    prefix = f"cpython-{version}-"
-    try:
-        return [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.startswith(prefix) and f.endswith(".jsonl")]
-    except (OSError, TypeError):     # no such directory, or none at all (no home)
-        return []
 
 
 def own_entries(files: list) -> list:
