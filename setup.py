@@ -36,7 +36,8 @@ setup(
     ext_modules=[Extension("offsets._offsets", sources=["offsets/_offsets.c"], include_dirs=["headers"],
                            depends=[HEADER]),
                  Extension("offsets._lookup", sources=["offsets/_lookup.c"],      # offsets.get & co., and what a
-                           depends=["offsets/_lookup_digest.h", "offsets/_lookup_json.h"]),  # first lookup reads with
+                           depends=["offsets/_lookup_digest.h", "offsets/_lookup_json.h",     # first lookup reads with
+                                    "offsets/_lookup_table.h"]),
                  Extension("offsets._raised", sources=["offsets/_raised.c"])],  # one read of the live check
     cmdclass={"build_py": BuildPyWithHeader},
 )

@@ -7,7 +7,8 @@
  *
  * It also holds what a first lookup reads a table with at C speed, so that the lookup loads one shared
  * object (each costs about as much as the work it does): image(), this interpreter's build-id;
- * sha256_hex() and lower_hex() (_lookup_digest.h), json_value() (_lookup_json.h).
+ * sha256_hex() and lower_hex() (_lookup_digest.h), json_value() (_lookup_json.h); and on Linux the
+ * build-id's shipped table (_lookup_table.h: build_id_entries, open_table, struct_row).
  *
  * The runtime falls back to the bound method, CPython's sha256 and its JSON scanner where this
  * module cannot be imported.
@@ -18,6 +19,7 @@
 #include <string.h>
 #ifdef __linux__
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
@@ -29,6 +31,9 @@
 /* What a first lookup reads its table with, here so that it loads one shared object for all of it. */
 #include "_lookup_digest.h"
 #include "_lookup_json.h"
+#ifdef __linux__
+#include "_lookup_table.h"
+#endif
 
 /* dict.__getitem__(map, name): dict's own subscript (which calls a subclass's __missing__), not the
  * subclass's slot, which is the generic one (dict's __getitem__ is a method, not a slot wrapper). */
@@ -624,6 +629,16 @@ static PyMethodDef methods[] = {
     {"_image_loaded", image_loaded_only, METH_NOARGS, "image() as the loader knows it, or None (for the tests)."},
     {"_image_mapped", image_mapped_only, METH_NOARGS, "image() as /proc/self/maps shows it, or None (for the tests)."},
     {"_maps_of", maps_of, METH_O, "_maps_of(data): the mappings image() reads of a maps text, or None (for the tests)."},
+    {"build_id_entries", table_build_id_entries, METH_VARARGS,
+     "build_id_entries(path, build_id) -> compact_read.build_id_entries(path, build_id), or None where its JSON "
+     "reading declines a line."},
+    {"open_table", table_open, METH_VARARGS,
+     "open_table(path, head_sha256, pool_path, pool_sha256) -> a shipped compact table, opened as "
+     "compact_read.open_table opens it (a dict for struct_row); ValueError for anything it does not read."},
+    {"struct_row", table_struct_row, METH_VARARGS,
+     "struct_row(table, key) -> struct `key` of an open_table as Loaded.row gives it (its fields path -> tuple), "
+     "or None where it is not a key; ValueError for anything it does not read."},
+    {"_table_constants", table_constants, METH_NOARGS, "The format constants _lookup_table.h reads with (for the tests)."},
 #endif
     {NULL, NULL, 0, NULL},
 };

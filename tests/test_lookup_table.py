@@ -1,0 +1,251 @@
+"""The build-id's shipped table read in C for a first lookup (`_lookup_table.h`: build_id_entries,
+open_table, struct_row), against compact_read.py, which reads the same files in Python: the same
+entries for every build-id of the build-id file and for none, the same row for every struct of
+every shipped table, and, for each kind of damage, a decline (None or ValueError) where compact_read
+refuses."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import missing_input
+from offsets import _lookup as lookup
+from offsets.layout import compact, compact_read
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPACT = ROOT / "offsets" / "data" / "compact"
+BUILD_IDS = COMPACT / compact_read.BUILD_ID_FILE
+
+
+def test_its_constants_are_compact_reads():
+    got = lookup._table_constants()
+    assert got == {k: getattr(compact_read, k) for k in got}, got
+
+
+def build_ids() -> list:
+    return [line.split(b" ", 1)[0].decode() for line in BUILD_IDS.read_bytes().split(b"\n")[1:] if line]
+
+
+def same_entries(path: Path, build_id: str):
+    """C's entries of `build_id` in the build-id file `path`, which must be compact_read's."""
+    got = lookup.build_id_entries(str(path), build_id)
+    assert got == compact_read.build_id_entries(str(path), build_id), (path, build_id)
+    return got
+
+
+def test_every_build_id_leads_to_compact_reads_entries_and_no_other():
+    ids = build_ids()
+    assert len(ids) > 20
+    for b in ids:
+        assert same_entries(BUILD_IDS, b)[0], b
+    for b in ("ab" * 20, "", "0", ids[0][:-1], ids[-1] + "0", "zz", "é", "a b"):
+        assert same_entries(BUILD_IDS, b)[0] == [], b
+
+
+def test_the_bisection_finds_what_compact_reads_finds_among_long_and_short_lines(tmp_path):
+    """A file of lines shorter and longer than a probe (compact_read.sorted_line's), as
+    test_first_lookup's bisection test writes it."""
+    def entry(i: int, ids: list) -> dict:
+        return {"name": f"t{i:03d}" + "x" * (3 * compact_read.PROBE_BYTES if i % 7 == 3 else i), "file": f"t{i}.jsonl",
+                "head_sha256": "0" * 64, "version": "3.11.7", "hexversion": 0x30B07F0, "config": {},
+                "triple": "x86_64-linux-gnu", "pointer_size": 8, "vendor": None, "build_ids": ids}
+
+    ids = [f"{n * 7919 % 65536:04x}" + "ab" * (n % 3) for n in range(1, 160)]
+    path = tmp_path / "build_ids.txt"
+    path.write_text(compact.build_id_text([entry(i, ids[i::40]) for i in range(40)], {"a": ["b"]}, "f" * 64))
+    for b in ids + ["0000", "00", "ffffffff", ids[0] + "0", ids[5][:-1]]:
+        same_entries(path, b)
+
+
+@pytest.mark.parametrize("damage", ["a byte of a line", "a line dropped", "truncated", "missing", "an alias",
+                                    "the header's length", "another format", "an entry's file a path",
+                                    "too long"])
+def test_a_damaged_build_id_file_is_read_as_compact_read_reads_it(tmp_path, damage):
+    text = BUILD_IDS.read_bytes()
+    head, body = text.split(b"\n", 1)
+    b = build_ids()[0]
+    doc = json.loads(head)
+    changed = {"a byte of a line": head + b"\n" + body.replace(b'"version":"3', b'"version":"4', 1),
+               "a line dropped": head + b"\n" + body.split(b"\n", 1)[1],
+               "truncated": text[:len(text) // 2], "missing": None,
+               "an alias": head.replace(b'"listiterobject"', b'"listiterobjekt"', 1) + b"\n" + body,
+               "the header's length": json.dumps(dict(doc, bytes=doc["bytes"] + 1)).encode() + b"\n" + body,
+               "another format": json.dumps(dict(doc, format=7)).encode() + b"\n" + body,
+               "an entry's file a path": None, "too long": text + b"\n" * (compact_read.MAX_BUILD_ID_BYTES + 1)}[damage]
+    path = tmp_path / "build_ids.txt"
+    if damage == "an entry's file a path":       # re-signed: only the entry check refuses it
+        entries, aliases, pool = compact_read.build_id_entries(str(BUILD_IDS), b)
+        bad = [dict(entries[0], file="../elsewhere.jsonl")] + entries[1:]
+        changed = compact.build_id_text(bad, aliases, pool).encode()
+    if changed is not None:
+        path.write_bytes(changed)
+    assert same_entries(path, b) is None, damage
+
+
+def open_c(e: dict, folder: Path, pool_sha256: str) -> dict:
+    return lookup.open_table(str(folder / e["file"]), e["head_sha256"], str(folder / compact_read.POOL_FILE),
+                             pool_sha256)
+
+
+def c_row(row) -> tuple:
+    """A row as tuples (Loaded's fields are FieldRows, C's plain tuples)."""
+    return (*row[:6], {p: tuple(f) for p, f in row[6].items()}, *row[7:])
+
+
+def test_every_struct_of_every_shipped_table_reads_as_loaded_reads_it():
+    """40,000 structs of every table the package ships (their hot and cold nodes), field by field;
+    a name that is no key is None."""
+    from offsets.runtime import tables
+
+    index = tables.shipped_index()
+    structs = fields = 0
+    for e in index["tables"]:
+        t = open_c(e, COMPACT, index["pool_sha256"])
+        loaded = tables.load_compact(str(COMPACT / e["file"]), e["head_sha256"], index["pool_sha256"])
+        assert t["keys"][1:-1].split(" ") == list(loaded.order), e["file"]
+        for key in loaded.order:
+            want = c_row(loaded.row(key))
+            assert c_row(lookup.struct_row(t, key)) == want, (e["file"], key)
+            structs, fields = structs + 1, fields + len(want[6])
+        for name in ("NoSuchStruct", "PyListObject.ob_item", " ", "", "a b"):
+            assert lookup.struct_row(t, name) is None, name
+    assert structs > 10_000 and fields > 100_000
+
+
+@pytest.fixture
+def copy_of_this_table(tmp_path):
+    """The running interpreter's shipped table with the index, build-id file and pools, copied."""
+    from offsets.runtime import binary
+
+    index = json.loads((COMPACT / "index.json").read_text())
+    build_id = binary.interpreter()[1]
+    e = next((e for e in index["tables"] if build_id and build_id in (e.get("build_ids") or ())), None)
+    if e is None:
+        missing_input(f"{sys.executable}'s build-id is in no shipped table")
+    d = tmp_path / "compact"
+    d.mkdir()
+    for name in ("index.json", e["file"], compact_read.POOL_FILE, compact_read.COLD_FILE, compact_read.BUILD_ID_FILE):
+        shutil.copy(COMPACT / name, d / name)
+    return d, e, index["pool_sha256"]
+
+
+def members_line(pool: Path, e: dict, folder: Path, struct: str) -> int:
+    """The pool line of `struct`'s members node."""
+    from offsets.tools import store_cost
+
+    head, _ = compact_read.open_table(str(folder / e["file"]))
+    ref = head["structs"][struct]
+    lines = pool.read_bytes().split(b"\n")
+    numbers = store_cost.pool_lines(lines)
+    return numbers[json.loads(lines[numbers[ref if isinstance(ref, str) else ref[0]]])[5]]
+
+
+def moved_field(pool: Path, i: int) -> None:
+    """The first field of members line `i` two bytes further on, its line as long (valid JSON: only
+    the line's checksum tells)."""
+    lines = pool.read_bytes().split(b"\n")
+    at = lines[i].index(b'",') + 2
+    digit = lines[i][at:at + 1]
+    lines[i] = lines[i][:at] + (b"2" if digit != b"2" else b"4") + lines[i][at + 1:]
+    pool.write_bytes(b"\n".join(lines))
+
+
+def flip_line(path: Path, i: int) -> None:
+    lines = path.read_bytes().split(b"\n")
+    lines[i] = lines[i].replace(b"1", b"2", 1) if b"1" in lines[i] else lines[i] + b" "
+    path.write_bytes(b"\n".join(lines))
+
+
+@pytest.mark.parametrize("damage", ["its members node", "its shard", "its group line", "the pool's header",
+                                    "the table's header", "the pool missing"])
+def test_damage_is_declined_where_compact_read_refuses(copy_of_this_table, damage):
+    from offsets.errors import CorruptTableError
+    from offsets.runtime import tables
+
+    d, e, pool_sha256 = copy_of_this_table
+    pool = d / compact_read.POOL_FILE
+    struct = "listiterobject"
+    if damage == "its members node":
+        moved_field(pool, members_line(pool, e, d, struct))
+    elif damage == "its shard":
+        head, _ = compact_read.open_table(str(d / e["file"]))
+        ref = head["structs"][struct]
+        flip_line(pool, 1 + int((ref if isinstance(ref, str) else ref[0])[:compact_read.SHARD_CHARS], 16))
+    elif damage == "its group line":
+        head, _ = compact_read.open_table(str(d / e["file"]))
+        ref = head["structs"][struct]
+        k = int((ref if isinstance(ref, str) else ref[0])[:compact_read.SHARD_CHARS], 16)
+        i = 1 + compact_read.SHARDS + k // compact_read.GROUP_SHARDS
+        lines = pool.read_bytes().split(b"\n")
+        other = (k % compact_read.GROUP_SHARDS + 1) % compact_read.GROUP_SHARDS * compact_read.DIGEST_CHARS
+        lines[i] = lines[i][:other] + (b"0" if lines[i][other:other + 1] != b"0" else b"1") + lines[i][other + 1:]
+        pool.write_bytes(b"\n".join(lines))       # another shard's digest: only the group line's checksum tells
+    elif damage == "the pool's header":
+        flip_line(pool, 0)
+    elif damage == "the table's header":
+        flip_line(d / e["file"], 0)
+    elif damage == "the pool missing":
+        pool.unlink()
+    compact_read._shared.pop(str(pool), None)
+    with pytest.raises(CorruptTableError):
+        loaded = tables.load_compact(str(d / e["file"]), e["head_sha256"], pool_sha256)
+        loaded.row(struct)
+    compact_read._shared.pop(str(pool), None)
+    with pytest.raises(ValueError):
+        lookup.struct_row(open_c(e, d, pool_sha256), struct)
+
+
+def unfinished(line: bytes) -> bytes:
+    """A cold shard's line whose zlib stream holds the same text but does not end (flushed, not
+    finished), as long as before (base64 reading skips the `!` it is padded with)."""
+    import base64
+    import zlib
+
+    text = zlib.decompress(base64.b64decode(line))
+    squeeze = zlib.compressobj(9)
+    out = base64.b64encode(squeeze.compress(text) + squeeze.flush(zlib.Z_SYNC_FLUSH))
+    return out + b"!" * (len(line) - len(out)) if len(out) <= len(line) else line
+
+
+@pytest.mark.parametrize("damage", ["a cold shard", "a cold shard's stream unfinished", "the cold pool's header",
+                                    "the cold pool missing"])
+def test_a_struct_of_a_damaged_cold_pool_is_declined_and_the_hot_ones_read(copy_of_this_table, damage):
+    """A struct of a `.c` file whose nodes are in the cold pool (compact_read.ColdPool): damage
+    there declines it, and a struct of the hot pool still reads."""
+    d, e, pool_sha256 = copy_of_this_table
+    keys = open_c(e, d, pool_sha256)["keys"][1:-1].split(" ")
+    cold_lines = (d / compact_read.COLD_FILE).read_bytes().split(b"\n")
+    # the cold structs: those whose row reads only while cold.jsonl is there
+    (d / compact_read.COLD_FILE).rename(d / "away")
+    in_cold = []
+    for k in keys:
+        try:
+            lookup.struct_row(open_c(e, d, pool_sha256), k)
+        except ValueError:
+            in_cold.append(k)
+    (d / "away").rename(d / compact_read.COLD_FILE)
+    assert in_cold and len(in_cold) < len(keys), e["file"]
+    if damage.startswith("a cold shard"):
+        for i in range(1, 1 + compact_read.SHARDS):
+            cold_lines[i] = b"!" + cold_lines[i][1:] if damage == "a cold shard" else unfinished(cold_lines[i])
+        (d / compact_read.COLD_FILE).write_bytes(b"\n".join(cold_lines))
+    elif damage == "the cold pool's header":
+        flip_line(d / compact_read.COLD_FILE, 0)
+    else:
+        (d / compact_read.COLD_FILE).unlink()
+    t = open_c(e, d, pool_sha256)
+    with pytest.raises(ValueError):
+        lookup.struct_row(t, in_cold[0])
+    assert lookup.struct_row(t, "PyListObject")[2] > 0
+    from offsets.errors import CorruptTableError
+    from offsets.runtime import tables
+
+    compact_read._shared.pop(str(d / compact_read.POOL_FILE), None)
+    with pytest.raises(CorruptTableError):      # as compact_read refuses it
+        tables.load_compact(str(d / e["file"]), e["head_sha256"], pool_sha256).row(in_cold[0])
+    compact_read._shared.pop(str(d / compact_read.POOL_FILE), None)
