@@ -20,7 +20,8 @@ The package is the pipeline, one subpackage per stage (docs/architecture.md has 
     regular_file.py                what a user names or the cache holds, read only if it is a regular file
     _offsets.c                     the C API capsule behind headers/pyoffsets.h
     _lookup.c                      what offsets.get, sizeof and constant are: dict lookups with a docstring;
-                                   and what a first lookup reads with in C: its build-id, sha256, JSON (_lookup_*.h)
+                                   and what a first lookup reads with in C: its build-id, sha256, JSON, and
+                                   the build-id's shipped table (_lookup_*.h)
 
 The runtime side (runtime/, proofs/, layout/, remote/, the shared modules) imports nothing from scan/, check/,
 drift/, cli/ or tools/, and no module imports itself through others (tests/test_package_layout.py), so

@@ -35,7 +35,7 @@ def test_where_a_first_lookups_instructions_go_is_counted(tmp_path):
     assert got["imports"] > 1_000_000 and got["lookup"] > 100_000 and got["exit"] > 100_000, got
     assert got["imports"] + got["lookup"] + got["exit"] == counted["lookup"] - counted["bare"]
     modules = got["modules"]
-    assert {"offsets", "offsets.runtime", "offsets.runtime.core", "offsets.layout.compact_read"} <= set(modules)
+    assert {"offsets", "offsets.runtime", "offsets.runtime.core"} <= set(modules)
     assert not any(name.startswith(("offsets.scan", "offsets.check", "offsets.cli")) for name in modules)
     assert all(size > 0 for name, size in modules.items() if name != "offsets._lookup"), modules
 

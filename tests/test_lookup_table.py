@@ -2,7 +2,8 @@
 open_table, struct_row), against compact_read.py, which reads the same files in Python: the same
 entries for every build-id of the build-id file and for none, the same row for every struct of
 every shipped table, and, for each kind of damage, a decline (None or ValueError) where compact_read
-refuses."""
+refuses, after which the runtime refuses as the whole way does. And a first lookup that takes it
+imports neither compact_read.py nor tables.py."""
 from __future__ import annotations
 
 import json
@@ -249,3 +250,57 @@ def test_a_struct_of_a_damaged_cold_pool_is_declined_and_the_hot_ones_read(copy_
     with pytest.raises(CorruptTableError):      # as compact_read refuses it
         tables.load_compact(str(d / e["file"]), e["head_sha256"], pool_sha256).row(in_cold[0])
     compact_read._shared.pop(str(d / compact_read.POOL_FILE), None)
+
+
+def test_a_damaged_table_is_refused_by_a_first_lookup_as_by_the_whole_way(copy_of_this_table, monkeypatch):
+    """The C reading declines the damaged struct; the first lookup then takes the whole way, which
+    refuses it in one line (the same line as without the C reading), and a sound struct of the
+    same table is answered by the C reading."""
+    from offsets import runtime
+    from offsets.errors import CorruptTableError
+    from offsets.runtime import core, tables
+
+    d, e, pool_sha256 = copy_of_this_table
+    pool = d / compact_read.POOL_FILE
+    moved_field(pool, members_line(pool, e, d, "listiterobject"))
+    monkeypatch.setattr(tables, "COMPACT_DIR", str(d))
+    monkeypatch.setattr(tables, "_index_doc", None)
+    monkeypatch.setattr(compact_read, "_shared", {})
+    monkeypatch.setenv("OFFSETS_TABLES", str(d.parent / "none"))
+    runtime.reset()
+    try:
+        first = runtime.RUNTIME.by_build_id()
+        assert isinstance(first, core.FirstTable) and first.source == str(d / e["file"])
+        assert first.resolve_struct("listiterobject") is None and first.resolve_struct("PyListObject")
+        answer = runtime.get("PyListObject.ob_item")
+        assert runtime.RUNTIME.state[1] is None, "answered by the C reading"
+        with pytest.raises(CorruptTableError, match="fails its checksum") as c_way:
+            runtime.get("listiterobject.it_index")
+        runtime.reset()
+        monkeypatch.setattr(runtime.RUNTIME, "by_build_id", lambda: None)
+        monkeypatch.setattr(compact_read, "_shared", {})
+        with pytest.raises(CorruptTableError) as whole_way:
+            runtime.get("listiterobject.it_index")
+        assert str(c_way.value) == str(whole_way.value)
+        assert runtime.get("PyListObject.ob_item") == answer
+    finally:
+        runtime.reset()
+
+
+def test_a_first_lookup_by_build_id_imports_neither_compact_read_nor_tables(tmp_path):
+    """What the C reading is for: the modules a first lookup imports (each costs every process
+    that loads a JIT), and the same answers once the whole way has been taken."""
+    from test_first_lookup import short_way_env
+
+    code = """import sys, offsets
+from offsets.runtime import RUNTIME
+a = [offsets.get('PyListObject.ob_item'), offsets.sizeof('PyTupleObject'), offsets.get('PyObject.ob_type')]
+print(sorted(m for m in sys.modules if m.startswith('offsets')))
+print(type(RUNTIME.state[0]).__name__, RUNTIME.state[1] is None)
+t = RUNTIME.current()
+print(a == [t.fields('PyListObject')['ob_item'].offset, t.size('PyTupleObject'), t.fields('PyObject')['ob_type'][0]])"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=short_way_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    modules, first, same = done.stdout.splitlines()
+    assert "offsets.layout.compact_read" not in modules and "offsets.runtime.tables" not in modules, modules
+    assert first == "FirstTable True" and same == "True"

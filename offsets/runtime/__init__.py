@@ -37,13 +37,16 @@ half-made config vars), and keeps the table already chosen.
 """
 
 import os
+import sys
 
-# what a table earns, the tables and the one runtime object (also read as runtime.X by the CLI and the tests)
-from ..layout.build_identity import BuildIdentity
+# what a table earns and the one runtime object (also read as runtime.X by the CLI and the tests; the
+# tables' names too, from tables.py, which a first lookup by build-id does not import: `__getattr__`)
+from ..layout.build_identity import BuildIdentity, tables_dir
 from .earning import earning as _earning, entry_build, strict_mode
-from . import tables
-from .tables import PACKAGE_DIR, Loaded, installed_entries, shipped_index, tables_dir, _load_entry
 from .core import RUNTIME, load_compact, load_shipped, prove_constants_here, prove_here
+
+#: tables.py's names this module offers (runtime.shipped_index() & co.), imported when first asked for
+_TABLES = ("tables", "Loaded", "installed_entries", "shipped_index", "_load_entry", "PACKAGE_DIR")
 
 
 def earning(b: BuildIdentity, me: BuildIdentity, prover=None):
@@ -57,12 +60,17 @@ def running_identity() -> BuildIdentity:
     return RUNTIME.identity()
 
 
-def select(me: BuildIdentity, entries: list, load=_load_entry, check=None, strict: bool = False, autoscan=None):
+def select(me: BuildIdentity, entries: list, load=None, check=None, strict: bool = False, autoscan=None):
     """(table, Match) for identity `me` among `entries` (`core.Runtime.select`: choice.py's one rule)."""
     return RUNTIME.select(me, entries, load, check, strict, autoscan)
 
 
 def __getattr__(name):
+    if name in _TABLES:
+        from .tables import Loaded         # noqa: F401 (imports the module: `from . import tables` would ask here again)
+
+        tables = sys.modules[__name__ + ".tables"]
+        return tables if name == "tables" else getattr(tables, name)
     if name == "EarnedField":
         from .earned_field import EarnedField
 
@@ -159,14 +167,14 @@ def current_table():
     return table_of(t.head, t.pool, [k for k in t.order if t.exact(k)])
 
 
-def current_layouts(t: Loaded):
+def current_layouts(t: "Loaded"):
     """A loaded table as a full `model.Table`: every struct decoded and checked."""
     from ..layout.compact import table_of
 
     return table_of(t.head, t.pool)
 
 
-def live_check(table: Loaded = None):
+def live_check(table: "Loaded" = None):
     """Run the live check (`live/runner.py`) of a table (default: the one in use) against this process."""
     from .live.runner import check
 
@@ -175,6 +183,8 @@ def live_check(table: Loaded = None):
 
 def get_include() -> str:
     """The directory holding pyoffsets.h (installed: inside the package; a checkout: headers/)."""
+    from .tables import PACKAGE_DIR
+
     for d in (os.path.join(PACKAGE_DIR, "include"), os.path.join(os.path.dirname(PACKAGE_DIR), "headers")):
         if os.path.isfile(os.path.join(d, "pyoffsets.h")):
             return d

@@ -10,11 +10,11 @@ import os
 import sys
 from _thread import RLock, get_ident
 
-from ..layout.build_identity import BuildIdentity, once, running_shown
-from . import tables as _tables
+from ..layout.build_identity import BuildIdentity, once, own_files, running_shown
 from .earning import by_build_id_alone, entry_build, strict_mode
-from .tables import (Loaded, _load_entry, installed_entries, own_entries, own_files, shipped_by_build_id,
-                     shipped_index)
+
+#: The shipped tables (tables.COMPACT_DIR, which a first lookup by build-id does not import: `compact_dir`).
+COMPACT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "compact")
 
 
 def prove_here(table):
@@ -33,14 +33,25 @@ def prove_constants_here(table):
     return check_constants(table)
 
 
-def load_compact(path: str, head_sha256: str = None, pool_sha256: str = None) -> Loaded:
+def load_compact(path: str, head_sha256: str = None, pool_sha256: str = None) -> "Loaded":
     """A compact table (tables.load_compact), handed this process's live check as its prover."""
-    return _tables.load_compact(path, head_sha256, pool_sha256, prove_here)
+    from . import tables
+
+    return tables.load_compact(path, head_sha256, pool_sha256, prove_here)
 
 
-def load_shipped(entry: dict) -> Loaded:
+def load_shipped(entry: dict) -> "Loaded":
     """A shipped table (tables.load_shipped), handed this process's live check as its prover."""
-    return _tables.load_shipped(entry, prove_here)
+    from . import tables
+
+    return tables.load_shipped(entry, prove_here)
+
+
+def compact_dir() -> str:
+    """The shipped tables' folder: tables.COMPACT_DIR where tables.py is loaded (a test may have
+    moved it), else the same folder (`COMPACT_DIR`)."""
+    loaded = sys.modules.get(__package__ + ".tables")
+    return COMPACT_DIR if loaded is None else loaded.COMPACT_DIR
 
 
 #: No struct.field name is longer; a longer one is refused at once, quoting only its start.
@@ -63,8 +74,75 @@ class FirstChoice:
 
     kind = "exact"
 
-    def __init__(self, t: Loaded) -> None:
+    def __init__(self, t) -> None:
         self.table, self.hexversion = t.name, t.build.hexversion
+
+
+class FirstTable:
+    """The build-id's shipped table as a first lookup reads it: in C (`_lookup.open_table` and
+    `struct_row`: compact_read's reading and checks, so that neither it nor tables.py is imported),
+    what `Runtime.from_first` asks of a table (`Loaded`'s names). A struct is found by its key
+    alone; another name (a typedef's, an alias), and a struct the C reading declines (ValueError:
+    a damaged or unusual file), are for the whole way (`select`), whose first table this is, read by
+    tables.py."""
+
+    own = False
+    fallbacks: tuple = ()
+
+    def __init__(self, c_table: dict, source: str, build: BuildIdentity, name: str, struct_row) -> None:
+        self._c, self.source, self.build, self.name, self._struct_row = c_table, source, build, name, struct_row
+        self.earning = None                 # set by `Runtime.by_build_id`, as a Loaded's
+        self._rows: dict = {}
+
+    @property
+    def order(self) -> list:
+        """The struct keys, in the table's order."""
+        return self._c["keys"][1:-1].split(" ") if self._c["n"] else []
+
+    def split(self, name: str) -> tuple:
+        """(struct, field path) of a name, as Loaded.split."""
+        if "@" not in name:
+            struct, _, path = name.partition(".")
+            return struct, path
+        from ..layout.names import split
+
+        return split(name, lambda s: self.resolve_struct(s) is not None)
+
+    def resolve_struct(self, name: str):
+        """`name` where it is a struct key whose row the C reading gives; else None (the whole way)."""
+        try:
+            return name if self._row(name) is not None else None
+        except ValueError:
+            return None
+
+    def _row(self, key: str):
+        """The struct `key`'s row (`_lookup.struct_row`, kept), None where it is no key; ValueError
+        where the C reading declines it."""
+        row = self._rows.get(key)
+        if row is None:
+            row = self._struct_row(self._c, key)
+            if row is not None:
+                self._rows[key] = row
+        return row
+
+    def fields(self, key: str) -> dict:
+        """path -> (offset, size, type, bit_offset, bit_width, array_len, flexible), as Loaded.fields."""
+        row = self._row(key)
+        if row is None:
+            raise KeyError(key)
+        return row[6]
+
+    def size(self, key: str) -> int:
+        return self._row(key)[2]
+
+    def exact(self, key: str) -> bool:
+        return self.earning.struct(self, key)
+
+    def earned(self, key: str, path=None):
+        return "exact" if self.exact(key) else None
+
+    def where(self) -> str:
+        return f"table {self.name}"
 
 
 class Answers(dict):
@@ -105,9 +183,9 @@ def offset_answer(answers: Answers, name):
         if rt.in_use(t):
             prefix = key + "."
             if t.exact(key):
-                answers.update((prefix + p, r.offset) for p, r in fields.items())
-            answers[name] = row.offset
-        return row.offset
+                answers.update((prefix + p, r[0]) for p, r in fields.items())     # r[0]: the offset
+            answers[name] = row[0]
+        return row[0]
 
 
 def size_answer(answers: Answers, name):
@@ -174,29 +252,33 @@ class Runtime:
 
     def index(self) -> dict:
         """The shipped tables' index (tables.shipped_index)."""
+        from .tables import shipped_index
+
         return shipped_index()
 
     # ------------------------------------------------------------ which table
-    def select(self, me: BuildIdentity, entries: list, load=_load_entry, check=None, strict: bool = False, autoscan=None):
+    def select(self, me: BuildIdentity, entries: list, load=None, check=None, strict: bool = False, autoscan=None):
         """(table, Match) for identity `me` among `entries` (selection.choose: choice.py's one rule,
         which remote/choose.py calls too). Where the chain answers a struct exactly in none of its
         tables, the lookup makes this build's own table then (`autoscan_for`), once."""
         from .refusals import no_match
         from .selection import choose
+        from .tables import _load_entry
 
-        t, kind, detail, proof = choose(me, entries, load, check or prove_here, strict, autoscan,
+        t, kind, detail, proof = choose(me, entries, load or _load_entry, check or prove_here, strict, autoscan,
                                         refusal=lambda why: no_match(me, entries, why, self.identity))
         from .match import Match
 
         return t, Match(t.name, kind, detail, t.source, t.build, proof, loaded=t, runtime=self)
 
-    def current(self) -> Loaded:
+    def current(self) -> "Loaded":
         """The table in use, chosen by `select` (now, if it is not yet)."""
         state = self.state
         if state is None or state[1] is None:
             with self.lock:
                 if self.state is None or self.state[1] is None:
                     from .selection import own_table_now
+                    from .tables import installed_entries
 
                     me = self.identity()
                     entries = installed_entries(me) + self.index()["tables"]
@@ -205,7 +287,7 @@ class Runtime:
                 state = self.state
         return state[0]
 
-    def first(self) -> Loaded:
+    def first(self):
         """The table a lookup asks first: the one in use, or, before any is chosen, the one this
         binary's build-id chooses alone (`by_build_id`), else the one `select` chooses now."""
         state = self.state
@@ -243,6 +325,8 @@ class Runtime:
         shown, build_id = BuildIdentity.of_shown(running_shown()), found[1]
         own = own_files(shown.version)
         if own:                     # they rank first: one of them, or `select`
+            from .tables import _load_entry, own_entries
+
             named = [e for e in own_entries(own) if build_id in (e.get("build_ids") or ())]
             load = _load_entry
         else:
@@ -256,13 +340,38 @@ class Runtime:
         if earn is None:
             return None
         t = load(named[0])
+        if t is None:
+            return None
         earn.build, t.earning, t.own = t.build, earn, bool(own)
         return t
 
     def build_id_entries(self, build_id: str):
         """(the shipped entries that record `build_id`, a loader of one) from the build-id file, not
-        the whole index.json (tables.shipped_by_build_id); None where that file cannot say."""
-        return shipped_by_build_id(build_id, prove_here)
+        the whole index.json; None where that file cannot say. Read in C (`_lookup.build_id_entries`,
+        its table a `FirstTable`, None where the C reading declines it), else by tables.py
+        (tables.shipped_by_build_id: where `_lookup` is not built, or not on Linux)."""
+        try:
+            from .._lookup import build_id_entries, open_table, struct_row
+        except ImportError:
+            build_id_entries = None
+        if build_id_entries is None:
+            from .tables import shipped_by_build_id
+
+            return shipped_by_build_id(build_id, prove_here)
+        folder = compact_dir()
+        found = build_id_entries(os.path.join(folder, "build_ids.txt"), build_id)
+        if found is None:
+            return None
+        entries, _, pool_sha256 = found
+
+        def load(e: dict):
+            path = os.path.join(folder, e["file"])
+            try:
+                c_table = open_table(path, e["head_sha256"], os.path.join(folder, "layouts.jsonl"), pool_sha256)
+            except ValueError:
+                return None
+            return FirstTable(c_table, path, entry_build(e), e["name"], struct_row)
+        return entries, load
 
     def chosen(self):
         """The table in use as the C API's capsule keeps it (_offsets.c: its name, how it matched,
@@ -276,12 +385,12 @@ class Runtime:
         self.current()
         return self.state[1]
 
-    def in_use(self, t: Loaded) -> bool:
+    def in_use(self, t) -> bool:
         """Whether `t` is the table in use or one of its fallbacks: only their answers are kept."""
         state = self.state
         return state is not None and (t is state[0] or t in state[0].fallbacks)
 
-    def install(self, table: Loaded, match) -> None:
+    def install(self, table: "Loaded", match) -> None:
         """Switch tables: the answer caches are emptied under the lock, so no thread keeps an old
         answer. The C API's are kept where `select` chose the build-id's table the first lookup
         began with (`first`): the capsule already holds that table, as this Match describes it."""
@@ -399,7 +508,7 @@ class Runtime:
 
         return nearer(head, self.identity(), prove_here, resolve) or (None, None, None)
 
-    def autoscan_for(self, head: Loaded):
+    def autoscan_for(self, head: "Loaded"):
         """This build's own table, made now because some struct is exact in no table of the chain
         (once: the chain's first table keeps the attempt), put first among its fallbacks and in
         use from now on; or None."""
@@ -424,14 +533,14 @@ class Runtime:
         return t
 
     # ------------------------------------------------------------ refusals (refusals.py)
-    def unknown_struct(self, t: Loaded, name: str, struct: str) -> "UnknownNameError":
+    def unknown_struct(self, t: "Loaded", name: str, struct: str) -> "UnknownNameError":
         from .refusals import ShippedNames, unknown_struct
 
         if self.shipped_names is None:
             self.shipped_names = ShippedNames()
         return unknown_struct(t, name, struct, self.index(), self.shipped_names)
 
-    def not_earned(self, t: Loaded, name: str):
+    def not_earned(self, t: "Loaded", name: str):
         from .refusals import not_earned
 
         state = self.state

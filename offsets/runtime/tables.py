@@ -286,7 +286,8 @@ def load_shipped(entry: dict, prover=None) -> Loaded:
 def shipped_by_build_id(build_id: str, prover=None):
     """(the entries of the shipped tables that record `build_id`, a loader of one of them) from the
     build-id file (compact_read.build_id_entries), which a first lookup reads in place of the whole
-    index.json; None where that file is missing or damaged (index.json then answers)."""
+    index.json (in C where `_lookup` reads it: core.Runtime.build_id_entries); None where that file
+    is missing or damaged (index.json then answers)."""
     found = build_id_entries(os.path.join(COMPACT_DIR, BUILD_ID_FILE), build_id)
     if found is None:
         return None
