@@ -9,8 +9,10 @@
  * this format, a line its JSON reading declines, a table with a pool of its own. The runtime
  * (core.py) then takes the whole way, which reads the same files in Python (compact_read.py) and
  * says what is wrong. The cold pool's shards are inflated by CPython's binascii and zlib, imported
- * only for a struct whose layouts are there. tests/test_lookup_table.py compares each function with
- * compact_read's on every struct of every shipped table and on damaged copies. */
+ * only for a struct whose layouts are there. An open table keeps what it has read in the dicts it
+ * is made of (groups, shards, the line list), so its caller calls it from one thread at a time (the
+ * runtime's lock). tests/test_lookup_table.py compares each function with compact_read's on every
+ * struct of every shipped table and on damaged copies. */
 
 #define TABLE_FORMAT 8
 #define ID_CHARS 10
@@ -121,26 +123,34 @@ line_at(int fd, long long at, long long size)
     Py_RETURN_NONE;
 }
 
-/* The first line of the file `path` as readline(MAX_HEAD_BYTES + 1) reads it (its newline kept). */
+/* The first line of the file `path` as readline(MAX_HEAD_BYTES + 1) reads it (its newline kept),
+ * read in pieces into a buffer that grows with it (a header is some kilobytes). */
 static PyObject *
 first_line(const char *path)
 {
-    char *buf;
-    Py_ssize_t got = 0, most = MAX_HEAD_BYTES + 1;
+    char *buf = NULL;
+    Py_ssize_t got = 0, size = 0, most = MAX_HEAD_BYTES + 1;
     PyObject *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         return declined("cannot open the file");
     }
-    buf = PyMem_RawMalloc((size_t)most);
-    if (buf == NULL) {
-        close(fd);
-        return PyErr_NoMemory();
-    }
     while (got < most) {
-        Py_ssize_t want = most - got < 65536 ? most - got : 65536;
-        ssize_t n = pread(fd, buf + got, (size_t)want, (off_t)got);
+        Py_ssize_t want;
+        ssize_t n;
         const char *newline;
+        if (got == size) {
+            char *more;
+            size = size ? (2 * size < most ? 2 * size : most) : 65536;
+            more = PyMem_RawRealloc(buf, (size_t)size);
+            if (more == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            buf = more;
+        }
+        want = size - got;
+        n = pread(fd, buf + got, (size_t)want, (off_t)got);
         if (n < 0 && errno == EINTR) {
             continue;
         }
@@ -158,7 +168,7 @@ first_line(const char *path)
         }
         got += n;
     }
-    out = PyBytes_FromStringAndSize(buf, got);
+    out = PyBytes_FromStringAndSize(buf ? buf : "", got);
 done:
     PyMem_RawFree(buf);
     close(fd);
