@@ -89,6 +89,19 @@ def own_files(version: str) -> list:
         return []
 
 
+def index_entry(name: str, file: str, b: dict) -> dict:
+    """A table's row in index.json, of its header's `build`: everything the runtime compares before
+    it opens the table (the inputs: the digests of pyconfig.h and of the headers), and the GNU
+    build-ids of the binaries it knows (what `offsets identify` matches a process by)."""
+    entry = {"name": name, "file": file, "version": b["version"], "hexversion": b["hexversion"],
+             "config": dict(b["config"]), "triple": b["target"]["triple"], "pointer_size": b["target"]["pointer_size"],
+             "vendor": b.get("vendor"), "defines": b.get("defines"),
+             "inputs": {k: v for k, v in sorted((b.get("inputs") or {}).items()) if k in ("pyconfig_h", "headers")}}
+    if b.get("binaries"):
+        entry["build_ids"] = sorted(x[0] for x in b["binaries"])
+    return entry
+
+
 # ---------------------------------------------------------------- the running interpreter
 def version_string(vi):
     """`3.14.0rc1` for sys.version_info (3, 14, 0, 'candidate', 1): CPython's own PY_VERSION spelling."""
@@ -174,7 +187,7 @@ class BuildIdentity(object):
 
     @classmethod
     def of_entry(cls, e: dict) -> "BuildIdentity":
-        """An index entry's build (compact_read.index_entry's form: build-ids without files)."""
+        """An index entry's build (index_entry's form: build-ids without files)."""
         return cls(e["version"], e["hexversion"], e["config"], e["triple"], e["pointer_size"], e.get("vendor"),
                    e.get("defines"), e.get("inputs"), [(x, "", "") for x in e.get("build_ids") or ()])
 

@@ -68,6 +68,8 @@ and the range of its line is checked as it is read.
 
 import os
 
+from .build_identity import index_entry  # noqa: F401 (compact_read.index_entry: a table's row in index.json)
+
 try:        # a first lookup loads no other shared object for its checksums and JSON, and checks its ids at C speed
     from .._lookup import json_value as _json_value, lower_hex as _hex, sha256_hex
 except ImportError:                       # a source tree without its extensions built
@@ -571,19 +573,6 @@ def _read(path: str, start: int, size: int) -> bytes:
 
 _PREAD = hasattr(os, "pread")
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
-
-
-def index_entry(name: str, file: str, b: dict) -> dict:
-    """A table's row in index.json, of its header's `build`: everything the runtime compares before
-    it opens the table (the inputs: the digests of pyconfig.h and of the headers), and the GNU
-    build-ids of the binaries it knows (what `offsets identify` matches a process by)."""
-    entry = {"name": name, "file": file, "version": b["version"], "hexversion": b["hexversion"],
-             "config": dict(b["config"]), "triple": b["target"]["triple"], "pointer_size": b["target"]["pointer_size"],
-             "vendor": b.get("vendor"), "defines": b.get("defines"),
-             "inputs": {k: v for k, v in sorted((b.get("inputs") or {}).items()) if k in ("pyconfig_h", "headers")}}
-    if b.get("binaries"):
-        entry["build_ids"] = sorted(x[0] for x in b["binaries"])
-    return entry
 
 
 _ENTRY = {"name": str, "file": str, "version": str, "hexversion": int, "config": dict, "triple": str,
