@@ -8,7 +8,7 @@
  * It also holds what a first lookup reads a table with at C speed, so that the lookup loads one shared
  * object (each costs about as much as the work it does): image(), this interpreter's build-id;
  * sha256_hex() and lower_hex() (_lookup_digest.h), json_value() (_lookup_json.h); and on Linux the
- * build-id's shipped table (_lookup_table.h: build_id_entries, open_table, struct_row).
+ * build-id's table, shipped or its own (_lookup_table.h: build_id_entries, open_table, struct_row).
  *
  * The runtime falls back to the bound method, CPython's sha256 and its JSON scanner where this
  * module cannot be imported.
@@ -633,8 +633,8 @@ static PyMethodDef methods[] = {
      "build_id_entries(path, build_id) -> compact_read.build_id_entries(path, build_id), or None where its JSON "
      "reading declines a line."},
     {"open_table", table_open, METH_VARARGS,
-     "open_table(path, head_sha256, pool_path, pool_sha256) -> a shipped compact table, opened as "
-     "compact_read.open_table opens it (a dict for struct_row); ValueError for anything it does not read."},
+     "open_table(path, head_sha256, pool_path, pool_sha256) -> a compact table, opened as compact_read.open_table "
+     "opens it (a dict for struct_row; digests None: an own table); ValueError for anything it does not read."},
     {"struct_row", table_struct_row, METH_VARARGS,
      "struct_row(table, key) -> struct `key` of an open_table as Loaded.row gives it (its fields path -> tuple), "
      "or None where it is not a key; ValueError for anything it does not read."},

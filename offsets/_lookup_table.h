@@ -1,18 +1,20 @@
-/* The build-id's shipped table, read in C for a first lookup (included by _lookup.c, Linux only), so
- * that it imports neither layout/compact_read.py nor runtime/tables.py: the build-id file's line
- * (build_id_entries), the table's header and the shared pool's (open_table), and a struct's row
- * (struct_row), each read and checked as compact_read.py reads and checks it (docs/table-format.md):
- * every line by its sha256, down the chain the build-id file starts; every number of a row in range.
+/* A table read in C for a first lookup (included by _lookup.c, Linux only), so that it imports
+ * neither layout/compact_read.py nor runtime/tables.py: the build-id file's line of a binary
+ * (build_id_entries), a compact table's header and its pool's (open_table: a shipped table and the
+ * shared pool, each vouched for by the digest the build-id file gives, or an own table, its pool in
+ * its file, read only from a regular file), and a struct's row (struct_row), each read and checked
+ * as compact_read.py reads and checks it (docs/table-format.md): every line by its sha256, the
+ * header by check_head's rules, every number of a row in range.
  *
  * It answers only what it has read and checked in full. Anything else raises ValueError (or, for
- * the build-id file, returns None, as compact_read does): a file that is missing, damaged or not of
- * this format, a line its JSON reading declines, a table with a pool of its own. The runtime
- * (core.py) then takes the whole way, which reads the same files in Python (compact_read.py) and
- * says what is wrong. The cold pool's shards are inflated by CPython's binascii and zlib, imported
- * only for a struct whose layouts are there. An open table keeps what it has read in the dicts it
- * is made of (groups, shards, the line list), so its caller calls it from one thread at a time (the
- * runtime's lock). tests/test_lookup_table.py compares each function with compact_read's on every
- * struct of every shipped table and on damaged copies. */
+ * the build-id file, returns None, as compact_read does): a file that is missing, damaged, not a
+ * regular file where no digest vouches for it, or not of this format, a line its JSON reading
+ * declines. The runtime (core.py) then takes the whole way, which reads the same files in Python
+ * (compact_read.py) and says what is wrong. The cold pool's shards are inflated by CPython's
+ * binascii and zlib, imported only for a struct whose layouts are there. An open table keeps what
+ * it has read in the dicts it is made of (groups, shards, the line list), so its caller calls it
+ * from one thread at a time (the runtime's lock). tests/test_lookup_table.py compares each function
+ * with compact_read's on every struct of every shipped table, on an own table and on damaged copies. */
 
 #define TABLE_FORMAT 8
 #define ID_CHARS 10
@@ -124,16 +126,22 @@ line_at(int fd, long long at, long long size)
 }
 
 /* The first line of the file `path` as readline(MAX_HEAD_BYTES + 1) reads it (its newline kept),
- * read in pieces into a buffer that grows with it (a header is some kilobytes). */
+ * read in pieces into a buffer that grows with it (a header is some kilobytes); `regular_only`: a
+ * file no digest vouches for, read only if it is a regular file (open non-blocking: a FIFO is not). */
 static PyObject *
-first_line(const char *path)
+first_line(const char *path, int regular_only)
 {
     char *buf = NULL;
     Py_ssize_t got = 0, size = 0, most = MAX_HEAD_BYTES + 1;
     PyObject *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0));
     if (fd < 0) {
         return declined("cannot open the file");
+    }
+    if (regular_only && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {    /* regular_file.open_regular */
+        close(fd);
+        return declined("not a regular file");
     }
     while (got < most) {
         Py_ssize_t want;
@@ -558,12 +566,12 @@ done:
 }
 
 /* ------------------------------------------------------------------ the table and its pool */
-/* The first line of `path`, checked against `digest` and decoded: compact_read._first_line. The
- * line's length goes to `*base`. */
+/* The first line of `path`, checked against `digest` (None: no digest vouches for it) and decoded:
+ * compact_read._first_line. The line's length goes to `*base`. */
 static PyObject *
 vouched_first_line(const char *path, PyObject *digest, long long *base)
 {
-    PyObject *line = first_line(path), *value;
+    PyObject *line = first_line(path, digest == Py_None), *value;
     Py_ssize_t n;
     if (line == NULL) {
         return NULL;
@@ -573,13 +581,123 @@ vouched_first_line(const char *path, PyObject *digest, long long *base)
     while (n > 0 && PyBytes_AS_STRING(line)[n - 1] == '\n') {
         n--;
     }
-    if (!digest_is(PyBytes_AS_STRING(line), n, digest, 64)) {
+    if (digest != Py_None && !digest_is(PyBytes_AS_STRING(line), n, digest, 64)) {
         Py_DECREF(line);
         return declined("a header fails its checksum");
     }
     value = json_of(PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line));
     Py_DECREF(line);
     return value;
+}
+
+static int
+is_str_or_none(PyObject *v)
+{
+    return v == NULL || v == Py_None || PyUnicode_Check(v);
+}
+
+static int
+is_dict_or_none(PyObject *v)
+{
+    return v == NULL || v == Py_None || PyDict_Check(v);
+}
+
+static int
+ids_list(PyObject *v)          /* a list of ids */
+{
+    Py_ssize_t i;
+    if (v == NULL || !PyList_Check(v)) {
+        return 0;
+    }
+    for (i = 0; i < PyList_GET_SIZE(v); i++) {
+        if (!is_id(PyList_GET_ITEM(v, i))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* compact_read.check_head(head) == "": a compact table's first line is a header of this format. */
+static int
+head_ok(PyObject *head)
+{
+    static const char *types[] = {"i", "u", "l", "ul", "ll", "ull", "s", "us", "c", "sc", "uc", "b", NULL};
+    PyObject *b, *target, *binaries, *pool, *sizes, *left_out, *k, *v;
+    Py_ssize_t i, n, pos;
+    if (!PyDict_Check(head) || !int_is(item(head, "format"), TABLE_FORMAT)) {
+        return 0;
+    }
+    b = item(head, "build");
+    target = item(b, "target");
+    if (b == NULL || !PyDict_Check(b) || item(b, "version") == NULL || !PyUnicode_Check(item(b, "version"))
+            || !is_int(item(b, "hexversion")) || item(b, "config") == NULL || !PyDict_Check(item(b, "config"))
+            || target == NULL || !PyDict_Check(target) || item(target, "triple") == NULL
+            || !PyUnicode_Check(item(target, "triple"))
+            || !(int_is(item(target, "pointer_size"), 4) || int_is(item(target, "pointer_size"), 8))) {
+        return 0;
+    }
+    if (!is_str_or_none(item(b, "vendor")) || !is_dict_or_none(item(b, "defines")) || !is_dict_or_none(item(b, "inputs"))
+            || !is_str_or_none(item(b, "stand_in"))) {
+        return 0;
+    }
+    binaries = item(b, "binaries");
+    if (binaries != NULL) {
+        if (!PyList_Check(binaries)) {
+            return 0;
+        }
+        for (i = 0; i < PyList_GET_SIZE(binaries); i++) {
+            PyObject *x = PyList_GET_ITEM(binaries, i);
+            if (!PyList_Check(x) || PyList_GET_SIZE(x) != 3 || !PyUnicode_Check(PyList_GET_ITEM(x, 0))
+                    || !PyUnicode_Check(PyList_GET_ITEM(x, 1)) || !PyUnicode_Check(PyList_GET_ITEM(x, 2))) {
+                return 0;
+            }
+        }
+    }
+    if (!is_id(item(head, "struct_keys")) || !is_id(item(head, "struct_lines"))
+            || hex_text(item(head, "struct_ids"), &n) == NULL || n % ID_CHARS != 0) {
+        return 0;
+    }
+    pool = item(head, "pool");
+    if (pool != NULL && PyUnicode_Check(pool)) {
+        if (PyUnicode_CompareWithASCIIString(pool, POOL_FILE) != 0) {
+            return 0;
+        }
+    }
+    else if (pool == NULL || !PyDict_Check(pool) || end_digits(item(pool, "ids"), item(pool, "ends")) == 0) {
+        return 0;
+    }
+    if (!is_id(item(head, "names")) || item(head, "scanner") == NULL || !PyDict_Check(item(head, "scanner"))
+            || !ids_list(item(head, "skipped")) || !ids_list(item(head, "conflicts"))) {
+        return 0;
+    }
+    v = item(head, "depends");
+    if (v != NULL && v != Py_None && !is_id(v)) {
+        return 0;
+    }
+    v = item(head, "constants");
+    sizes = item(head, "constant_sizes");
+    left_out = item(head, "constants_left_out");
+    if ((v != NULL && v != Py_None && !is_id(v)) || (sizes != NULL && !PyDict_Check(sizes))
+            || (left_out != NULL && !PyDict_Check(left_out))) {
+        return 0;
+    }
+    pos = 0;
+    while (sizes != NULL && PyDict_Next(sizes, &pos, &k, &v)) {
+        int known = 0;
+        for (i = 0; types[i] != NULL && PyUnicode_Check(k); i++) {
+            known |= PyUnicode_CompareWithASCIIString(k, types[i]) == 0;
+        }
+        if (!known || !(int_is(v, 1) || int_is(v, 2) || int_is(v, 4) || int_is(v, 8))) {
+            return 0;
+        }
+    }
+    pos = 0;
+    while (left_out != NULL && PyDict_Next(left_out, &pos, &k, &v)) {
+        if (!PyUnicode_Check(k) || !is_int(v)) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* A pool file, as a dict: its file, where its lines start, its shards' digests and line ends, what
@@ -831,8 +949,11 @@ pool_node(PyObject *pool, PyObject *node)
         return declined("a node id that is not one");
     }
     id = PyUnicode_AsUTF8(node);
-    sh = shard(pool, (int)hex_number(id, 2));
-    if (sh == NULL) {
+    sh = PyDict_GetItemString(pool, "single");      /* a table's own pool: its nodes are one list */
+    if (sh != NULL) {
+        Py_INCREF(sh);
+    }
+    else if ((sh = shard(pool, (int)hex_number(id, 2))) == NULL) {
         return NULL;
     }
     ids = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(sh, 0), &n);
@@ -912,36 +1033,53 @@ pool_text(PyObject *pool, PyObject *node)      /* Pool.text */
     return text;
 }
 
-/* compact_read.open_table(path, head_sha256, pool_sha256) of a shipped table (its pool the shared one
- * at `pool_path`), as a dict: the pool (open_pool), the struct keys' text (" k1 k2 ... "), the ids,
- * and the line list's node (read when a struct of a line is first asked for). Of the header it
- * checks what it reads (compact_read.check_head of those parts): the rest of a header its digest
- * vouches for is the one `make tables` wrote, which the tests read and check in full. */
+static Py_ssize_t
+n_ids_of(PyObject *ids)       /* how many ids a checked string of them holds */
+{
+    return PyUnicode_GET_LENGTH(ids) / ID_CHARS;
+}
+
+/* compact_read.open_table(path, head_sha256, pool_sha256), as a dict: the pool (open_pool, or the
+ * table's own pool of its header's ids and line ends), the struct keys' text (" k1 k2 ... "), the
+ * ids, the line list's node (read when a struct of a line is first asked for), and the build. A
+ * header no digest vouches for (head_sha256 None: an own table) is read only from a regular file. */
 static PyObject *
 table_open(PyObject *self, PyObject *args)
 {
     const char *path, *pool_path;
     PyObject *head_sha256, *pool_sha256, *head, *pool = NULL, *keys = NULL, *lines_text = NULL, *out = NULL;
-    PyObject *ids, *pool_name;
+    PyObject *ids, *own;
     long long base;
     Py_ssize_t n_ids, spaces = 0, i, n;
     const char *k;
-    if (!PyArg_ParseTuple(args, "sUsU:open_table", &path, &head_sha256, &pool_path, &pool_sha256)) {
+    if (!PyArg_ParseTuple(args, "sOzO:open_table", &path, &head_sha256, &pool_path, &pool_sha256)) {
+        return NULL;
+    }
+    if ((head_sha256 != Py_None && !PyUnicode_Check(head_sha256)) || (pool_sha256 != Py_None && !PyUnicode_Check(pool_sha256))) {
+        PyErr_SetString(PyExc_TypeError, "open_table: a digest is a str or None");
         return NULL;
     }
     head = vouched_first_line(path, head_sha256, &base);
     if (head == NULL) {
         return NULL;
     }
-    ids = item(head, "struct_ids");
-    pool_name = item(head, "pool");
-    if (!PyDict_Check(head) || !int_is(item(head, "format"), TABLE_FORMAT) || !is_id(item(head, "struct_keys"))
-            || !is_id(item(head, "struct_lines")) || hex_text(ids, &n_ids) == NULL || n_ids % ID_CHARS != 0
-            || pool_name == NULL || !PyUnicode_Check(pool_name) || PyUnicode_CompareWithASCIIString(pool_name, POOL_FILE)) {
+    if (!head_ok(head)) {
         Py_DECREF(head);
-        return declined("a header this reading does not read (another format, or a pool of its own)");
+        return declined("not a compact table of this format");
     }
-    pool = open_pool(pool_path, pool_sha256, 0);
+    ids = item(head, "struct_ids");
+    own = item(head, "pool");
+    if (PyDict_Check(own)) {                /* Pool(path, ids, ends, base) */
+        pool = Py_BuildValue("{s:s,s:(OOLnO),s:O,s:{}}", "path", path, "single", item(own, "ids"), item(own, "ends"),
+                             base, end_digits(item(own, "ids"), item(own, "ends")), Py_None, "cold", Py_None, "shards");
+    }
+    else if (pool_path == NULL) {
+        declined("a table of the shared pool, and no pool given");
+        goto done;
+    }
+    else {
+        pool = open_pool(pool_path, pool_sha256, 0);
+    }
     if (pool == NULL) {
         goto done;
     }
@@ -956,11 +1094,11 @@ table_open(PyObject *self, PyObject *args)
     for (i = 0; i < n; i++) {
         spaces += k[i] == ' ';
     }
-    if ((n ? spaces + 1 : 0) != n_ids / ID_CHARS) {
+    if ((n ? spaces + 1 : 0) != n_ids_of(ids)) {
         declined("its struct list is malformed");
         goto done;
     }
-    if (n_ids == 0) {
+    if (n_ids_of(ids) == 0) {
         lines_text = pool_text(pool, item(head, "struct_lines"));
         if (lines_text == NULL) {
             goto done;
@@ -970,8 +1108,9 @@ table_open(PyObject *self, PyObject *args)
             goto done;
         }
     }
-    out = Py_BuildValue("{s:O,s:N,s:O,s:O,s:n}", "pool", pool, "keys", PyUnicode_FromFormat(" %U ", keys),
-                        "ids", ids, "struct_lines", item(head, "struct_lines"), "n", n_ids / ID_CHARS);
+    n_ids = n_ids_of(ids);
+    out = Py_BuildValue("{s:O,s:N,s:O,s:O,s:n,s:O}", "pool", pool, "keys", PyUnicode_FromFormat(" %U ", keys),
+                        "ids", ids, "struct_lines", item(head, "struct_lines"), "n", n_ids, "build", item(head, "build"));
 done:
     Py_DECREF(head);
     Py_XDECREF(pool);

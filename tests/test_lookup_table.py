@@ -7,6 +7,7 @@ imports neither compact_read.py nor tables.py."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -134,6 +135,85 @@ def test_a_header_longer_than_a_read_is_read_whole(tmp_path):
     assert t["keys"] == again["keys"] and lookup.struct_row(t, "PyObject") == lookup.struct_row(again, "PyObject")
     with pytest.raises(ValueError):             # the old digest no longer vouches for it
         open_c(e, tmp_path, index["pool_sha256"])
+
+
+def own_table(folder: Path, change=None) -> Path:
+    """The first shipped table written as an own table (its pool in its file, no digest vouching for
+    it: `offsets scan --install`'s form), its header's `build` changed by `change` where given."""
+    e = json.loads((COMPACT / "index.json").read_text())["tables"][0]
+    head, notes, rows = compact.read_parts(COMPACT / e["file"])
+    path = folder / f"cpython-{head['build']['version']}-own.jsonl"
+    text = compact.text_of(head, notes, rows)
+    if change is not None:
+        first, rest = text.split("\n", 1)
+        text = json.dumps(change(json.loads(first)), separators=(",", ":")) + "\n" + rest
+    path.write_text(text)
+    return path
+
+
+def test_an_own_table_reads_as_loaded_reads_it(tmp_path):
+    """Its pool in its own file, read only as a regular file: every struct as Loaded reads it."""
+    from offsets.runtime import tables
+
+    path = own_table(tmp_path)
+    t, loaded = lookup.open_table(str(path), None, None, None), tables.load_compact(str(path))
+    assert t["build"] == loaded.head["build"] and t["keys"][1:-1].split(" ") == list(loaded.order)
+    for key in loaded.order:
+        assert c_row(lookup.struct_row(t, key)) == c_row(loaded.row(key)), key
+
+
+def test_an_own_table_that_is_no_regular_file_is_declined_at_once(tmp_path):
+    """A FIFO where an own table was: declined without waiting for a writer (open_regular's rule)."""
+    fifo = tmp_path / "cpython-3.11.7-own.jsonl"
+    os.mkfifo(fifo)
+    code = ("from offsets import _lookup\ntry:\n    _lookup.open_table(%r, None, None, None)\n"
+            "except ValueError as e:\n    print(e)" % str(fifo))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.stdout.strip() == "not a regular file", done.stderr
+
+
+#: A header compact_read.check_head refuses, each: its change (of an own table's, which no digest vouches for)
+BAD_HEADS = {
+    "another format": lambda h: dict(h, format=7),
+    "a pointer size of 6": lambda h: dict(h, build=dict(h["build"], target=dict(h["build"]["target"], pointer_size=6))),
+    "a binary of two strings": lambda h: dict(h, build=dict(h["build"], binaries=[["ab", "cd"]])),
+    "a vendor that is a number": lambda h: dict(h, build=dict(h["build"], vendor=3)),
+    "struct keys that are no id": lambda h: dict(h, struct_keys="xyz"),
+    "another pool file": lambda h: dict(h, pool="other.jsonl"),
+    "skipped that is no list": lambda h: dict(h, skipped="0123456789"),
+    "a constant size of 3": lambda h: dict(h, constant_sizes={"i": 3}),
+    "a constant type it lacks": lambda h: dict(h, constant_sizes={"q": 4}),
+    "a left-out count that is a string": lambda h: dict(h, constants_left_out={"a": "1"}),
+    "dependencies that are no id": lambda h: dict(h, depends=5),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_HEADS))
+def test_a_header_compact_read_refuses_is_declined(tmp_path, bad):
+    from offsets.errors import CorruptTableError
+    from offsets.runtime import tables
+
+    path = own_table(tmp_path, BAD_HEADS[bad])
+    with pytest.raises(CorruptTableError):
+        tables.load_compact(str(path))
+    with pytest.raises(ValueError):
+        lookup.open_table(str(path), None, None, None)
+
+
+def test_a_damaged_own_table_is_left_out_as_tables_leaves_it_out(tmp_path):
+    """The runtime's own entries: read in C while it reads them all; with one it declines, read by
+    tables.py, which leaves the damaged one out."""
+    from offsets.runtime import core, tables
+
+    good = own_table(tmp_path)
+    entries, load = core.RUNTIME.own_entries([str(good)])
+    assert [type(e["loaded"]).__name__ for e in entries] == ["FirstTable"] and load(entries[0]) is entries[0]["loaded"]
+    bad = tmp_path / "cpython-3.11.7-damaged.jsonl"
+    bad.write_text("{not json\n")
+    entries, load = core.RUNTIME.own_entries([str(bad), str(good)])
+    assert [e["file"] for e in entries] == [e["file"] for e in tables.own_entries([str(bad), str(good)])] == [str(good)]
+    assert [type(e["loaded"]).__name__ for e in entries] == ["Loaded"]
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import os
 import sys
 from _thread import RLock, get_ident
 
-from ..layout.build_identity import BuildIdentity, once, own_files, running_shown
+from ..layout.build_identity import BuildIdentity, index_entry, once, own_files, running_shown
 from .earning import by_build_id_alone, entry_build, strict_mode
 
 #: The shipped tables (tables.COMPACT_DIR, which a first lookup by build-id does not import: `compact_dir`).
@@ -79,9 +79,9 @@ class FirstChoice:
 
 
 class FirstTable:
-    """The build-id's shipped table as a first lookup reads it: in C (`_lookup.open_table` and
-    `struct_row`: compact_read's reading and checks, so that neither it nor tables.py is imported),
-    what `Runtime.from_first` asks of a table (`Loaded`'s names). A struct is found by its key
+    """The build-id's table (shipped, or this build's own) as a first lookup reads it: in C
+    (`_lookup.open_table` and `struct_row`: compact_read's reading and checks, so that neither it
+    nor tables.py is imported), what `Runtime.from_first` asks of a table (`Loaded`'s names). A struct is found by its key
     alone; another name (a typedef's, an alias), and a struct the C reading declines (ValueError:
     a damaged or unusual file), are for the whole way (`select`), whose first table this is, read by
     tables.py."""
@@ -219,7 +219,8 @@ def constant_answer(answers: Answers, name):
 class Runtime:
     """An interpreter's runtime: the lock every choice and every miss takes (`lock`), this
     interpreter's identity (`identity()`, computed once), the table in use (`state`: (Loaded,
-    Match), or (Loaded, None) while only the build-id's table is chosen), and the answers kept
+    Match), or (the build-id's table, None) while only it is chosen: a FirstTable where `_lookup`
+    reads it, else a Loaded), and the answers kept
     (`offsets`, `sizes`, `constants`). `reset()` forgets all but the lock."""
 
     def __init__(self) -> None:
@@ -325,10 +326,8 @@ class Runtime:
         shown, build_id = BuildIdentity.of_shown(running_shown()), found[1]
         own = own_files(shown.version)
         if own:                     # they rank first: one of them, or `select`
-            from .tables import _load_entry, own_entries
-
-            named = [e for e in own_entries(own) if build_id in (e.get("build_ids") or ())]
-            load = _load_entry
+            entries, load = self.own_entries(own)
+            named = [e for e in entries if build_id in (e.get("build_ids") or ())]
         else:
             found = self.build_id_entries(build_id)
             if found is None:
@@ -344,6 +343,30 @@ class Runtime:
             return None
         earn.build, t.earning, t.own = t.build, earn, bool(own)
         return t
+
+    def own_entries(self, files: list):
+        """(this build's own tables at `files` as entries, a loader of one): each read in C, as a
+        `FirstTable` its entry carries, where `_lookup` reads them all; else by tables.py
+        (tables.own_entries, which leaves a damaged one out)."""
+        try:
+            from .._lookup import open_table, struct_row
+        except ImportError:
+            open_table = None
+        out = [] if open_table is not None else None
+        for path in files if out is not None else ():
+            try:
+                c_table = open_table(path, None, None, None)
+            except ValueError:
+                out = None          # one it declines (damaged, or unusual): tables.py reads them all
+                break
+            b = BuildIdentity.of_table(c_table["build"])
+            t = FirstTable(c_table, path, b, b.table_name, struct_row)
+            out.append(dict(index_entry(t.name, path, b.as_dict()), own=True, loaded=t))
+        if out is not None:
+            return out, lambda e: e["loaded"]
+        from .tables import _load_entry, own_entries
+
+        return own_entries(files), _load_entry
 
     def build_id_entries(self, build_id: str):
         """(the shipped entries that record `build_id`, a loader of one) from the build-id file, not
