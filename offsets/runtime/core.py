@@ -81,10 +81,10 @@ class FirstChoice:
 class FirstTable:
     """The build-id's table (shipped, or this build's own) as a first lookup reads it: in C
     (`_lookup.open_table` and `struct_row`: compact_read's reading and checks, so that neither it
-    nor tables.py is imported), what `Runtime.from_first` asks of a table (`Loaded`'s names). A struct is found by its key
-    alone; another name (a typedef's, an alias), and a struct the C reading declines (ValueError:
-    a damaged or unusual file), are for the whole way (`select`), whose first table this is, read by
-    tables.py."""
+    nor tables.py is imported), what `Runtime.from_first` asks of a table (`Loaded`'s names). A
+    struct is found by its key alone; another name (a typedef's, an alias), and a struct the C
+    reading declines (ValueError: a damaged or unusual file), are for the whole way (`select`),
+    whose first table this is, read by tables.py."""
 
     own = False
     fallbacks: tuple = ()
@@ -220,8 +220,8 @@ class Runtime:
     """An interpreter's runtime: the lock every choice and every miss takes (`lock`), this
     interpreter's identity (`identity()`, computed once), the table in use (`state`: (Loaded,
     Match), or (the build-id's table, None) while only it is chosen: a FirstTable where `_lookup`
-    reads it, else a Loaded), and the answers kept
-    (`offsets`, `sizes`, `constants`). `reset()` forgets all but the lock."""
+    reads it, else a Loaded), and the answers kept (`offsets`, `sizes`, `constants`). `reset()`
+    forgets all but the lock."""
 
     def __init__(self) -> None:
         self.lock = RLock()
