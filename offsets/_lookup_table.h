@@ -636,7 +636,8 @@ head_ok(PyObject *head)
             || !(int_is(item(target, "pointer_size"), 4) || int_is(item(target, "pointer_size"), 8))) {
         return 0;
     }
-    if (!is_str_or_none(item(b, "vendor")) || !is_dict_or_none(item(b, "defines")) || !is_dict_or_none(item(b, "inputs"))
+    if (!is_str_or_none(item(b, "vendor")) || !is_dict_or_none(item(b, "defines"))
+            || !is_dict_or_none(item(b, "inputs"))
             || !is_str_or_none(item(b, "stand_in"))) {
         return 0;
     }
@@ -1055,7 +1056,8 @@ table_open(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "sOzO:open_table", &path, &head_sha256, &pool_path, &pool_sha256)) {
         return NULL;
     }
-    if ((head_sha256 != Py_None && !PyUnicode_Check(head_sha256)) || (pool_sha256 != Py_None && !PyUnicode_Check(pool_sha256))) {
+    if ((head_sha256 != Py_None && !PyUnicode_Check(head_sha256))
+            || (pool_sha256 != Py_None && !PyUnicode_Check(pool_sha256))) {
         PyErr_SetString(PyExc_TypeError, "open_table: a digest is a str or None");
         return NULL;
     }
@@ -1110,7 +1112,8 @@ table_open(PyObject *self, PyObject *args)
     }
     n_ids = n_ids_of(ids);
     out = Py_BuildValue("{s:O,s:N,s:O,s:O,s:n,s:O}", "pool", pool, "keys", PyUnicode_FromFormat(" %U ", keys),
-                        "ids", ids, "struct_lines", item(head, "struct_lines"), "n", n_ids, "build", item(head, "build"));
+                        "ids", ids, "struct_lines", item(head, "struct_lines"), "n", n_ids,
+                        "build", item(head, "build"));
 done:
     Py_DECREF(head);
     Py_XDECREF(pool);
@@ -1327,7 +1330,8 @@ table_struct_row(PyObject *self, PyObject *args)
         goto done;
     }
     out = len == 7 ? Py_BuildValue("(OOOOOOOO)", key, PyList_GET_ITEM(s, 0), PyList_GET_ITEM(s, 1),
-                                   PyList_GET_ITEM(s, 2), defined_in, PyList_GET_ITEM(s, 4), fields, PyList_GET_ITEM(s, 6))
+                                   PyList_GET_ITEM(s, 2), defined_in, PyList_GET_ITEM(s, 4), fields,
+                                   PyList_GET_ITEM(s, 6))
                    : Py_BuildValue("(OOOOOOO)", key, PyList_GET_ITEM(s, 0), PyList_GET_ITEM(s, 1),
                                    PyList_GET_ITEM(s, 2), defined_in, PyList_GET_ITEM(s, 4), fields);
 done:

@@ -67,7 +67,7 @@ def select(me: BuildIdentity, entries: list, load=None, check=None, strict: bool
 
 def __getattr__(name):
     if name in _TABLES:
-        from .tables import Loaded         # noqa: F401 (imports the module: `from . import tables` would ask here again)
+        from .tables import Loaded         # noqa: F401 (imports it; `from . import tables` would ask here again)
 
         tables = sys.modules[__name__ + ".tables"]
         return tables if name == "tables" else getattr(tables, name)
