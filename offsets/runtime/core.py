@@ -10,8 +10,8 @@ import os
 import sys
 from _thread import RLock, get_ident
 
-from ..layout.build_identity import BuildIdentity, index_entry, once, own_files, running_shown
-from .earning import by_build_id_alone, entry_build, strict_mode
+from ..layout.build_identity import BuildIdentity, index_entry, own_files, running_shown
+from .earning import by_build_id_alone, entry_build
 
 #: The shipped tables (tables.COMPACT_DIR, which a first lookup by build-id does not import: `compact_dir`).
 COMPACT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "compact")
@@ -221,7 +221,11 @@ class Runtime:
     interpreter's identity (`identity()`, computed once), the table in use (`state`: (Loaded,
     Match), or (the build-id's table, None) while only it is chosen: a FirstTable where `_lookup`
     reads it, else a Loaded), and the answers kept (`offsets`, `sizes`, `constants`). `reset()`
-    forgets all but the lock."""
+    forgets all but the lock. What a first lookup by build-id does not need is in whole_choice.py,
+    which the methods of the same names call."""
+
+    #: The prover this runtime hands every table it chooses (the live check in this process).
+    prove = staticmethod(prove_here)
 
     def __init__(self) -> None:
         self.lock = RLock()
@@ -234,22 +238,12 @@ class Runtime:
 
     # ------------------------------------------------------------ what this interpreter is
     def identity(self) -> BuildIdentity:
-        """This interpreter's identity (identity.running(), without the whole headers' digests, which
-        only a struct without a dependency set needs: `whole_inputs`), its installed headers to
-        compare dependency sets with (`files`), and the build-id of the binary holding it
-        (binary.py; `where` names the binary, or why it has no build-id), computed once."""
-        with self.lock:
-            if self.me is None:
-                from ..layout import identity
-                from . import binary
+        """This interpreter's whole identity, computed once (whole_choice.identity)."""
+        if self.me is None:
+            from . import whole_choice
 
-                d = identity.running(with_inputs=False)
-                include, cflags = d["include"], d["cflags"]
-                d["binary"], build_id, d["build_id_why"] = binary.interpreter()
-                self.me = BuildIdentity.of_running(
-                    d, files=identity.InstalledFiles(include, cflags, d["multiarch"] or None), build_id=build_id,
-                    whole_inputs=once(lambda: identity.installed_inputs(include, cflags)))
-            return self.me
+            return whole_choice.identity(self)
+        return self.me
 
     def index(self) -> dict:
         """The shipped tables' index (tables.shipped_index)."""
@@ -259,33 +253,18 @@ class Runtime:
 
     # ------------------------------------------------------------ which table
     def select(self, me: BuildIdentity, entries: list, load=None, check=None, strict: bool = False, autoscan=None):
-        """(table, Match) for identity `me` among `entries` (selection.choose: choice.py's one rule,
-        which remote/choose.py calls too). Where the chain answers a struct exactly in none of its
-        tables, the lookup makes this build's own table then (`autoscan_for`), once."""
-        from .refusals import no_match
-        from .selection import choose
-        from .tables import _load_entry
+        """(table, Match) for identity `me` among `entries` (whole_choice.select: choice.py's one rule)."""
+        from . import whole_choice
 
-        t, kind, detail, proof = choose(me, entries, load or _load_entry, check or prove_here, strict, autoscan,
-                                        refusal=lambda why: no_match(me, entries, why, self.identity))
-        from .match import Match
-
-        return t, Match(t.name, kind, detail, t.source, t.build, proof, loaded=t, runtime=self)
+        return whole_choice.select(self, me, entries, load, check, strict, autoscan)
 
     def current(self) -> "Loaded":
-        """The table in use, chosen by `select` (now, if it is not yet)."""
+        """The table in use, chosen by `select` (now, if it is not yet: whole_choice.current)."""
         state = self.state
         if state is None or state[1] is None:
-            with self.lock:
-                if self.state is None or self.state[1] is None:
-                    from .selection import own_table_now
-                    from .tables import installed_entries
+            from . import whole_choice
 
-                    me = self.identity()
-                    entries = installed_entries(me) + self.index()["tables"]
-                    self.install(*self.select(me, entries, strict=strict_mode(),
-                                              autoscan=lambda: own_table_now(me, prove_here)))
-                state = self.state
+            return whole_choice.current(self)
         return state[0]
 
     def first(self):
@@ -414,22 +393,10 @@ class Runtime:
         return state is not None and (t is state[0] or t in state[0].fallbacks)
 
     def install(self, table: "Loaded", match) -> None:
-        """Switch tables: the answer caches are emptied under the lock, so no thread keeps an old
-        answer. The C API's are kept where `select` chose the build-id's table the first lookup
-        began with (`first`): the capsule already holds that table, as this Match describes it."""
-        with self.lock:
-            if match._runtime is None:
-                match._runtime = self
-            before = self.state
-            self.state = (table, match)
-            self.offsets.clear()
-            self.sizes.clear()
-            self.constants.clear()
-            c = sys.modules.get("offsets._offsets") if self is RUNTIME else None      # the C API answers for RUNTIME
-            same = (before is not None and before[1] is None and before[0].source == table.source
-                    and match.kind == "exact")
-            if c is not None and not same:
-                c._reset(match)
+        """Switch tables, no thread keeping an old answer (whole_choice.install)."""
+        from . import whole_choice
+
+        whole_choice.install(self, table, match, RUNTIME)
 
     def reset(self) -> None:
         """Forget the table in use, the answers kept and this interpreter's identity: the next
@@ -473,87 +440,28 @@ class Runtime:
             got = self.from_first(name, what)
             if got is not None:
                 return got
-        t = self.current()
-        chain = [t] + t.fallbacks
-        got, key, _ = self.earned_in(chain, name, what != "sizeof")
-        if got is not None:
-            return got, key, got.split(name)[1]
-        resolve = self.resolver(name, True)
-        for table in [t] + t.fallbacks:     # as they are now: the nearer tables' proofs were loaded meanwhile
-            found = resolve(table)
-            if found is not None:
-                return (table, *found)
-        raise self.unknown_struct(t, name, t.split(name)[0])
+        from . import whole_choice
+
+        return whole_choice.lookup(self, name, what)
 
     def resolver(self, name: str, field: bool):
-        """resolve(table) -> (struct key, field path) of `name` in a table, or None; a name that
-        means several layouts there raises (only a qualified name answers). Without `field` (a
-        size), the path is None, as a proof of the size records it; a name with a field path
-        resolves nowhere here (the lookup then says it is a field)."""
-        def resolve(table):
-            struct, path = table.split(name)
-            key = table.resolve_struct(struct)
-            if key is None:
-                if table.qualified(struct):
-                    raise self.unknown_struct(table, name, struct)
-                return None
-            return (key, path) if field else (key, None) if not path else None
-        return resolve
+        """resolve(table) -> (struct key, field path) of `name` in a table, or None (whole_choice.resolver)."""
+        from . import whole_choice
+
+        return whole_choice.resolver(self, name, field)
 
     def earned_in(self, chain: list, name: str, field) -> tuple:
         """(table, struct key, 'exact' | 'proven') of the first table that earns `name`'s answer
-        (choice.earned_by over `chain`); where some table of the chain has it but none exactly,
-        this build's own table made now (the autoscan the chain's first table keeps, tried once);
-        then the proofs of the nearer tables of its minor (`near`, loaded as they are needed);
-        (None, None, None) when none earns it. A name no table of the chain has is unknown: it
-        starts no scan."""
-        from . import choice
+        (whole_choice.earned_in)."""
+        from . import whole_choice
 
-        resolve = self.resolver(name, field)
-        exact_only = strict_mode()
-        t, key, how = choice.earned_by(chain, resolve, exact_only=True)
-        if t is not None:
-            return t, key, how
-        head = chain[0] if chain else None
-        known = any(resolve(c) is not None for c in chain)
-        made = self.autoscan_for(head) if head is not None and known else None
-        if made is not None:
-            chain = [made] + chain
-            t, key, how = choice.earned_by([made], resolve, exact_only=True)
-            if t is not None:
-                return t, key, how
-        if exact_only:
-            return None, None, None
-        t, key, how = choice.earned_by(chain, resolve)
-        if t is not None or head is None:
-            return t, key, how
-        from .selection import nearer
-
-        return nearer(head, self.identity(), prove_here, resolve) or (None, None, None)
+        return whole_choice.earned_in(self, chain, name, field)
 
     def autoscan_for(self, head: "Loaded"):
-        """This build's own table, made now because some struct is exact in no table of the chain
-        (once: the chain's first table keeps the attempt), put first among its fallbacks and in
-        use from now on; or None."""
-        scan = head.autoscan
-        if scan is None:
-            return None
-        made = scan()       # under the lock; a child forked meanwhile keeps `autoscan` and waits for this table
-        head.autoscan = None
-        if isinstance(made, str):
-            head.not_made = f"its own table was not made now: {made}"
-            state = self.state
-            if state is not None and state[0] is head:
-                state[1].detail += f"; {head.not_made}"
-            return None
-        t, earn = made[:2]
-        how = made[2] if len(made) == 3 else "made from this interpreter's own headers now"
-        t.earning, t.own = earn, True
-        t.fallbacks, t.near, head.fallbacks = [head] + head.fallbacks, head.near, []
-        from .match import Match
+        """This build's own table, made now (once) and in use from now on, or None (whole_choice.autoscan_for)."""
+        from . import whole_choice
 
-        self.install(t, Match(t.name, "exact", f"{how}: {earn.why}", t.source, t.build, loaded=t, runtime=self))
-        return t
+        return whole_choice.autoscan_for(self, head)
 
     # ------------------------------------------------------------ refusals (refusals.py)
     def unknown_struct(self, t: "Loaded", name: str, struct: str) -> "UnknownNameError":
@@ -576,24 +484,17 @@ class Runtime:
 
     # ------------------------------------------------------------ answers beyond get and sizeof
     def field(self, name: str, earned_field):
-        """The field STRUCT.FIELD as `earned_field` (a `model.Field` with `earned`)."""
-        with self.lock:
-            self.offsets.__getitem__(name)          # the same errors as get()
-            t, key, path = self.lookup(name, "field")
-            o, size, type_, bo, bw, al, fl = t.fields(key)[path]
-            return earned_field(path=path, offset=o, size=size, type=type_, bit_offset=bo, bit_width=bw,
-                                array_len=al, flexible=bool(fl), earned=t.earned(key, path))
+        """The field STRUCT.FIELD as `earned_field` (whole_choice.field)."""
+        from . import whole_choice
+
+        return whole_choice.field(self, name, earned_field)
 
     def constant(self, name, what: str):
-        """(table, row, how it is earned) of a constant, or the error to raise (constants.py)."""
-        from . import constants
-
+        """(table, row, how it is earned) of a constant, or the error to raise (whole_choice.constant)."""
         check_name(name, what)
-        t, row = constants.find(self.current(), name)
-        how = constants.earned(t, row, prove_constants_here)
-        if how is None:
-            raise constants.refused(t, name)
-        return t, row, how
+        from . import whole_choice
+
+        return whole_choice.constant(self, name, prove_constants_here)
 
 
 #: This interpreter's runtime (a sub-interpreter imports its own).
