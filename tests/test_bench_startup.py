@@ -91,3 +91,28 @@ def test_each_cpu_figure_shows_how_much_its_runs_move(tmp_path):
     assert 0.5 < low <= high < 2.0
     line = bench_startup._line("a build", dict(got, ratio=1.05, pairs=(1.02, 1.09)))
     assert "1.05x  (goal <= 1.1x: ok;" in line and "each run over the bare start before it: 1.02-1.09x, the middle half" in line
+
+
+def test_a_lookups_own_cpu_time_is_its_runs_over_the_bare_start_before_each(tmp_path):
+    """`extra_ms`: the median of each run's CPU time less the bare start's before it, about nothing
+    for the same program and about the work for one that does more."""
+    env = {**os.environ, "OFFSETS_TABLES": str(tmp_path / "none")}
+    same = bench_startup.ratio(Path(sys.executable), env, str(tmp_path), 4, lookup="pass")
+    more = bench_startup.ratio(Path(sys.executable), env, str(tmp_path), 4, lookup="sum(range(3_000_000))")
+    assert abs(same["extra_ms"]) < 5 < more["extra_ms"]
+
+
+def test_the_package_as_pip_installs_it_is_reported_with_its_floor_or_said_not_measured():
+    cpu = {"ratio": 1.25, "lookup_ms": 12.5, "bare_ms": 10.0, "wall_ratio": 1.2, "pairs": (1.2, 1.3)}
+    got = dict(cpu, extra_ms=2.5, floor=dict(cpu, ratio=1.04, extra_ms=0.4), package="venv/offsets")
+    over = bench_startup.pip_report(got)
+    assert "the package as pip installs it, in a venv" in over[0] and "1.25x  (goal <= 1.1x: OVER GOAL;" in over[0]
+    assert ("2.50 ms  (goal <= 1.0 ms: OVER GOAL); the floor under it, `import offsets._lookup` alone: 0.40 ms"
+            in over[1])
+    ok = bench_startup.pip_report(dict(got, ratio=1.08, extra_ms=0.9))
+    assert "1.08x  (goal <= 1.1x: ok;" in ok[0] and "0.90 ms  (goal <= 1.0 ms: ok)" in ok[1]
+    assert bench_startup.pip_report({"error": "pip wheel failed: no setuptools"}) == [
+        "  the package as pip installs it, in a venv: not measured: pip wheel failed: no setuptools"]
+    base = {"shipped": cpu, "build_id": cpu, "bare_site": cpu, "unshipped": dict(cpu, first_s=1.0, made=True)}
+    assert over[1] in bench_startup.report(dict(base, pip=got)).splitlines()
+    assert "pip installs it" not in bench_startup.report(base)

@@ -28,12 +28,16 @@ which ships a table):
   `PyCapsule_Import` of the capsule does;
 - for reference, no goal: a shipped copy whose site-packages holds only this checkout's path, the
   lightest bare start there is, against which every module offsets imports counts;
+- the package as `pip install` puts it, in a venv of the same interpreter (issue 46's own setup: a
+  bare start that imports no more than a venv's): the ratio (goal: 1.1x) and the first lookup's CPU
+  time over the bare start (goal: 1 ms), and beside it the floor under that figure: importing the
+  package and its C extension alone (`import offsets._lookup`), which every first lookup does;
 - a rebuild no table is exact for (foreign_builds.rebuilt: pyenv's 3.9.18, 3.12.1 and 3.13.0 without
   include/ and with another build-id), where the first lookup is answered by proofs: once the
   binary's proof is kept (its first run checks it), the ratio (goal: 3x; 5.8x when first measured
   on 3.12.1, nearly all of it the live check).
 
-    python -m offsets.tools.bench_startup [--rebuilt [RUNS]]
+    python -m offsets.tools.bench_startup [--rebuilt [RUNS] | --pip [RUNS]]
 """
 from __future__ import annotations
 
@@ -60,6 +64,10 @@ C_LOOKUP = f"from offsets import _offsets; _offsets._bench_get({NAME!r}, 1)"
 GOAL = 1.1
 #: a build no table ships, once its own table exists
 OWN_GOAL = 1.3
+#: issue 46: the first lookup's CPU time over a bare start, where pip installed the package in a venv
+GOAL_MS = 1.0
+#: what every first lookup imports before it does anything: the floor under GOAL_MS
+FLOOR = "import offsets._lookup"
 #: where the first lookup is answered by proofs (issue 27)
 PROVEN_GOAL = 3.0
 REBUILT = ("3.9.18", "3.12.1", "3.13.0")
@@ -95,8 +103,9 @@ def ratio(python: Path, env: dict, cwd: str, runs: int, lookup: str = LOOKUP) ->
     wall_b, wall_l = statistics.median(w for _, w in bare), statistics.median(w for _, w in look)
     pairs = sorted(l[0] / b[0] for b, l in zip(bare, look))      # each lookup over the bare start just before it
     quarter = len(pairs) // 4
+    extra = statistics.median(l[0] - b[0] for b, l in zip(bare, look))    # the lookup's own CPU time, run by run
     return {"bare_ms": cpu_b * 1e3, "lookup_ms": cpu_l * 1e3, "ratio": cpu_l / cpu_b, "wall_ratio": wall_l / wall_b,
-            "pairs": (pairs[quarter], pairs[-1 - quarter])}
+            "pairs": (pairs[quarter], pairs[-1 - quarter]), "extra_ms": extra * 1e3}
 
 
 def _count(valgrind: str, python: Path, env: dict, cwd: str, code: str) -> int:
@@ -196,8 +205,49 @@ def run(runs: int = 41) -> dict:
         shutil.rmtree(work / "slim" / "include")
         results["build_id"] = ratio(slim, _env(work / "t3"), str(work), runs)
         results["build_id"]["instructions"] = instructions(slim, _env(work / "t3"), str(work))
+        results["pip"] = pip_installed(work / "pip", runs)
         results["rebuilt"] = rebuilt_ratios(work, runs)
     return results
+
+
+def package_files() -> list:
+    """What `pip install .` builds from: the package, its C sources, headers and metadata."""
+    files = [CHECKOUT / n for n in ("setup.py", "pyproject.toml", "MANIFEST.in", "README.md")]
+    files += [CHECKOUT / "headers" / "pyoffsets.h"]
+    files += [p for p in (CHECKOUT / "offsets").rglob("*")
+              if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".so", ".pyc")]
+    return sorted(p for p in files if p.exists())
+
+
+def pip_installed(work: Path, runs: int) -> dict:
+    """The first lookup where `pip install` put the package (byte-compiled, its C extensions built) in
+    a venv of the interpreter the bench runs on, whose bare start is a venv's: `ratio` (its
+    `extra_ms` is the first lookup's CPU time), with `floor`, the same of FLOOR, and `package`, the
+    folder the venv imports offsets from; or
+    {"error": why} where pip could not install it (offline: the wheel built by this venv's setuptools)."""
+    src = work / "src"         # a copy, so that no build/ litters the checkout
+    for f in package_files():
+        dest = src / f.relative_to(CHECKOUT)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, dest)
+    venv = work / "venv"
+    subprocess.run([str(build_copy.base_python(Path(sys.base_prefix))), "-m", "venv", "--without-pip", str(venv)],
+                   check=True)
+    python, wheels = venv / "bin" / "python", work / "wheels"
+    pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
+    for step, argv in (("pip wheel", ["wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", wheels, src]),
+                       ("pip install", ["--python", python, "install", "--no-deps", "--no-index",
+                                        "--find-links", wheels, "cpython-offsets"])):
+        got = subprocess.run(pip + [str(a) for a in argv], capture_output=True, text=True)
+        if got.returncode:
+            said = [line for line in got.stderr.splitlines() if line.lower().startswith("error")] or ["?"]
+            return {"error": f"{step} failed: {said[-1]}"}
+    env = _env(work / "t5")
+    where = subprocess.run([str(python), "-c", "import offsets, sys; sys.stdout.write(offsets.__file__)"], env=env,
+                           cwd=str(work), capture_output=True, text=True, check=True).stdout
+    out = ratio(python, env, str(work), runs)
+    out.update(floor=ratio(python, env, str(work), runs, FLOOR), package=os.path.dirname(where))
+    return out
 
 
 def rebuilt_ratios(work: Path, runs: int) -> dict:
@@ -254,7 +304,7 @@ def report(r: dict) -> str:
         f"({'made and installed its table' if u['made'] else 'NO TABLE MADE'}; once per build and machine)",
         f"  for reference, a shipped build whose site-packages holds nothing: {b['ratio']:.2f}x "
         f"({b['lookup_ms']:.1f} ms vs {b['bare_ms']:.1f} ms CPU; no goal: every module offsets imports counts there)"]
-        + rebuilt_report(r.get("rebuilt", {})))
+        + pip_report(r.get("pip")) + rebuilt_report(r.get("rebuilt", {})))
 
 
 def c_api_report(got) -> list:
@@ -267,6 +317,20 @@ def c_api_report(got) -> list:
     return [_line(label, got), _counted("the same", got)]
 
 
+def pip_report(got) -> list:
+    """The package as pip installs it (`pip_installed`): its ratio, the first lookup in ms, and the
+    floor under that figure (none: not measured)."""
+    label = "the package as pip installs it, in a venv"
+    if got is None:
+        return []
+    if "error" in got:
+        return [f"  {label}: not measured: {got['error']}"]
+    ms, floor = got["extra_ms"], got["floor"]["extra_ms"]
+    return [_line(label, got),
+            f"    its first lookup, CPU time over the bare start before it  {ms:5.2f} ms  (goal <= {GOAL_MS} ms: "
+            f"{'ok' if ms <= GOAL_MS else 'OVER GOAL'}); the floor under it, `{FLOOR}` alone: {floor:.2f} ms"]
+
+
 def rebuilt_report(got: dict) -> list:
     return [f"  pyenv {v} rebuilt, no include/ (proven; goal <= {PROVEN_GOAL}x: "
             f"{'ok' if x['ratio'] <= PROVEN_GOAL else 'OVER GOAL'}) {x['ratio']:5.2f}x  ({x['lookup_ms']:.1f} ms vs "
@@ -276,6 +340,7 @@ def rebuilt_report(got: dict) -> list:
 EXAMPLES = """  python -m offsets.tools.bench_startup              every startup figure (what `make bench` prints)
   python -m offsets.tools.bench_startup --rebuilt    only the rebuilds answered by proofs (21 runs each)
   python -m offsets.tools.bench_startup --rebuilt 5  the same, 5 runs each
+  python -m offsets.tools.bench_startup --pip        only the package as pip installs it, in a venv (41 runs)
 """
 
 
@@ -283,7 +348,14 @@ def main(argv=None) -> int:
     p = command_line.parser("bench_startup", __doc__, EXAMPLES)
     p.add_argument("--rebuilt", nargs="?", type=int, const=21, metavar="RUNS",
                    help="only the rebuilds' figures, RUNS runs each (default 21)")
+    p.add_argument("--pip", nargs="?", type=int, const=41, metavar="RUNS",
+                   help="only the figures of the package as pip installs it, RUNS runs each (default 41)")
     args = p.parse_args(argv)
+    if args.pip is not None:
+        with tempfile.TemporaryDirectory() as work:
+            got = pip_installed(Path(work), args.pip)
+        print("\n".join(pip_report(got)))
+        return 0 if "error" not in got else 1
     if args.rebuilt is not None:
         with tempfile.TemporaryDirectory() as work:
             got = rebuilt_ratios(Path(work), args.rebuilt)
