@@ -74,17 +74,87 @@ bytes_at(int fd, long long at, Py_ssize_t size)
     return out;
 }
 
+/* The files a call (open_table, struct_row) has opened, kept open by this thread until the call
+ * returns (`held_begin`, `held_end`): a first lookup reads some twenty lines of the pool, and an
+ * open and a close of each cost more than the rest of its reading. Per thread, so that neither
+ * sub-interpreters with their own GIL nor a free-threaded build share them; a call inside a call
+ * (none today) closes nothing before the outer one returns. Every one is O_CLOEXEC. */
+#define HELD_FILES 2
+static __thread int held_depth, held_count;
+static __thread struct { char *path; int fd; } held[HELD_FILES];
+
+static void
+held_begin(void)
+{
+    held_depth++;
+}
+
+static void
+held_end(void)
+{
+    if (--held_depth > 0) {
+        return;
+    }
+    while (held_count > 0) {
+        held_count--;
+        close(held[held_count].fd);
+        PyMem_RawFree(held[held_count].path);
+    }
+}
+
+/* call(args), the files it opens held until it returns. */
+static PyObject *
+held_call(PyObject *(*call)(PyObject *), PyObject *args)
+{
+    PyObject *out;
+    held_begin();
+    out = call(args);
+    held_end();
+    return out;
+}
+
+/* A descriptor of `path` open for reading: one this thread's call holds (`*owned` 0), else opened
+ * now and held where the call has room for it, else the caller's to close (`*owned` 1); -1 where
+ * it cannot be opened. */
+static int
+held_fd(const char *path, int *owned)
+{
+    int i, fd;
+    size_t len = strlen(path) + 1;
+    for (i = 0; i < held_count; i++) {
+        if (strcmp(held[i].path, path) == 0) {
+            *owned = 0;
+            return held[i].fd;
+        }
+    }
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    *owned = 1;
+    if (fd >= 0 && held_depth > 0 && held_count < HELD_FILES) {
+        char *copy = PyMem_RawMalloc(len);
+        if (copy != NULL) {
+            memcpy(copy, path, len);
+            held[held_count].path = copy;
+            held[held_count].fd = fd;
+            held_count++;
+            *owned = 0;
+        }
+    }
+    return fd;
+}
+
 /* Up to `size` bytes of the file `path` from `at`: compact_read._read. */
 static PyObject *
 file_bytes_at(const char *path, long long at, Py_ssize_t size)
 {
     PyObject *out;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int owned, fd = held_fd(path, &owned);
     if (fd < 0) {
         return declined("cannot open the file");
     }
     out = bytes_at(fd, at, size);
-    close(fd);
+    if (owned) {
+        close(fd);
+    }
     return out;
 }
 
@@ -149,7 +219,7 @@ first_line(const char *path, int regular_only)
         const char *newline;
         if (got == size) {
             char *more;
-            size = size ? (2 * size < most ? 2 * size : most) : 65536;
+            size = size ? (2 * size < most ? 2 * size : most) : 8192;
             more = PyMem_RawRealloc(buf, (size_t)size);
             if (more == NULL) {
                 PyErr_NoMemory();
@@ -1045,7 +1115,7 @@ n_ids_of(PyObject *ids)       /* how many ids a checked string of them holds */
  * ids, the line list's node (read when a struct of a line is first asked for), and the build. A
  * header no digest vouches for (head_sha256 None: an own table) is read only from a regular file. */
 static PyObject *
-table_open(PyObject *self, PyObject *args)
+table_open_held(PyObject *args)
 {
     const char *path, *pool_path;
     PyObject *head_sha256, *pool_sha256, *head, *pool = NULL, *keys = NULL, *lines_text = NULL, *out = NULL;
@@ -1120,6 +1190,12 @@ done:
     Py_XDECREF(keys);
     Py_XDECREF(lines_text);
     return out;
+}
+
+static PyObject *
+table_open(PyObject *self, PyObject *args)
+{
+    return held_call(table_open_held, args);
 }
 
 /* ------------------------------------------------------------------ a struct */
@@ -1221,7 +1297,7 @@ expand(PyObject *pool, PyObject *members, PyObject *prefix, long long base, long
  * path -> (offset, size, type, bit_offset, bit_width, array_len, flexible). compact_read's
  * StructMap.__getitem__, Pool.row and check_row. */
 static PyObject *
-table_struct_row(PyObject *self, PyObject *args)
+table_struct_row_held(PyObject *args)
 {
     PyObject *table, *key, *pool, *token, *lines, *ref_line = NULL, *node = NULL, *s = NULL, *members = NULL;
     PyObject *fields = NULL, *defined_in = NULL, *out = NULL, *empty = NULL;
@@ -1342,6 +1418,12 @@ done:
     Py_XDECREF(defined_in);
     Py_XDECREF(empty);
     return out;
+}
+
+static PyObject *
+table_struct_row(PyObject *self, PyObject *args)
+{
+    return held_call(table_struct_row_held, args);
 }
 
 /* The constants above, for the test that they are compact_read's. */

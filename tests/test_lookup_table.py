@@ -402,3 +402,26 @@ print(a == [t.fields('PyListObject')['ob_item'].offset, t.size('PyTupleObject'),
     modules, first, same = done.stdout.splitlines()
     assert "offsets.layout.compact_read" not in modules and "offsets.runtime.tables" not in modules, modules
     assert first == "FirstTable True" and same == "True"
+
+
+def test_a_call_keeps_no_file_open_once_it_returns(copy_of_this_table):
+    """open_table and struct_row open the pool once a call (the files held while it runs), and
+    close them when it returns, declined or not: no descriptor is left, and a pool replaced after a
+    call is the one the next call reads."""
+    d, e, pool_sha256 = copy_of_this_table
+    fds = set(os.listdir("/proc/self/fd"))
+    t = open_c(e, d, pool_sha256)
+    keys = t["keys"][1:-1].split(" ")
+    for k in keys:
+        assert lookup.struct_row(t, k)[0] == k
+    assert set(os.listdir("/proc/self/fd")) == fds
+    pool = d / compact_read.POOL_FILE
+    again = open_c(e, d, pool_sha256)
+    size = pool.stat().st_size
+    (d / "other").write_bytes(b"x" * size)
+    (d / "other").replace(pool)           # a new file at the pool's path: only a call that opens it anew reads it
+    with pytest.raises(ValueError):
+        lookup.struct_row(again, "PyListObject")
+    with pytest.raises(ValueError):
+        open_c(e, d, pool_sha256)
+    assert set(os.listdir("/proc/self/fd")) == fds
