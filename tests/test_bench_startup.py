@@ -104,8 +104,13 @@ def test_a_lookups_own_cpu_time_is_its_runs_over_the_bare_start_before_each(tmp_
 
 def test_the_package_as_pip_installs_it_is_reported_with_its_floor_or_said_not_measured():
     cpu = {"ratio": 1.25, "lookup_ms": 12.5, "bare_ms": 10.0, "wall_ratio": 1.2, "pairs": (1.2, 1.3)}
-    got = dict(cpu, extra_ms=2.5, floor=dict(cpu, ratio=1.04, extra_ms=0.4), package="venv/offsets")
+    got = dict(cpu, extra_ms=2.5, floor=dict(cpu, ratio=1.04, extra_ms=0.4), package="venv/offsets",
+               c_alone=dict(cpu, extra_ms=0.9))
     over = bench_startup.pip_report(got)
+    assert over[2] == ("    the same lookup read by the C extension alone, none of the runtime imported (no goal): "
+                       "0.90 ms")
+    assert bench_startup.pip_report(dict(got, c_alone=None))[2].endswith(
+        "not measured: this build-id is in no shipped table")
     assert "the package as pip installs it, in a venv" in over[0] and "1.25x  (goal <= 1.1x: OVER GOAL;" in over[0]
     assert ("2.50 ms  (goal <= 1.0 ms: OVER GOAL); the floor under it, `import offsets._lookup` alone: 0.40 ms"
             in over[1])
