@@ -115,11 +115,13 @@ held_call(PyObject *(*call)(PyObject *), PyObject *args)
 
 /* A descriptor of `path` open for reading: one this thread's call holds (`*owned` 0), else opened
  * now and held where the call has room for it, else the caller's to close (`*owned` 1); -1 where
- * it cannot be opened. */
+ * it cannot be opened or is no regular file (opened non-blocking: an own table's file, read again
+ * after open_table checked it, may be a FIFO by then). */
 static int
 held_fd(const char *path, int *owned)
 {
     int i, fd;
+    struct stat st;
     size_t len = strlen(path) + 1;
     for (i = 0; i < held_count; i++) {
         if (strcmp(held[i].path, path) == 0) {
@@ -127,7 +129,11 @@ held_fd(const char *path, int *owned)
             return held[i].fd;
         }
     }
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
     *owned = 1;
     if (fd >= 0 && held_depth > 0 && held_count < HELD_FILES) {
         char *copy = PyMem_RawMalloc(len);

@@ -173,6 +173,26 @@ def test_an_own_table_that_is_no_regular_file_is_declined_at_once(tmp_path):
     assert done.stdout.strip() == "not a regular file", done.stderr
 
 
+def test_an_own_table_that_becomes_no_regular_file_after_it_is_opened_is_declined_at_once(tmp_path):
+    """A FIFO put where an own table was after open_table read it: the struct's row, read from the
+    same path again, is declined without waiting for a writer."""
+    path = own_table(tmp_path)
+    code = ("import os\nfrom offsets import _lookup\nt = _lookup.open_table(%r, None, None, None)\n"
+            "os.unlink(%r)\nos.mkfifo(%r)\ntry:\n    _lookup.struct_row(t, 'PyListObject')\n"
+            "except ValueError as e:\n    print(e)" % ((str(path),) * 3))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.stdout.strip() == "cannot open the file", done.stderr
+    path.unlink()
+    path = own_table(tmp_path)          # the same of the whole way's reading (compact_read.py)
+    code = ("import os\nfrom offsets.errors import CorruptTableError\nfrom offsets.runtime import tables\n"
+            "t = tables.load_compact(%r)\nos.unlink(%r)\nos.mkfifo(%r)\ntry:\n    t.row('PyListObject')\n"
+            "except CorruptTableError as e:\n    print(e)" % ((str(path),) * 3))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert "is no regular file (any more)" in done.stdout, done.stderr
+
+
 #: A header compact_read.check_head refuses, each: its change (of an own table's, which no digest vouches for)
 BAD_HEADS = {
     "another format": lambda h: dict(h, format=7),

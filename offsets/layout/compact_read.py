@@ -67,6 +67,7 @@ and the range of its line is checked as it is read.
 """
 
 import os
+from stat import S_ISREG
 
 from .build_identity import index_entry  # noqa: F401 (compact_read.index_entry: a table's row in index.json)
 
@@ -549,8 +550,8 @@ def _open_cold(path: str, digest: str) -> ColdPool:
 
 def _read(path: str, start: int, size: int) -> bytes:
     """`size` bytes of `path` from `start` (fewer at its end), of a file _first_line opened before,
-    as a regular file: through a bare descriptor where the OS reads at an offset (a quarter of what
-    `open()` costs: a first lookup reads a dozen lines this way)."""
+    as a regular file, and still one (opened non-blocking): through a bare descriptor where the OS
+    reads at an offset (a quarter of what `open()` costs: a first lookup reads a dozen lines this way)."""
     try:
         if not _PREAD:
             with open(path, "rb") as f:
@@ -558,6 +559,8 @@ def _read(path: str, start: int, size: int) -> bytes:
                 return f.read(size)
         fd = os.open(path, _READ_FLAGS)
         try:
+            if not S_ISREG(os.fstat(fd).st_mode):     # an own table's file may be a FIFO by now
+                raise _corrupt(f"{path} is no regular file (any more)")
             data = os.pread(fd, size, start)
             while 0 < len(data) < size:
                 more = os.pread(fd, size - len(data), start + len(data))
@@ -572,7 +575,7 @@ def _read(path: str, start: int, size: int) -> bytes:
 
 
 _PREAD = hasattr(os, "pread")
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 _ENTRY = {"name": str, "file": str, "version": str, "hexversion": int, "config": dict, "triple": str,
