@@ -20,6 +20,7 @@ import pytest
 
 from conftest import c_extension_built, missing_input, pyenv_python3
 from offsets.data_cache import folder as cache_folder
+from offsets.tools.bench_startup import package_files    # what `pip install .` builds from
 
 ROOT = Path(__file__).resolve().parent.parent
 JITEXT = ROOT / "tests" / "jitext"
@@ -38,15 +39,6 @@ REQUIRED = {"getters fail before PyOffsets_Import()", "table identity through th
             "no thread state: a miss refused with EPERM, a cached name answered",
             "constants through the capsule: PyLong_SHIFT == sys.int_info.bits_per_digit"}
 LISTITER = "listiterobject.it_index == 3 and it_seq is lst"
-
-
-def package_files() -> list[Path]:
-    """What `pip install .` builds from: the package, its C sources, headers and metadata."""
-    files = [ROOT / n for n in ("setup.py", "pyproject.toml", "MANIFEST.in", "README.md")]
-    files += [ROOT / "headers" / "pyoffsets.h"]
-    files += [p for p in (ROOT / "offsets").rglob("*")
-              if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".so", ".pyc")]
-    return sorted(p for p in files if p.exists())
 
 
 #: The files the installed runtime and C API are made of: a change to one of them makes a new venv
